@@ -1,0 +1,51 @@
+"""Shared fixtures. The tests run against the local stack, which `make test` starts
+(`python -m devstack run -- pytest` does the same by hand); its settings arrive as
+environment variables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+STACK_VARIABLES = ("DATABASE_URL", "DEVSTACK_ADMIN_DATABASE_URL", "SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY")
+
+
+@pytest.fixture(scope="session")
+def stack_env() -> dict[str, str]:
+    missing = [name for name in STACK_VARIABLES if not os.environ.get(name)]
+    if missing:
+        pytest.fail(f"the local stack is not up ({', '.join(missing)} unset): run `make test`, or "
+                    "`.venv/bin/python -m devstack run -- .venv/bin/pytest ...`")
+    return dict(os.environ)
+
+
+def connect(conninfo: str) -> psycopg.Connection[dict]:
+    return psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
+
+
+@pytest.fixture
+def admin(stack_env: dict[str, str]) -> Iterator[psycopg.Connection[dict]]:
+    """The cluster's superuser (supabase_admin): for setting up and inspecting, never for the code under test."""
+    with connect(stack_env["DEVSTACK_ADMIN_DATABASE_URL"]) as conn:
+        yield conn
+
+
+@pytest.fixture
+def db(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> Iterator[psycopg.Connection[dict]]:
+    """A connection as service_role (what PostgREST uses for the service-role key), on an empty queue."""
+    reset(admin)
+    with connect(stack_env["DATABASE_URL"]) as conn:
+        conn.execute("set role service_role")
+        yield conn
+
+
+def reset(admin: psycopg.Connection[dict]) -> None:
+    """Empty every table the tests write, so that each test starts from nothing."""
+    admin.execute(
+        "truncate public.document_jobs, public.fax_received_email_attachments, public.fax_received_emails,"
+        " net.http_request_queue, net._http_response, vault.secrets"
+    )
