@@ -12,6 +12,7 @@ create role authenticator login noinherit;
 grant anon, authenticated, service_role to authenticator;
 grant anon, authenticated, service_role to postgres;
 
+alter database postgres owner to postgres;
 alter schema public owner to postgres;
 grant usage on schema public to anon, authenticated, service_role;
 
