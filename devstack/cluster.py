@@ -19,7 +19,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
-DEBIAN_PACKAGES = ("postgresql-15", "postgresql-15-cron", "postgresql-15-pgtap", "libtap-parser-sourcehandler-pgtap-perl")
+DEBIAN_PACKAGES = (
+    "postgresql-15",
+    "postgresql-15-cron",
+    "postgresql-15-pgtap",
+    "libtap-parser-sourcehandler-pgtap-perl",
+)
 PORT = 54322  # names the socket file only: the cluster listens on no TCP port.
 SUPERUSER = "supabase_admin"
 DATABASE = "postgres"
@@ -41,7 +46,9 @@ SERVER_SETTINGS = {
 
 
 def _sharedir() -> Path:
-    return Path(subprocess.run([PG_BIN / "pg_config", "--sharedir"], check=True, capture_output=True, text=True).stdout.strip())
+    return Path(
+        subprocess.run([PG_BIN / "pg_config", "--sharedir"], check=True, capture_output=True, text=True).stdout.strip()
+    )
 
 
 def ensure_debian_packages() -> None:
@@ -135,7 +142,17 @@ def start() -> Cluster:
     if user:
         os.chown(cluster.folder, user.pw_uid, user.pw_gid)
     _as_server_user(
-        [str(PG_BIN / "initdb"), "-D", str(cluster.data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]
+        [
+            str(PG_BIN / "initdb"),
+            "-D",
+            str(cluster.data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        ]
     )
     settings = "".join(f"{key} = {value}\n" for key, value in SERVER_SETTINGS.items())
     settings += f"unix_socket_directories = '{cluster.folder}'\n"

@@ -42,11 +42,21 @@ def take_batch(conn: psycopg.Connection[dict]) -> list[dict]:
 
 def send(client: httpx.Client, request: dict) -> dict:
     """One request, answered the way pg_net records it: a status, or timed_out / error_msg."""
-    row = {"id": request["id"], "status_code": None, "content_type": None, "headers": None, "content": None,
-           "timed_out": False, "error_msg": None}
+    row = {
+        "id": request["id"],
+        "status_code": None,
+        "content_type": None,
+        "headers": None,
+        "content": None,
+        "timed_out": False,
+        "error_msg": None,
+    }
     try:
         response = client.request(
-            request["method"], request["url"], headers=request["headers"], content=request["body"],
+            request["method"],
+            request["url"],
+            headers=request["headers"],
+            content=request["body"],
             timeout=request["timeout_milliseconds"] / 1000,
         )
     except httpx.TimeoutException:
@@ -55,8 +65,12 @@ def send(client: httpx.Client, request: dict) -> dict:
     except httpx.HTTPError as error:
         row["error_msg"] = str(error) or type(error).__name__
     else:
-        row.update(status_code=response.status_code, content_type=response.headers.get("content-type"),
-                   headers=dict(response.headers), content=response.text)
+        row.update(
+            status_code=response.status_code,
+            content_type=response.headers.get("content-type"),
+            headers=dict(response.headers),
+            content=response.text,
+        )
     return row
 
 

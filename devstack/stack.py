@@ -4,6 +4,7 @@ variables, the same names the deployed code reads)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -25,7 +26,11 @@ READY_TIMEOUT_S = 20.0
 
 def api_key(jwt_secret: str, role: str) -> str:
     """A Supabase-style API key: an HS256 JWT whose "role" claim picks the database role."""
-    return jwt.encode({"iss": "supabase-local", "role": role, "iat": int(time.time()), "exp": int(time.time()) + 10 * 365 * 86400}, jwt_secret, algorithm="HS256")
+    return jwt.encode(
+        {"iss": "supabase-local", "role": role, "iat": int(time.time()), "exp": int(time.time()) + 10 * 365 * 86400},
+        jwt_secret,
+        algorithm="HS256",
+    )
 
 
 @dataclass
@@ -35,11 +40,15 @@ class Stack:
     pids: list[int] = field(default_factory=list)
 
     def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        log = open(self.database.folder / f"{name}.log", "ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", *args], cwd=cluster.ROOT, env={**os.environ, **self.env}, stdout=log, stderr=log,
-            start_new_session=True,
-        )
+        with open(self.database.folder / f"{name}.log", "ab") as log:  # the child keeps its own copy
+            process = subprocess.Popen(
+                [sys.executable, "-m", *args],
+                cwd=cluster.ROOT,
+                env={**os.environ, **self.env},
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
         self.pids.append(process.pid)
         return process
 
@@ -91,10 +100,8 @@ def start() -> Stack:
 
 def stop(stack: Stack) -> None:
     for pid in stack.pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     for pid in stack.pids:
         _wait_gone(pid)
     stack.database.stop()
@@ -114,10 +121,8 @@ def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
             except ProcessLookupError:
                 return
         time.sleep(0.05)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def load() -> Stack | None:

@@ -18,8 +18,10 @@ STACK_VARIABLES = ("DATABASE_URL", "DEVSTACK_ADMIN_DATABASE_URL", "SUPABASE_URL"
 def stack_env() -> dict[str, str]:
     missing = [name for name in STACK_VARIABLES if not os.environ.get(name)]
     if missing:
-        pytest.fail(f"the local stack is not up ({', '.join(missing)} unset): run `make test`, or "
-                    "`.venv/bin/python -m devstack run -- .venv/bin/pytest ...`")
+        pytest.fail(
+            f"the local stack is not up ({', '.join(missing)} unset): run `make test`, or "
+            "`.venv/bin/python -m devstack run -- .venv/bin/pytest ...`"
+        )
     return dict(os.environ)
 
 

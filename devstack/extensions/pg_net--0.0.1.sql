@@ -43,6 +43,8 @@ create function net._enqueue(method text, url text, headers jsonb, body bytea, t
 returns bigint
 language plpgsql
 volatile
+security definer  -- as pg_net's http_post: callers need no privilege on the queue table
+set search_path = ''
 as $$
 declare
     request_id bigint;
@@ -54,7 +56,7 @@ begin
     values (method, url, coalesce(headers, '{}'), body, timeout_milliseconds)
     returning id into request_id;
     -- Delivered only at commit, so the dispatcher wakes exactly when the request becomes visible.
-    perform pg_notify('pg_net_standin', request_id::text);
+    perform pg_catalog.pg_notify('pg_net_standin', request_id::text);
     return request_id;
 end;
 $$;

@@ -1,0 +1,65 @@
+"""Only service_role reaches the queue: anon and authenticated are refused everywhere."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+TABLES = ["document_jobs", "document_jobs_claimable", "fax_received_emails", "fax_received_email_attachments"]
+# One valid call of each function of the contract (spec 3.3).
+CALLS = {
+    "claim_document_jobs": "select * from claim_document_jobs('fetch_email')",
+    "extend_document_job_lease": "select extend_document_job_lease(gen_random_uuid(), 1)",
+    "complete_document_job": "select complete_document_job(gen_random_uuid(), 1)",
+    "fail_document_job": "select fail_document_job(gen_random_uuid(), 1, 'code')",
+    "release_document_job": "select release_document_job(gen_random_uuid(), 1)",
+    "retry_document_job": "select retry_document_job(gen_random_uuid())",
+    "enqueue_document_job": "select * from enqueue_document_job('fetch_email', gen_random_uuid())",
+    "record_inbound_email": "select * from record_inbound_email('em_sec', 'msg', '{}')",
+    "invoke_document_jobs": "select invoke_document_jobs()",
+    "purge_document_jobs": "select purge_document_jobs()",
+}
+
+
+def all_public_functions(conn: psycopg.Connection) -> list[str]:
+    rows = conn.execute(
+        """select format('select %I.%I(%s)', n.nspname, p.proname,
+                         (select string_agg('null', ', ') from generate_series(1, p.pronargs))) as call
+             from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname = 'public'"""
+    ).fetchall()
+    return [row["call"] for row in rows]
+
+
+@pytest.mark.parametrize("role", ["anon", "authenticated"])
+def test_outsiders_cannot_read_or_write_any_table(db, role) -> None:
+    db.execute(f"set role {role}")
+    for table in TABLES:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute(f"select * from public.{table}")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute(f"delete from public.{table}")
+
+
+@pytest.mark.parametrize("role", ["anon", "authenticated"])
+def test_outsiders_cannot_call_any_function(db, role) -> None:
+    calls = all_public_functions(db)
+    assert len(calls) >= len(CALLS)
+    db.execute(f"set role {role}")
+    for call in [*calls, *CALLS.values()]:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for function"):
+            db.execute(call)
+
+
+def test_service_role_can_call_every_function_of_the_contract(db) -> None:
+    db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
+    for name, call in CALLS.items():
+        if name == "enqueue_document_job":
+            call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
+        db.execute(call)
+    assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 2
+
+
+def test_service_role_reads_and_writes_the_tables(db) -> None:
+    for table in TABLES:
+        assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == 0
