@@ -1,0 +1,79 @@
+"""The e-mail and attachment rows, through PostgREST's table routes with the service-role client."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+from lib.failures import JobFailure
+
+if TYPE_CHECKING:
+    from supabase import Client
+
+
+class ReceivedEmail(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: UUID
+    provider_email_id: str
+
+
+class StoredAttachment(BaseModel):
+    """A row of fax_received_email_attachments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fax_received_email_id: UUID
+    provider_attachment_id: str
+    filename: str | None
+    content_type: str | None
+    size_bytes: int
+    sha256: str
+    bucket: str
+    storage_path: str
+
+
+class FaxRecords:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def _execute(self, what: str, query: Any) -> Any:
+        from postgrest.exceptions import APIError
+
+        try:
+            return query.execute().data
+        except (APIError, httpx.HTTPError) as error:
+            raise JobFailure("database_error", f"{what}: {type(error).__name__}") from error
+
+    def email(self, email_row_id: UUID) -> ReceivedEmail:
+        rows = self._execute(
+            "read e-mail",
+            self._client.table("fax_received_emails").select("id,provider_email_id").eq("id", str(email_row_id)),
+        )
+        if not rows:
+            raise JobFailure("email_not_found", f"fax_received_emails {email_row_id} does not exist")
+        return ReceivedEmail.model_validate(rows[0])
+
+    def stored_attachment_ids(self, email_row_id: UUID) -> set[str]:
+        rows = self._execute(
+            "read attachments",
+            self._client.table("fax_received_email_attachments")
+            .select("provider_attachment_id")
+            .eq("fax_received_email_id", str(email_row_id)),
+        )
+        return {row["provider_attachment_id"] for row in rows}
+
+    def record_attachment(self, attachment: StoredAttachment) -> None:
+        from postgrest.types import ReturnMethod
+
+        self._execute(
+            "record attachment",
+            self._client.table("fax_received_email_attachments").upsert(
+                attachment.model_dump(mode="json"),
+                on_conflict="fax_received_email_id,provider_attachment_id",
+                returning=ReturnMethod.minimal,
+            ),
+        )

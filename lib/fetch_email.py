@@ -1,0 +1,110 @@
+"""The fetch_email job (spec 5): a received e-mail's attachments, from Resend into Storage.
+
+Safe to run any number of times for the same e-mail: the storage key is fixed before the upload,
+the upload and the row are upserts, and what is already recorded is skipped. A worker that dies
+after an upload but before recording it only makes the next run upload the same bytes again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lib.attachment_storage import AttachmentStorage, attachment_key
+from lib.failures import JobFailure, from_resend_status
+from lib.fax_records import FaxRecords, StoredAttachment
+from lib.queue import Job
+from lib.resend_client import (
+    Attachment,
+    DownloadError,
+    MalformedResponse,
+    ResendClient,
+    ResendError,
+    ResendTimeout,
+    TooLarge,
+)
+
+KIND = "fetch_email"
+
+
+@dataclass(frozen=True)
+class FetchContext:
+    records: FaxRecords
+    resend: ResendClient
+    storage: AttachmentStorage
+    max_bytes: int
+
+
+def _list(ctx: FetchContext, provider_email_id: str) -> list[Attachment]:
+    try:
+        return ctx.resend.list_attachments(provider_email_id)
+    except ResendTimeout as error:
+        raise JobFailure("resend_timeout", str(error)) from error
+    except ResendError as error:
+        code = "resend_network_error" if error.status is None else from_resend_status(error.status, error.name)
+        raise JobFailure(code, str(error), error.retry_after) from error
+    except MalformedResponse as error:
+        raise JobFailure("resend_malformed_response", str(error)) from error
+
+
+def _download(ctx: FetchContext, attachment: Attachment) -> bytes:
+    try:
+        return ctx.resend.download(attachment.download_url, ctx.max_bytes)
+    except TooLarge as error:
+        raise JobFailure("attachment_too_large", f"attachment {attachment.id}: {error}") from error
+    except DownloadError as error:
+        code = "download_expired" if error.status == 403 else "download_failed"
+        raise JobFailure(code, f"attachment {attachment.id}: {error}") from error
+
+
+def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
+    """Stores every attachment not yet stored; returns how many it stored.
+
+    `checkpoint` is called before each attachment: it extends the lease (LeaseLost once the job
+    is no longer ours) and raises JobFailure("time_budget") when no time is left for another.
+    """
+    if job.fax_received_email_id is None:
+        raise JobFailure("email_not_found", f"job {job.id} names no e-mail")
+    email = ctx.records.email(job.fax_received_email_id)
+    stored = ctx.records.stored_attachment_ids(email.id)
+    # Listed afresh on every attempt: a download_url is valid for one hour only.
+    listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+    listed_again = False
+    count = 0
+    for attachment_id in list(listing):
+        checkpoint()
+        if attachment_id in stored:
+            continue
+        attachment = listing[attachment_id]
+        if attachment.size > ctx.max_bytes:
+            raise JobFailure("attachment_too_large", f"attachment {attachment_id}: {attachment.size} bytes")
+        try:
+            data = _download(ctx, attachment)
+        except JobFailure as failure:
+            if failure.code != "download_expired" or listed_again:
+                raise
+            # The URL expired (a long backlog, a slow retry): list once more, for fresh URLs for the rest too.
+            listed_again = True
+            listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+            if attachment_id not in listing:
+                raise JobFailure("resend_malformed_response", f"attachment {attachment_id} vanished") from None
+            attachment = listing[attachment_id]
+            data = _download(ctx, attachment)
+        content_type = attachment.content_type or "application/octet-stream"
+        key = attachment_key(email.id, attachment.id, attachment.filename, attachment.content_type)
+        ctx.storage.upload(key, data, content_type)
+        ctx.records.record_attachment(
+            StoredAttachment(
+                fax_received_email_id=email.id,
+                provider_attachment_id=attachment.id,
+                filename=attachment.filename,
+                content_type=content_type,
+                size_bytes=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+                bucket=ctx.storage.bucket,
+                storage_path=key,
+            )
+        )
+        count += 1
+    return count

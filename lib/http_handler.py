@@ -1,0 +1,30 @@
+"""The shell shared by the Vercel Python functions: JSON answers, 405 for every method but POST."""
+
+from __future__ import annotations
+
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """Subclasses implement do_POST; every other method is answered 405."""
+
+    def send_json(self, status: int, body: dict[str, Any]) -> None:
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        if status == 405:
+            self.send_header("Allow", "POST")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _method_not_allowed(self) -> None:
+        self.send_json(405, {"error": "method_not_allowed"})
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _method_not_allowed
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # The default writes every request line to stderr; the functions log JSON events instead.
+        pass

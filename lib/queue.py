@@ -1,0 +1,100 @@
+"""The job queue's client: one method per RPC of supabase/migrations, over the service-role client.
+
+The queue's logic lives in SQL; this only names the calls and types their answers. Every write
+after a claim passes the job's (id, generation) and raises LeaseLost when the database says the
+worker no longer holds the job: the caller must then stop and write nothing more for it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from supabase import Client
+
+DEFAULT_LEASE = timedelta(minutes=5)
+
+
+class LeaseLost(Exception):
+    """The job's lease passed and another worker claimed it (or an operator changed it)."""
+
+
+class QueueUnavailable(Exception):
+    """The database could not be reached or refused the call; the message says which and why."""
+
+
+class Job(BaseModel):
+    """A row of public.document_jobs, as claim_document_jobs returns it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: UUID
+    kind: str
+    fax_received_email_id: UUID | None
+    status: str
+    attempts: int
+    max_attempts: int
+    generation: int
+    run_after: datetime
+    lease_until: datetime | None
+    created_at: datetime
+    started_at: datetime | None
+
+
+def interval(value: timedelta) -> str:
+    """A Postgres interval literal PostgREST can cast."""
+    return f"{value.total_seconds():.3f} seconds"
+
+
+class Queue:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def _rpc(self, function: str, params: dict[str, Any]) -> Any:
+        # Imported here: postgrest comes with supabase, which this module must not import eagerly.
+        from postgrest.exceptions import APIError
+
+        try:
+            return self._client.rpc(function, params).execute().data
+        except APIError as error:
+            raise QueueUnavailable(f"{function}: {error.code} {error.message}") from error
+        except httpx.HTTPError as error:
+            raise QueueUnavailable(f"{function}: {type(error).__name__}") from error
+
+    def _guarded(self, function: str, job: Job, **params: Any) -> None:
+        if self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params}) is not True:
+            raise LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
+
+    def claim(self, kind: str, lease: timedelta = DEFAULT_LEASE) -> Job | None:
+        rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(lease)})
+        return Job.model_validate(rows[0]) if rows else None
+
+    def extend(self, job: Job, lease: timedelta = DEFAULT_LEASE) -> None:
+        self._guarded("extend_document_job_lease", job, p_lease=interval(lease))
+
+    def complete(self, job: Job) -> None:
+        self._guarded("complete_document_job", job)
+
+    def fail(self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None) -> None:
+        self._guarded(
+            "fail_document_job",
+            job,
+            p_error_code=code,
+            p_error_message=message,
+            p_retryable=retryable,
+            p_retry_after=interval(retry_after) if retry_after is not None else None,
+        )
+
+    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> None:
+        self._guarded(
+            "release_document_job",
+            job,
+            p_retry_after=interval(retry_after),
+            p_error_code=code,
+            p_error_message=message,
+        )

@@ -1,0 +1,164 @@
+"""A client of Resend's receiving API (inbound e-mails), on httpx.
+
+Every call has a timeout, a User-Agent (without one Resend answers 403) and the API key; error
+answers become ResendError with Resend's own fields (statusCode, name, message) and retry-after.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
+TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+PAGE_SIZE = 100
+MAX_PAGES = 100  # 10,000 attachments: far beyond any e-mail; a provider loop must not hold the worker
+
+
+class ResendError(Exception):
+    """Resend answered an error, or could not be reached (status None)."""
+
+    def __init__(
+        self, status: int | None, name: str | None, message: str, retry_after: timedelta | None = None
+    ) -> None:
+        super().__init__(f"Resend {status or 'unreachable'} {name or ''}: {message}".strip())
+        self.status = status
+        self.name = name
+        self.message = message
+        self.retry_after = retry_after
+
+
+class ResendTimeout(ResendError):
+    pass
+
+
+class MalformedResponse(Exception):
+    """An answer without the documented shape."""
+
+
+class DownloadError(Exception):
+    """An attachment download failed; `status` is None for network errors and timeouts."""
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TooLarge(Exception):
+    pass
+
+
+class Attachment(BaseModel):
+    """An item of GET /emails/receiving/{id}/attachments. download_url is valid for one hour: never store it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    filename: str | None = None
+    content_type: str | None = None
+    size: int
+    download_url: str
+    expires_at: str | None = None
+
+
+class _AttachmentPage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    has_more: bool = False
+    data: list[Attachment]
+
+
+class _ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str | None = None
+    message: str | None = None
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> timedelta | None:
+    """retry-after in seconds or as an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return timedelta(seconds=int(value))
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when - (now or datetime.now(UTC)), timedelta(0))
+
+
+def _error(response: httpx.Response) -> ResendError:
+    try:
+        body = _ErrorBody.model_validate_json(response.content)
+    except ValidationError:
+        body = _ErrorBody()
+    return ResendError(
+        response.status_code,
+        body.name,
+        body.message or response.reason_phrase,
+        parse_retry_after(response.headers.get("retry-after")),
+    )
+
+
+class ResendClient:
+    def __init__(self, http: httpx.Client, base_url: str, api_key: str) -> None:
+        self._http = http
+        self._base_url = base_url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
+
+    def _get_json(self, path: str, params: dict[str, str | int]) -> bytes:
+        try:
+            response = self._http.get(f"{self._base_url}{path}", params=params, headers=self._headers, timeout=TIMEOUT)
+        except httpx.TimeoutException as error:
+            raise ResendTimeout(None, None, f"timed out: {type(error).__name__}") from error
+        except httpx.HTTPError as error:
+            raise ResendError(None, None, f"{type(error).__name__}") from error
+        if response.status_code != 200:
+            raise _error(response)
+        return response.content
+
+    def list_attachments(self, email_id: str) -> list[Attachment]:
+        """Every attachment of a received e-mail, following the pagination."""
+        return list(self._iter_attachments(email_id))
+
+    def _iter_attachments(self, email_id: str) -> Iterator[Attachment]:
+        params: dict[str, str | int] = {"limit": PAGE_SIZE}
+        for _ in range(MAX_PAGES):
+            content = self._get_json(f"/emails/receiving/{quote(email_id, safe='')}/attachments", params)
+            try:
+                page = _AttachmentPage.model_validate_json(content)
+            except ValidationError as error:
+                raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+            yield from page.data
+            if not page.has_more:
+                return
+            if not page.data:
+                raise MalformedResponse("attachment list: has_more with an empty page")
+            params["after"] = page.data[-1].id
+        raise MalformedResponse(f"attachment list: more than {MAX_PAGES} pages")
+
+    def download(self, url: str, max_bytes: int) -> bytes:
+        """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes."""
+        try:
+            with self._http.stream("GET", url, headers={"User-Agent": USER_AGENT}, timeout=TIMEOUT) as response:
+                if response.status_code != 200:
+                    raise DownloadError(response.status_code, f"download answered {response.status_code}")
+                declared = response.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > max_bytes:
+                    raise TooLarge(f"{declared} bytes declared, the cap is {max_bytes}")
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise TooLarge(f"more than {max_bytes} bytes")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except httpx.HTTPError as error:
+            raise DownloadError(None, f"download failed: {type(error).__name__}") from error

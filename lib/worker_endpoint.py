@@ -1,0 +1,46 @@
+"""What api/internal/document_jobs.py does with a request: authenticate, wire, run one invocation."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import httpx
+
+from lib import fetch_email, log
+from lib.attachment_storage import AttachmentStorage
+from lib.fax_records import FaxRecords
+from lib.internal_auth import is_authorized
+from lib.queue import Job, Queue
+from lib.resend_client import ResendClient
+from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
+from lib.supabase_client import TIMEOUT, service_client
+from lib.worker import Checkpoint, Clock, run_invocation
+
+
+def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body for one POST to the worker."""
+    started = clock()  # the time budget counts from the request, imports included
+    if not is_authorized(authorization, InternalCallSettings.load()):
+        return 401, {"error": "unauthorized"}
+    try:
+        settings = WorkerSettings.load()
+    except ConfigError as error:
+        log.event("worker_misconfigured", logging.ERROR, error=str(error))
+        return 500, {"error": "misconfigured"}
+    with httpx.Client(timeout=TIMEOUT) as http:
+        client = service_client(settings, http)
+        context = fetch_email.FetchContext(
+            records=FaxRecords(client),
+            resend=ResendClient(http, settings.resend_api_url, settings.resend_api_key.get_secret_value()),
+            storage=AttachmentStorage(client, settings.attachments_bucket),
+            max_bytes=settings.attachment_max_bytes,
+        )
+
+        def run_job(job: Job, checkpoint: Checkpoint) -> None:
+            fetch_email.run(job, context, checkpoint)
+
+        summary = run_invocation(Queue(client), fetch_email.KIND, run_job, clock, started)
+    log.event("invocation_finished", **summary.model_dump())
+    return 200, summary.model_dump()

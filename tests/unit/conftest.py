@@ -1,0 +1,59 @@
+"""Unit tests: no stack, no network. HTTP is answered by respx; the clock is fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import respx
+
+from lib.queue import Queue
+from lib.settings import SupabaseSettings
+from lib.supabase_client import service_client
+from tests.unit.fake_supabase import KEY, URL, FakeSupabase
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def router() -> Iterator[respx.MockRouter]:
+    with respx.mock(assert_all_called=False) as router:
+        yield router
+
+
+@pytest.fixture
+def fake(router: respx.MockRouter) -> FakeSupabase:
+    fake = FakeSupabase()
+    fake.install(router)
+    return fake
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client() as client:
+        yield client
+
+
+@pytest.fixture
+def client(http: httpx.Client):
+    return service_client(SupabaseSettings(supabase_url=URL, supabase_service_role_key=KEY), http)
+
+
+@pytest.fixture
+def queue(client) -> Queue:
+    return Queue(client)

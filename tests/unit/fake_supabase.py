@@ -1,0 +1,94 @@
+"""respx routes that answer the real supabase-py client like PostgREST and Storage would, and
+record every call: for unit tests of the worker without a database."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import uuid4
+
+import httpx
+import respx
+
+URL = "https://project.supabase.test"
+KEY = "service-role-key-for-unit-tests"
+
+
+def job_row(**overrides: Any) -> dict[str, Any]:
+    now = datetime.now(UTC).isoformat()
+    return {
+        "id": str(uuid4()),
+        "kind": "fetch_email",
+        "fax_received_email_id": str(uuid4()),
+        "status": "running",
+        "attempts": 1,
+        "max_attempts": 5,
+        "generation": 1,
+        "run_after": now,
+        "lease_until": now,
+        "created_at": now,
+        "started_at": now,
+        **overrides,
+    }
+
+
+@dataclass
+class FakeSupabase:
+    """`jobs` are handed out by claim_document_jobs in order; `guarded` is what extend, complete,
+    fail and release answer (False: the lease is lost)."""
+
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    guarded: bool = True
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    emails: dict[str, str] = field(default_factory=dict)  # row id -> provider e-mail id
+    stored: list[dict[str, Any]] = field(default_factory=list)
+    uploads: dict[str, bytes] = field(default_factory=dict)
+    storage_error: tuple[int, dict[str, Any]] | None = None
+    unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
+    table_error: httpx.Response | None = None  # what table reads answer instead of rows
+
+    def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        return [(n, body) for n, body in self.calls if n != "claim_document_jobs" and (name is None or n == name)]
+
+    def install(self, router: respx.MockRouter) -> None:
+        router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
+        router.get(f"{URL}/rest/v1/fax_received_emails").mock(side_effect=self._email)
+        router.get(f"{URL}/rest/v1/fax_received_email_attachments").mock(side_effect=self._attachments)
+        router.post(f"{URL}/rest/v1/fax_received_email_attachments").mock(side_effect=self._record)
+        router.post(url__regex=rf"{URL}/storage/v1/object/fax-attachments/(?P<key>.+)").mock(side_effect=self._upload)
+
+    def _rpc(self, request: httpx.Request, name: str) -> httpx.Response:
+        body = json.loads(request.content or b"{}")
+        self.calls.append((name, body))
+        if name in self.unreachable_rpcs:
+            raise httpx.ConnectError("database unreachable", request=request)
+        if name == "claim_document_jobs":
+            return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
+        return httpx.Response(200, json=self.guarded)
+
+    def _email(self, request: httpx.Request) -> httpx.Response:
+        if self.table_error:
+            return self.table_error
+        row_id = request.url.params["id"].removeprefix("eq.")
+        rows = [{"id": row_id, "provider_email_id": self.emails[row_id]}] if row_id in self.emails else []
+        return httpx.Response(200, json=rows)
+
+    def _attachments(self, request: httpx.Request) -> httpx.Response:
+        if self.table_error:
+            return self.table_error
+        return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
+
+    def _record(self, request: httpx.Request) -> httpx.Response:
+        self.calls.append(("record_attachment", json.loads(request.content)))
+        self.stored.append(json.loads(request.content))
+        return httpx.Response(201)
+
+    def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
+        self.calls.append(("upload", {"key": key, "x-upsert": request.headers.get("x-upsert")}))
+        if self.storage_error:
+            status, body = self.storage_error
+            return httpx.Response(status, json=body)
+        self.uploads[key] = request.content
+        return httpx.Response(200, json={"Key": f"fax-attachments/{key}", "Id": str(uuid4())})

@@ -1,0 +1,44 @@
+"""Storage keys: whatever the provider sends, ASCII, within Supabase's allowed characters, no traversal."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lib.attachment_storage import ALLOWED_KEY, attachment_key, extension
+
+EMAIL = UUID("6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10")
+
+
+def assert_safe(key: str) -> None:
+    assert key.isascii()
+    assert ALLOWED_KEY.match(key)
+    assert ".." not in key.split("/")
+    assert key.startswith(f"fax_received_emails/{EMAIL}/")
+    assert key.count("/") == 2
+
+
+@given(attachment_id=st.text(min_size=1), filename=st.none() | st.text(), content_type=st.none() | st.text())
+def test_every_key_is_safe(attachment_id: str, filename: str | None, content_type: str | None) -> None:
+    assert_safe(attachment_key(EMAIL, attachment_id, filename, content_type))
+
+
+def test_examples() -> None:
+    assert attachment_key(EMAIL, "att_1", "請求書.pdf", "application/pdf").endswith("/att_1.pdf")
+    assert attachment_key(EMAIL, "att_2", "", None).endswith("/att_2.bin")
+    assert attachment_key(EMAIL, "att_3", None, "application/x-unknown").endswith("/att_3.bin")
+    assert attachment_key(EMAIL, "att_4", "scan.TIF", "application/octet-stream").endswith("/att_4.tif")
+    traversal = attachment_key(EMAIL, "../x", "../../etc/passwd", None)
+    assert_safe(traversal)
+    assert "/../" not in traversal
+
+
+def test_the_same_attachment_always_gets_the_same_key() -> None:
+    assert attachment_key(EMAIL, "../x", "a.pdf", None) == attachment_key(EMAIL, "../x", "b.pdf", None)
+
+
+def test_extension_prefers_the_content_type() -> None:
+    assert extension("fax.tiff", "application/pdf; charset=binary") == "pdf"
+    assert extension("ファクス.ＰＤＦ", None) == "bin"  # noqa: RUF001 (full-width letters are the point)

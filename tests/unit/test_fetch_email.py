@@ -1,0 +1,250 @@
+"""The fetch_email job (spec 5) with Resend, PostgREST and Storage answered by respx: the happy
+path, idempotence, the expired-URL refresh, and every row of the failure table."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import httpx
+import pytest
+
+from lib import fetch_email
+from lib.attachment_storage import ALLOWED_KEY, AttachmentStorage
+from lib.fax_records import FaxRecords
+from lib.resend_client import ResendClient
+from lib.worker import run_invocation
+from tests.unit.fake_supabase import job_row
+
+RESEND = "https://resend.test"
+EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
+PDF = b"%PDF-1.4 fake fax page\n" * 10
+
+
+def attachment(n: int, **overrides: Any) -> dict[str, Any]:
+    return {
+        "id": f"att_{n}",
+        "filename": f"請求書_{n}.pdf",
+        "content_type": "application/pdf",
+        "size": len(PDF),
+        "download_url": f"https://cdn.resend.test/att_{n}?sig=first",
+        "expires_at": "2026-11-29T18:00:00Z",
+        **overrides,
+    }
+
+
+@pytest.fixture
+def context(client, http) -> fetch_email.FetchContext:
+    return fetch_email.FetchContext(
+        records=FaxRecords(client),
+        resend=ResendClient(http, RESEND, "re_test_key"),
+        storage=AttachmentStorage(client, "fax-attachments"),
+        max_bytes=1_000,
+    )
+
+
+@pytest.fixture
+def job(fake) -> dict[str, Any]:
+    fake.emails[EMAIL_ROW] = "em_123"
+    row = job_row(fax_received_email_id=EMAIL_ROW, attempts=1)
+    fake.jobs = [row]
+    return row
+
+
+def list_route(router, *pages: dict[str, Any] | httpx.Response):
+    responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, json=p) for p in pages]
+    return router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=responses)
+
+
+def page(*items: dict[str, Any], has_more: bool = False) -> dict[str, Any]:
+    return {"object": "list", "has_more": has_more, "data": list(items)}
+
+
+def run(queue, context, clock):
+    return run_invocation(
+        queue, fetch_email.KIND, lambda job, checkpoint: fetch_email.run(job, context, checkpoint), clock
+    )
+
+
+def test_stores_every_attachment_and_completes(queue, fake, router, context, clock, job) -> None:
+    listing = list_route(router, page(attachment(1), has_more=True), page(attachment(2)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    summary = run(queue, context, clock)
+
+    assert summary.completed == 1
+    first, second = listing.calls
+    assert first.request.headers["authorization"] == "Bearer re_test_key"
+    assert first.request.headers["user-agent"].startswith("document-jobs/")
+    assert second.request.url.params["after"] == "att_1", "pagination continues after the last id"
+    uploads = [body for name, body in fake.calls if name == "upload"]
+    assert [u["key"] for u in uploads] == [
+        f"fax_received_emails/{EMAIL_ROW}/att_1.pdf",
+        f"fax_received_emails/{EMAIL_ROW}/att_2.pdf",
+    ]
+    assert {u["x-upsert"] for u in uploads} == {"true"}
+    assert [(r["provider_attachment_id"], r["filename"], r["size_bytes"], r["sha256"]) for r in fake.stored] == [
+        ("att_1", "請求書_1.pdf", len(PDF), hashlib.sha256(PDF).hexdigest()),
+        ("att_2", "請求書_2.pdf", len(PDF), hashlib.sha256(PDF).hexdigest()),
+    ]
+    names = [name for name, _ in fake.rpc_calls()]
+    assert names == [
+        "extend_document_job_lease", "upload", "record_attachment",
+        "extend_document_job_lease", "upload", "record_attachment",
+        "complete_document_job",
+    ]  # fmt: skip
+
+
+def test_skips_what_is_already_stored(queue, fake, router, context, clock, job) -> None:
+    fake.stored = [{"provider_attachment_id": "att_1"}]
+    list_route(router, page(attachment(1), attachment(2)))
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(
+        return_value=httpx.Response(200, content=PDF)
+    )
+
+    assert run(queue, context, clock).completed == 1
+    assert [str(call.request.url) for call in downloads.calls] == ["https://cdn.resend.test/att_2?sig=first"]
+
+
+def test_an_expired_download_url_is_refreshed_by_listing_again_once(queue, fake, router, context, clock, job) -> None:
+    fresh = [attachment(1, download_url="https://cdn.resend.test/att_1?sig=fresh"),
+             attachment(2, download_url="https://cdn.resend.test/att_2?sig=fresh")]  # fmt: skip
+    listing = list_route(router, page(attachment(1), attachment(2)), page(*fresh))
+    router.get(url__regex=r".*sig=first").mock(return_value=httpx.Response(403))
+    router.get(url__regex=r".*sig=fresh").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).completed == 1
+    assert len(listing.calls) == 2
+    assert len(fake.stored) == 2, "the second attachment uses the fresh listing too"
+
+
+def test_a_url_still_expired_after_listing_again_is_a_transient_failure(queue, fake, router, context, clock, job):
+    listing = list_route(router, page(attachment(1)), page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(403))
+
+    assert run(queue, context, clock).retried == 1
+    assert len(listing.calls) == 2, "listed again once, not more"
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("download_expired", True)
+
+
+def test_a_missing_email_row_fails_the_job(queue, fake, context, clock) -> None:
+    fake.jobs = [job_row(fax_received_email_id="00000000-0000-0000-0000-000000000000")]
+    assert run(queue, context, clock).failed == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("email_not_found", False)
+
+
+def test_keys_are_ascii_for_japanese_names(queue, fake, router, context, clock, job) -> None:
+    list_route(router, page(attachment(1, filename="ファクス 受信.TIFF", content_type="image/tiff")))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    run(queue, context, clock)
+
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert upload["key"] == f"fax_received_emails/{EMAIL_ROW}/att_1.tif"
+    assert ALLOWED_KEY.match(upload["key"])
+    assert fake.stored[0]["filename"] == "ファクス 受信.TIFF"
+
+
+# The failure table of spec 5, written out from the spec: (what happens, expected RPC, its arguments).
+RESEND_LIST_FAILURES = [
+    ("Resend 500", httpx.Response(500, json={"statusCode": 500, "name": "application_error", "message": "x"}),
+     "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True, "p_retry_after": None}),
+    ("Resend 429 with retry-after", httpx.Response(429, headers={"retry-after": "120"},
+     json={"statusCode": 429, "name": "rate_limit_exceeded", "message": "slow down"}),
+     "fail_document_job", {"p_error_code": "resend_rate_limited", "p_retryable": True,
+                           "p_retry_after": "120.000 seconds"}),
+    ("Resend daily quota", httpx.Response(429, json={"statusCode": 429, "name": "daily_quota_exceeded",
+                                                     "message": "quota"}),
+     "release_document_job", {"p_error_code": "resend_quota_exceeded", "p_retry_after": "3600.000 seconds"}),
+    ("Resend 404", httpx.Response(404, json={"statusCode": 404, "name": "not_found", "message": "no such email"}),
+     "fail_document_job", {"p_error_code": "resend_not_found", "p_retryable": False}),
+    ("Resend 401", httpx.Response(401, json={"statusCode": 401, "name": "restricted_api_key", "message": "x"}),
+     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+    ("Resend 403", httpx.Response(403, json={"statusCode": 403, "name": "invalid_api_key", "message": "x"}),
+     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+    ("Resend malformed: not JSON", httpx.Response(200, text="<html>oops</html>"),
+     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+    ("Resend malformed: fields missing", httpx.Response(200, json={"object": "list", "data": [{"id": "x"}]}),
+     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+    ("Resend unreachable", httpx.ConnectError("refused"),
+     "fail_document_job", {"p_error_code": "resend_network_error", "p_retryable": True}),
+    ("Resend timeout", httpx.ReadTimeout("slow"),
+     "fail_document_job", {"p_error_code": "resend_timeout", "p_retryable": True}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "answer", "rpc", "args"), RESEND_LIST_FAILURES, ids=[c[0] for c in RESEND_LIST_FAILURES]
+)
+def test_resend_failures_drive_the_right_rpc(queue, fake, router, context, clock, job, case, answer, rpc, args):
+    route = router.get(f"{RESEND}/emails/receiving/em_123/attachments")
+    if isinstance(answer, Exception):
+        route.mock(side_effect=answer)
+    else:
+        route.mock(return_value=answer)
+
+    run(queue, context, clock)
+
+    [(name, body)] = fake.rpc_calls()
+    assert name == rpc
+    assert {key: body.get(key) for key in args} == args
+    assert (body["p_job_id"], body["p_generation"]) == (job["id"], job["generation"])
+
+
+STORAGE_FAILURES = [
+    ("Storage 500", 500, {"statusCode": "500", "error": "internal", "message": "x"}, "storage_unavailable", True),
+    ("Storage 429", 429, {"statusCode": "429", "error": "too_many", "message": "x"}, "storage_unavailable", True),
+    ("Storage 544", 544, {"statusCode": "544", "error": "DatabaseTimeout", "message": "x"},
+     "storage_unavailable", True),
+    ("Storage 503 in a 400", 400, {"statusCode": "503", "error": "DatabaseReadOnly", "message": "x"},
+     "storage_unavailable", True),
+    ("Storage 413 in a 400", 400, {"statusCode": "413", "error": "Payload too large", "message": "x"},
+     "storage_too_large", False),
+    ("Storage InvalidKey", 400, {"statusCode": "400", "error": "InvalidKey", "message": "Invalid key"},
+     "storage_invalid_key", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "status", "body", "code", "retryable"), STORAGE_FAILURES, ids=[c[0] for c in STORAGE_FAILURES]
+)
+def test_storage_failures_drive_the_right_rpc(
+    queue, fake, router, context, clock, job, case, status, body, code, retryable
+):
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    fake.storage_error = (status, body)
+
+    run(queue, context, clock)
+
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == (code, retryable)
+    assert fake.stored == [], "nothing is recorded for an object that was not stored"
+
+
+@pytest.mark.parametrize("declared", ["listed", "streamed"])
+def test_an_attachment_over_the_cap_is_a_permanent_failure(queue, fake, router, context, clock, job, declared):
+    size = 5_000 if declared == "listed" else 10  # "streamed": the listing understates the size
+    list_route(router, page(attachment(1, size=size)))
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(
+        return_value=httpx.Response(200, content=b"x" * 5_000)
+    )
+
+    run(queue, context, clock)
+
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("attachment_too_large", False)
+    assert len(downloads.calls) == (0 if declared == "listed" else 1)
+
+
+def test_a_database_error_is_transient(queue, fake, router, context, clock, job) -> None:
+    fake.table_error = httpx.Response(
+        503, json={"code": "08006", "message": "connection failure", "details": None, "hint": None}
+    )
+
+    run(queue, context, clock)
+
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)

@@ -1,0 +1,72 @@
+"""The worker's HTTP shell over real loopback HTTP: authentication, methods, the JSON summary."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from api.internal.document_jobs import handler
+from tests.unit.fake_supabase import KEY, URL
+
+SECRET = "a-long-random-internal-secret"
+
+
+@pytest.fixture
+def worker_url(monkeypatch) -> Iterator[str]:
+    for name, value in {"INTERNAL_FUNCTION_SECRET": SECRET, "SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY,
+                        "RESEND_API_KEY": "re_unit", "RESEND_API_URL": "https://resend.test"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/internal/document_jobs"
+    server.shutdown()
+    server.server_close()
+
+
+def call(url: str, method: str = "POST", authorization: str | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json"} | ({"Authorization": authorization} if authorization else {})
+    request = urllib.request.Request(url, data=b"{}" if method == "POST" else None, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer wrong-secret", f"Basic {SECRET}", SECRET, "Bearer "])
+def test_refuses_a_missing_or_wrong_secret(worker_url, fake, authorization) -> None:
+    assert call(worker_url, authorization=authorization) == (401, {"error": "unauthorized"})
+    assert fake.calls == [], "nothing is claimed"
+
+
+def test_runs_an_invocation_with_the_right_secret(worker_url, fake) -> None:
+    status, body = call(worker_url, authorization=f"Bearer {SECRET}")
+    assert status == 200
+    assert (body["claimed"], body["stopped_because"]) == (0, "no_work")
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs"]
+
+
+def test_an_unset_secret_refuses_every_call_and_says_why_in_the_log(worker_url, fake, monkeypatch, caplog) -> None:
+    monkeypatch.delenv("INTERNAL_FUNCTION_SECRET")
+    assert call(worker_url, authorization="Bearer ") == (401, {"error": "unauthorized"})
+    assert call(worker_url, authorization=f"Bearer {SECRET}") == (401, {"error": "unauthorized"})
+    assert "INTERNAL_FUNCTION_SECRET is not set" in caplog.text
+    assert SECRET not in caplog.text
+
+
+def test_missing_settings_answer_500_naming_nothing_secret(worker_url, fake, monkeypatch, caplog) -> None:
+    monkeypatch.delenv("RESEND_API_KEY")
+    assert call(worker_url, authorization=f"Bearer {SECRET}") == (500, {"error": "misconfigured"})
+    assert "RESEND_API_KEY" in caplog.text
+    assert KEY not in caplog.text
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
+def test_other_methods_get_405(worker_url, method) -> None:
+    assert call(worker_url, method=method, authorization=f"Bearer {SECRET}") == (405, {"error": "method_not_allowed"})

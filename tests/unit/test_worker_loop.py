@@ -1,0 +1,121 @@
+"""The invocation loop (spec 4): job cap, time budget, lease loss, outcomes that cannot be recorded."""
+
+from __future__ import annotations
+
+from lib.failures import JobFailure
+from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
+from tests.unit.fake_supabase import job_row
+
+
+def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
+    fake.jobs = [job_row(generation=n) for n in range(1, 6)]
+    ran = []
+
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: ran.append(job.id), clock)
+
+    assert MAX_JOBS_PER_INVOCATION == 3
+    assert (summary.claimed, summary.completed, summary.stopped_because) == (3, 3, "max_jobs")
+    claims = [body for name, body in fake.calls if name == "claim_document_jobs"]
+    assert claims == [{"p_kind": "fetch_email", "p_limit": 1, "p_lease": "300.000 seconds"}] * 3
+    assert [body for _, body in fake.rpc_calls("complete_document_job")] == [
+        {"p_job_id": str(job_id), "p_generation": generation} for job_id, generation in zip(ran, (1, 2, 3), strict=True)
+    ]
+    assert len(fake.jobs) == 2, "two jobs left for the next invocation"
+
+
+def test_stops_when_no_work_is_left(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
+    assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "no_work")
+
+
+def test_claims_nothing_new_with_less_than_30_seconds_left(queue, fake, clock) -> None:
+    fake.jobs = [job_row() for _ in range(3)]
+
+    # Each job takes 106 s: after two, 240 - 212 = 28 s are left, too little to start a third.
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: clock.advance(106), clock)
+
+    assert (summary.claimed, summary.completed, summary.stopped_because) == (2, 2, "time_budget")
+    assert len(fake.jobs) == 1
+
+
+def test_a_job_still_running_when_the_budget_runs_out_is_released_without_delay(queue, fake, clock) -> None:
+    fake.jobs = [job_row(), job_row()]
+
+    def slow_job(job, checkpoint) -> None:
+        checkpoint()  # first attachment: plenty of time
+        clock.advance(225)
+        checkpoint()  # 15 s left: not enough for another attachment
+
+    summary = run_invocation(queue, "fetch_email", slow_job, clock)
+
+    assert (summary.claimed, summary.released, summary.stopped_because) == (1, 1, "time_budget")
+    [(_, release)] = fake.rpc_calls("release_document_job")
+    assert release["p_retry_after"] == "0.000 seconds"
+    assert release["p_error_code"] == "time_budget"
+    assert [name for name, _ in fake.rpc_calls()] == [
+        "extend_document_job_lease",
+        "release_document_job",
+    ], "the lease is extended before each step, and the job is not failed"
+
+
+def test_a_lost_lease_stops_the_job_and_writes_nothing_more(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+    fake.guarded = False  # extend answers false: another worker holds the job now
+    after_checkpoint = []
+
+    def job(job, checkpoint) -> None:
+        checkpoint()
+        after_checkpoint.append("worked on")
+
+    summary = run_invocation(queue, "fetch_email", job, clock)
+
+    assert (summary.claimed, summary.lost) == (1, 1)
+    assert after_checkpoint == []
+    assert [name for name, _ in fake.rpc_calls()] == ["extend_document_job_lease"]
+
+
+def test_a_lease_lost_at_completion_counts_as_lost(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+    fake.guarded = False
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
+    assert (summary.completed, summary.lost) == (0, 1)
+
+
+def test_an_outcome_that_cannot_be_recorded_is_logged_and_the_loop_goes_on(queue, fake, clock, caplog) -> None:
+    fake.jobs = [job_row(), job_row()]
+    fake.unreachable_rpcs = {"complete_document_job"}
+
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
+
+    assert (summary.claimed, summary.unrecorded, summary.completed) == (2, 2, 0)
+    assert "outcome_not_recorded" in caplog.text
+
+
+def test_a_failing_claim_ends_the_invocation(queue, fake, clock) -> None:
+    fake.unreachable_rpcs = {"claim_document_jobs"}
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
+    assert (summary.claimed, summary.stopped_because) == (0, "database_error")
+
+
+def test_an_unexpected_error_is_retried_as_internal_error(queue, fake, clock) -> None:
+    fake.jobs = [job_row(attempts=1)]
+
+    def broken(job, checkpoint) -> None:
+        raise KeyError("bug")
+
+    summary = run_invocation(queue, "fetch_email", broken, clock)
+
+    assert summary.retried == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("internal_error", True)
+
+
+def test_the_last_attempt_of_a_transient_failure_counts_as_failed(queue, fake, clock) -> None:
+    fake.jobs = [job_row(attempts=5, max_attempts=5)]
+
+    def unavailable(job, checkpoint) -> None:
+        raise JobFailure("resend_unavailable", "HTTP 503")
+
+    summary = run_invocation(queue, "fetch_email", unavailable, clock)
+    assert (summary.retried, summary.failed) == (0, 1)
