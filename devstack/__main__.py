@@ -9,6 +9,7 @@ run   start the stack, run COMMAND with the stack's settings in its environment,
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -25,12 +26,14 @@ def main(argv: list[str]) -> int:
             print("devstack: already up; run 'python -m devstack down' first", file=sys.stderr)
             return 1
         started = stack.start()
+        started.save()
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
         return 0
     if command == "down":
         running = stack.load()
         if running:
             stack.stop(running)
+            stack.forget()
         return 0
     if command == "run":
         if rest[:1] == ["--"]:
@@ -38,6 +41,8 @@ def main(argv: list[str]) -> int:
         if not rest:
             print("devstack: run needs a command", file=sys.stderr)
             return 2
+        # A CI timeout or Ctrl-C must still stop the cluster: turn SIGTERM into an exception.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         started = stack.start()
         try:
             return subprocess.run(rest, env={**os.environ, **started.env}).returncode

@@ -94,7 +94,6 @@ def start() -> Stack:
     except BaseException:
         stop(stack)
         raise
-    stack.save()
     return stack
 
 
@@ -105,8 +104,6 @@ def stop(stack: Stack) -> None:
     for pid in stack.pids:
         _wait_gone(pid)
     stack.database.stop()
-    STATE_FILE.unlink(missing_ok=True)
-    ENV_FILE.unlink(missing_ok=True)
 
 
 def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
@@ -123,6 +120,11 @@ def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def forget() -> None:
+    STATE_FILE.unlink(missing_ok=True)
+    ENV_FILE.unlink(missing_ok=True)
 
 
 def load() -> Stack | None:

@@ -9,7 +9,7 @@
 create function public.document_jobs_require(p_ok boolean, p_message text)
 returns void
 language plpgsql
-immutable
+stable
 set search_path = ''
 as $$
 begin

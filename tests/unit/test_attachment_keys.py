@@ -41,4 +41,4 @@ def test_the_same_attachment_always_gets_the_same_key() -> None:
 
 def test_extension_prefers_the_content_type() -> None:
     assert extension("fax.tiff", "application/pdf; charset=binary") == "pdf"
-    assert extension("ファクス.ＰＤＦ", None) == "bin"  # noqa: RUF001 (full-width letters are the point)
+    assert extension("ファクス.ＰＤＦ", None) == "bin"

@@ -1,0 +1,182 @@
+"""The local API gateway: one HTTP server that plays Supabase's API host for the local stack.
+/rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in. Local stack
+only; never deployed.
+
+python -m devstack.gateway --port-file FILE
+
+Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it accepts
+connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
+"authenticator", as PostgREST does, and switches to the JWT's role per request),
+SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR. Logs one line per request to stderr, never headers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from urllib.parse import parse_qsl, urlsplit
+
+from psycopg_pool import ConnectionPool
+
+from devstack import postgrest
+from devstack.postgrest import Backend, Request, Response
+from devstack.storage import Storage
+
+REQUIRED_ENV = ("DEVSTACK_AUTHENTICATOR_DATABASE_URL", "SUPABASE_JWT_SECRET", "DEVSTACK_STORAGE_DIR")
+MAX_BODY_BYTES = 64 * 1024 * 1024  # above Storage's 50 MB upload limit, so that limit is the one reported
+POOL_MIN, POOL_MAX = 2, 20
+POOL_TIMEOUT_S = 10.0  # PostgREST's default db-pool-acquisition-timeout
+REST_PREFIX, STORAGE_PREFIX = "/rest/v1", "/storage/v1"
+
+
+class GatewayServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, backend: Backend, storage: Storage) -> None:
+        super().__init__(("127.0.0.1", 0), GatewayHandler)
+        self.backend = backend
+        self.storage = storage
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class GatewayHandler(BaseHTTPRequestHandler):
+    # HTTP/1.1 keeps connections alive between the clients' requests; every answer has a Content-Length.
+    protocol_version = "HTTP/1.1"
+    server: GatewayServer
+
+    def do_GET(self) -> None:
+        self.serve()
+
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_GET
+
+    def serve(self) -> None:
+        started = time.monotonic()
+        url = urlsplit(self.path)
+        try:
+            # Read the body even for a request no route takes, or it would be parsed as the next request.
+            body = self.read_body()
+            response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), body)
+        except BodyTooLarge:
+            self.close_connection = True  # the unread body would otherwise be taken for the next request
+            response = Response.json(413, {"message": "Request Entity Too Large"})
+        except Exception:  # a bug in a stand-in: answer, and leave the traceback in the log
+            traceback.print_exc(file=sys.stderr)
+            response = Response.json(500, {"message": "internal error in the local gateway; see its log"})
+        self.send(response)
+        elapsed_ms = (time.monotonic() - started) * 1000
+        print(f"{self.command} {url.path} {response.status} {elapsed_ms:.1f}ms", file=sys.stderr, flush=True)
+
+    def dispatch(self, path: str, query: list[tuple[str, str]], body: bytes) -> Response:
+        for prefix in (REST_PREFIX, STORAGE_PREFIX):
+            if path == prefix or path.startswith(prefix + "/"):
+                request = Request(self.command, path[len(prefix) + 1 :], query, self.headers, body)
+                if prefix == REST_PREFIX:
+                    return postgrest.handle(self.server.backend, request)
+                return self.server.storage.handle(request)
+        return Response.json(404, {"message": "no Route matched with those values"})
+
+    def read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.read_chunked()
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            raise BodyTooLarge
+        return self.rfile.read(length)
+
+    def read_chunked(self) -> bytes:
+        chunks = []
+        total = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline().strip():  # trailers, up to the blank line
+                    pass
+                return b"".join(chunks)
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise BodyTooLarge
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+
+    def send(self, response: Response) -> None:
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass  # serve() logs one line per request, with its duration
+
+    def log_message(self, format: str, *args: object) -> None:
+        print(f"gateway: {format % args}", file=sys.stderr, flush=True)
+
+
+def write_port_file(path: Path, port: int) -> None:
+    # Written whole, then renamed: the stack polls this file and must never read half a number.
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(f"{port}\n")
+    os.replace(temporary, path)
+
+
+def stop_on_signals(server: GatewayServer) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # shutdown() waits for serve_forever() to return, which runs in this very thread.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m devstack.gateway", description=__doc__.splitlines()[0])
+    parser.add_argument("--port-file", type=Path, required=True, help="where to write the port once listening")
+    args = parser.parse_args(argv)
+    missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
+    if missing:
+        print(f"gateway: missing environment variables: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    storage_dir = Path(os.environ["DEVSTACK_STORAGE_DIR"])
+    storage_dir.mkdir(parents=True, exist_ok=True)
+    pool = ConnectionPool(
+        os.environ["DEVSTACK_AUTHENTICATOR_DATABASE_URL"],
+        min_size=POOL_MIN,
+        max_size=POOL_MAX,
+        open=False,
+        timeout=POOL_TIMEOUT_S,
+        kwargs={"autocommit": True},
+        check=ConnectionPool.check_connection,
+        name="gateway",
+    )
+    pool.open(wait=True, timeout=15.0)  # fail here, before announcing a port, if the database is unreachable
+    try:
+        backend = Backend(pool, os.environ["SUPABASE_JWT_SECRET"])
+        server = GatewayServer(backend, Storage(backend, storage_dir))
+        stop_on_signals(server)
+        port = server.server_address[1]
+        write_port_file(args.port_file, port)
+        print(f"gateway: listening on http://127.0.0.1:{port}", file=sys.stderr, flush=True)
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            server.server_close()
+    finally:
+        pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""A Resend-compatible sample provider, local stack only: the receiving API the worker calls.
+
+Same public API as Resend's receiving endpoints (paths, pagination, error bodies, rate-limit
+headers, one-hour download URLs, 401/403 for missing or wrong keys, 403 without a User-Agent),
+serving e-mails added through its Python API or its control endpoints (/_control/...). Faults
+can be injected per e-mail or at random with a seed: 5xx, 429 with retry-after, slow answers,
+timeouts, 401/403, 404 and expired download URLs.
+
+python -m devstack.resend_provider --port-file FILE   (RESEND_API_KEY: the key it accepts)
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import random
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+from uuid import uuid4
+
+from pydantic import BaseModel
+
+from devstack.sample_faxes import FILENAMES, pdf
+
+
+@dataclass(frozen=True)
+class SampleAttachment:
+    filename: str | None
+    content_type: str
+    content: bytes
+    id: str = field(default_factory=lambda: str(uuid4()))
+
+
+@dataclass(frozen=True)
+class SampleEmail:
+    email_id: str
+    attachments: tuple[SampleAttachment, ...]
+    sender: str = "fax-gateway@example.jp"
+    to: tuple[str, ...] = ("faxes@example.com",)
+    subject: str = "FAX受信"
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+
+    def webhook_data(self) -> dict[str, Any]:
+        """The `data` of the email.received event Resend sends for this e-mail."""
+        return {
+            "email_id": self.email_id,
+            "created_at": self.created_at,
+            "from": self.sender,
+            "to": list(self.to),
+            "cc": [],
+            "bcc": [],
+            "message_id": f"<{self.email_id}@fax.example.jp>",
+            "subject": self.subject,
+            "attachments": [
+                {"id": a.id, "filename": a.filename, "content_type": a.content_type,
+                 "content_disposition": "attachment", "content_id": None}
+                for a in self.attachments
+            ],
+        }  # fmt: skip
+
+
+class Fault(BaseModel):
+    """What to do instead of the normal answer, for matching requests, `count` times (None: always)."""
+
+    kind: Literal["status", "slow", "timeout", "expired_url"]
+    target: Literal["list", "download", "any"] = "any"
+    email_id: str | None = None  # None: any e-mail
+    status: int = 500
+    name: str = "application_error"
+    retry_after: int | None = None
+    delay_s: float = 0.0
+    probability: float = 1.0
+    count: int | None = None
+
+
+def sample_email(
+    email_id: str | None = None, attachment_count: int = 2, rng: random.Random | None = None
+) -> SampleEmail:
+    rng = rng or random.Random()
+    attachments = tuple(
+        SampleAttachment(
+            filename=FILENAMES[(n + rng.randrange(len(FILENAMES))) % len(FILENAMES)],
+            content_type="application/pdf",
+            content=pdf(f"FAX {email_id or ''} part {n + 1}", page_count=1 + rng.randrange(3)),
+        )
+        for n in range(attachment_count)
+    )
+    return SampleEmail(email_id or str(uuid4()), attachments)
+
+
+class ResendProvider:
+    def __init__(self, api_key: str, seed: int = 0, url_ttl_s: int = 3600) -> None:
+        self.api_key = api_key
+        self.url_ttl_s = url_ttl_s
+        self.url = ""
+        self._emails: dict[str, SampleEmail] = {}
+        self._faults: list[Fault] = []
+        self._rng = random.Random(seed)
+        self._signing_key = secrets.token_bytes(32)
+        self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()  # "list", "download", "email", "fault:<kind>", ...
+
+    def add_email(self, email: SampleEmail) -> SampleEmail:
+        with self._lock:
+            self._emails[email.email_id] = email
+        return email
+
+    def add_fault(self, fault: Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def _take_fault(self, target: str, email_id: str | None) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.target not in ("any", target) or fault.email_id not in (None, email_id):
+                    continue
+                if fault.count == 0 or self._rng.random() >= fault.probability:
+                    continue
+                if fault.count is not None:
+                    fault.count -= 1
+                self.requests[f"fault:{fault.kind}:{fault.status if fault.kind == 'status' else ''}"] += 1
+                return fault
+        return None
+
+    def download_url(self, email_id: str, attachment_id: str, expires: int) -> str:
+        payload = f"{email_id}/{attachment_id}/{expires}".encode()
+        signature = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
+        return f"{self.url}/_downloads/{base64.urlsafe_b64encode(payload).decode()}?signature={signature}"
+
+    def _attachment_item(self, email: SampleEmail, attachment: SampleAttachment) -> dict[str, Any]:
+        expires = int(time.time()) + self.url_ttl_s
+        return {
+            "id": attachment.id,
+            "filename": attachment.filename,
+            "content_type": attachment.content_type,
+            "content_id": None,
+            "content_disposition": "attachment",
+            "size": len(attachment.content),
+            "download_url": self.download_url(email.email_id, attachment.id, expires),
+            "expires_at": datetime.fromtimestamp(expires, UTC).isoformat(),
+        }
+
+    def handle(self, method: str, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """One request: (status, headers, body)."""
+        parts = urlsplit(target)
+        path = [p for p in parts.path.split("/") if p]
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if method != "GET":
+            return _error(405, "method_not_allowed", "Method not allowed")
+        if path[:1] == ["_downloads"] and len(path) == 2:
+            return self._download(path[1], query.get("signature", ""))
+        if path[:2] != ["emails", "receiving"] or len(path) not in (3, 4, 5):
+            return _error(404, "not_found", "Route not found")
+        if not headers.get("user-agent"):
+            return _error(403, "missing_user_agent", "A User-Agent header is required")
+        authorization = headers.get("authorization", "")
+        if not authorization:
+            return _error(401, "missing_api_key", "Missing API key in the authorization header")
+        if not hmac.compare_digest(authorization.encode(), f"Bearer {self.api_key}".encode()):
+            return _error(403, "invalid_api_key", "API key is invalid")
+        email_id = path[2]
+        kind = "list" if len(path) == 4 else "email" if len(path) == 3 else "attachment"
+        self.requests[kind] += 1
+        fault = self._take_fault("list" if kind == "list" else "any", email_id)
+        if fault and fault.kind != "expired_url":
+            answered = _apply(fault)
+            if answered:
+                return answered
+        email = self._emails.get(email_id)
+        if email is None or (len(path) >= 4 and path[3] != "attachments"):
+            return _error(404, "not_found", "Email not found")
+        if kind == "email":
+            body = email.webhook_data() | {"object": "email", "id": email.email_id}
+            return _json(200, body)
+        if kind == "attachment":
+            found = [a for a in email.attachments if a.id == path[4]]
+            return (
+                _json(200, self._attachment_item(email, found[0]))
+                if found
+                else _error(404, "not_found", "Attachment not found")
+            )
+        return self._list(email, query)
+
+    def _list(self, email: SampleEmail, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        limit = max(1, min(int(query.get("limit", "20")) if query.get("limit", "").isdigit() else 20, 100))
+        items = list(email.attachments)
+        if "after" in query:
+            ids = [a.id for a in items]
+            items = items[ids.index(query["after"]) + 1 :] if query["after"] in ids else []
+        page = items[:limit]
+        return _json(200, {"object": "list", "has_more": len(items) > limit,
+                           "data": [self._attachment_item(email, a) for a in page]})  # fmt: skip
+
+    def _download(self, token: str, signature: str) -> tuple[int, dict[str, str], bytes]:
+        self.requests["download"] += 1
+        try:
+            payload = base64.urlsafe_b64decode(token.encode())
+            email_id, attachment_id, expires = payload.decode().split("/")
+        except ValueError:
+            return 403, {"Content-Type": "application/xml"}, b"<Error><Code>AccessDenied</Code></Error>"
+        expected = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
+        fault = self._take_fault("download", email_id)
+        expired = int(expires) < time.time() or (fault is not None and fault.kind == "expired_url")
+        if not hmac.compare_digest(expected, signature) or expired:
+            return (
+                403,
+                {"Content-Type": "application/xml"},
+                b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>",
+            )
+        if fault:
+            answered = _apply(fault)
+            if answered:
+                return answered
+        email = self._emails.get(email_id)
+        found = [a for a in email.attachments if a.id == attachment_id] if email else []
+        if not found:
+            return 404, {"Content-Type": "application/xml"}, b"<Error><Code>NoSuchKey</Code></Error>"
+        return 200, {"Content-Type": found[0].content_type}, found[0].content
+
+    def control(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """The control endpoints the demo and the chaos run use from another process."""
+        request = json.loads(body or b"{}")
+        if (method, path) == ("POST", "/_control/emails"):
+            email = sample_email(request.get("email_id"), int(request.get("attachments", 2)), self._rng)
+            return _json(201, self.add_email(email).webhook_data())
+        if (method, path) == ("POST", "/_control/faults"):
+            self.add_fault(Fault.model_validate(request))
+            return _json(201, {"ok": True})
+        if (method, path) == ("DELETE", "/_control/faults"):
+            self.clear_faults()
+            return _json(200, {"ok": True})
+        if (method, path) == ("GET", "/_control/stats"):
+            return _json(200, dict(self.requests))
+        return _error(404, "not_found", "Route not found")
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        """Serve on a free loopback port in a thread; yields the base URL."""
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self.url
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def _json(status: int, body: Any) -> tuple[int, dict[str, str], bytes]:
+    headers = {"Content-Type": "application/json", "ratelimit-limit": "5", "ratelimit-remaining": "4",
+               "ratelimit-reset": "1"}  # fmt: skip
+    return status, headers, json.dumps(body, ensure_ascii=False).encode()
+
+
+def _error(status: int, name: str, message: str, retry_after: int | None = None) -> tuple[int, dict[str, str], bytes]:
+    status, headers, body = _json(status, {"statusCode": status, "name": name, "message": message})
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
+    return status, headers, body
+
+
+def _apply(fault: Fault) -> tuple[int, dict[str, str], bytes] | None:
+    """The faulty answer, or None when the fault only delays the normal one."""
+    if fault.kind in ("slow", "timeout"):
+        time.sleep(fault.delay_s)
+        return None if fault.kind == "slow" else (0, {}, b"")  # status 0: drop the connection
+    return _error(fault.status, fault.name, f"injected {fault.status}", fault.retry_after)
+
+
+def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _answer(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if self.path.startswith("/_control/"):
+                status, response_headers, payload = provider.control(self.command, self.path, body)
+            else:
+                status, response_headers, payload = provider.handle(self.command, self.path, headers)
+            if status == 0:
+                self.close_connection = True
+                return
+            self.send_response(status)
+            for name, value in response_headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_DELETE = _answer
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Resend-compatible sample provider (local stack only)")
+    parser.add_argument("--port-file", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    provider = ResendProvider(os.environ["RESEND_API_KEY"], seed=args.seed)
+    with provider.serve() as url:
+        args.port_file.write_text(url.rsplit(":", 1)[1])
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

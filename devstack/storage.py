@@ -1,0 +1,349 @@
+"""Stand-in for Supabase Storage's object API. Local stack only: never deployed, and nothing in
+lib/ or api/ imports it. It serves the requests supabase-py's storage client sends, with the real
+service's rules and error shape where the code under test depends on them:
+
+- POST /storage/v1/object/<bucket>/<key> (multipart/form-data as storage3 sends it, or a raw
+  body); "x-upsert: true" overwrites, otherwise an existing key is a 409 Duplicate. PUT always
+  overwrites.
+- GET /storage/v1/object/<bucket>/<key>, .../object/authenticated/<bucket>/<key>, and
+  .../object/public/<bucket>/<key> for public buckets.
+- Buckets are the rows of storage.buckets (migrations insert them); file_size_limit and
+  allowed_mime_types are enforced. Keys must match Supabase's key rule (ASCII only).
+- Errors are mostly HTTP 400 with the real status as a string in the body:
+  {"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate", "message": ...}.
+
+There are no storage policies (RLS on storage.objects) in this project, so only service_role may
+read or write objects; any other role is refused as the real service refuses it.
+
+Objects live as files under DEVSTACK_STORAGE_DIR/<bucket>/<key>, each with a JSON sidecar
+"<key>#meta.json" ("#" cannot occur in a key, so a sidecar never collides with an object).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import collapse_rfc2231_value
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import psycopg
+
+from devstack.postgrest import AuthError, Backend, Request, Response, authenticate
+
+WRITER_ROLE = "service_role"
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$")
+BUCKET_PATTERN = re.compile(r"^[A-Za-z0-9_!.*'() &$@=;:+,?-]+$")
+MAX_KEY_BYTES = 1024
+GLOBAL_FILE_SIZE_LIMIT = 50 * 1024 * 1024  # Supabase's default upload limit; a bucket's limit can only lower it
+SIDECAR_SUFFIX = "#meta.json"
+DEFAULT_CACHE_CONTROL = "no-cache"
+
+
+class StorageError(Exception):
+    """An answer in Storage's error shape: HTTP 400 unless told otherwise, the real status in the body."""
+
+    def __init__(self, status: str, code: str, error: str, message: str, http_status: int = 400) -> None:
+        super().__init__(message)
+        self.status, self.code, self.error, self.message, self.http_status = status, code, error, message, http_status
+
+    def response(self) -> Response:
+        body = {"statusCode": self.status, "code": self.code, "error": self.error, "message": self.message}
+        return Response.json(self.http_status, body)
+
+
+def invalid_key(key: str) -> StorageError:
+    return StorageError("400", "InvalidKey", "InvalidKey", f"Invalid key: {key}")
+
+
+def bucket_not_found() -> StorageError:
+    return StorageError("404", "NoSuchBucket", "Bucket not found", "Bucket not found")
+
+
+def object_not_found() -> StorageError:
+    return StorageError("404", "NoSuchKey", "not_found", "Object not found")
+
+
+def access_denied() -> StorageError:
+    return StorageError("403", "AccessDenied", "Unauthorized", "new row violates row-level security policy")
+
+
+@dataclass(frozen=True)
+class Bucket:
+    id: str
+    public: bool
+    file_size_limit: int | None
+    allowed_mime_types: list[str] | None
+
+
+@dataclass(frozen=True)
+class Upload:
+    data: bytes
+    content_type: str
+    cache_control: str
+    metadata: Any
+
+
+class Storage:
+    def __init__(self, backend: Backend, root: Path) -> None:
+        self.backend = backend
+        self.root = root
+        # One process serves every request, so one lock makes "exists? then write" atomic and
+        # keeps readers from seeing an object's bytes and sidecar from two different uploads.
+        self.lock = threading.Lock()
+
+    def handle(self, request: Request) -> Response:
+        try:
+            return self.route(request)
+        except StorageError as error:
+            return error.response()
+
+    def route(self, request: Request) -> Response:
+        segments = request.path.split("/")
+        if segments[0] == "object" and len(segments) >= 3:
+            if request.method in ("GET", "HEAD"):
+                if segments[1] == "authenticated" and len(segments) >= 4:
+                    return self.download(request, segments[2], "/".join(segments[3:]))
+                if segments[1] == "public" and len(segments) >= 4:
+                    return self.download(request, segments[2], "/".join(segments[3:]), public=True)
+                return self.download(request, segments[1], "/".join(segments[2:]))
+            if request.method in ("POST", "PUT"):
+                return self.upload(request, segments[1], "/".join(segments[2:]))
+        message = f"Route {request.method}:/storage/v1/{request.path} not found"
+        return Response.json(404, {"statusCode": 404, "error": "Not Found", "message": message})
+
+    # --- the two operations -------------------------------------------------------------------
+
+    def upload(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        key = decode_key(raw_key)
+        self.require_writer(request)
+        bucket = self.bucket(unquote(raw_bucket))
+        upload = parse_upload(request)
+        check_limits(bucket, upload)
+        overwrite = request.method == "PUT" or (request.headers.get("x-upsert") or "").lower() == "true"
+        object_id = self.store(bucket, key, upload, overwrite)
+        return Response.json(200, {"Key": f"{bucket.id}/{key}", "Id": object_id})
+
+    def download(self, request: Request, raw_bucket: str, raw_key: str, public: bool = False) -> Response:
+        key = decode_key(raw_key)
+        if not public:
+            self.require_writer(request)
+        bucket = self.bucket(unquote(raw_bucket))
+        if public and not bucket.public:
+            raise bucket_not_found()
+        data, meta = self.load(bucket, key)
+        headers = {
+            "Content-Type": meta["content_type"],
+            "ETag": f'"{meta["etag"]}"',
+            "Last-Modified": meta["last_modified"],
+        }
+        cache_control = meta["cache_control"]
+        headers["Cache-Control"] = f"max-age={cache_control}" if cache_control.isdigit() else cache_control
+        return Response(200, data, headers)
+
+    # --- checks -------------------------------------------------------------------------------
+
+    def require_writer(self, request: Request) -> None:
+        try:
+            claims = authenticate(request.headers, self.backend.jwt_secret)
+        except AuthError as error:
+            raise StorageError("403", "InvalidJWT", "Unauthorized", str(error)) from error
+        if claims["role"] != WRITER_ROLE:
+            raise access_denied()
+
+    def bucket(self, bucket_id: str) -> Bucket:
+        # The id becomes a folder name: never let "." or ".." or a slash through.
+        if not BUCKET_PATTERN.match(bucket_id) or bucket_id in (".", ".."):
+            raise bucket_not_found()
+        try:
+            with self.backend.pool.connection() as conn, conn.transaction():
+                conn.execute("set local role service_role")
+                row = conn.execute(
+                    "select id, public, file_size_limit, allowed_mime_types from storage.buckets where id = %s",
+                    (bucket_id,),
+                ).fetchone()
+        except psycopg.Error as error:
+            raise database_error(error) from error
+        if row is None:
+            raise bucket_not_found()
+        return Bucket(*row)
+
+    # --- files --------------------------------------------------------------------------------
+
+    def paths(self, bucket: Bucket, key: str) -> tuple[Path, Path]:
+        data_path = self.root / bucket.id / key
+        return data_path, data_path.with_name(data_path.name + SIDECAR_SUFFIX)
+
+    def store(self, bucket: Bucket, key: str, upload: Upload, overwrite: bool) -> str:
+        data_path, meta_path = self.paths(bucket, key)
+        try:
+            data_path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as error:
+            raise folder_clash(key) from error
+        temporaries = [write_temp(data_path.parent, upload.data)]
+        try:
+            with self.lock:
+                existing = read_meta(meta_path)
+                if existing is not None and not overwrite:
+                    raise StorageError("409", "KeyAlreadyExists", "Duplicate", "The resource already exists")
+                if data_path.is_dir():
+                    raise folder_clash(key)
+                meta = {
+                    "id": existing["id"] if existing else str(uuid.uuid4()),  # an overwrite keeps the object's id
+                    "content_type": upload.content_type,
+                    "cache_control": upload.cache_control,
+                    "size": len(upload.data),
+                    "etag": uuid.uuid4().hex,
+                    "last_modified": datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
+                    "metadata": upload.metadata,
+                }
+                temporaries.append(write_temp(meta_path.parent, json.dumps(meta).encode()))
+                # Bytes first, sidecar last: an object exists once its sidecar does.
+                os.replace(temporaries[0], data_path)
+                os.replace(temporaries[1], meta_path)
+                return meta["id"]
+        finally:
+            for temporary in temporaries:
+                Path(temporary).unlink(missing_ok=True)
+
+    def load(self, bucket: Bucket, key: str) -> tuple[bytes, dict[str, Any]]:
+        data_path, meta_path = self.paths(bucket, key)
+        with self.lock:
+            meta = read_meta(meta_path)
+            if meta is None or not data_path.is_file():
+                raise object_not_found()
+            return data_path.read_bytes(), meta
+
+
+def folder_clash(key: str) -> StorageError:
+    return StorageError(
+        "500",
+        "InternalError",
+        "internal",
+        f"The local Storage stand-in cannot hold both an object and a folder at {key!r}",
+        http_status=500,
+    )
+
+
+def database_error(error: psycopg.Error) -> StorageError:
+    if error.sqlstate is None or error.sqlstate.startswith(("08", "57")):
+        # Supabase Storage answers 544 when its database does not answer in time.
+        return StorageError("544", "DatabaseTimeout", "DatabaseTimeout", f"database unavailable: {error}", 544)
+    return StorageError("500", "DatabaseError", "internal", f"database error: {error.sqlstate}", http_status=500)
+
+
+def write_temp(folder: Path, data: bytes) -> str:
+    # "#" cannot occur in a key, so a temporary file never shadows an object.
+    handle, name = tempfile.mkstemp(dir=folder, prefix="#tmp-")
+    with os.fdopen(handle, "wb") as file:
+        file.write(data)
+    return name
+
+
+def read_meta(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_bytes())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def decode_key(raw_key: str) -> str:
+    """The object key from the URL path, held to Supabase's key rule."""
+    try:
+        key = unquote(raw_key, errors="strict")
+    except UnicodeDecodeError as error:
+        raise invalid_key(raw_key) from error
+    segments = key.split("/")
+    if (
+        not key
+        or not KEY_PATTERN.match(key)
+        or len(key.encode()) > MAX_KEY_BYTES
+        # Empty, "." and ".." segments would leave the bucket's folder or alias another key.
+        or any(segment in ("", ".", "..") for segment in segments)
+    ):
+        raise invalid_key(key)
+    return key
+
+
+def check_limits(bucket: Bucket, upload: Upload) -> None:
+    limit = min(bucket.file_size_limit or GLOBAL_FILE_SIZE_LIMIT, GLOBAL_FILE_SIZE_LIMIT)
+    if len(upload.data) > limit:
+        raise StorageError("413", "EntityTooLarge", "Payload too large", "The object exceeded the maximum allowed size")
+    if bucket.allowed_mime_types and not mime_allowed(upload.content_type, bucket.allowed_mime_types):
+        raise StorageError(
+            "415", "InvalidMimeType", "invalid_mime_type", f"mime type {upload.content_type} is not supported"
+        )
+
+
+def mime_allowed(content_type: str, allowed: list[str]) -> bool:
+    base = content_type.split(";")[0].strip().lower()
+    for pattern in allowed:
+        pattern = pattern.strip().lower()
+        if pattern == base or (pattern.endswith("/*") and base.startswith(pattern[:-1])):
+            return True
+    return False
+
+
+# --- request bodies ---------------------------------------------------------------------------
+
+
+def parse_upload(request: Request) -> Upload:
+    content_type = request.headers.get("Content-Type") or "application/octet-stream"
+    if content_type.lower().startswith("multipart/form-data"):
+        return parse_multipart(content_type, request.body)
+    return Upload(request.body, content_type, request.headers.get("Cache-Control") or DEFAULT_CACHE_CONTROL, None)
+
+
+def parse_multipart(content_type: str, body: bytes) -> Upload:
+    """storage3's form: "cacheControl", optional "metadata" (JSON) and "file" (the bytes, with their type)."""
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + body)
+    if not isinstance(message, EmailMessage) or not message.is_multipart() or message.defects:
+        raise malformed_form("the multipart body could not be parsed")
+    fields: dict[str, EmailMessage] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name is not None:
+            fields[collapse_rfc2231_value(name)] = part
+    file = fields.get("file")
+    if file is None:
+        raise malformed_form('the form has no "file" field')
+    return Upload(
+        data=part_bytes(file),
+        content_type=str(file.get("Content-Type") or "application/octet-stream"),
+        cache_control=part_text(fields.get("cacheControl")) or DEFAULT_CACHE_CONTROL,
+        metadata=parse_metadata(part_text(fields.get("metadata"))),
+    )
+
+
+def part_bytes(part: EmailMessage) -> bytes:
+    # The parser read the body as ASCII with surrogateescape; decode=True restores the exact bytes.
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
+
+
+def part_text(part: EmailMessage | None) -> str | None:
+    return part_bytes(part).decode("utf-8", "replace") if part is not None else None
+
+
+def parse_metadata(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise malformed_form("the metadata field is not JSON") from error
+
+
+def malformed_form(reason: str) -> StorageError:
+    return StorageError("400", "InvalidRequest", "Bad Request", f"Invalid upload: {reason}")

@@ -1,0 +1,572 @@
+"""The local API gateway (devstack/gateway.py) as the deployed code sees it: through the real,
+unmodified supabase-py client, plus raw HTTP where the status code itself is the point."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import psycopg
+import pytest
+from postgrest.exceptions import APIError
+from storage3.exceptions import StorageApiError
+
+from supabase import Client, ClientOptions, create_client
+
+BUCKET = "fax-attachments"
+QUEUE_FUNCTIONS = {
+    "claim_document_jobs",
+    "extend_document_job_lease",
+    "complete_document_job",
+    "fail_document_job",
+    "release_document_job",
+    "retry_document_job",
+    "enqueue_document_job",
+    "record_inbound_email",
+    "invoke_document_jobs",
+    "purge_document_jobs",
+}
+PUBLIC_TABLES = ("document_jobs", "fax_received_emails", "fax_received_email_attachments", "document_jobs_claimable")
+SAMPLE_VALUES = {
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "integer": 1,
+    "text": "x",
+    "interval": "1 minute",
+    "boolean": False,
+    "jsonb": {},
+}
+
+
+def role_key(stack_env: dict[str, str], role: str, **claims: Any) -> str:
+    return jwt.encode({"role": role, "exp": int(time.time()) + 3600, **claims}, stack_env["SUPABASE_JWT_SECRET"])
+
+
+def supabase_client(stack_env: dict[str, str], key: str) -> Client:
+    # Our own httpx client, as lib/ does: supabase-py warns about its timeout/verify defaults otherwise.
+    options = ClientOptions(httpx_client=httpx.Client(timeout=30))
+    return create_client(stack_env["SUPABASE_URL"], key, options=options)
+
+
+@pytest.fixture(scope="session")
+def service(stack_env: dict[str, str]) -> Client:
+    return supabase_client(stack_env, stack_env["SUPABASE_SERVICE_ROLE_KEY"])
+
+
+@pytest.fixture(scope="session")
+def anon(stack_env: dict[str, str]) -> Client:
+    return supabase_client(stack_env, stack_env["SUPABASE_ANON_KEY"])
+
+
+@pytest.fixture(scope="session")
+def authenticated(stack_env: dict[str, str]) -> Client:
+    return supabase_client(stack_env, role_key(stack_env, "authenticated", sub=str(uuid.uuid4())))
+
+
+@pytest.fixture(scope="session")
+def http(stack_env: dict[str, str]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stack_env["SUPABASE_URL"], timeout=30) as client:
+        yield client
+
+
+def service_headers(stack_env: dict[str, str]) -> dict[str, str]:
+    key = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
+    return {"apikey": key, "Authorization": f"Bearer {key}"}
+
+
+def new_email(db: psycopg.Connection[dict], provider_email_id: str | None = None) -> str:
+    row = db.execute(
+        "insert into public.fax_received_emails (provider_email_id, data) values (%s, '{}') returning id",
+        (provider_email_id or f"email-{uuid.uuid4()}",),
+    ).fetchone()
+    assert row is not None
+    return str(row["id"])
+
+
+def enqueue(service: Client, email_id: str) -> str:
+    rows = service.rpc("enqueue_document_job", {"p_kind": "fetch_email", "p_fax_received_email_id": email_id}).execute()
+    return rows.data[0]["job_id"]
+
+
+def claim(service: Client, limit: int = 1) -> list[dict[str, Any]]:
+    return service.rpc("claim_document_jobs", {"p_kind": "fetch_email", "p_limit": limit}).execute().data
+
+
+# --- RPC ----------------------------------------------------------------------------------------
+
+
+def test_set_returning_rpc_answers_a_list_of_rows(service: Client, db: psycopg.Connection[dict]) -> None:
+    email_id = new_email(db)
+    enqueued = service.rpc(
+        "enqueue_document_job", {"p_kind": "fetch_email", "p_fax_received_email_id": email_id}
+    ).execute()
+    assert enqueued.data == [{"job_id": enqueued.data[0]["job_id"], "created": True}]
+    again = service.rpc("enqueue_document_job", {"p_kind": "fetch_email", "p_fax_received_email_id": email_id})
+    assert again.execute().data == [{"job_id": enqueued.data[0]["job_id"], "created": False}]
+
+    jobs = claim(service)
+    assert len(jobs) == 1
+    job = jobs[0]
+    assert job["id"] == enqueued.data[0]["job_id"]
+    assert (job["status"], job["attempts"], job["generation"]) == ("running", 1, 1)
+    assert job["fax_received_email_id"] == email_id
+    assert job["lease_until"] is not None
+    assert claim(service) == []  # nothing left: an empty set is [], not null
+
+
+def test_scalar_rpc_answers_the_value(service: Client, db: psycopg.Connection[dict]) -> None:
+    enqueue(service, new_email(db))
+    job = claim(service)[0]
+    done = service.rpc("complete_document_job", {"p_job_id": job["id"], "p_generation": job["generation"]}).execute()
+    assert done.data is True
+    stale = service.rpc("complete_document_job", {"p_job_id": job["id"], "p_generation": job["generation"]})
+    assert stale.execute().data is False
+    row = db.execute("select status, finished_at from public.document_jobs where id = %s", (job["id"],)).fetchone()
+    assert row is not None and row["status"] == "completed" and row["finished_at"] is not None
+
+
+def test_rpc_arguments_take_the_parameter_types_and_defaults(service: Client, db: psycopg.Connection[dict]) -> None:
+    enqueue(service, new_email(db))
+    job = claim(service)[0]
+    extended = service.rpc(
+        "extend_document_job_lease", {"p_job_id": job["id"], "p_generation": job["generation"], "p_lease": "2 hours"}
+    ).execute()
+    assert extended.data is True
+    row = db.execute(
+        "select lease_until - now() as left from public.document_jobs where id = %s", (job["id"],)
+    ).fetchone()
+    assert row is not None and 7000 < row["left"].total_seconds() <= 7200
+    failed = service.rpc(
+        "fail_document_job",
+        {"p_job_id": job["id"], "p_generation": 1, "p_error_code": "boom", "p_retryable": False},
+    ).execute()
+    assert failed.data is True
+    row = db.execute("select status, last_error_code from public.document_jobs where id = %s", (job["id"],)).fetchone()
+    assert row == {"status": "failed", "last_error_code": "boom"}
+
+
+def test_record_inbound_email_takes_a_json_object(service: Client, db: psycopg.Connection[dict]) -> None:
+    data = {"email_id": "re-1", "from": "fax@example.com", "to": ["in@example.com"], "subject": "請求書"}
+    result = service.rpc(
+        "record_inbound_email", {"p_provider_email_id": "re-1", "p_webhook_id": "msg_1", "p_data": data}
+    ).execute()
+    assert len(result.data) == 1 and result.data[0]["duplicate"] is False
+    row = db.execute("select data, subject, to_addresses from public.fax_received_emails").fetchone()
+    assert row == {"data": data, "subject": "請求書", "to_addresses": ["in@example.com"]}
+
+
+def test_anon_and_authenticated_are_refused_every_public_function(
+    anon: Client, authenticated: Client, admin: psycopg.Connection[dict], db: psycopg.Connection[dict]
+) -> None:
+    functions = admin.execute(
+        """
+        select p.proname as name, p.pronargs - p.pronargdefaults as required,
+               array(select format_type(t, null) from unnest(p.proargtypes::oid[]) as t) as types,
+               coalesce(p.proargnames[1:p.pronargs], array_fill(null::text, array[p.pronargs])) as names
+          from pg_proc p where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'
+        """
+    ).fetchall()
+    assert {function["name"] for function in functions} >= QUEUE_FUNCTIONS
+    for function in functions:
+        arguments = {
+            name: SAMPLE_VALUES[sql_type]
+            for name, sql_type in list(zip(function["names"], function["types"], strict=True))[: function["required"]]
+        }
+        for client, role in ((anon, "anon"), (authenticated, "authenticated")):
+            with pytest.raises(APIError) as refused:
+                client.rpc(function["name"], arguments).execute()
+            assert refused.value.code == "42501", (role, function["name"], refused.value)
+            assert "permission denied for function" in (refused.value.message or "")
+    assert db.execute("select count(*) as n from public.document_jobs").fetchone() == {"n": 0}
+
+
+def test_refusals_answer_401_for_anon_and_403_for_a_signed_in_user(
+    stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    body = {"p_kind": "fetch_email"}
+    as_anon = http.post(
+        "/rest/v1/rpc/claim_document_jobs", json=body, headers={"apikey": stack_env["SUPABASE_ANON_KEY"]}
+    )
+    assert as_anon.status_code == 401
+    assert as_anon.json()["code"] == "42501"
+    user = role_key(stack_env, "authenticated")
+    as_user = http.post("/rest/v1/rpc/claim_document_jobs", json=body, headers={"Authorization": f"Bearer {user}"})
+    assert as_user.status_code == 403
+    assert as_user.json()["code"] == "42501"
+
+
+def test_anon_and_authenticated_are_refused_the_tables(anon: Client, authenticated: Client) -> None:
+    for client in (anon, authenticated):
+        for table in PUBLIC_TABLES:
+            with pytest.raises(APIError) as refused:
+                client.table(table).select("*").execute()
+            assert refused.value.code == "42501", table
+        with pytest.raises(APIError) as refused:
+            client.table("fax_received_emails").insert({"provider_email_id": "x", "data": {}}).execute()
+        assert refused.value.code == "42501"
+
+
+def test_unknown_function_is_pgrst202_and_404(service: Client, stack_env: dict[str, str], http: httpx.Client) -> None:
+    with pytest.raises(APIError) as missing:
+        service.rpc("no_such_function", {"p_x": 1}).execute()
+    assert missing.value.code == "PGRST202"
+    assert missing.value.message == "Could not find the function public.no_such_function(p_x) in the schema cache"
+    # A known function with an argument it does not have is not found either.
+    answer = http.post(
+        "/rest/v1/rpc/complete_document_job", json={"p_job_id": str(uuid.uuid4())}, headers=service_headers(stack_env)
+    )
+    assert answer.status_code == 404
+    assert answer.json()["code"] == "PGRST202"
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["not-a-jwt", "a.b.c", "WRONG-SECRET", "EXPIRED"],
+)
+def test_an_invalid_jwt_is_401(token: str, stack_env: dict[str, str], http: httpx.Client) -> None:
+    if token == "WRONG-SECRET":
+        token = jwt.encode({"role": "service_role"}, "another-secret-that-is-long-enough-for-hs256")
+    elif token == "EXPIRED":
+        token = role_key(stack_env, "service_role", exp=int(time.time()) - 3600)
+    answer = http.post("/rest/v1/rpc/invoke_document_jobs", json={}, headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401
+    assert answer.json()["code"] == "PGRST301"
+    assert set(answer.json()) == {"code", "message", "details", "hint"}
+    with pytest.raises(APIError) as refused:
+        supabase_client(stack_env, token).rpc("invoke_document_jobs", {}).execute()
+    assert refused.value.code == "PGRST301"
+
+
+def test_bad_argument_is_400_with_the_functions_message(
+    service: Client, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    with pytest.raises(APIError) as bad:
+        service.rpc("claim_document_jobs", {"p_kind": "fetch_email", "p_limit": 0}).execute()
+    assert (bad.value.code, bad.value.message) == ("22023", "p_limit must be between 1 and 1000")
+    answer = http.post(
+        "/rest/v1/rpc/claim_document_jobs",
+        json={"p_kind": "fetch_email", "p_limit": 0},
+        headers=service_headers(stack_env),
+    )
+    assert answer.status_code == 400
+    malformed = http.post(
+        "/rest/v1/rpc/claim_document_jobs",
+        json={"p_kind": "fetch_email", "p_lease": "soon"},
+        headers=service_headers(stack_env),
+    )
+    assert (malformed.status_code, malformed.json()["code"]) == (400, "22007")
+
+
+@pytest.fixture
+def probe_functions(admin: psycopg.Connection[dict]) -> Iterator[None]:
+    """Functions that exist only for one test: what the migrations do not have (a raise, void, an array)."""
+    admin.execute(
+        """
+        create function public.gateway_probe_raise(p_message text) returns int language plpgsql as $$
+        begin raise exception '%', p_message using hint = 'a hint'; end $$;
+        create function public.gateway_probe_void() returns void language sql as 'select';
+        create function public.gateway_probe_echo(p_data jsonb, p_tags text[] default null, p_n int default 7)
+        returns jsonb language sql as $$ select jsonb_build_object('data', p_data, 'tags', p_tags, 'n', p_n) $$;
+        """
+    )
+    try:
+        yield
+    finally:
+        admin.execute(
+            "drop function public.gateway_probe_raise(text), public.gateway_probe_void(),"
+            " public.gateway_probe_echo(jsonb, text[], int)"
+        )
+
+
+@pytest.mark.usefixtures("probe_functions")
+def test_raise_exception_is_p0001_and_400(service: Client, stack_env: dict[str, str], http: httpx.Client) -> None:
+    with pytest.raises(APIError) as raised:
+        service.rpc("gateway_probe_raise", {"p_message": "it broke"}).execute()
+    assert (raised.value.code, raised.value.message, raised.value.hint) == ("P0001", "it broke", "a hint")
+    answer = http.post("/rest/v1/rpc/gateway_probe_raise", json={"p_message": "x"}, headers=service_headers(stack_env))
+    assert answer.status_code == 400
+
+
+@pytest.mark.usefixtures("probe_functions")
+def test_void_is_204_and_json_and_array_arguments_keep_their_shape(
+    service: Client, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    void = http.post("/rest/v1/rpc/gateway_probe_void", headers=service_headers(stack_env))
+    assert (void.status_code, void.content) == (204, b"")
+    echoed = service.rpc("gateway_probe_echo", {"p_data": "just a string", "p_tags": ["a", "b,c", 'd"e']}).execute()
+    assert echoed.data == {"data": "just a string", "tags": ["a", "b,c", 'd"e'], "n": 7}
+    nested = service.rpc("gateway_probe_echo", {"p_data": {"k": [1, None, True]}, "p_n": 3}).execute()
+    assert nested.data == {"data": {"k": [1, None, True]}, "tags": None, "n": 3}
+
+
+def test_retry_conflict_is_23505_and_409(
+    service: Client, db: psycopg.Connection[dict], stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    email_id = new_email(db)
+    first = enqueue(service, email_id)
+    job = claim(service)[0]
+    service.rpc(
+        "fail_document_job",
+        {"p_job_id": first, "p_generation": job["generation"], "p_error_code": "x", "p_retryable": False},
+    ).execute()
+    assert enqueue(service, email_id) != first  # the failed job no longer blocks a new one for the same e-mail
+    with pytest.raises(APIError) as conflict:
+        service.rpc("retry_document_job", {"p_job_id": first}).execute()
+    assert conflict.value.code == "23505"
+    assert "cannot be retried" in (conflict.value.message or "")
+    assert conflict.value.hint == "Wait for that job to finish, or cancel it, then retry."
+    answer = http.post("/rest/v1/rpc/retry_document_job", json={"p_job_id": first}, headers=service_headers(stack_env))
+    assert answer.status_code == 409
+
+
+def test_foreign_key_violation_is_409(service: Client) -> None:
+    with pytest.raises(APIError) as violation:
+        service.table("document_jobs").insert(
+            {"kind": "fetch_email", "fax_received_email_id": str(uuid.uuid4())}
+        ).execute()
+    assert violation.value.code == "23503"
+
+
+def test_concurrent_claims_through_the_gateway_never_share_a_job(service: Client, db: psycopg.Connection[dict]) -> None:
+    enqueued = {enqueue(service, new_email(db)) for _ in range(24)}
+
+    def claim_until_empty(_: int) -> list[str]:
+        taken: list[str] = []
+        while jobs := claim(service):
+            taken.extend(job["id"] for job in jobs)
+        return taken
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        claimed = [job_id for taken in pool.map(claim_until_empty, range(8)) for job_id in taken]
+    assert sorted(claimed) == sorted(enqueued)
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+def test_table_reads_with_filters_single_and_maybe_single(service: Client, db: psycopg.Connection[dict]) -> None:
+    inserted = (
+        service.table("fax_received_emails")
+        .insert(
+            [
+                {"provider_email_id": "a", "data": {"n": 1}, "subject": "one"},
+                {"provider_email_id": "b", "data": {"n": 2}, "subject": None},
+                {"provider_email_id": "c", "data": {"n": 3}, "subject": "three"},
+            ]
+        )
+        .execute()
+    )
+    assert [row["provider_email_id"] for row in inserted.data] == ["a", "b", "c"]
+    assert all(row["to_addresses"] == [] for row in inserted.data)  # columns not sent keep their defaults
+
+    table = service.table("fax_received_emails")
+    one = table.select("provider_email_id, subject").eq("provider_email_id", "a").execute()
+    assert one.data == [{"provider_email_id": "a", "subject": "one"}]
+    some = (
+        table.select("provider_email_id")
+        .in_("provider_email_id", ["a", "c", "z"])
+        .order("provider_email_id", desc=True)
+    )
+    assert [row["provider_email_id"] for row in some.execute().data] == ["c", "a"]
+    null_subject = table.select("provider_email_id").is_("subject", "null").execute()
+    assert null_subject.data == [{"provider_email_id": "b"}]
+    limited = table.select("provider_email_id").neq("provider_email_id", "b").order("provider_email_id").limit(1)
+    assert limited.execute().data == [{"provider_email_id": "a"}]
+
+    single = table.select("id, data").eq("provider_email_id", "c").single().execute()
+    assert single.data == {"id": inserted.data[2]["id"], "data": {"n": 3}}
+    with pytest.raises(APIError) as none:
+        table.select("id").eq("provider_email_id", "missing").single().execute()
+    assert (none.value.code, none.value.details) == ("PGRST116", "The result contains 0 rows")
+    assert table.select("id").eq("provider_email_id", "missing").maybe_single().execute() is None
+    found = table.select("subject").eq("provider_email_id", "a").maybe_single().execute()
+    assert found is not None and found.data == {"subject": "one"}
+
+    with pytest.raises(APIError) as unknown:
+        table.select("id").eq("no_such_column", "x").execute()
+    assert unknown.value.code == "42703"
+    with pytest.raises(APIError) as no_table:
+        service.table("no_such_table").select("*").execute()
+    assert no_table.value.code == "PGRST205"
+
+
+def test_upsert_with_on_conflict_updates_in_place(service: Client, db: psycopg.Connection[dict]) -> None:
+    email_id = new_email(db)
+    row = {
+        "fax_received_email_id": email_id,
+        "provider_attachment_id": "att-1",
+        "filename": "請求書.pdf",
+        "content_type": "application/pdf",
+        "size_bytes": 10,
+        "sha256": "0" * 64,
+        "bucket": BUCKET,
+        "storage_path": f"fax_received_emails/{email_id}/att-1.pdf",
+    }
+    attachments = service.table("fax_received_email_attachments")
+    first = attachments.upsert(row, on_conflict="fax_received_email_id,provider_attachment_id").execute()
+    second = attachments.upsert(
+        {**row, "size_bytes": 20, "sha256": "f" * 64}, on_conflict="fax_received_email_id,provider_attachment_id"
+    ).execute()
+    assert first.data[0]["id"] == second.data[0]["id"]
+    assert (second.data[0]["size_bytes"], second.data[0]["filename"]) == (20, "請求書.pdf")
+    ignored = attachments.upsert(
+        {**row, "size_bytes": 30}, on_conflict="fax_received_email_id,provider_attachment_id", ignore_duplicates=True
+    ).execute()
+    assert ignored.data == []
+    stored = db.execute("select size_bytes, sha256 from public.fax_received_email_attachments").fetchall()
+    assert stored == [{"size_bytes": 20, "sha256": "f" * 64}]
+    with pytest.raises(APIError) as duplicate:
+        attachments.insert(row).execute()
+    assert duplicate.value.code == "23505"
+
+
+def test_update_and_delete_with_filters(service: Client, db: psycopg.Connection[dict]) -> None:
+    keep, change = new_email(db, "keep"), new_email(db, "change")
+    table = service.table("fax_received_emails")
+    updated = table.update({"subject": "new", "cc_addresses": ["cc@example.com"]}).eq("id", change).execute()
+    assert [(row["id"], row["subject"], row["cc_addresses"]) for row in updated.data] == [
+        (change, "new", ["cc@example.com"])
+    ]
+    assert table.delete().eq("id", change).execute().data[0]["id"] == change
+    remaining = db.execute("select id::text, subject from public.fax_received_emails").fetchall()
+    assert remaining == [{"id": keep, "subject": None}]
+    with pytest.raises(APIError) as unfiltered:
+        table.delete().execute()
+    assert unfiltered.value.code == "21000"
+
+
+# --- storage ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def folder() -> str:
+    """A fresh key prefix: objects outlive the database reset between tests."""
+    return f"tests/{uuid.uuid4()}"
+
+
+def test_upload_download_and_duplicate(
+    service: Client, folder: str, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    bucket = service.storage.from_(BUCKET)
+    content = b"%PDF-1.4\r\n" + bytes(range(256)) + b"\r\n--boundary-like\r\n"
+    uploaded = bucket.upload(f"{folder}/a.pdf", content, {"content-type": "application/pdf", "upsert": "true"})
+    assert uploaded.full_path == f"{BUCKET}/{folder}/a.pdf"
+    assert bucket.download(f"{folder}/a.pdf") == content
+
+    with pytest.raises(StorageApiError) as duplicate:
+        bucket.upload(f"{folder}/a.pdf", b"other", {"content-type": "application/pdf"})
+    assert (duplicate.value.status, duplicate.value.code) == ("409", "Duplicate")
+    assert duplicate.value.message == "The resource already exists"
+    assert bucket.download(f"{folder}/a.pdf") == content
+
+    bucket.upload(f"{folder}/a.pdf", b"replaced", {"content-type": "application/pdf", "upsert": "true"})
+    assert bucket.download(f"{folder}/a.pdf") == b"replaced"
+    bucket.update(f"{folder}/a.pdf", b"updated", {"content-type": "text/plain"})
+
+    raw = http.get(f"/storage/v1/object/authenticated/{BUCKET}/{folder}/a.pdf", headers=service_headers(stack_env))
+    assert (raw.status_code, raw.content, raw.headers["content-type"]) == (200, b"updated", "text/plain")
+    again = http.post(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf", content=b"x", headers=service_headers(stack_env))
+    assert again.status_code == 400  # Storage puts the real status in the body
+    assert again.json() == {
+        "statusCode": "409",
+        "code": "KeyAlreadyExists",
+        "error": "Duplicate",
+        "message": "The resource already exists",
+    }
+
+
+def test_raw_body_upload_keeps_its_content_type(folder: str, stack_env: dict[str, str], http: httpx.Client) -> None:
+    headers = {**service_headers(stack_env), "Content-Type": "application/pdf"}
+    answer = http.post(f"/storage/v1/object/{BUCKET}/{folder}/raw.pdf", content=b"%PDF raw", headers=headers)
+    assert answer.status_code == 200
+    assert answer.json()["Key"] == f"{BUCKET}/{folder}/raw.pdf"
+    uuid.UUID(answer.json()["Id"])
+    fetched = http.get(f"/storage/v1/object/{BUCKET}/{folder}/raw.pdf", headers=service_headers(stack_env))
+    assert (fetched.content, fetched.headers["content-type"]) == (b"%PDF raw", "application/pdf")
+
+
+@pytest.mark.parametrize("key", ["請求書.pdf", "50%.pdf", "a#b.pdf", "a/../b.pdf", "a//b.pdf"])
+def test_keys_outside_supabase_rules_are_invalid(
+    key: str, folder: str, service: Client, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    path = f"{folder}/{key}"
+    if ".." in key or "//" in key:  # storage3 itself refuses dot segments, so send these raw
+        answer = http.post(
+            f"/storage/v1/object/{BUCKET}/" + httpx.URL(path).raw_path.decode().replace(".", "%2E"),
+            content=b"x",
+            headers=service_headers(stack_env),
+        )
+        assert (answer.status_code, answer.json()["error"]) == (400, "InvalidKey")
+        return
+    with pytest.raises(StorageApiError) as invalid:
+        service.storage.from_(BUCKET).upload(path, b"%PDF", {"content-type": "application/pdf"})
+    assert (invalid.value.status, invalid.value.code, invalid.value.message) == (
+        "400",
+        "InvalidKey",
+        f"Invalid key: {path}",
+    )
+
+
+def test_only_service_role_reaches_objects(anon: Client, authenticated: Client, service: Client, folder: str) -> None:
+    service.storage.from_(BUCKET).upload(f"{folder}/secret.pdf", b"%PDF", {"content-type": "application/pdf"})
+    for client in (anon, authenticated):
+        with pytest.raises(StorageApiError) as refused:
+            client.storage.from_(BUCKET).upload(f"{folder}/x.pdf", b"%PDF", {"content-type": "application/pdf"})
+        assert (refused.value.status, refused.value.code) == ("403", "Unauthorized")
+        assert refused.value.message == "new row violates row-level security policy"
+        with pytest.raises(StorageApiError) as hidden:
+            client.storage.from_(BUCKET).download(f"{folder}/secret.pdf")
+        assert hidden.value.status == "403"
+    with pytest.raises(StorageApiError) as missing:
+        service.storage.from_(BUCKET).download(f"{folder}/x.pdf")  # the refused uploads stored nothing
+    assert (missing.value.status, missing.value.code) == ("404", "not_found")
+
+
+def test_unknown_bucket(service: Client, folder: str) -> None:
+    with pytest.raises(StorageApiError) as unknown:
+        service.storage.from_("no-such-bucket").upload(f"{folder}/a.pdf", b"%PDF", {"content-type": "application/pdf"})
+    assert (unknown.value.status, unknown.value.code, unknown.value.message) == (
+        "404",
+        "Bucket not found",
+        "Bucket not found",
+    )
+
+
+def test_bucket_size_limit_is_413(service: Client, admin: psycopg.Connection[dict], folder: str) -> None:
+    bucket = service.storage.from_(BUCKET)
+    previous = admin.execute("select file_size_limit from storage.buckets where id = %s", (BUCKET,)).fetchone()
+    assert previous is not None
+    admin.execute("update storage.buckets set file_size_limit = 10 where id = %s", (BUCKET,))
+    try:
+        bucket.upload(f"{folder}/fits.pdf", b"0123456789", {"content-type": "application/pdf"})
+        with pytest.raises(StorageApiError) as too_large:
+            bucket.upload(f"{folder}/big.pdf", b"0123456789A", {"content-type": "application/pdf"})
+        assert (too_large.value.status, too_large.value.code) == ("413", "Payload too large")
+        assert too_large.value.message == "The object exceeded the maximum allowed size"
+    finally:
+        admin.execute(
+            "update storage.buckets set file_size_limit = %s where id = %s", (previous["file_size_limit"], BUCKET)
+        )
+    assert bucket.download(f"{folder}/fits.pdf") == b"0123456789"
+
+
+# --- the gateway itself -------------------------------------------------------------------------
+
+
+def test_unknown_routes_and_the_log(stack_env: dict[str, str], http: httpx.Client) -> None:
+    assert http.get("/nowhere").status_code == 404
+    assert http.get("/storage/v1/nowhere", headers=service_headers(stack_env)).status_code == 404
+    log = Path(stack_env["DEVSTACK_FOLDER"], "gateway.log").read_text()
+    assert "GET /nowhere 404" in log
+    assert "POST /rest/v1/rpc/claim_document_jobs 200" in log
+    for secret in (
+        stack_env["SUPABASE_SERVICE_ROLE_KEY"],
+        stack_env["SUPABASE_ANON_KEY"],
+        stack_env["SUPABASE_JWT_SECRET"],
+    ):
+        assert secret not in log
