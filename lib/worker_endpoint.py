@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -12,11 +14,11 @@ from lib import fetch_email, log
 from lib.attachment_storage import AttachmentStorage
 from lib.fax_records import FaxRecords
 from lib.internal_auth import is_authorized
-from lib.queue import Job, Queue
+from lib.queue import Queue
 from lib.resend_client import ResendClient
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase_client import TIMEOUT, service_client
-from lib.worker import Checkpoint, Clock, run_invocation
+from lib.worker import Clock, RunJob, run_invocation
 
 
 def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[int, dict[str, Any]]:
@@ -29,6 +31,15 @@ def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[in
     except ConfigError as error:
         log.event("worker_misconfigured", logging.ERROR, error=str(error))
         return 500, {"error": "misconfigured"}
+    with connected(settings) as (queue, run_job):
+        summary = run_invocation(queue, fetch_email.KIND, run_job, clock, started)
+    log.event("invocation_finished", **summary.model_dump())
+    return 200, summary.model_dump()
+
+
+@contextmanager
+def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
+    """The queue and the fetch_email job, over one HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http)
         context = fetch_email.FetchContext(
@@ -37,10 +48,4 @@ def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[in
             storage=AttachmentStorage(client, settings.attachments_bucket),
             max_bytes=settings.attachment_max_bytes,
         )
-
-        def run_job(job: Job, checkpoint: Checkpoint) -> None:
-            fetch_email.run(job, context, checkpoint)
-
-        summary = run_invocation(Queue(client), fetch_email.KIND, run_job, clock, started)
-    log.event("invocation_finished", **summary.model_dump())
-    return 200, summary.model_dump()
+        yield Queue(client), lambda job, checkpoint: fetch_email.run(job, context, checkpoint)

@@ -1,0 +1,160 @@
+"""The worker over real loopback HTTP, against the local PostgREST and Storage stand-ins and the
+Resend sample provider: jobs end completed with their attachments stored once, under their
+original Japanese names, even when a worker dies mid-job or comes back after losing its lease."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import urllib.request
+from collections.abc import Iterator
+from datetime import timedelta
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from api.internal.document_jobs import handler
+from devstack.resend_provider import ResendProvider, SampleEmail, sample_email
+from lib import fax_records
+from lib.queue import LeaseLost
+from lib.settings import WorkerSettings
+from lib.worker_endpoint import connected
+
+SECRET = "integration-internal-secret"
+RESEND_KEY = "re_integration_key"
+
+
+class Crash(BaseException):
+    """A worker process dying: nothing in the worker catches it."""
+
+
+@pytest.fixture
+def provider() -> Iterator[ResendProvider]:
+    provider = ResendProvider(RESEND_KEY, seed=7)
+    with provider.serve():
+        yield provider
+
+
+@pytest.fixture
+def worker_env(monkeypatch, stack_env, provider) -> None:
+    for name, value in {"SUPABASE_URL": stack_env["SUPABASE_URL"],
+                        "SUPABASE_SERVICE_ROLE_KEY": stack_env["SUPABASE_SERVICE_ROLE_KEY"],
+                        "INTERNAL_FUNCTION_SECRET": SECRET, "RESEND_API_KEY": RESEND_KEY,
+                        "RESEND_API_URL": provider.url}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def worker_url(worker_env) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/internal/document_jobs"
+    server.shutdown()
+    server.server_close()
+
+
+def invoke_worker(url: str) -> dict:
+    request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Authorization": f"Bearer {SECRET}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def receive(db, provider: ResendProvider, email: SampleEmail) -> str:
+    """What the webhook does: record the e-mail and enqueue its job (no Vault secrets here: no kick)."""
+    provider.add_email(email)
+    row = db.execute(
+        "select * from record_inbound_email(%s, %s, %s)",
+        (email.email_id, f"msg_{email.email_id}", json.dumps(email.webhook_data())),
+    ).fetchone()
+    return str(row["fax_received_email_id"])
+
+
+def stored_objects(stack_env, email_row_id: str) -> list[Path]:
+    folder = Path(stack_env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments" / "fax_received_emails" / email_row_id
+    return sorted(p for p in folder.glob("*") if not p.name.endswith("#meta.json")) if folder.exists() else []
+
+
+def test_queued_jobs_end_completed_with_attachments_stored(db, provider, worker_url, stack_env) -> None:
+    rng = random.Random(1)
+    emails = [sample_email(f"em_{n}", attachment_count=2 + n, rng=rng) for n in range(3)]
+    rows = {email.email_id: receive(db, provider, email) for email in emails}
+
+    summary = invoke_worker(worker_url)
+
+    assert (summary["claimed"], summary["completed"]) == (3, 3)
+    assert [r["status"] for r in db.execute("select status from document_jobs").fetchall()] == ["completed"] * 3
+    for email in emails:
+        stored = db.execute(
+            """select * from fax_received_email_attachments
+                where fax_received_email_id = %s order by provider_attachment_id""",
+            (rows[email.email_id],),
+        ).fetchall()
+        expected = sorted(email.attachments, key=lambda a: a.id)
+        assert [(s["provider_attachment_id"], s["filename"], s["content_type"]) for s in stored] == [
+            (a.id, a.filename, "application/pdf") for a in expected
+        ]
+        assert [s["sha256"] for s in stored] == [hashlib.sha256(a.content).hexdigest() for a in expected]
+        objects = stored_objects(stack_env, rows[email.email_id])
+        assert len(objects) == len(email.attachments)
+        assert {p.read_bytes() for p in objects} == {a.content for a in email.attachments}
+        assert all(p.name.isascii() for p in objects)
+
+
+def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider, worker_url, stack_env, monkeypatch):
+    email = sample_email("em_crash", attachment_count=3)
+    row_id = receive(db, provider, email)
+    uploads = []
+
+    def die_after_upload(self, attachment) -> None:
+        uploads.append(attachment.storage_path)
+        raise Crash  # the upload happened, its row was never written
+
+    with monkeypatch.context() as patch, connected(WorkerSettings.load()) as (queue, run_job):
+        patch.setattr(fax_records.FaxRecords, "record_attachment", die_after_upload)
+        job = queue.claim("fetch_email")
+        with pytest.raises(Crash):
+            run_job(job, lambda: queue.extend(job))
+    assert len(stored_objects(stack_env, row_id)) == 1 and len(uploads) == 1
+    admin.execute("update document_jobs set lease_until = now() - interval '1 second'")  # the lease passes
+
+    summary = invoke_worker(worker_url)
+
+    assert summary["completed"] == 1
+    job_row = db.execute("select status, attempts, generation from document_jobs").fetchone()
+    assert job_row == {"status": "completed", "attempts": 2, "generation": 2}
+    assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 3
+    objects = stored_objects(stack_env, row_id)
+    assert len(objects) == 3, "the object uploaded before the crash was overwritten, not duplicated"
+    assert {p.read_bytes() for p in objects} == {a.content for a in email.attachments}
+
+
+def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, worker_env, stack_env) -> None:
+    email = sample_email("em_stale", attachment_count=2)
+    row_id = receive(db, provider, email)
+    settings = WorkerSettings.load()
+    with connected(settings) as (stale_queue, stale_run), connected(settings) as (queue, run_job):
+        stale_job = stale_queue.claim("fetch_email")
+        admin.execute("update document_jobs set lease_until = now() - interval '1 second'")  # it froze
+        job = queue.claim("fetch_email")
+        assert (stale_job.generation, job.generation) == (1, 2)
+        before = db.execute("select * from document_jobs").fetchone()
+
+        with pytest.raises(LeaseLost):
+            stale_run(stale_job, lambda: stale_queue.extend(stale_job))
+        for write in (lambda: stale_queue.complete(stale_job),
+                      lambda: stale_queue.fail(stale_job, "resend_unavailable", "x", retryable=True),
+                      lambda: stale_queue.release(stale_job, timedelta(0))):  # fmt: skip
+            with pytest.raises(LeaseLost):
+                write()
+
+        assert db.execute("select * from document_jobs").fetchone() == before
+        assert stored_objects(stack_env, row_id) == []
+        assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 0
+
+        run_job(job, lambda: queue.extend(job))  # the live holder is unaffected
+        queue.complete(job)
+    assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
+    assert len(stored_objects(stack_env, row_id)) == 2
