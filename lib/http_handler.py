@@ -20,6 +20,14 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def read_body(self, max_bytes: int) -> bytes | None:
+        """The whole body, or None when it is larger than max_bytes (then it is not read at all)."""
+        length = self.headers.get("Content-Length", "0")
+        if not length.isdigit() or int(length) > max_bytes:
+            self.close_connection = True  # the unread body must not be taken for the next request
+            return None
+        return self.rfile.read(int(length))
+
     def _method_not_allowed(self) -> None:
         self.send_json(405, {"error": "method_not_allowed"})
 

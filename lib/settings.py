@@ -41,3 +41,8 @@ class WorkerSettings(SupabaseSettings):
     attachments_bucket: str = "fax-attachments"
     # Resend accepts e-mails of up to 40 MB in all: no single attachment can be larger.
     attachment_max_bytes: int = 40 * 1024 * 1024
+
+
+class WebhookSettings(SupabaseSettings):
+    resend_webhook_secret: SecretStr  # whsec_...: the signing secret Resend shows for the webhook
+    webhook_max_body_bytes: int = 1024 * 1024  # the event carries metadata only, never attachment content

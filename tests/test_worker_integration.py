@@ -7,11 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import threading
 import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from lib import fax_records
 from lib.queue import LeaseLost
 from lib.settings import WorkerSettings
 from lib.worker_endpoint import connected
+from tests.serve import serve
 
 SECRET = "integration-internal-secret"
 RESEND_KEY = "re_integration_key"
@@ -49,11 +48,8 @@ def worker_env(monkeypatch, stack_env, provider) -> None:
 
 @pytest.fixture
 def worker_url(worker_env) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/api/internal/document_jobs"
-    server.shutdown()
-    server.server_close()
+    with serve(handler) as url:
+        yield url + "/api/internal/document_jobs"
 
 
 def invoke_worker(url: str) -> dict:

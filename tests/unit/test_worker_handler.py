@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 
 import pytest
 
 from api.internal.document_jobs import handler
+from tests.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
 SECRET = "a-long-random-internal-secret"
@@ -22,11 +21,8 @@ def worker_url(monkeypatch) -> Iterator[str]:
     for name, value in {"INTERNAL_FUNCTION_SECRET": SECRET, "SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY,
                         "RESEND_API_KEY": "re_unit", "RESEND_API_URL": "https://resend.test"}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/api/internal/document_jobs"
-    server.shutdown()
-    server.server_close()
+    with serve(handler) as url:
+        yield url + "/api/internal/document_jobs"
 
 
 def call(url: str, method: str = "POST", authorization: str | None = None) -> tuple[int, dict]:

@@ -1,0 +1,163 @@
+"""The webhook over real loopback HTTP, signed by the svix library, with PostgREST answered by respx."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from svix.webhooks import Webhook
+
+from api.webhooks.resend import handler
+from tests.serve import serve
+from tests.unit.fake_supabase import KEY, URL
+
+SECRET = "whsec_" + base64.b64encode(b"unit-test-webhook-signing-key-32").decode()
+EVENT = {
+    "type": "email.received",
+    "created_at": "2026-11-29T10:00:00.000Z",
+    "data": {"email_id": "em_42", "from": "fax@example.jp", "to": ["faxes@example.com"], "subject": "FAX",
+             "attachments": [{"id": "att_1", "filename": "請求書.pdf", "content_type": "application/pdf"}]},
+}  # fmt: skip
+RECORDED = {
+    "fax_received_email_id": "7d3c6a4e-2b1f-4f0e-9a8b-1c2d3e4f5a6b",
+    "job_id": "0b9e1f2a-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+    "duplicate": False,
+}
+
+
+@pytest.fixture
+def webhook_url(monkeypatch) -> Iterator[str]:
+    for name, value in {"SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY, "RESEND_WEBHOOK_SECRET": SECRET,
+                        "WEBHOOK_MAX_BODY_BYTES": "4096"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    with serve(handler) as url:
+        yield url + "/api/webhooks/resend"
+
+
+@pytest.fixture
+def record_rpc(router):
+    return router.post(f"{URL}/rest/v1/rpc/record_inbound_email").mock(
+        return_value=httpx.Response(200, json=[RECORDED])
+    )
+
+
+def signed(body: bytes, msg_id: str = "msg_2Lh9", at: datetime | None = None, secret: str = SECRET) -> dict[str, str]:
+    at = at or datetime.now(UTC)
+    signature = Webhook(secret).sign(msg_id, at, body.decode())
+    return {"svix-id": msg_id, "svix-timestamp": str(int(at.timestamp())), "svix-signature": signature}
+
+
+def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=body if method == "POST" else None, method=method,
+                                     headers={"Content-Type": "application/json", **headers})  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_received_email_is_recorded_in_one_call(webhook_url, record_rpc) -> None:
+    body = json.dumps(EVENT, ensure_ascii=False).encode()
+
+    status, answer = post(webhook_url, body, signed(body))
+
+    assert (status, answer) == (200, {"received": True, **RECORDED})
+    [call] = record_rpc.calls
+    assert json.loads(call.request.content) == {
+        "p_provider_email_id": "em_42", "p_webhook_id": "msg_2Lh9", "p_data": EVENT["data"]}  # fmt: skip
+    assert call.request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_any_one_of_several_signatures_may_match(webhook_url, record_rpc) -> None:
+    body = json.dumps(EVENT).encode()
+    headers = signed(body)
+    other = Webhook("whsec_" + base64.b64encode(b"an-old-rotated-out-signing-key!!").decode())
+    headers["svix-signature"] = (
+        f"{other.sign('msg_2Lh9', datetime.now(UTC), body.decode())} {headers['svix-signature']}"
+    )
+    assert post(webhook_url, body, headers)[0] == 200
+
+
+BAD_SIGNATURES = {
+    "no headers": lambda body: {},
+    "wrong secret": lambda body: signed(body, secret="whsec_" + base64.b64encode(b"x" * 32).decode()),
+    "six minutes old": lambda body: signed(body, at=datetime.now(UTC) - timedelta(minutes=6)),
+    "six minutes ahead": lambda body: signed(body, at=datetime.now(UTC) + timedelta(minutes=6)),
+    "other id": lambda body: signed(body) | {"svix-id": "msg_other"},
+    "signature without version": lambda body: signed(body) | {"svix-signature": "bm90LWEtc2lnbmF0dXJl"},
+    "signature not base64": lambda body: signed(body) | {"svix-signature": "v1,***"},
+    "body changed after signing": lambda body: signed(body.replace(b"em_42", b"em_43")),
+}
+
+
+@pytest.mark.parametrize("case", BAD_SIGNATURES)
+def test_a_bad_signature_is_refused_and_nothing_recorded(webhook_url, record_rpc, case) -> None:
+    body = json.dumps(EVENT).encode()
+    status, answer = post(webhook_url, body, BAD_SIGNATURES[case](body))
+    assert (status, answer["error"]) == (401, "invalid_signature")
+    assert not record_rpc.called
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [(b"{not json", "malformed_json"),
+     (b'["a list"]', "malformed_event"),
+     (b'{"type": "email.received"}', "malformed_event"),
+     (b'{"type": "email.received", "data": {}}', "missing_email_id"),
+     (b'{"type": "email.received", "data": {"email_id": ""}}', "missing_email_id"),
+     (b'{"type": "email.received", "data": {"email_id": 42}}', "missing_email_id")],
+)  # fmt: skip
+def test_a_malformed_event_gets_400_with_a_clear_code(webhook_url, record_rpc, body, code) -> None:
+    status, answer = post(webhook_url, body, signed(body))
+    assert (status, answer["error"]) == (400, code)
+    assert answer["message"]
+    assert not record_rpc.called
+
+
+def test_other_event_types_are_acknowledged_and_ignored(webhook_url, record_rpc) -> None:
+    body = json.dumps({"type": "email.delivered", "data": {"email_id": "em_1"}}).encode()
+    assert post(webhook_url, body, signed(body)) == (200, {"received": True, "ignored": "email.delivered"})
+    assert not record_rpc.called
+
+
+def test_a_body_over_the_cap_gets_413_unread(webhook_url, record_rpc) -> None:
+    body = json.dumps(EVENT | {"padding": "x" * 5000}).encode()
+    status, answer = post(webhook_url, body, signed(body))
+    assert (status, answer["error"]) == (413, "body_too_large")
+    assert not record_rpc.called
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [httpx.Response(503, json={"code": "PGRST001", "message": "Database client error", "details": None, "hint": None}),
+     httpx.ConnectError("refused")],
+    ids=["database down", "PostgREST unreachable"],
+)  # fmt: skip
+def test_an_email_that_could_not_be_recorded_gets_500_so_resend_redelivers(webhook_url, router, failure) -> None:
+    route = router.post(f"{URL}/rest/v1/rpc/record_inbound_email")
+    route.mock(side_effect=failure) if isinstance(failure, Exception) else route.mock(return_value=failure)
+    body = json.dumps(EVENT).encode()
+
+    status, answer = post(webhook_url, body, signed(body))
+
+    assert (status, answer["error"]) == (500, "not_recorded")
+    assert KEY not in json.dumps(answer) and "Traceback" not in json.dumps(answer)
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_other_methods_get_405(webhook_url, method) -> None:
+    assert post(webhook_url, b"", {}, method=method) == (405, {"error": "method_not_allowed"})
+
+
+def test_a_missing_secret_is_a_500_naming_the_variable_in_the_log(webhook_url, monkeypatch, caplog) -> None:
+    monkeypatch.delenv("RESEND_WEBHOOK_SECRET")
+    body = json.dumps(EVENT).encode()
+    assert post(webhook_url, body, signed(body))[0] == 500
+    assert "RESEND_WEBHOOK_SECRET" in caplog.text
