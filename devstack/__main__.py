@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
             print("devstack: already up; run 'python -m devstack down' first", file=sys.stderr)
             return 1
         started = stack.start()
-        started.save()
+        stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
         return 0
     if command == "down":

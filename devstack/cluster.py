@@ -110,9 +110,17 @@ class Cluster:
             raise RuntimeError(f"psql {' '.join(args)} failed:\n{result.stderr}")
         return result.stdout
 
-    def stop(self) -> None:
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server and keep its data: the database "goes down"."""
         if (self.data / "postmaster.pid").exists():
-            _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"])
+            _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"])
+
+    def start_server(self) -> None:
+        _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "start"])
+
+    def stop(self) -> None:
+        """Stop the server and delete everything."""
+        self.stop_server("immediate")
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -158,7 +166,7 @@ def start() -> Cluster:
     settings += f"unix_socket_directories = '{cluster.folder}'\n"
     with open(cluster.data / "postgresql.conf", "a") as conf:
         conf.write(settings)
-    _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(cluster.data), "-l", str(cluster.log), "-w", "start"])
+    cluster.start_server()
     cluster.psql("-f", str(ROOT / "devstack" / "bootstrap.sql"), user=SUPERUSER)
     apply_migrations(cluster)
     return cluster

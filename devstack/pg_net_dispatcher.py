@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,6 +28,7 @@ BATCH = 200
 POLL_S = 1.0
 RESPONSE_TTL = "6 hours"  # pg_net's default pg_net.ttl
 MAX_CONCURRENT_REQUESTS = 64
+RECONNECT_S = 0.5
 
 
 def take_batch(conn: psycopg.Connection[dict]) -> list[dict]:
@@ -97,9 +99,19 @@ def dispatch(conninfo: str, client: httpx.Client, request: dict) -> None:
 def run(conninfo: str, ready_file: Path | None) -> None:
     """Runs until killed; requests in flight then are lost, as when pg_net's worker restarts."""
     pool = ThreadPoolExecutor(MAX_CONCURRENT_REQUESTS)
-    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn, httpx.Client() as client:
+    with httpx.Client() as client:
+        while True:
+            try:
+                serve(conninfo, client, pool, ready_file)
+            except psycopg.OperationalError as error:  # the database restarted: connect again
+                print(f"pg_net dispatcher: {error}; reconnecting", file=sys.stderr)
+                time.sleep(RECONNECT_S)
+
+
+def serve(conninfo: str, client: httpx.Client, pool: ThreadPoolExecutor, ready_file: Path | None) -> None:
+    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
         conn.execute("listen pg_net_standin")
-        if ready_file:
+        if ready_file and not ready_file.exists():
             ready_file.write_text(str(os.getpid()))
         while True:
             conn.execute("delete from net._http_response where created < now() - %s::interval", (RESPONSE_TTL,))

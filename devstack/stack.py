@@ -1,9 +1,16 @@
-"""Starts and stops the whole local stack: the database cluster, the pg_net dispatcher and the
-API gateway (PostgREST and Storage stand-ins), and says how to reach them (environment
-variables, the same names the deployed code reads)."""
+"""Starts and stops the whole local stack and says how to reach it (environment variables, with
+the names the deployed code reads):
+
+- the database cluster (devstack/cluster.py),
+- the API gateway: the PostgREST and Storage stand-ins (devstack/gateway.py),
+- the pg_net dispatcher (devstack/pg_net_dispatcher.py),
+- the Resend sample provider (devstack/resend_provider.py),
+- the Vercel function host serving api/ (devstack/function_host.py).
+"""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -21,41 +28,63 @@ from devstack import cluster
 
 STATE_FILE = cluster.ROOT / ".devstack" / "state.json"
 ENV_FILE = cluster.ROOT / ".devstack" / "env"
-READY_TIMEOUT_S = 20.0
+READY_TIMEOUT_S = 30.0
+# name -> module and whether it reports a port (else a ready file)
+PROCESSES = {
+    "gateway": ("devstack.gateway", "--port-file"),
+    "pg_net_dispatcher": ("devstack.pg_net_dispatcher", "--ready-file"),
+    "resend_provider": ("devstack.resend_provider", "--port-file"),
+    "function_host": ("devstack.function_host", "--port-file"),
+}
+URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 
 
 def api_key(jwt_secret: str, role: str) -> str:
     """A Supabase-style API key: an HS256 JWT whose "role" claim picks the database role."""
-    return jwt.encode(
-        {"iss": "supabase-local", "role": role, "iat": int(time.time()), "exp": int(time.time()) + 10 * 365 * 86400},
-        jwt_secret,
-        algorithm="HS256",
-    )
+    now = int(time.time())
+    return jwt.encode({"iss": "supabase-local", "role": role, "iat": now, "exp": now + 10 * 365 * 86400}, jwt_secret)
 
 
 @dataclass
 class Stack:
     database: cluster.Cluster
     env: dict[str, str] = field(default_factory=dict)
-    pids: list[int] = field(default_factory=list)
+    pids: dict[str, int] = field(default_factory=dict)
 
-    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    @property
+    def state_file(self) -> Path:
+        return self.database.folder / "state.json"
+
+    def start_process(self, name: str) -> None:
+        module, flag = PROCESSES[name]
+        signal_file = self.database.folder / f"{name}.{'port' if flag == '--port-file' else 'ready'}"
+        signal_file.unlink(missing_ok=True)
         with open(self.database.folder / f"{name}.log", "ab") as log:  # the child keeps its own copy
             process = subprocess.Popen(
-                [sys.executable, "-m", *args],
+                [sys.executable, "-m", module, flag, str(signal_file)],
                 cwd=cluster.ROOT,
                 env={**os.environ, **self.env},
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
             )
-        self.pids.append(process.pid)
-        return process
+        self.pids[name] = process.pid
+        value = _wait_for_file(signal_file, process, name)
+        if name in URL_VARIABLE:
+            self.env[URL_VARIABLE[name]] = f"http://127.0.0.1:{value}"
+        self.save()
+
+    def stop_process(self, name: str) -> None:
+        pid = self.pids.pop(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        _wait_gone(pid)
+        self.save()
 
     def save(self) -> None:
-        STATE_FILE.parent.mkdir(exist_ok=True)
-        STATE_FILE.write_text(json.dumps({"folder": str(self.database.folder), "pids": self.pids, "env": self.env}))
-        ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(self.env.items())))
+        """The stack's own state, in its folder: tests stop and restart its processes through it."""
+        state = {"folder": str(self.database.folder), "pids": self.pids, "env": self.env}
+        self.state_file.write_text(json.dumps(state))
 
 
 def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> str:
@@ -64,7 +93,7 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> s
         if path.exists() and path.read_text().strip():
             return path.read_text().strip()
         if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with {process.returncode}; see its log in {path.parent}")
+            raise RuntimeError(f"{what} exited with {process.returncode}; see {path.parent / what}.log")
         time.sleep(0.05)
     raise RuntimeError(f"{what} did not start within {READY_TIMEOUT_S} s")
 
@@ -84,13 +113,13 @@ def start() -> Stack:
             SUPABASE_JWT_SECRET=jwt_secret,
             SUPABASE_ANON_KEY=api_key(jwt_secret, "anon"),
             SUPABASE_SERVICE_ROLE_KEY=api_key(jwt_secret, "service_role"),
+            # What the functions read on Vercel; throwaway values made for this stack alone.
+            INTERNAL_FUNCTION_SECRET=secrets.token_urlsafe(32),
+            RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),
+            RESEND_WEBHOOK_SECRET="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode(),
         )
-        port_file = database.folder / "gateway.port"
-        gateway = stack.spawn("gateway", "devstack.gateway", "--port-file", str(port_file))
-        stack.env["SUPABASE_URL"] = f"http://127.0.0.1:{_wait_for_file(port_file, gateway, 'the API gateway')}"
-        ready_file = database.folder / "dispatcher.ready"
-        dispatcher = stack.spawn("pg_net_dispatcher", "devstack.pg_net_dispatcher", "--ready-file", str(ready_file))
-        _wait_for_file(ready_file, dispatcher, "the pg_net dispatcher")
+        for name in PROCESSES:
+            stack.start_process(name)
     except BaseException:
         stop(stack)
         raise
@@ -98,10 +127,10 @@ def start() -> Stack:
 
 
 def stop(stack: Stack) -> None:
-    for pid in stack.pids:
+    for name in list(stack.pids):
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGTERM)
-    for pid in stack.pids:
+            os.killpg(stack.pids[name], signal.SIGTERM)
+    for pid in stack.pids.values():
         _wait_gone(pid)
     stack.database.stop()
 
@@ -122,6 +151,18 @@ def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def attach(folder: str | Path) -> Stack:
+    """The running stack whose folder is `folder` (DEVSTACK_FOLDER), from another process."""
+    state = json.loads((Path(folder) / "state.json").read_text())
+    return Stack(cluster.Cluster(Path(state["folder"])), env=state["env"], pids=state["pids"])
+
+
+def save_for_up(stack: Stack) -> None:
+    STATE_FILE.parent.mkdir(exist_ok=True)
+    STATE_FILE.write_text(json.dumps({"folder": str(stack.database.folder)}))
+    ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(stack.env.items())))
+
+
 def forget() -> None:
     STATE_FILE.unlink(missing_ok=True)
     ENV_FILE.unlink(missing_ok=True)
@@ -131,5 +172,4 @@ def load() -> Stack | None:
     """The stack started by an earlier "up", if its state is still here."""
     if not STATE_FILE.exists():
         return None
-    state = json.loads(STATE_FILE.read_text())
-    return Stack(cluster.Cluster(Path(state["folder"])), env=state["env"], pids=state["pids"])
+    return attach(json.loads(STATE_FILE.read_text())["folder"])

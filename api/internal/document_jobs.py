@@ -6,16 +6,15 @@ Called by pg_net, from the every-minute cron job and from the webhook's kick, wi
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
-from lib import worker_endpoint
+from lib import log, worker_endpoint
 from lib.http_handler import JsonHandler
 
-logging.basicConfig(level=logging.INFO, format="%(message)s")
+log.configure()
 
 
 class handler(JsonHandler):

@@ -5,16 +5,15 @@ Resend calls it for every received e-mail (event email.received), signed with Sv
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
-from lib import webhook
+from lib import log, webhook
 from lib.http_handler import JsonHandler
 
-logging.basicConfig(level=logging.INFO, format="%(message)s")
+log.configure()
 
 
 class handler(JsonHandler):

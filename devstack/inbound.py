@@ -1,0 +1,41 @@
+"""Plays Resend's side of the inbound flow on the local stack: adds an e-mail to the sample
+provider and delivers its email.received webhook, signed by the svix library (Resend's signer),
+not by our own code."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from svix.webhooks import Webhook
+
+
+def add_email(provider_url: str, attachments: int = 2, email_id: str | None = None) -> dict[str, Any]:
+    """A new e-mail with `attachments` sample fax PDFs; returns the event's `data`."""
+    response = httpx.post(
+        f"{provider_url}/_control/emails", json={"attachments": attachments, "email_id": email_id}, timeout=10
+    )
+    response.raise_for_status()
+    return response.json()
+
+
+def event(data: dict[str, Any], event_type: str = "email.received") -> bytes:
+    return json.dumps({"type": event_type, "created_at": datetime.now(UTC).isoformat(), "data": data}).encode()
+
+
+def signed_headers(secret: str, body: bytes, msg_id: str | None = None, at: datetime | None = None) -> dict[str, str]:
+    msg_id = msg_id or f"msg_{uuid.uuid4().hex}"
+    at = at or datetime.now(UTC)
+    return {
+        "svix-id": msg_id,
+        "svix-timestamp": str(int(at.timestamp())),
+        "svix-signature": Webhook(secret).sign(msg_id, at, body.decode()),
+        "content-type": "application/json",
+    }
+
+
+def deliver(functions_url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(f"{functions_url}/api/webhooks/resend", content=body, headers=headers, timeout=30)

@@ -1,0 +1,161 @@
+"""The whole flow over real processes: signed webhooks into the function host, record_inbound_email,
+the pg_net kick through the dispatcher, the worker, the Resend sample provider, Storage."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from devstack import inbound, stack
+from tests.conftest import connect
+
+WAIT_S = 60
+
+
+@pytest.fixture
+def env(db, stack_env) -> dict[str, str]:
+    """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the worker)."""
+    db.execute(
+        "select vault.create_secret(%s, 'document_jobs_url')",
+        (stack_env["FUNCTIONS_URL"] + "/api/internal/document-jobs",),
+    )
+    db.execute("select vault.create_secret(%s, 'internal_function_secret')", (stack_env["INTERNAL_FUNCTION_SECRET"],))
+    return stack_env
+
+
+def deliver(env: dict[str, str], data: dict, msg_id: str | None = None):
+    body = inbound.event(data)
+    return inbound.deliver(
+        env["FUNCTIONS_URL"], body, inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body, msg_id)
+    )
+
+
+def wait_until(condition, timeout_s: float = WAIT_S, what: str = "") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def statuses(db) -> list[str]:
+    return [row["status"] for row in db.execute("select status from document_jobs order by status").fetchall()]
+
+
+def count(db, table: str) -> int:
+    return db.execute(f"select count(*) as n from {table}").fetchone()["n"]
+
+
+def stored_files(env: dict[str, str]) -> list[Path]:
+    root = Path(env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments"
+    return [p for p in root.rglob("*") if p.is_file() and not p.name.endswith("#meta.json")] if root.exists() else []
+
+
+def test_webhooks_are_recorded_kicked_and_fetched_into_storage(db, env) -> None:
+    emails = [inbound.add_email(env["RESEND_API_URL"], attachments=2 + n % 3) for n in range(6)]
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda data: deliver(env, data), emails))
+
+    assert [a.status_code for a in answers] == [200] * 6
+    assert {a.json()["duplicate"] for a in answers} == {False}
+    wait_until(lambda: statuses(db) == ["completed"] * 6, what="every job completed through the kick")
+    expected = sorted((e["email_id"], a["id"], a["filename"]) for e in emails for a in e["attachments"])
+    stored = db.execute(
+        """select e.provider_email_id, a.provider_attachment_id, a.filename
+             from fax_received_email_attachments a join fax_received_emails e on e.id = a.fax_received_email_id"""
+    ).fetchall()
+    assert sorted((r["provider_email_id"], r["provider_attachment_id"], r["filename"]) for r in stored) == expected
+    assert len(stored_files(env)) == len(expected)
+    assert all(p.read_bytes().startswith(b"%PDF-") for p in stored_files(env))
+
+
+def test_a_redelivered_webhook_creates_nothing_new(db, env) -> None:
+    data = inbound.add_email(env["RESEND_API_URL"])
+
+    first = deliver(env, data, msg_id="msg_redelivered")
+    again = deliver(env, data, msg_id="msg_redelivered")
+
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert (first.json()["duplicate"], again.json()["duplicate"]) == (False, True)
+    assert again.json()["fax_received_email_id"] == first.json()["fax_received_email_id"]
+    assert again.json()["job_id"] == first.json()["job_id"]
+    assert (count(db, "fax_received_emails"), count(db, "document_jobs")) == (1, 1)
+    wait_until(lambda: statuses(db) == ["completed"], what="the job completed")
+
+
+def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_processed(db, env) -> None:
+    # The restart ends every connection, the test's own included: it reconnects afterwards.
+    data = inbound.add_email(env["RESEND_API_URL"])
+    database = stack.attach(env["DEVSTACK_FOLDER"]).database
+    database.stop_server()
+    try:
+        down = deliver(env, data, msg_id="msg_during_outage")
+    finally:
+        database.start_server()
+
+    assert (down.status_code, down.json()["error"]) == (500, "not_recorded")
+    # Resend redelivers with backoff until it gets a 2xx.
+    answers = []
+    wait_until(lambda: answers.append(deliver(env, data, msg_id="msg_during_outage")) or answers[-1].status_code == 200,
+               what="a redelivery accepted after the database came back")  # fmt: skip
+    assert answers[-1].json()["duplicate"] is False, "the failed delivery recorded nothing"
+    with connect(env["DATABASE_URL"]) as again:
+        wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
+
+
+def test_a_lost_kick_is_made_up_for_by_the_cron_job(db, admin, env) -> None:
+    running = stack.attach(env["DEVSTACK_FOLDER"])
+    running.stop_process("pg_net_dispatcher")
+    try:
+        answer = deliver(env, inbound.add_email(env["RESEND_API_URL"]))
+        assert answer.status_code == 200
+        lost = admin.execute("delete from net.http_request_queue returning id").fetchall()
+        assert len(lost) == 1, "the kick was queued, and is now lost"
+    finally:
+        running.start_process("pg_net_dispatcher")
+
+    wait_until(lambda: statuses(db) == ["completed"], timeout_s=80, what="the every-minute cron to call the worker")
+
+
+def stale_headers(env: dict[str, str], body: bytes) -> dict[str, str]:
+    return inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body, at=datetime.now(UTC) - timedelta(minutes=10))
+
+
+BAD_DELIVERIES = {
+    "bad signature": (lambda env, body: inbound.signed_headers("whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==", body),
+                      None, 401, "invalid_signature"),
+    "stale timestamp": (stale_headers, None, 401, "invalid_signature"),
+    "malformed JSON": (None, b'{"type": "email.received", "data": ', 400, "malformed_json"),
+    "missing email_id": (None, b'{"type": "email.received", "data": {"from": "x@example.jp"}}', 400,
+                         "missing_email_id"),
+    "oversized body": (None, json.dumps({"type": "email.received", "data": {"email_id": "em_big",
+                                                                            "pad": "x" * 1_100_000}}).encode(),
+                       413, "body_too_large"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_DELIVERIES)
+def test_bad_deliveries_get_their_answer_and_record_nothing(db, env, case) -> None:
+    make_headers, body, status, code = BAD_DELIVERIES[case]
+    body = body or inbound.event({"email_id": "em_bad"})
+    headers = (make_headers or (lambda env, body: inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body)))(
+        env, body
+    )
+
+    answer = inbound.deliver(env["FUNCTIONS_URL"], body, headers)
+
+    assert (answer.status_code, answer.json()["error"]) == (status, code)
+    assert env["RESEND_WEBHOOK_SECRET"] not in answer.text
+    assert (count(db, "fax_received_emails"), count(db, "document_jobs")) == (0, 0)
+
+
+def test_get_is_refused(db, env) -> None:
+    import httpx
+
+    answer = httpx.get(env["FUNCTIONS_URL"] + "/api/webhooks/resend")
+    assert (answer.status_code, answer.json()) == (405, {"error": "method_not_allowed"})
