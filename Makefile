@@ -3,12 +3,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint test-in-stack up down clean
+.PHONY: demo test lint test-in-stack up down clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
+
+## The whole flow on a fresh local stack: signed webhooks in, attachments stored, a summary.
+demo: $(STAMP)
+	$(PY) -m devstack.demo
 
 ## Lint, then every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards.
 test: $(STAMP) lint

@@ -1,0 +1,17 @@
+"""make demo keeps working: a short run of it, on a stack of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_demo_runs_end_to_end(stack_env) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "devstack.demo", "--emails", "3", "--seed", "1"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "E-mails received: 3" in result.stdout
+    assert "Jobs: 3 completed" in result.stdout
+    assert "Webhook sent -> all of its attachments stored" in result.stdout
