@@ -15,7 +15,6 @@ import random
 import statistics
 import sys
 import time
-import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -23,6 +22,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from devstack import inbound, stack
+from lib.admin import display_width
 
 TIMEOUT_S = 180
 
@@ -36,11 +36,6 @@ def progress(conn: psycopg.Connection, expected: int, started: float) -> tuple[i
     line = f"\r  {bar} {stored}/{expected} attachments stored · jobs: {counts} · {time.monotonic() - started:4.1f} s "
     print(line, end="" if sys.stdout.isatty() else "\n", flush=True)
     return stored, jobs
-
-
-def display_width(text: str) -> int:
-    """Columns in a terminal: Japanese characters take two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def percentile(values: list[float], fraction: float) -> float:

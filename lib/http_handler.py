@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from lib import log
+
 
 class JsonHandler(BaseHTTPRequestHandler):
-    """Subclasses implement do_POST; every other method is answered 405."""
+    """Subclasses implement do_POST; every other method is answered 405. One JSON log line per request."""
+
+    def setup(self) -> None:
+        self.started = time.monotonic()
+        super().setup()
 
     def send_json(self, status: int, body: dict[str, Any]) -> None:
         payload = json.dumps(body, ensure_ascii=False).encode()
@@ -19,6 +26,14 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_header("Allow", "POST")
         self.end_headers()
         self.wfile.write(payload)
+        log.event(
+            "request",
+            method=self.command,
+            path=self.path.split("?", 1)[0],  # a query string is the caller's, and may hold anything
+            status=status,
+            error=body.get("error"),
+            duration_ms=round((time.monotonic() - self.started) * 1000),
+        )
 
     def read_body(self, max_bytes: int) -> bytes | None:
         """The whole body, or None when it is larger than max_bytes (then it is not read at all)."""

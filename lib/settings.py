@@ -28,6 +28,9 @@ class InternalCallSettings(_EnvSettings):
     """Checked before anything else, so that an unauthenticated caller learns nothing about the rest."""
 
     internal_function_secret: SecretStr | None = None
+    # During a rotation the old value is accepted too, so that no call is refused while Vault and
+    # Vercel are not yet both on the new one.
+    internal_function_secret_previous: SecretStr | None = None
 
 
 class SupabaseSettings(_EnvSettings):

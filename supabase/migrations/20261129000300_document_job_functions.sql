@@ -416,24 +416,6 @@ begin
 end;
 $$;
 
--- Retention: completed jobs only; queued, running and failed jobs and the e-mails stay.
-create function public.purge_document_jobs(p_older_than interval default '30 days')
-returns int
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-    v_deleted int;
-begin
-    perform public.document_jobs_require(p_older_than >= interval '0', 'p_older_than must not be negative');
-    delete from public.document_jobs j
-     where j.status = 'completed' and j.finished_at < now() - p_older_than;
-    get diagnostics v_deleted = row_count;
-    return v_deleted;
-end;
-$$;
-
 -- Supabase's default privileges granted EXECUTE to anon and authenticated, and Postgres grants
 -- it to PUBLIC: take both away, then give service_role what it calls.
 revoke all on function
@@ -451,8 +433,7 @@ revoke all on function
     public.document_jobs_try_timestamptz(text),
     public.document_jobs_text_array(jsonb),
     public.record_inbound_email(text, text, jsonb),
-    public.invoke_document_jobs(int),
-    public.purge_document_jobs(interval)
+    public.invoke_document_jobs(int)
 from public, anon, authenticated;
 
 grant execute on function
@@ -464,6 +445,5 @@ grant execute on function
     public.retry_document_job(uuid),
     public.enqueue_document_job(text, uuid, boolean),
     public.record_inbound_email(text, text, jsonb),
-    public.invoke_document_jobs(int),
-    public.purge_document_jobs(interval)
+    public.invoke_document_jobs(int)
 to service_role;

@@ -66,3 +66,17 @@ def test_missing_settings_answer_500_naming_nothing_secret(worker_url, fake, mon
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
 def test_other_methods_get_405(worker_url, method) -> None:
     assert call(worker_url, method=method, authorization=f"Bearer {SECRET}") == (405, {"error": "method_not_allowed"})
+
+
+def test_during_a_rotation_the_previous_secret_is_accepted_too(worker_url, fake, monkeypatch) -> None:
+    monkeypatch.setenv("INTERNAL_FUNCTION_SECRET", "the-new-secret")
+    monkeypatch.setenv("INTERNAL_FUNCTION_SECRET_PREVIOUS", SECRET)
+    assert call(worker_url, authorization="Bearer the-new-secret")[0] == 200
+    assert call(worker_url, authorization=f"Bearer {SECRET}")[0] == 200
+    assert call(worker_url, authorization="Bearer some-other-secret")[0] == 401
+
+
+def test_a_previous_secret_alone_opens_nothing(worker_url, fake, monkeypatch) -> None:
+    monkeypatch.delenv("INTERNAL_FUNCTION_SECRET")
+    monkeypatch.setenv("INTERNAL_FUNCTION_SECRET_PREVIOUS", SECRET)
+    assert call(worker_url, authorization=f"Bearer {SECRET}")[0] == 401

@@ -1,0 +1,228 @@
+"""The admin CLI: see and steer the queue without writing SQL (over the service-role client).
+
+python -m lib.admin list [--status S] [--kind K] [--limit N] [--json]
+python -m lib.admin show JOB_ID [--json]
+python -m lib.admin retry JOB_ID
+python -m lib.admin cancel JOB_ID [--reason TEXT]
+python -m lib.admin stats [--json]
+python -m lib.admin retention [--set INTERVAL]
+python -m lib.admin purge [--older-than INTERVAL]
+
+Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from lib.settings import ConfigError, SupabaseSettings
+from lib.supabase_client import TIMEOUT, service_client
+
+if TYPE_CHECKING:
+    from supabase import Client
+
+JOB_COLUMNS = "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at," \
+              "last_error_code,last_error_message,fax_received_email_id"  # fmt: skip
+STATUSES = ("queued", "running", "completed", "failed")
+
+
+class AdminError(Exception):
+    """A refusal to show the operator (exit status 1)."""
+
+
+def display_width(text: str) -> int:
+    """Columns in a terminal: Japanese characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    cells = [[_cell(row.get(column)) for column in columns] for row in rows]
+    widths = [
+        max([display_width(column)] + [display_width(line[i]) for line in cells]) for i, column in enumerate(columns)
+    ]
+    lines = [columns, ["-" * w for w in widths], *cells]
+    return "\n".join(
+        "  ".join(
+            value + " " * (width - display_width(value)) for value, width in zip(line, widths, strict=True)
+        ).rstrip()
+        for line in lines
+    )
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def age(timestamp: str | None, now: datetime) -> str:
+    if not timestamp:
+        return ""
+    seconds = int((now - datetime.fromisoformat(timestamp)).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _rpc(client: Client, function: str, params: dict[str, Any]) -> Any:
+    from postgrest.exceptions import APIError
+
+    try:
+        return client.rpc(function, params).execute().data
+    except APIError as error:
+        raise AdminError(f"{function}: {error.message}" + (f" ({error.hint})" if error.hint else "")) from error
+
+
+def list_jobs(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    query = client.table("document_jobs").select(JOB_COLUMNS).order("created_at", desc=True).limit(args.limit)
+    if args.status:
+        query = query.eq("status", args.status)
+    if args.kind:
+        query = query.eq("kind", args.kind)
+    rows = query.execute().data
+    now = datetime.now(UTC)
+    shown = [row | {"age": age(row["created_at"], now), "attempt": f"{row['attempts']}/{row['max_attempts']}",
+                    "error": row["last_error_code"] or ""} for row in rows]  # fmt: skip
+    return rows, table(shown, ["id", "kind", "status", "age", "attempt", "error"]) if rows else "no jobs"
+
+
+def show_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    jobs = client.table("document_jobs").select(JOB_COLUMNS).eq("id", args.job_id).execute().data
+    if not jobs:
+        raise AdminError(f"no job {args.job_id}")
+    job = jobs[0]
+    email, attachments = None, []
+    if job["fax_received_email_id"]:
+        emails = (
+            client.table("fax_received_emails")
+            .select("id,provider_email_id,from_address,to_addresses,subject,received_at,created_at")
+            .eq("id", job["fax_received_email_id"])
+            .execute()
+            .data
+        )
+        email = emails[0] if emails else None
+        attachments = (
+            client.table("fax_received_email_attachments")
+            .select("provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path")
+            .eq("fax_received_email_id", job["fax_received_email_id"])
+            .order("filename")
+            .execute()
+            .data
+        )
+    text = "\n".join(f"{key:>20}: {'' if value is None else value}" for key, value in job.items())
+    if email:
+        text += "\n\ne-mail\n" + "\n".join(f"{key:>20}: {value}" for key, value in email.items())
+    text += f"\n\nstored attachments ({len(attachments)})"
+    if attachments:
+        text += "\n" + table(attachments, ["filename", "content_type", "size_bytes", "storage_path"])
+    return {"job": job, "email": email, "attachments": attachments}, text
+
+
+def retry_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    if not _rpc(client, "retry_document_job", {"p_job_id": args.job_id}):
+        raise AdminError(f"job {args.job_id} was not retried: only a failed job can be")
+    return {"retried": args.job_id}, f"job {args.job_id} is queued again (attempts reset to 0)"
+
+
+def cancel_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    if not _rpc(client, "cancel_document_job", {"p_job_id": args.job_id, "p_reason": args.reason}):
+        raise AdminError(f"job {args.job_id} was not cancelled: only a queued or running job can be")
+    return {"cancelled": args.job_id}, f"job {args.job_id} is cancelled (failed, last_error_code = cancelled)"
+
+
+def stats(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    data = _rpc(client, "document_jobs_stats", {})
+    counts = {(row["kind"], row["status"]): row["count"] for row in data["by_kind_and_status"]}
+    kinds = sorted({kind for kind, _ in counts})
+    grid = [{"kind": kind, **{status: counts.get((kind, status), 0) for status in STATUSES}} for kind in kinds]
+    lag = data["oldest_claimable_age_seconds"]
+    lines = [
+        table(grid, ["kind", *STATUSES]) if grid else "no jobs",
+        "",
+        f"claimable now:        {data['claimable']}" + (f" (oldest waiting {lag:.0f} s)" if lag is not None else ""),
+        f"running:              {data['running']}",
+        f"waiting in backoff:   {data['in_backoff']}",
+        f"failed, last hour:    {data['failed_last_hour']}",
+        f"last completion:      {data['last_completed_at'] or 'never'}",
+        f"completed jobs kept:  {data['retention']}",
+    ]
+    return data, "\n".join(lines)
+
+
+def retention(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    if args.set:
+        value = _rpc(client, "set_document_jobs_retention", {"p_completed_job_retention": args.set})
+    else:
+        value = _rpc(client, "document_jobs_stats", {})["retention"]
+    return {"completed_job_retention": value}, f"completed jobs are kept for {value}"
+
+
+def purge(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
+    deleted = _rpc(client, "purge_document_jobs", {"p_older_than": args.older_than})
+    return {"deleted": deleted}, f"deleted {deleted} completed jobs"
+
+
+Command = Callable[["Client", argparse.Namespace], tuple[Any, str]]
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m lib.admin", description="See and steer the document jobs queue.")
+    commands = root.add_subparsers(dest="command", required=True)
+
+    def command(name: str, run: Command, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.set_defaults(run=run)
+        return sub
+
+    listing = command("list", list_jobs, "list jobs, newest first, with age, attempts and last error")
+    listing.add_argument("--status", choices=STATUSES)
+    listing.add_argument("--kind")
+    listing.add_argument("--limit", type=int, default=50)
+    command("show", show_job, "show one job with its e-mail and stored attachments").add_argument("job_id")
+    command("retry", retry_job, "queue a failed job again (attempts reset to 0)").add_argument("job_id")
+    cancel = command(
+        "cancel", cancel_job, "cancel a queued or running job; its worker stops at its next lease extension"
+    )
+    cancel.add_argument("job_id")
+    cancel.add_argument("--reason", help="recorded as the job's last_error_message")
+    command("stats", stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
+    command("retention", retention, "show or set how long completed jobs are kept").add_argument(
+        "--set", metavar="INTERVAL", help="a Postgres interval, e.g. '90 days' (at least 1 hour)"
+    )
+    command("purge", purge, "delete completed jobs now (the daily cron job does this)").add_argument(
+        "--older-than", metavar="INTERVAL", help="default: the retention setting"
+    )
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = SupabaseSettings.load()
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+    with httpx.Client(timeout=TIMEOUT) as http:
+        try:
+            data, text = args.run(service_client(settings, http), args)
+        except AdminError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        except httpx.HTTPError as error:
+            print(f"error: Supabase could not be reached ({type(error).__name__})", file=sys.stderr)
+            return 1
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+-- Operating the queue: cancel, queue health, and a configurable retention.
+
+-- One row of settings an operator may change through set_document_jobs_retention.
+create table public.document_jobs_settings (
+    singleton boolean primary key default true check (singleton),
+    completed_job_retention interval not null default '30 days' check (completed_job_retention >= interval '1 hour')
+);
+insert into public.document_jobs_settings default values on conflict do nothing;
+alter table public.document_jobs_settings enable row level security;
+revoke all on table public.document_jobs_settings from public, anon, authenticated;
+grant select on table public.document_jobs_settings to service_role;
+
+-- Cancel a queued or running job: it stops in failed with last_error_code 'cancelled'. A
+-- running job's worker learns it at its next lease extension (which returns false, the job no
+-- longer being running) and writes nothing more.
+create function public.cancel_document_job(p_job_id uuid, p_reason text default null)
+returns boolean
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    update public.document_jobs j
+       set status = 'failed',
+           lease_until = null,
+           finished_at = now(),
+           last_error_code = 'cancelled',
+           last_error_message = coalesce(left(p_reason, 4000), 'cancelled by an operator')
+     where j.id = p_job_id and j.status in ('queued', 'running');
+    return found;
+end;
+$$;
+
+-- Queue health in one call, for service_role (the admin CLI's "stats").
+create function public.document_jobs_stats()
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+    select jsonb_build_object(
+        'by_kind_and_status', coalesce((
+            select jsonb_agg(jsonb_build_object('kind', kind, 'status', status, 'count', n) order by kind, status)
+              from (select kind, status, count(*) as n from public.document_jobs group by kind, status) c), '[]'),
+        -- Queue lag: how long the oldest claimable job has been claimable.
+        'oldest_claimable_age_seconds', (
+            select round(extract(epoch from now() - min(c.run_after))::numeric, 3)
+              from public.document_jobs_claimable c),
+        'claimable', (select count(*) from public.document_jobs_claimable),
+        'in_backoff', (
+            select count(*) from public.document_jobs j
+             where j.status = 'queued' and j.run_after > now() and j.attempts > 0),
+        'running', (select count(*) from public.document_jobs j where j.status = 'running'),
+        'failed_last_hour', (
+            select count(*) from public.document_jobs j
+             where j.status = 'failed' and j.finished_at > now() - interval '1 hour'),
+        'last_completed_at', (
+            select max(j.finished_at) from public.document_jobs j where j.status = 'completed'),
+        'retention', (select s.completed_job_retention from public.document_jobs_settings s),
+        'measured_at', now()
+    )
+$$;
+
+create function public.set_document_jobs_retention(p_completed_job_retention interval)
+returns interval
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    perform public.document_jobs_require(
+        p_completed_job_retention >= interval '1 hour', 'p_completed_job_retention must be at least 1 hour');
+    update public.document_jobs_settings set completed_job_retention = p_completed_job_retention;
+    return p_completed_job_retention;
+end;
+$$;
+
+-- Retention: the purge takes its age from the settings when called without one (as the cron job does).
+create function public.purge_document_jobs(p_older_than interval default null)
+returns int
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_older_than interval := coalesce(p_older_than,
+                                      (select s.completed_job_retention from public.document_jobs_settings s));
+    v_deleted int;
+begin
+    perform public.document_jobs_require(v_older_than >= interval '0', 'p_older_than must not be negative');
+    -- Completed jobs only: queued, running and failed jobs, and the e-mails and attachments, stay.
+    delete from public.document_jobs j
+     where j.status = 'completed' and j.finished_at < now() - v_older_than;
+    get diagnostics v_deleted = row_count;
+    return v_deleted;
+end;
+$$;
+
+-- Daily; applying the migrations again leaves exactly one job.
+select cron.unschedule(j.jobid) from cron.job j where j.jobname = 'document-jobs-purge';
+select cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');
+
+revoke all on function
+    public.cancel_document_job(uuid, text),
+    public.document_jobs_stats(),
+    public.set_document_jobs_retention(interval),
+    public.purge_document_jobs(interval)
+from public, anon, authenticated;
+grant execute on function
+    public.cancel_document_job(uuid, text),
+    public.document_jobs_stats(),
+    public.set_document_jobs_retention(interval),
+    public.purge_document_jobs(interval)
+to service_role;

@@ -1,0 +1,176 @@
+"""The admin CLI against the local stack (PostgREST stand-in, service-role key), cancel while a
+worker runs, queue health, and retention."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+from lib import admin
+from lib.queue import LeaseLost, Queue
+from lib.settings import SupabaseSettings
+from lib.supabase_client import service_client
+from tests.test_invoke import add_jobs
+
+COMMANDS = ["list", "show", "retry", "cancel", "stats", "retention", "purge"]
+
+
+@pytest.fixture
+def cli(db, stack_env, monkeypatch, capsys):
+    monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", stack_env["SUPABASE_SERVICE_ROLE_KEY"])
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        status = admin.main(list(argv))
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run
+
+
+def email_with_job(db) -> tuple[str, str]:
+    email = db.execute(
+        "select * from record_inbound_email('em_admin', 'msg', %s)",
+        (json.dumps({"from": "fax@example.jp", "subject": "請求書"}),),
+    ).fetchone()
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, 'att_1', '請求書.pdf', 'application/pdf', 618, repeat('a', 64), 'fax-attachments', 'x/a.pdf')""",
+        (email["fax_received_email_id"],),
+    )
+    return str(email["job_id"]), str(email["fax_received_email_id"])
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command) -> None:
+    result = subprocess.run([sys.executable, "-m", "lib.admin", command, "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "usage: python -m lib.admin" in result.stdout
+
+
+def test_list_filters_by_status_and_shows_age_attempts_and_error(cli, db) -> None:
+    add_jobs(db, 2)
+    add_jobs(db, 1, status="'failed'", attempts="5", finished_at="now()", last_error_code="'resend_not_found'",
+             created_at="now() - interval '3 hours'")  # fmt: skip
+
+    status, out, _ = cli("list", "--status", "failed")
+
+    assert status == 0
+    [header, _, row] = out.strip().splitlines()
+    assert header.split() == ["id", "kind", "status", "age", "attempt", "error"]
+    assert row.split()[1:] == ["fetch_email", "failed", "3h", "5/5", "resend_not_found"]
+    status, out, _ = cli("list", "--json")
+    assert len(json.loads(out)) == 3
+
+
+def test_show_gives_the_job_its_email_and_attachments(cli, db) -> None:
+    job_id, email_id = email_with_job(db)
+    status, out, _ = cli("show", job_id)
+    assert status == 0
+    assert "em_admin" in out and "請求書.pdf" in out and "stored attachments (1)" in out
+    data = json.loads(cli("show", job_id, "--json")[1])
+    assert (data["job"]["id"], data["email"]["id"], len(data["attachments"])) == (job_id, email_id, 1)
+    assert cli("show", "00000000-0000-0000-0000-000000000000")[0] == 1
+
+
+def test_retry_requeues_a_failed_job_and_explains_a_refusal(cli, db) -> None:
+    job_id, _ = email_with_job(db)
+    assert cli("retry", job_id)[0:3:2] == (1, "error: job " + job_id + " was not retried: only a failed job can be\n")
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now()")
+    assert cli("retry", job_id)[0] == 0
+    row = db.execute("select status, attempts from document_jobs").fetchone()
+    assert row == {"status": "queued", "attempts": 0}
+
+
+def test_retry_while_another_job_is_live_shows_the_clear_error(cli, db) -> None:
+    job_id, email_id = email_with_job(db)
+    db.execute("update document_jobs set status = 'failed', finished_at = now()")
+    db.execute("select enqueue_document_job('fetch_email', %s)", (email_id,))
+    status, _, err = cli("retry", job_id)
+    assert status == 1
+    assert "already queued or running" in err and "cancel it" in err
+
+
+def test_cancel_while_running_stops_the_worker_at_its_next_extension(cli, db, stack_env) -> None:
+    job_id, _ = email_with_job(db)
+    settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
+                                supabase_service_role_key=stack_env["SUPABASE_SERVICE_ROLE_KEY"])  # fmt: skip
+    import httpx
+
+    with httpx.Client() as http:
+        worker = Queue(service_client(settings, http))
+        job = worker.claim("fetch_email")
+        worker.extend(job)  # still ours
+
+        assert cli("cancel", job_id, "--reason", "wrong number")[0] == 0
+
+        with pytest.raises(LeaseLost):
+            worker.extend(job)
+        for write in (lambda: worker.complete(job), lambda: worker.release(job, timedelta(0))):
+            with pytest.raises(LeaseLost):
+                write()
+    row = db.execute("select status, last_error_code, last_error_message, lease_until from document_jobs").fetchone()
+    assert row == {"status": "failed", "last_error_code": "cancelled", "last_error_message": "wrong number",
+                   "lease_until": None}  # fmt: skip
+    assert cli("cancel", job_id)[0] == 1, "a failed job cannot be cancelled again"
+
+
+def test_stats_shows_counts_lag_backoff_failures_and_last_completion(cli, db) -> None:
+    add_jobs(db, 3, run_after="now() - interval '90 seconds'")
+    add_jobs(db, 2, attempts="1", run_after="now() + interval '5 minutes'")
+    add_jobs(db, 1, status="'failed'", finished_at="now() - interval '10 minutes'")
+    add_jobs(db, 1, status="'failed'", finished_at="now() - interval '2 hours'")
+    add_jobs(db, 4, status="'completed'", finished_at="'2026-01-02T03:04:05Z'")
+
+    status, out, _ = cli("stats")
+    data = json.loads(cli("stats", "--json")[1])
+
+    assert status == 0
+    assert data["by_kind_and_status"] == [
+        {"kind": "fetch_email", "status": "completed", "count": 4},
+        {"kind": "fetch_email", "status": "failed", "count": 2},
+        {"kind": "fetch_email", "status": "queued", "count": 5},
+    ]
+    assert (data["claimable"], data["in_backoff"], data["failed_last_hour"]) == (3, 2, 1)
+    assert 89 <= data["oldest_claimable_age_seconds"] < 120
+    assert data["last_completed_at"].startswith("2026-01-02T03:04:05")
+    assert "claimable now:        3 (oldest waiting" in out
+    assert out.splitlines()[2].split() == ["fetch_email", "5", "0", "4", "2"]
+
+
+def test_retention_is_configurable_and_purges_only_old_completed_jobs(cli, db) -> None:
+    email_with_job(db)
+    db.execute("update document_jobs set status = 'completed', finished_at = now() - interval '40 days'")
+    add_jobs(db, 1, status="'completed'", finished_at="now() - interval '10 days'")
+    for status in ("queued", "failed"):
+        add_jobs(db, 1, status=f"'{status}'", finished_at="now() - interval '400 days'",
+                 created_at="now() - interval '400 days'")  # fmt: skip
+    add_jobs(db, 1, status="'running'", attempts="1", lease_until="now() + interval '1 minute'",
+             created_at="now() - interval '400 days'")  # fmt: skip
+
+    assert "30 days" in cli("retention")[1]
+    assert cli("retention", "--set", "5 days")[0] == 0
+    assert db.execute("select purge_document_jobs() as n").fetchone()["n"] == 2  # what the cron job calls
+
+    left = db.execute("select status, count(*) as n from document_jobs group by 1 order by 1").fetchall()
+    assert left == [{"status": "failed", "n": 1}, {"status": "queued", "n": 1}, {"status": "running", "n": 1}]
+    assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 1, "e-mails stay"
+    assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 1
+    assert cli("retention", "--set", "1 minute")[0] == 1, "too short to be a retention"
+    db.execute("select set_document_jobs_retention('30 days')")
+
+
+def test_purge_now_with_an_explicit_age(cli, db) -> None:
+    add_jobs(db, 3, status="'completed'", finished_at="now() - interval '2 days'")
+    assert json.loads(cli("purge", "--older-than", "1 day", "--json")[1]) == {"deleted": 3}
+
+
+def test_a_missing_setting_is_a_clear_error(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("SUPABASE_URL", raising=False)
+    monkeypatch.delenv("SUPABASE_SERVICE_ROLE_KEY", raising=False)
+    assert admin.main(["stats"]) == 3
+    assert "SUPABASE_SERVICE_ROLE_KEY" in capsys.readouterr().err

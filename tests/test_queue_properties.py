@@ -1,0 +1,476 @@
+"""The queue's functions against a model of its state machine (SPEC 3.3), driven by Hypothesis.
+
+A `RuleBasedStateMachine` calls the real functions as service_role, in random sequences: enqueue, claim,
+extend, complete, fail (transient or permanent, with or without a retry-after), release, manual retry, and
+time passing (every timestamp shifted into the past, no sleeping). A pure-Python model says, for each call,
+what it must return and what every job's row must look like afterwards; after every step the database is
+compared with the model. What this proves, for every sequence Hypothesis tries:
+
+- a claim takes exactly the jobs the specification calls claimable (queued with run_after <= now(), or
+  running with a passed lease; attempts < max_attempts), oldest run_after, created_at first, up to p_limit,
+  and counts the attempt and bumps the generation; running jobs whose lease passed with no attempt left end
+  in failed / lease_expired;
+- every worker write (extend, complete, fail, release) succeeds only for the current generation of a running
+  job, and a refused one (a stale or forged generation, a finished job) changes nothing;
+- a transient failure waits the backoff for its attempt (1, 5, 15, 60 minutes, +-10 %) or the provider's
+  longer retry-after; a permanent one, or the last attempt, is final; release gives the attempt back;
+- a manual retry re-queues a failed job with attempts 0, and refuses with a clear 23505 error while another
+  job for the same target is live; enqueue never makes a second live job for a target;
+- at all times: at most one queued or running job per target, a lease exactly while running, generations
+  never decrease, attempts never exceed max_attempts.
+
+The model is exact, not approximate: each call runs in its own transaction that first reads now(), the
+time every function in that transaction sees. The one random value (the backoff's jitter) is checked
+against its range and then read back. The every-minute cron job may sweep an expired, exhausted job at
+any moment; the model accepts that sweep once the lease has passed, and the worker calls lock the rows
+first, so the cron cannot change a row between the model's prediction and the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+from uuid import UUID
+
+import psycopg
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    invariant,
+    multiple,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from tests.conftest import connect, reset
+
+KIND = "fetch_email"
+TARGETS = 3
+MESSAGE_LIMIT = 4000
+JITTER = 0.1
+SLACK = timedelta(milliseconds=1)  # interval * double rounds to the microsecond
+ANY_TEXT = "<any text>"  # the model's stand-in for a message whose wording is the implementation's
+
+SETTINGS = settings(
+    max_examples=30,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+
+LEASES = st.sampled_from([timedelta(seconds=30), timedelta(minutes=5), timedelta(hours=1)])
+RETRY_AFTERS = st.sampled_from([None, timedelta(0), timedelta(seconds=30), timedelta(minutes=10), timedelta(hours=2)])
+ERROR_CODES = st.sampled_from(["timeout", "provider_unavailable", "bad_attachment"])
+MESSAGES = st.sampled_from([None, "it went wrong", "x" * (MESSAGE_LIMIT + 100)])
+GENERATION_OFFSETS = st.sampled_from([0, 0, 0, 0, -1, 1])  # mostly as held, sometimes forged
+TIME_STEPS = st.one_of(st.integers(1, 120), st.integers(120, 6 * 3600)).map(lambda s: timedelta(seconds=s))
+
+
+def backoff(failed_attempt: int) -> timedelta:
+    """SPEC 3.3: the wait after the n-th failed attempt, before jitter."""
+    if failed_attempt <= 1:
+        return timedelta(minutes=1)
+    return timedelta(minutes={2: 5, 3: 15}.get(failed_attempt, 60))
+
+
+def truncated(message: str | None) -> str | None:
+    return None if message is None else message[:MESSAGE_LIMIT]
+
+
+class Holder(NamedTuple):
+    """What a worker keeps after a claim; old ones stay around as stale holders."""
+
+    job_id: UUID
+    generation: int
+
+
+@dataclass
+class Job:
+    id: UUID
+    target: int
+    max_attempts: int
+    created_at: datetime
+    run_after: datetime
+    status: str = "queued"
+    attempts: int = 0
+    generation: int = 0
+    lease_until: datetime | None = None
+    started_at: datetime | None = None
+    finished: bool = False
+    last_error_code: str | None = None
+    last_error_message: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.status in ("queued", "running")
+
+    def claimable(self, now: datetime) -> bool:
+        if self.attempts >= self.max_attempts:
+            return False
+        if self.status == "queued":
+            return self.run_after <= now
+        return self.status == "running" and self.lease_until is not None and self.lease_until < now
+
+    def sweepable(self, now: datetime) -> bool:
+        """Running, lease passed, no attempt left: the sweep (in a claim, or the cron) fails it."""
+        return (
+            self.status == "running"
+            and self.lease_until is not None
+            and self.lease_until < now
+            and self.attempts >= self.max_attempts
+        )
+
+    def sweep(self) -> None:
+        self.status = "failed"
+        self.lease_until = None
+        self.finished = True
+        self.last_error_code = "lease_expired"
+        self.last_error_message = ANY_TEXT
+
+    def held_by(self, generation: int) -> bool:
+        return self.status == "running" and self.generation == generation
+
+    def expected_row(self, actual: dict[str, Any]) -> dict[str, Any]:
+        message = self.last_error_message
+        if message == ANY_TEXT and actual["last_error_message"]:
+            message = actual["last_error_message"]
+        return {
+            "status": self.status,
+            "attempts": self.attempts,
+            "max_attempts": self.max_attempts,
+            "generation": self.generation,
+            "run_after": self.run_after,
+            "lease_until": self.lease_until,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished": self.finished,
+            "last_error_code": self.last_error_code,
+            "last_error_message": message,
+        }
+
+
+def observed_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": row["status"],
+        "attempts": row["attempts"],
+        "max_attempts": row["max_attempts"],
+        "generation": row["generation"],
+        "run_after": row["run_after"],
+        "lease_until": row["lease_until"],
+        "created_at": row["created_at"],
+        "started_at": row["started_at"],
+        "finished": row["finished_at"] is not None,
+        "last_error_code": row["last_error_code"],
+        "last_error_message": row["last_error_message"],
+    }
+
+
+class QueueMachine(RuleBasedStateMachine):
+    # Set by the test on a subclass: the superuser (setup, time travel, inspection) and service_role.
+    admin: psycopg.Connection[dict]
+    conn: psycopg.Connection[dict]
+
+    jobs = Bundle("jobs")
+    holders = Bundle("holders")
+
+    def __init__(self) -> None:
+        super().__init__()
+        reset(self.admin)
+        self.targets: list[UUID] = [
+            row["id"]
+            for row in self.admin.execute(
+                "insert into fax_received_emails (provider_email_id, data)"
+                " select 'property-' || n, '{}' from generate_series(1, %s) n returning id",
+                (TARGETS,),
+            ).fetchall()
+        ]
+        self.model: dict[UUID, Job] = {}
+        self.seen_generation: dict[UUID, int] = {}
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def absorb_sweeps(self, rows: list[dict[str, Any]], now: datetime) -> None:
+        """The cron may have failed an expired, exhausted job already: legal once the model allows it."""
+        for row in rows:
+            job = self.model.get(row["id"])
+            if (
+                job is not None
+                and job.sweepable(now)
+                and row["status"] == "failed"
+                and row["last_error_code"] == "lease_expired"
+            ):
+                job.sweep()
+
+    @contextmanager
+    def transaction(self) -> Iterator[datetime]:
+        """One transaction as service_role; yields its now(). Locks every job row first (the cron's sweep
+        skips locked rows), so that what the model predicts from cannot change under the call."""
+        with self.conn.transaction():
+            now = self.conn.execute("select now() as now").fetchone()["now"]
+            rows = self.conn.execute("select * from document_jobs for update").fetchall()
+            self.absorb_sweeps(rows, now)
+            yield now
+
+    def row(self, job_id: UUID) -> dict[str, Any]:
+        return self.conn.execute("select * from document_jobs where id = %s", (job_id,)).fetchone()
+
+    def live_job(self, target: int) -> Job | None:
+        live = [job for job in self.model.values() if job.target == target and job.live]
+        assert len(live) <= 1
+        return live[0] if live else None
+
+    def worker_call(self, holder: Holder, offset: int, sql: str, params: tuple[Any, ...]) -> tuple[datetime, dict]:
+        """Calls a guarded worker function as (job, generation) and checks the verdict against the model.
+        Returns the transaction's now() and the row after a successful call."""
+        job = self.model[holder.job_id]
+        generation = holder.generation + offset
+        with self.transaction() as now:
+            expected = job.held_by(generation)
+            before = self.row(job.id)
+            ok = self.conn.execute(sql, (job.id, generation, *params)).fetchone()["ok"]
+            after = self.row(job.id)
+        assert ok is expected, f"{sql} as generation {generation} of {job}: expected {expected}, got {ok}"
+        if not ok:
+            assert after == before, "a refused call changed the row"
+        return now, after
+
+    # -- rules --------------------------------------------------------------------------------------
+
+    @rule(target=jobs, email=st.integers(0, TARGETS - 1), max_attempts=st.sampled_from([5, 5, 2, 1]))
+    def enqueue(self, email: int, max_attempts: int) -> Any:
+        with self.transaction() as now:
+            live = self.live_job(email)
+            result = self.conn.execute(
+                "select * from enqueue_document_job(%s, %s)", (KIND, self.targets[email])
+            ).fetchone()
+        if live is not None:
+            assert result == {"job_id": live.id, "created": False}, "enqueue returns the live job"
+            return multiple()
+        assert result["created"] is True
+        assert result["job_id"] not in self.model
+        job = Job(id=result["job_id"], target=email, max_attempts=5, created_at=now, run_after=now)
+        self.model[job.id] = job
+        if max_attempts != job.max_attempts:  # fewer attempts: exhaustion within a short run
+            self.admin.execute("update document_jobs set max_attempts = %s where id = %s", (max_attempts, job.id))
+            job.max_attempts = max_attempts
+        return job.id
+
+    @rule(target=holders, limit=st.integers(1, 3), lease=LEASES)
+    def claim(self, limit: int, lease: timedelta) -> Any:
+        # No locking here: the claim's own sweep is under test, and the model performs the same sweep.
+        with self.conn.transaction():
+            now = self.conn.execute("select now() as now").fetchone()["now"]
+            rows = self.conn.execute("select * from claim_document_jobs(%s, %s, %s)", (KIND, limit, lease)).fetchall()
+        for job in self.model.values():
+            if job.sweepable(now):
+                job.sweep()
+        claimable = sorted(
+            (job for job in self.model.values() if job.claimable(now)), key=lambda job: (job.run_after, job.created_at)
+        )
+        expected = claimable[:limit]
+        assert sorted(row["id"] for row in rows) == sorted(job.id for job in expected), (
+            f"claim(limit={limit}) at {now}: expected {[job.id for job in expected]}"
+        )
+        for job in expected:
+            job.status = "running"
+            job.attempts += 1
+            job.generation += 1
+            job.lease_until = now + lease
+            job.started_at = job.started_at or now
+        by_id = {row["id"]: row for row in rows}
+        for job in expected:
+            assert observed_row(by_id[job.id]) == job.expected_row(by_id[job.id]), "the returned row"
+        return multiple(*(Holder(job.id, job.generation) for job in expected))
+
+    @rule(holder=holders, offset=GENERATION_OFFSETS, lease=LEASES)
+    def extend(self, holder: Holder, offset: int, lease: timedelta) -> None:
+        now, _ = self.worker_call(holder, offset, "select extend_document_job_lease(%s, %s, %s) as ok", (lease,))
+        job = self.model[holder.job_id]
+        if job.held_by(holder.generation + offset):
+            job.lease_until = now + lease
+
+    @rule(holder=holders, offset=GENERATION_OFFSETS)
+    def complete(self, holder: Holder, offset: int) -> None:
+        self.worker_call(holder, offset, "select complete_document_job(%s, %s) as ok", ())
+        job = self.model[holder.job_id]
+        if job.held_by(holder.generation + offset):
+            job.status = "completed"
+            job.lease_until = None
+            job.finished = True
+
+    @rule(
+        holder=holders,
+        offset=GENERATION_OFFSETS,
+        code=ERROR_CODES,
+        message=MESSAGES,
+        retryable=st.booleans(),
+        retry_after=RETRY_AFTERS,
+    )
+    def fail(
+        self,
+        holder: Holder,
+        offset: int,
+        code: str,
+        message: str | None,
+        retryable: bool,
+        retry_after: timedelta | None,
+    ) -> None:
+        now, after = self.worker_call(
+            holder,
+            offset,
+            "select fail_document_job(%s, %s, %s, %s, %s, %s) as ok",
+            (code, message, retryable, retry_after),
+        )
+        job = self.model[holder.job_id]
+        if not job.held_by(holder.generation + offset):
+            return
+        job.lease_until = None
+        job.last_error_code = code
+        job.last_error_message = truncated(message)
+        if retryable and job.attempts < job.max_attempts:
+            base = backoff(job.attempts)
+            wait = retry_after or timedelta(0)
+            low, high = now + max(base * (1 - JITTER), wait), now + max(base * (1 + JITTER), wait)
+            assert low - SLACK <= after["run_after"] <= high + SLACK, (
+                f"after failed attempt {job.attempts} (retry_after {retry_after}): run_after - now ="
+                f" {after['run_after'] - now}, expected between {low - now} and {high - now}"
+            )
+            job.status = "queued"
+            job.run_after = after["run_after"]  # the jitter is random: read back once it is in range
+        else:
+            job.status = "failed"
+            job.finished = True
+
+    @rule(
+        holder=holders,
+        offset=GENERATION_OFFSETS,
+        retry_after=RETRY_AFTERS,
+        code=st.sampled_from([None, "time_budget", "permission_denied"]),
+        message=MESSAGES,
+    )
+    def release(
+        self, holder: Holder, offset: int, retry_after: timedelta | None, code: str | None, message: str | None
+    ) -> None:
+        now, _ = self.worker_call(
+            holder,
+            offset,
+            "select release_document_job(%s, %s, %s, %s, %s) as ok",
+            (retry_after, code, message),
+        )
+        job = self.model[holder.job_id]
+        if not job.held_by(holder.generation + offset):
+            return
+        job.status = "queued"
+        job.attempts = max(job.attempts - 1, 0)
+        job.run_after = now + (retry_after or timedelta(0))
+        job.lease_until = None
+        if code is not None:
+            job.last_error_code = code
+            job.last_error_message = truncated(message)
+
+    @precondition(lambda self: any(job.status == "failed" for job in self.model.values()))
+    @rule(job_id=jobs)
+    def retry(self, job_id: UUID) -> None:
+        job = self.model[job_id]
+        error: psycopg.Error | None = None
+        ok: bool | None = None
+        with self.transaction() as now:
+            live = self.live_job(job.target)
+            blocked = job.status == "failed" and live is not None
+            before = self.row(job_id)
+            try:
+                with self.conn.transaction():  # a savepoint: the error leaves the outer transaction usable
+                    ok = self.conn.execute("select retry_document_job(%s) as ok", (job_id,)).fetchone()["ok"]
+            except psycopg.Error as caught:
+                error = caught
+            after = self.row(job_id)
+        if blocked:
+            assert isinstance(error, psycopg.errors.UniqueViolation), f"retry while {live} is live: {error!r}"
+            assert "another job for the same target" in str(error), str(error)
+            assert after == before, "a refused retry changed the row"
+            return
+        assert error is None, f"retry of {job}: {error!r}"
+        assert ok is (job.status == "failed")
+        if not ok:
+            assert after == before, "a refused retry changed the row"
+            return
+        job.status = "queued"
+        job.attempts = 0
+        job.run_after = now
+        job.lease_until = None
+        job.finished = False
+
+    @precondition(lambda self: bool(self.model))
+    @rule(delta=TIME_STEPS)
+    def pass_time(self, delta: timedelta) -> None:
+        """Time passes: every timestamp moves into the past by delta, in the database and in the model."""
+        self.admin.execute(
+            """update document_jobs
+                  set run_after = run_after - %(d)s, lease_until = lease_until - %(d)s,
+                      created_at = created_at - %(d)s, started_at = started_at - %(d)s,
+                      finished_at = finished_at - %(d)s""",
+            {"d": delta},
+        )
+        for job in self.model.values():
+            job.run_after -= delta
+            job.created_at -= delta
+            if job.lease_until is not None:
+                job.lease_until -= delta
+            if job.started_at is not None:
+                job.started_at -= delta
+
+    # -- invariants, against the database -----------------------------------------------------------
+
+    @invariant()
+    def database_matches_model(self) -> None:
+        rows = self.admin.execute("select j.*, now() as observed_at from document_jobs j").fetchall()
+        if rows:
+            self.absorb_sweeps(rows, rows[0]["observed_at"])
+        assert {row["id"] for row in rows} == set(self.model), "the same jobs exist"
+        for row in rows:
+            job = self.model[row["id"]]
+            assert observed_row(row) == job.expected_row(row), f"job {job.id}"
+
+    @invariant()
+    def at_most_one_live_job_per_target(self) -> None:
+        duplicates = self.admin.execute(
+            """select kind, fax_received_email_id, count(*) as n from document_jobs
+                where status in ('queued', 'running') group by 1, 2 having count(*) > 1"""
+        ).fetchall()
+        assert duplicates == []
+
+    @invariant()
+    def lease_exactly_while_running(self) -> None:
+        wrong = self.admin.execute(
+            "select id, status, lease_until from document_jobs where (status = 'running') <> (lease_until is not null)"
+        ).fetchall()
+        assert wrong == []
+
+    @invariant()
+    def generation_never_decreases(self) -> None:
+        for row in self.admin.execute("select id, generation from document_jobs").fetchall():
+            assert row["generation"] >= self.seen_generation.get(row["id"], 0), f"job {row['id']}"
+            self.seen_generation[row["id"]] = row["generation"]
+
+    @invariant()
+    def attempts_within_max_attempts(self) -> None:
+        wrong = self.admin.execute(
+            "select id, attempts, max_attempts from document_jobs where attempts < 0 or attempts > max_attempts"
+        ).fetchall()
+        assert wrong == []
+
+
+def test_queue_functions_follow_the_state_machine(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> None:
+    with connect(stack_env["DATABASE_URL"]) as conn:
+        conn.execute("set role service_role")
+        machine = type("BoundQueueMachine", (QueueMachine,), {"admin": admin, "conn": conn})
+        try:
+            run_state_machine_as_test(machine, settings=SETTINGS)
+        finally:
+            reset(admin)
