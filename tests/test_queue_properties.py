@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -205,6 +205,7 @@ class QueueMachine(RuleBasedStateMachine):
                 and row["status"] == "failed"
                 and row["last_error_code"] == "lease_expired"
             ):
+                event("the cron swept an expired, exhausted job")
                 job.sweep()
 
     @contextmanager
@@ -236,6 +237,7 @@ class QueueMachine(RuleBasedStateMachine):
             ok = self.conn.execute(sql, (job.id, generation, *params)).fetchone()["ok"]
             after = self.row(job.id)
         assert ok is expected, f"{sql} as generation {generation} of {job}: expected {expected}, got {ok}"
+        event(f"{sql.split('(')[0].removeprefix('select ')}: {'accepted' if ok else 'refused'}")
         if not ok:
             assert after == before, "a refused call changed the row"
         return now, after
@@ -269,11 +271,13 @@ class QueueMachine(RuleBasedStateMachine):
             rows = self.conn.execute("select * from claim_document_jobs(%s, %s, %s)", (KIND, limit, lease)).fetchall()
         for job in self.model.values():
             if job.sweepable(now):
+                event("claim: swept an expired, exhausted job")
                 job.sweep()
         claimable = sorted(
             (job for job in self.model.values() if job.claimable(now)), key=lambda job: (job.run_after, job.created_at)
         )
         expected = claimable[:limit]
+        event(f"claim: {len(expected)} of {len(claimable)} claimable")
         assert sorted(row["id"] for row in rows) == sorted(job.id for job in expected), (
             f"claim(limit={limit}) at {now}: expected {[job.id for job in expected]}"
         )
@@ -341,9 +345,11 @@ class QueueMachine(RuleBasedStateMachine):
                 f"after failed attempt {job.attempts} (retry_after {retry_after}): run_after - now ="
                 f" {after['run_after'] - now}, expected between {low - now} and {high - now}"
             )
+            event(f"fail: backoff after attempt {job.attempts}")
             job.status = "queued"
             job.run_after = after["run_after"]  # the jitter is random: read back once it is in range
         else:
+            event("fail: final")
             job.status = "failed"
             job.finished = True
 
@@ -390,6 +396,7 @@ class QueueMachine(RuleBasedStateMachine):
             except psycopg.Error as caught:
                 error = caught
             after = self.row(job_id)
+        event(f"retry: {'blocked' if blocked else job.status}")
         if blocked:
             assert isinstance(error, psycopg.errors.UniqueViolation), f"retry while {live} is live: {error!r}"
             assert "another job for the same target" in str(error), str(error)
