@@ -1,4 +1,5 @@
-"""The e-mail and attachment rows, through PostgREST's table routes with the service-role client."""
+"""The e-mail and attachment rows, read through PostgREST's table routes with the service-role client.
+(Writes go through the fenced RPC in lib/queue.py.)"""
 
 from __future__ import annotations
 
@@ -22,11 +23,10 @@ class ReceivedEmail(BaseModel):
 
 
 class StoredAttachment(BaseModel):
-    """A row of fax_received_email_attachments."""
+    """A row of fax_received_email_attachments (the e-mail is the job's)."""
 
     model_config = ConfigDict(frozen=True)
 
-    fax_received_email_id: UUID
     provider_attachment_id: str
     filename: str | None
     content_type: str | None
@@ -65,15 +65,3 @@ class FaxRecords:
             .eq("fax_received_email_id", str(email_row_id)),
         )
         return {row["provider_attachment_id"] for row in rows}
-
-    def record_attachment(self, attachment: StoredAttachment) -> None:
-        from postgrest.types import ReturnMethod
-
-        self._execute(
-            "record attachment",
-            self._client.table("fax_received_email_attachments").upsert(
-                attachment.model_dump(mode="json"),
-                on_conflict="fax_received_email_id,provider_attachment_id",
-                returning=ReturnMethod.minimal,
-            ),
-        )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lib.attachment_storage import AttachmentStorage, attachment_key
 from lib.failures import JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
-from lib.queue import Job
+from lib.queue import Job, Queue
 from lib.resend_client import (
     Attachment,
     DownloadError,
@@ -30,6 +30,7 @@ KIND = "fetch_email"
 
 @dataclass(frozen=True)
 class FetchContext:
+    queue: Queue
     records: FaxRecords
     resend: ResendClient
     storage: AttachmentStorage
@@ -94,9 +95,9 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
         content_type = attachment.content_type or "application/octet-stream"
         key = attachment_key(email.id, attachment.id, attachment.filename, attachment.content_type)
         ctx.storage.upload(key, data, content_type)
-        ctx.records.record_attachment(
+        ctx.queue.record_attachment(
+            job,
             StoredAttachment(
-                fax_received_email_id=email.id,
                 provider_attachment_id=attachment.id,
                 filename=attachment.filename,
                 content_type=content_type,
@@ -104,7 +105,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
                 sha256=hashlib.sha256(data).hexdigest(),
                 bucket=ctx.storage.bucket,
                 storage_path=key,
-            )
+            ),
         )
         count += 1
     return count

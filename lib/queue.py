@@ -14,6 +14,8 @@ from uuid import UUID
 import httpx
 from pydantic import BaseModel, ConfigDict
 
+from lib.fax_records import StoredAttachment
+
 if TYPE_CHECKING:
     from supabase import Client
 
@@ -88,6 +90,14 @@ class Queue:
             p_error_message=message,
             p_retryable=retryable,
             p_retry_after=interval(retry_after) if retry_after is not None else None,
+        )
+
+    def record_attachment(self, job: Job, attachment: StoredAttachment) -> None:
+        """Records an uploaded attachment of the job's e-mail, only while the job is still ours."""
+        self._guarded(
+            "record_document_attachment",
+            job,
+            **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
         )
 
     def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> None:

@@ -42,10 +42,12 @@ def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
     """The queue and the fetch_email job, over one HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http)
+        queue = Queue(client)
         context = fetch_email.FetchContext(
+            queue=queue,
             records=FaxRecords(client),
             resend=ResendClient(http, settings.resend_api_url, settings.resend_api_key.get_secret_value()),
             storage=AttachmentStorage(client, settings.attachments_bucket),
             max_bytes=settings.attachment_max_bytes,
         )
-        yield Queue(client), lambda job, checkpoint: fetch_email.run(job, context, checkpoint)
+        yield queue, lambda job, checkpoint: fetch_email.run(job, context, checkpoint)

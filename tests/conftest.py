@@ -5,7 +5,9 @@ environment variables."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -40,6 +42,7 @@ def admin(stack_env: dict[str, str]) -> Iterator[psycopg.Connection[dict]]:
 def db(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> Iterator[psycopg.Connection[dict]]:
     """A connection as service_role (what PostgREST uses for the service-role key), on an empty queue."""
     reset(admin)
+    shutil.rmtree(Path(stack_env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments", ignore_errors=True)  # the objects too
     with connect(stack_env["DATABASE_URL"]) as conn:
         conn.execute("set role service_role")
         yield conn

@@ -39,10 +39,9 @@ import psycopg
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle,
     RuleBasedStateMachine,
+    initialize,
     invariant,
-    multiple,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -58,8 +57,8 @@ SLACK = timedelta(milliseconds=1)  # interval * double rounds to the microsecond
 ANY_TEXT = "<any text>"  # the model's stand-in for a message whose wording is the implementation's
 
 SETTINGS = settings(
-    max_examples=30,
-    stateful_step_count=30,
+    max_examples=100,
+    stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
@@ -68,6 +67,7 @@ LEASES = st.sampled_from([timedelta(seconds=30), timedelta(minutes=5), timedelta
 RETRY_AFTERS = st.sampled_from([None, timedelta(0), timedelta(seconds=30), timedelta(minutes=10), timedelta(hours=2)])
 ERROR_CODES = st.sampled_from(["timeout", "provider_unavailable", "bad_attachment"])
 MESSAGES = st.sampled_from([None, "it went wrong", "x" * (MESSAGE_LIMIT + 100)])
+MAX_ATTEMPTS = st.sampled_from([5, 5, 2, 1])  # fewer than 5: exhaustion within a short run
 GENERATION_OFFSETS = st.sampled_from([0, 0, 0, 0, -1, 1])  # mostly as held, sometimes forged
 TIME_STEPS = st.one_of(st.integers(1, 120), st.integers(120, 6 * 3600)).map(lambda s: timedelta(seconds=s))
 
@@ -176,9 +176,6 @@ class QueueMachine(RuleBasedStateMachine):
     admin: psycopg.Connection[dict]
     conn: psycopg.Connection[dict]
 
-    jobs = Bundle("jobs")
-    holders = Bundle("holders")
-
     def __init__(self) -> None:
         super().__init__()
         reset(self.admin)
@@ -190,7 +187,8 @@ class QueueMachine(RuleBasedStateMachine):
                 (TARGETS,),
             ).fetchall()
         ]
-        self.model: dict[UUID, Job] = {}
+        self.model: dict[UUID, Job] = {}  # in creation order
+        self.held: list[Holder] = []  # every (job, generation) a claim ever handed out
         self.seen_generation: dict[UUID, int] = {}
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -226,11 +224,17 @@ class QueueMachine(RuleBasedStateMachine):
         assert len(live) <= 1
         return live[0] if live else None
 
-    def worker_call(self, holder: Holder, offset: int, sql: str, params: tuple[Any, ...]) -> tuple[datetime, dict]:
+    def draw_holder(self, data: st.DataObject) -> tuple[Job, int]:
+        """A worker's (job, generation): often the holder of a running job, else any holder ever handed out
+        (mostly stale ones by then), sometimes with a forged generation."""
+        current = [Holder(job.id, job.generation) for job in self.model.values() if job.status == "running"]
+        pool = current if current and data.draw(st.booleans(), label="current holder") else self.held
+        holder = data.draw(st.sampled_from(pool), label="holder")
+        return self.model[holder.job_id], holder.generation + data.draw(GENERATION_OFFSETS, label="offset")
+
+    def worker_call(self, job: Job, generation: int, sql: str, params: tuple[Any, ...]) -> tuple[bool, datetime, dict]:
         """Calls a guarded worker function as (job, generation) and checks the verdict against the model.
-        Returns the transaction's now() and the row after a successful call."""
-        job = self.model[holder.job_id]
-        generation = holder.generation + offset
+        Returns the verdict, the transaction's now() and the row after the call."""
         with self.transaction() as now:
             expected = job.held_by(generation)
             before = self.row(job.id)
@@ -240,12 +244,17 @@ class QueueMachine(RuleBasedStateMachine):
         event(f"{sql.split('(')[0].removeprefix('select ')}: {'accepted' if ok else 'refused'}")
         if not ok:
             assert after == before, "a refused call changed the row"
-        return now, after
+        return ok, now, after
 
     # -- rules --------------------------------------------------------------------------------------
 
-    @rule(target=jobs, email=st.integers(0, TARGETS - 1), max_attempts=st.sampled_from([5, 5, 2, 1]))
-    def enqueue(self, email: int, max_attempts: int) -> Any:
+    @initialize(max_attempts=st.lists(MAX_ATTEMPTS, min_size=TARGETS, max_size=TARGETS))
+    def a_job_per_target(self, max_attempts: list[int]) -> None:
+        for email, attempts in enumerate(max_attempts):
+            self.enqueue(email, attempts)
+
+    @rule(email=st.integers(0, TARGETS - 1), max_attempts=MAX_ATTEMPTS)
+    def enqueue(self, email: int, max_attempts: int) -> None:
         with self.transaction() as now:
             live = self.live_job(email)
             result = self.conn.execute(
@@ -253,7 +262,7 @@ class QueueMachine(RuleBasedStateMachine):
             ).fetchone()
         if live is not None:
             assert result == {"job_id": live.id, "created": False}, "enqueue returns the live job"
-            return multiple()
+            return
         assert result["created"] is True
         assert result["job_id"] not in self.model
         job = Job(id=result["job_id"], target=email, max_attempts=5, created_at=now, run_after=now)
@@ -261,10 +270,10 @@ class QueueMachine(RuleBasedStateMachine):
         if max_attempts != job.max_attempts:  # fewer attempts: exhaustion within a short run
             self.admin.execute("update document_jobs set max_attempts = %s where id = %s", (max_attempts, job.id))
             job.max_attempts = max_attempts
-        return job.id
 
-    @rule(target=holders, limit=st.integers(1, 3), lease=LEASES)
-    def claim(self, limit: int, lease: timedelta) -> Any:
+    @precondition(lambda self: any(job.live for job in self.model.values()))
+    @rule(limit=st.integers(1, 3), lease=LEASES)
+    def claim(self, limit: int, lease: timedelta) -> None:
         # No locking here: the claim's own sweep is under test, and the model performs the same sweep.
         with self.conn.transaction():
             now = self.conn.execute("select now() as now").fetchone()["now"]
@@ -290,49 +299,45 @@ class QueueMachine(RuleBasedStateMachine):
         by_id = {row["id"]: row for row in rows}
         for job in expected:
             assert observed_row(by_id[job.id]) == job.expected_row(by_id[job.id]), "the returned row"
-        return multiple(*(Holder(job.id, job.generation) for job in expected))
+        self.held.extend(Holder(job.id, job.generation) for job in expected)
 
-    @rule(holder=holders, offset=GENERATION_OFFSETS, lease=LEASES)
-    def extend(self, holder: Holder, offset: int, lease: timedelta) -> None:
-        now, _ = self.worker_call(holder, offset, "select extend_document_job_lease(%s, %s, %s) as ok", (lease,))
-        job = self.model[holder.job_id]
-        if job.held_by(holder.generation + offset):
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), lease=LEASES)
+    def extend(self, data: st.DataObject, lease: timedelta) -> None:
+        job, generation = self.draw_holder(data)
+        ok, now, _ = self.worker_call(job, generation, "select extend_document_job_lease(%s, %s, %s) as ok", (lease,))
+        if ok:
             job.lease_until = now + lease
 
-    @rule(holder=holders, offset=GENERATION_OFFSETS)
-    def complete(self, holder: Holder, offset: int) -> None:
-        self.worker_call(holder, offset, "select complete_document_job(%s, %s) as ok", ())
-        job = self.model[holder.job_id]
-        if job.held_by(holder.generation + offset):
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data())
+    def complete(self, data: st.DataObject) -> None:
+        job, generation = self.draw_holder(data)
+        ok, _, _ = self.worker_call(job, generation, "select complete_document_job(%s, %s) as ok", ())
+        if ok:
             job.status = "completed"
             job.lease_until = None
             job.finished = True
 
+    @precondition(lambda self: bool(self.held))
     @rule(
-        holder=holders,
-        offset=GENERATION_OFFSETS,
+        data=st.data(),
         code=ERROR_CODES,
         message=MESSAGES,
         retryable=st.booleans(),
         retry_after=RETRY_AFTERS,
     )
     def fail(
-        self,
-        holder: Holder,
-        offset: int,
-        code: str,
-        message: str | None,
-        retryable: bool,
-        retry_after: timedelta | None,
+        self, data: st.DataObject, code: str, message: str | None, retryable: bool, retry_after: timedelta | None
     ) -> None:
-        now, after = self.worker_call(
-            holder,
-            offset,
+        job, generation = self.draw_holder(data)
+        ok, now, after = self.worker_call(
+            job,
+            generation,
             "select fail_document_job(%s, %s, %s, %s, %s, %s) as ok",
             (code, message, retryable, retry_after),
         )
-        job = self.model[holder.job_id]
-        if not job.held_by(holder.generation + offset):
+        if not ok:
             return
         job.lease_until = None
         job.last_error_code = code
@@ -353,24 +358,24 @@ class QueueMachine(RuleBasedStateMachine):
             job.status = "failed"
             job.finished = True
 
+    @precondition(lambda self: bool(self.held))
     @rule(
-        holder=holders,
-        offset=GENERATION_OFFSETS,
+        data=st.data(),
         retry_after=RETRY_AFTERS,
         code=st.sampled_from([None, "time_budget", "permission_denied"]),
         message=MESSAGES,
     )
     def release(
-        self, holder: Holder, offset: int, retry_after: timedelta | None, code: str | None, message: str | None
+        self, data: st.DataObject, retry_after: timedelta | None, code: str | None, message: str | None
     ) -> None:
-        now, _ = self.worker_call(
-            holder,
-            offset,
+        job, generation = self.draw_holder(data)
+        ok, now, _ = self.worker_call(
+            job,
+            generation,
             "select release_document_job(%s, %s, %s, %s, %s) as ok",
             (retry_after, code, message),
         )
-        job = self.model[holder.job_id]
-        if not job.held_by(holder.generation + offset):
+        if not ok:
             return
         job.status = "queued"
         job.attempts = max(job.attempts - 1, 0)
@@ -381,21 +386,24 @@ class QueueMachine(RuleBasedStateMachine):
             job.last_error_message = truncated(message)
 
     @precondition(lambda self: any(job.status == "failed" for job in self.model.values()))
-    @rule(job_id=jobs)
-    def retry(self, job_id: UUID) -> None:
-        job = self.model[job_id]
+    @rule(data=st.data())
+    def retry(self, data: st.DataObject) -> None:
+        """An admin re-runs a job: mostly a failed one, sometimes one in another state."""
+        failed = [job for job in self.model.values() if job.status == "failed"]
+        pool = failed if data.draw(st.booleans(), label="a failed job") else list(self.model.values())
+        job = data.draw(st.sampled_from(pool), label="job")
         error: psycopg.Error | None = None
         ok: bool | None = None
         with self.transaction() as now:
             live = self.live_job(job.target)
             blocked = job.status == "failed" and live is not None
-            before = self.row(job_id)
+            before = self.row(job.id)
             try:
                 with self.conn.transaction():  # a savepoint: the error leaves the outer transaction usable
-                    ok = self.conn.execute("select retry_document_job(%s) as ok", (job_id,)).fetchone()["ok"]
+                    ok = self.conn.execute("select retry_document_job(%s) as ok", (job.id,)).fetchone()["ok"]
             except psycopg.Error as caught:
                 error = caught
-            after = self.row(job_id)
+            after = self.row(job.id)
         event(f"retry: {'blocked' if blocked else job.status}")
         if blocked:
             assert isinstance(error, psycopg.errors.UniqueViolation), f"retry while {live} is live: {error!r}"

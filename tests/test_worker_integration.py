@@ -16,14 +16,25 @@ import pytest
 
 from api.internal.document_jobs import handler
 from devstack.resend_provider import ResendProvider, SampleEmail, sample_email
-from lib import fax_records
-from lib.queue import LeaseLost
+from lib.fax_records import StoredAttachment
+from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
 from lib.worker_endpoint import connected
 from tests.serve import serve
 
 SECRET = "integration-internal-secret"
 RESEND_KEY = "re_integration_key"
+
+
+STORED = StoredAttachment(
+    provider_attachment_id="att_x",
+    filename="x.pdf",
+    content_type="application/pdf",
+    size_bytes=1,
+    sha256="0" * 64,
+    bucket="fax-attachments",
+    storage_path="x/att_x.pdf",
+)
 
 
 class Crash(BaseException):
@@ -104,12 +115,12 @@ def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider,
     row_id = receive(db, provider, email)
     uploads = []
 
-    def die_after_upload(self, attachment) -> None:
+    def die_after_upload(self, job, attachment) -> None:
         uploads.append(attachment.storage_path)
         raise Crash  # the upload happened, its row was never written
 
     with monkeypatch.context() as patch, connected(WorkerSettings.load()) as (queue, run_job):
-        patch.setattr(fax_records.FaxRecords, "record_attachment", die_after_upload)
+        patch.setattr(Queue, "record_attachment", die_after_upload)
         job = queue.claim("fetch_email")
         with pytest.raises(Crash):
             run_job(job, lambda: queue.extend(job))
@@ -142,7 +153,8 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
             stale_run(stale_job, lambda: stale_queue.extend(stale_job))
         for write in (lambda: stale_queue.complete(stale_job),
                       lambda: stale_queue.fail(stale_job, "resend_unavailable", "x", retryable=True),
-                      lambda: stale_queue.release(stale_job, timedelta(0))):  # fmt: skip
+                      lambda: stale_queue.release(stale_job, timedelta(0)),
+                      lambda: stale_queue.record_attachment(stale_job, STORED)):  # fmt: skip
             with pytest.raises(LeaseLost):
                 write()
 

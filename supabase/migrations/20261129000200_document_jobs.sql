@@ -58,8 +58,20 @@ select *
    and j.attempts < j.max_attempts
    and (j.status = 'queued' or j.lease_until < now());
 
-alter table public.document_jobs enable row level security;
+-- One row of settings an operator may change (through set_document_jobs_retention, or by hand).
+-- backoff_base scales the backoff schedule (1, 5, 15, 60 times it); tests and the chaos run
+-- shorten it instead of changing code.
+create table public.document_jobs_settings (
+    singleton boolean primary key default true check (singleton),
+    backoff_base interval not null default '1 minute' check (backoff_base > interval '0'),
+    completed_job_retention interval not null default '30 days' check (completed_job_retention >= interval '1 hour')
+);
+insert into public.document_jobs_settings default values;
 
-revoke all on table public.document_jobs, public.document_jobs_claimable from public, anon, authenticated;
+alter table public.document_jobs enable row level security;
+alter table public.document_jobs_settings enable row level security;
+
+revoke all on table public.document_jobs, public.document_jobs_claimable, public.document_jobs_settings
+    from public, anon, authenticated;
 grant select, insert, update, delete on table public.document_jobs to service_role;
-grant select on table public.document_jobs_claimable to service_role;
+grant select on table public.document_jobs_claimable, public.document_jobs_settings to service_role;

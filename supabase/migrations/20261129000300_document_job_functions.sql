@@ -19,20 +19,24 @@ begin
 end;
 $$;
 
--- Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 minutes, ±10 % jitter
--- so that jobs that failed together (a provider outage) do not all retry in the same second.
+-- Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times backoff_base (a
+-- minute), ±10 % jitter so that jobs that failed together (a provider outage) do not all retry
+-- in the same second.
 create function public.document_job_backoff(p_failed_attempt int)
 returns interval
 language sql
 volatile
 set search_path = ''
 as $$
-    select (case
-                when p_failed_attempt <= 1 then interval '1 minute'
-                when p_failed_attempt = 2 then interval '5 minutes'
-                when p_failed_attempt = 3 then interval '15 minutes'
-                else interval '60 minutes'
-            end) * (0.9 + 0.2 * random())
+    select s.backoff_base
+           * (case
+                  when p_failed_attempt <= 1 then 1
+                  when p_failed_attempt = 2 then 5
+                  when p_failed_attempt = 3 then 15
+                  else 60
+              end)
+           * (0.9 + 0.2 * random())
+      from public.document_jobs_settings s
 $$;
 
 -- Running jobs whose lease has passed with no attempt left would otherwise stay running
@@ -243,6 +247,52 @@ exception
 end;
 $$;
 
+-- Records a stored attachment for the job's e-mail, fenced like every other write of a worker:
+-- only while (p_job_id, p_generation) still holds the job. A stale worker's upload may still
+-- have overwritten the object (same key, same bytes), but its row is refused.
+create function public.record_document_attachment(
+    p_job_id uuid,
+    p_generation int,
+    p_provider_attachment_id text,
+    p_filename text,
+    p_content_type text,
+    p_size_bytes bigint,
+    p_sha256 text,
+    p_bucket text,
+    p_storage_path text
+)
+returns boolean
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_email_id uuid;
+begin
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
+       for share;
+    if not found then
+        return false;
+    end if;
+    insert into public.fax_received_email_attachments as a
+           (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
+            storage_path)
+    values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
+            p_storage_path)
+    on conflict (fax_received_email_id, provider_attachment_id) do update
+       set filename = excluded.filename,
+           content_type = excluded.content_type,
+           size_bytes = excluded.size_bytes,
+           sha256 = excluded.sha256,
+           bucket = excluded.bucket,
+           storage_path = excluded.storage_path,
+           updated_at = now();
+    return true;
+end;
+$$;
+
 -- POSTs to the worker through pg_net; the requests are sent only if and after the calling
 -- transaction commits. Returns how many were queued (0 and a WARNING when Vault lacks the URL
 -- or the secret: migrations may run before the operator stores them).
@@ -428,6 +478,7 @@ revoke all on function
     public.fail_document_job(uuid, int, text, text, boolean, interval),
     public.release_document_job(uuid, int, interval, text, text),
     public.retry_document_job(uuid),
+    public.record_document_attachment(uuid, int, text, text, text, bigint, text, text, text),
     public.post_document_jobs_worker(int),
     public.enqueue_document_job(text, uuid, boolean),
     public.document_jobs_try_timestamptz(text),
@@ -443,6 +494,7 @@ grant execute on function
     public.fail_document_job(uuid, int, text, text, boolean, interval),
     public.release_document_job(uuid, int, interval, text, text),
     public.retry_document_job(uuid),
+    public.record_document_attachment(uuid, int, text, text, text, bigint, text, text, text),
     public.enqueue_document_job(text, uuid, boolean),
     public.record_inbound_email(text, text, jsonb),
     public.invoke_document_jobs(int)

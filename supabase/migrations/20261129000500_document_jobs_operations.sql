@@ -1,15 +1,5 @@
 -- Operating the queue: cancel, queue health, and a configurable retention.
 
--- One row of settings an operator may change through set_document_jobs_retention.
-create table public.document_jobs_settings (
-    singleton boolean primary key default true check (singleton),
-    completed_job_retention interval not null default '30 days' check (completed_job_retention >= interval '1 hour')
-);
-insert into public.document_jobs_settings default values on conflict do nothing;
-alter table public.document_jobs_settings enable row level security;
-revoke all on table public.document_jobs_settings from public, anon, authenticated;
-grant select on table public.document_jobs_settings to service_role;
-
 -- Cancel a queued or running job: it stops in failed with last_error_code 'cancelled'. A
 -- running job's worker learns it at its next lease extension (which returns false, the job no
 -- longer being running) and writes nothing more.

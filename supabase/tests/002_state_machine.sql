@@ -5,7 +5,7 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions, t;
-select plan(57);
+select plan(62);
 
 -- Helpers, in a schema of their own that the rollback removes.
 create schema t;
@@ -81,6 +81,11 @@ select is((job()).finished_at, now(), 'failed: finished_at set');
 select ok((select count(distinct d) > 40 and min(d) >= interval '54 seconds' and max(d) <= interval '66 seconds'
              from (select document_job_backoff(1) d from generate_series(1, 50)) x),
           'the jitter spreads jobs that failed together across the ±10 % window');
+update document_jobs_settings set backoff_base = '1 second';
+select ok((select min(d) >= interval '13.5 seconds' and max(d) <= interval '16.5 seconds'
+             from (select document_job_backoff(3) d from generate_series(1, 20)) x),
+          'backoff_base scales the schedule (third failure: 15 x 1 s)');
+update document_jobs_settings set backoff_base = '1 minute';
 
 -- manual retry
 select ok(retry_document_job((job()).id), 'a failed job can be retried by hand');
@@ -138,7 +143,15 @@ select ok(not extend_document_job_lease((job()).id, 4), 'stale generation: exten
 select ok(not complete_document_job((job()).id, 4), 'stale generation: complete returns false');
 select ok(not fail_document_job((job()).id, 4, 'x', 'y', false), 'stale generation: fail returns false');
 select ok(not release_document_job((job()).id, 4), 'stale generation: release returns false');
+select ok(not record_document_attachment((job()).id, 4, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
+                                         'fax-attachments', 'x/att_1.pdf'),
+          'stale generation: recording an attachment returns false');
 select is(job()::text, (select b::text from t.before b), 'the stale writes changed nothing');
+select is((select count(*)::int from fax_received_email_attachments), 0, '... and recorded no attachment');
+select ok(record_document_attachment((job()).id, 5, 'att_1', '請求書.pdf', 'application/pdf', 1, repeat('0', 64),
+                                     'fax-attachments', 'x/att_1.pdf'), 'the live holder records an attachment');
+select is((select (filename, fax_received_email_id) from fax_received_email_attachments),
+          ('請求書.pdf'::text, email_id('em_1')), '... for the job''s e-mail');
 
 -- expired with no attempt left: failed with lease_expired, not claimed
 do $$ begin perform t.expire(); end $$;

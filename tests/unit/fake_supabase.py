@@ -56,7 +56,6 @@ class FakeSupabase:
         router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
         router.get(f"{URL}/rest/v1/fax_received_emails").mock(side_effect=self._email)
         router.get(f"{URL}/rest/v1/fax_received_email_attachments").mock(side_effect=self._attachments)
-        router.post(f"{URL}/rest/v1/fax_received_email_attachments").mock(side_effect=self._record)
         router.post(url__regex=rf"{URL}/storage/v1/object/fax-attachments/(?P<key>.+)").mock(side_effect=self._upload)
 
     def _rpc(self, request: httpx.Request, name: str) -> httpx.Response:
@@ -66,6 +65,8 @@ class FakeSupabase:
             raise httpx.ConnectError("database unreachable", request=request)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
+        if name == "record_document_attachment" and self.guarded:
+            self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         return httpx.Response(200, json=self.guarded)
 
     def _email(self, request: httpx.Request) -> httpx.Response:
@@ -79,11 +80,6 @@ class FakeSupabase:
         if self.table_error:
             return self.table_error
         return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
-
-    def _record(self, request: httpx.Request) -> httpx.Response:
-        self.calls.append(("record_attachment", json.loads(request.content)))
-        self.stored.append(json.loads(request.content))
-        return httpx.Response(201)
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
         self.calls.append(("upload", {"key": key, "x-upsert": request.headers.get("x-upsert")}))

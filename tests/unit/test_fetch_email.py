@@ -34,8 +34,9 @@ def attachment(n: int, **overrides: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def context(client, http) -> fetch_email.FetchContext:
+def context(client, http, queue) -> fetch_email.FetchContext:
     return fetch_email.FetchContext(
+        queue=queue,
         records=FaxRecords(client),
         resend=ResendClient(http, RESEND, "re_test_key"),
         storage=AttachmentStorage(client, "fax-attachments"),
@@ -89,8 +90,8 @@ def test_stores_every_attachment_and_completes(queue, fake, router, context, clo
     ]
     names = [name for name, _ in fake.rpc_calls()]
     assert names == [
-        "extend_document_job_lease", "upload", "record_attachment",
-        "extend_document_job_lease", "upload", "record_attachment",
+        "extend_document_job_lease", "upload", "record_document_attachment",
+        "extend_document_job_lease", "upload", "record_document_attachment",
         "complete_document_job",
     ]  # fmt: skip
 

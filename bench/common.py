@@ -1,0 +1,157 @@
+"""What every benchmark shares: the stack's settings, statistics, result tables, the machine's description."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import statistics
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+# Every table the tests write (tests/conftest.py reset()): a run leaves them as empty as it found them.
+SHARED_TABLES = (
+    "public.document_jobs, public.fax_received_email_attachments, public.fax_received_emails,"
+    " net.http_request_queue, net._http_response"
+)
+
+
+def env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise SystemExit(f"bench: {name} is unset; run inside the local stack: python -m devstack run -- ...")
+    return value
+
+
+def admin_conninfo() -> str:
+    """The cluster's superuser: for setting up and inspecting (the queue's own calls go as postgres)."""
+    return env("DEVSTACK_ADMIN_DATABASE_URL")
+
+
+def connect(conninfo: str | None = None) -> psycopg.Connection:
+    return psycopg.connect(conninfo or admin_conninfo(), autocommit=True)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile: p99 of 100 samples is the 99th smallest."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def ratio(value: float | None, to: float | None) -> float | None:
+    return value / to if value is not None and to else None
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+
+
+@dataclass
+class Table:
+    """One result table: printed as text, written as Markdown."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *cells: object) -> None:
+        self.rows.append([str(cell) for cell in cells])
+
+    def text(self) -> str:
+        widths = [max(len(row[i]) for row in [self.headers, *self.rows]) for i in range(len(self.headers))]
+        lines = [self.title, "  " + "  ".join(h.ljust(w) for h, w in zip(self.headers, widths, strict=True))]
+        lines += ["  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths,
+                                                                                               strict=True)))
+                  for row in self.rows]  # fmt: skip
+        lines += [f"  ({note})" for note in self.notes]
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        lines = [f"| {' | '.join(self.headers)} |", f"|{'|'.join(['---'] + ['--:'] * (len(self.headers) - 1))}|"]
+        lines += [f"| {' | '.join(row)} |" for row in self.rows]
+        return "\n".join(lines) + "".join(f"\n\n{note[0].upper()}{note[1:]}." for note in self.notes)
+
+
+@dataclass
+class Section:
+    """One figure of the issue: its tables, the numbers later prose refers to, and how it was measured."""
+
+    key: str
+    heading: str
+    method: str
+    tables: list[Table] = field(default_factory=list)
+    figures: dict[str, float | None] = field(default_factory=dict)
+
+
+def machine() -> dict[str, str]:
+    """Cores, memory, CPU model, the server's version and settings, Python's version."""
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = "unknown"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    with connect() as conn:
+        version = conn.execute("select version()").fetchone()[0]
+        names = (
+            "shared_buffers", "work_mem", "max_connections", "fsync", "synchronous_commit", "full_page_writes",
+            "autovacuum", "jit",
+        )  # fmt: skip
+        rows = conn.execute("select name, setting, unit from pg_settings where name = any(%s)", (list(names),))
+        settings = {name: f"{setting}{' x ' + unit if unit and unit not in {'ms', 's'} else unit or ''}"
+                    for name, setting, unit in rows}  # fmt: skip
+        if "shared_buffers" in settings:
+            settings["shared_buffers"] = conn.execute("show shared_buffers").fetchone()[0]
+        if "work_mem" in settings:
+            settings["work_mem"] = conn.execute("show work_mem").fetchone()[0]
+    return {
+        "cores": str(os.cpu_count()),
+        "memory": memory,
+        "cpu": cpu,
+        "postgres": version.split(" on ")[0],
+        "postgres_settings": ", ".join(f"{k} = {settings[k]}" for k in names if k in settings),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+    }
+
+
+@contextlib.contextmanager
+def vault_secrets(conn: psycopg.Connection) -> Iterator[None]:
+    """The two Vault secrets an operator stores (devstack/demo.py), removed afterwards if we added them."""
+    worker_url = env("FUNCTIONS_URL") + "/api/internal/document-jobs"
+    wanted = {"document_jobs_url": worker_url, "internal_function_secret": env("INTERNAL_FUNCTION_SECRET")}
+    existing = {name for (name,) in conn.execute("select name from vault.secrets where name = any(%s)",
+                                                  (list(wanted),))}  # fmt: skip
+    added = [name for name in wanted if name not in existing]
+    for name in added:
+        conn.execute("select vault.create_secret(%s, %s)", (wanted[name], name))
+    try:
+        yield
+    finally:
+        if added:
+            conn.execute("delete from vault.secrets where name = any(%s)", (added,))
+
+
+def empty_shared_tables(conn: psycopg.Connection) -> None:
+    conn.execute(f"truncate {SHARED_TABLES}")

@@ -1,0 +1,293 @@
+"""Throughput: no-op jobs per second at 1, 4 and 8 concurrent connections, against a ceiling.
+
+- this queue: N threads, each with its own connection, claim -> complete in a loop
+  (claim_document_jobs then complete_document_job, as the worker does, minus PostgREST);
+- Procrastinate, in a schema of its own (installed with its own schema API, dropped afterwards):
+  its real worker (App.run_worker_async, concurrency N over a pool of N connections, an async
+  no-op task, wait=False so it stops when the queue is empty), and its two SQL calls
+  (procrastinate_fetch_job_v2, procrastinate_finish_job_v1) driven by the same threads as ours;
+- the ceiling: pgbench's TPS for a one-row update on a small table at the same concurrency,
+  halved, since a job needs at least two transactions (its claim and its completion).
+
+Every figure is the median over `runs` runs; each run starts from a freshly filled queue.
+
+python -m devstack run -- .venv/bin/python -m bench.throughput [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from bench.common import Section, Table, admin_conninfo, connect, env, fmt, fmt_ratio, median, ratio
+
+PGBENCH = Path("/usr/lib/postgresql/15/bin/pgbench")
+PROCRASTINATE_SCHEMA = "bench_procrastinate"
+CEILING_SCHEMA = "bench_ceiling"
+CEILING_ROWS = 1000  # small, and wide enough that 8 clients rarely update the same row at once
+QUEUE = "bench"
+
+
+@dataclass(frozen=True)
+class Settings:
+    concurrency: tuple[int, ...]
+    seconds: float  # per run, for the thread harness and pgbench
+    jobs: int  # queued before each run of this queue / Procrastinate's SQL (more than a run can take)
+    worker_jobs: int  # queued before each run of Procrastinate's worker (it runs until they are done)
+    runs: int
+
+
+FULL = Settings(concurrency=(1, 4, 8), seconds=3.0, jobs=30_000, worker_jobs=3_000, runs=3)
+QUICK = Settings(concurrency=(1, 4, 8), seconds=0.3, jobs=2_000, worker_jobs=100, runs=1)
+
+
+# --- the thread harness ---------------------------------------------------------------------------
+
+
+def claim_complete_loop(
+    conninfo: str, threads: int, seconds: float, step: Callable[[psycopg.Connection], bool]
+) -> float:
+    """Jobs per second: `threads` connections each running `step` (one claim and its completion)
+    until `seconds` have passed or the queue is empty."""
+    connections = [psycopg.connect(conninfo, autocommit=True) for _ in range(threads)]
+    barrier = threading.Barrier(threads + 1)
+    done = [0] * threads
+    stop_at = [0.0]
+
+    def loop(index: int) -> None:
+        conn = connections[index]
+        barrier.wait()
+        while time.perf_counter() < stop_at[0] and step(conn):
+            done[index] += 1
+
+    workers = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    started = time.perf_counter()
+    stop_at[0] = started + seconds
+    barrier.wait()
+    for worker in workers:
+        worker.join()
+    elapsed = time.perf_counter() - started
+    for conn in connections:
+        conn.close()
+    return sum(done) / elapsed
+
+
+def ours_step(conn: psycopg.Connection) -> bool:
+    row = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
+    if row is None:
+        return False
+    conn.execute("select public.complete_document_job(%s, %s)", row)
+    return True
+
+
+def fill_ours(conn: psycopg.Connection, jobs: int) -> None:
+    conn.execute("truncate public.document_jobs")
+    conn.execute(
+        """insert into public.document_jobs (kind, run_after)
+           select 'fetch_email', now() - interval '1 hour' + g * interval '1 ms' from generate_series(1, %s) g""",
+        (jobs,),
+    )
+    conn.execute("vacuum analyze public.document_jobs")
+
+
+# --- Procrastinate -----------------------------------------------------------------------------------
+
+
+def procrastinate_conninfo() -> str:
+    return make_conninfo(admin_conninfo(), options=f"-c search_path={PROCRASTINATE_SCHEMA}")
+
+
+def install_procrastinate() -> None:
+    """Its schema, by its own API (SchemaManager.apply_schema), in a schema of ours."""
+    import procrastinate
+
+    with connect() as conn:
+        conn.execute(f"drop schema if exists {PROCRASTINATE_SCHEMA} cascade")
+        conn.execute(f"create schema {PROCRASTINATE_SCHEMA}")
+    app = procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=procrastinate_conninfo()))
+    with app.open():
+        app.schema_manager.apply_schema()
+
+
+def fill_procrastinate(jobs: int) -> None:
+    """`jobs` no-op jobs, deferred through its API (one batch)."""
+    import procrastinate
+
+    with connect(procrastinate_conninfo()) as conn:
+        conn.execute("truncate procrastinate_events, procrastinate_jobs, procrastinate_workers cascade")
+    app = procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=procrastinate_conninfo()))
+
+    @app.task(name="noop", queue=QUEUE)
+    async def noop() -> None:
+        return None
+
+    with app.open():
+        noop.batch_defer(*[{} for _ in range(jobs)])
+    with connect(procrastinate_conninfo()) as conn:
+        conn.execute("vacuum analyze procrastinate_jobs")
+
+
+def procrastinate_worker(concurrency: int, jobs: int) -> float:
+    """Jobs per second of its real worker, from start to the empty queue (wait=False)."""
+    import procrastinate
+
+    connector = procrastinate.PsycopgConnector(
+        conninfo=procrastinate_conninfo(), min_size=concurrency, max_size=concurrency
+    )
+    app = procrastinate.App(connector=connector)
+
+    @app.task(name="noop", queue=QUEUE)
+    async def noop() -> None:
+        return None
+
+    async def work() -> float:
+        async with app.open_async():
+            await connector.execute_query_one_async("select 1")  # the pool is open and warm
+            started = time.perf_counter()
+            await app.run_worker_async(
+                queues=[QUEUE], concurrency=concurrency, wait=False, listen_notify=False,
+                install_signal_handlers=False, delete_jobs="never",
+            )  # fmt: skip
+            return time.perf_counter() - started
+
+    elapsed = asyncio.run(work())
+    with connect(procrastinate_conninfo()) as conn:
+        done = conn.execute("select count(*) from procrastinate_jobs where status = 'succeeded'").fetchone()[0]
+    if done != jobs:
+        raise RuntimeError(f"Procrastinate's worker finished {done} of {jobs} jobs")
+    return done / elapsed
+
+
+def procrastinate_sql_step(worker_id: int) -> Callable[[psycopg.Connection], bool]:
+    def step(conn: psycopg.Connection) -> bool:
+        row = conn.execute(
+            "select id from procrastinate_fetch_job_v2(%s::varchar[], %s)", ([QUEUE], worker_id)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return False
+        conn.execute("select procrastinate_finish_job_v1(%s, 'succeeded', false)", row)
+        return True
+
+    return step
+
+
+# --- the ceiling -------------------------------------------------------------------------------------
+
+CEILING_SCRIPT = f"""\\set id random(1, {CEILING_ROWS})
+update {CEILING_SCHEMA}.counter set n = n + 1 where id = :id;
+"""
+
+
+def install_ceiling() -> None:
+    with connect() as conn:
+        conn.execute(f"drop schema if exists {CEILING_SCHEMA} cascade")
+        conn.execute(f"create schema {CEILING_SCHEMA}")
+        conn.execute(f"create table {CEILING_SCHEMA}.counter (id int primary key, n bigint not null default 0)")
+        conn.execute(f"insert into {CEILING_SCHEMA}.counter (id) select generate_series(1, {CEILING_ROWS})")
+        conn.execute(f"vacuum analyze {CEILING_SCHEMA}.counter")
+
+
+def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
+    target = conninfo_to_dict(admin_conninfo())
+    result = subprocess.run(
+        [str(PGBENCH), "-n", "-f", str(script), "-c", str(clients), "-j", str(clients), "-T", str(max(1, round(seconds))),
+         "-h", str(target["host"]), "-p", str(target["port"]), "-U", str(target["user"]), str(target["dbname"])],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    match = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", result.stdout)
+    if not match:
+        raise RuntimeError(f"pgbench printed no TPS:\n{result.stdout}{result.stderr}")
+    return float(match.group(1))
+
+
+# --- the section --------------------------------------------------------------------------------------
+
+
+def run(quick: bool = False) -> Section:
+    settings = QUICK if quick else FULL
+    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    section = Section(
+        "throughput",
+        "Throughput",
+        f"No-op jobs per second at {', '.join(map(str, settings.concurrency))} concurrent connections, "
+        f"{settings.runs} run(s) per figure (median). This queue: one thread per connection, claim_document_jobs "
+        f"then complete_document_job in a loop for {settings.seconds:g} s, from {settings.jobs:,} queued jobs. "
+        "Procrastinate (same server, its own schema installed with its schema API): its real worker "
+        f"(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
+        f"start to an empty queue of {settings.worker_jobs:,} jobs; and its two SQL calls (fetch_job_v2, "
+        "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench, a one-row update "
+        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved "
+        "(a job needs at least two transactions). The client (Python or pgbench) shares the machine's cores "
+        "with the server.",
+    )
+    headers = ["connections", "ceiling (pgbench TPS / 2)", "this queue", "ratio", "Procrastinate worker", "ratio",
+               "Procrastinate SQL", "ratio"]  # fmt: skip
+    table = Table("jobs per second (ratio: to the ceiling)", headers)
+    conninfo = env("DATABASE_URL")
+    install_procrastinate()
+    install_ceiling()
+    try:
+        with tempfile.TemporaryDirectory() as folder, connect() as admin:
+            script = Path(folder) / "one_row_update.sql"
+            script.write_text(CEILING_SCRIPT)
+            with connect(procrastinate_conninfo()) as conn:
+                worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()[0]
+            for n in settings.concurrency:
+                samples: dict[str, list[float]] = {"ceiling": [], "ours": [], "worker": [], "sql": []}
+                for _ in range(settings.runs):
+                    samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
+                    fill_ours(admin, settings.jobs)
+                    samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, ours_step))
+                    fill_procrastinate(settings.worker_jobs)
+                    samples["worker"].append(procrastinate_worker(n, settings.worker_jobs))
+                    fill_procrastinate(settings.jobs)
+                    with connect(procrastinate_conninfo()) as conn:
+                        worker_id = conn.execute(
+                            "select worker_id from procrastinate_register_worker_v1()"
+                        ).fetchone()[0]
+                    samples["sql"].append(
+                        claim_complete_loop(
+                            procrastinate_conninfo(), n, settings.seconds, procrastinate_sql_step(worker_id)
+                        )
+                    )
+                figures = {name: median(values) for name, values in samples.items()}
+                ceiling = figures["ceiling"]
+                table.add(n, fmt(ceiling), fmt(figures["ours"]), fmt_ratio(ratio(figures["ours"], ceiling)),
+                          fmt(figures["worker"]), fmt_ratio(ratio(figures["worker"], ceiling)),
+                          fmt(figures["sql"]), fmt_ratio(ratio(figures["sql"], ceiling)))  # fmt: skip
+                for name, value in figures.items():
+                    section.figures[f"{name}_{n}"] = value
+                    section.figures[f"{name}_ratio_{n}"] = ratio(value, ceiling)
+    finally:
+        with connect() as conn:
+            conn.execute(f"drop schema if exists {PROCRASTINATE_SCHEMA} cascade")
+            conn.execute(f"drop schema if exists {CEILING_SCHEMA} cascade")
+            conn.execute("truncate public.document_jobs")
+    section.tables.append(table)
+    return section
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
+    args = parser.parse_args()
+    for table in run(args.quick).tables:
+        print(table.text())
+
+
+if __name__ == "__main__":
+    main()
