@@ -10,6 +10,8 @@
   ended and, if it had not answered yet, the caller gets Vercel's 504 FUNCTION_INVOCATION_TIMEOUT.
 
 python -m devstack.function_host --port-file FILE   (the functions read their settings from the environment)
+
+While an invocation runs, the file invocations/<pid> beside FILE names its function.
 """
 
 from __future__ import annotations
@@ -130,10 +132,14 @@ class Invocation(socketserver.BaseRequestHandler):
         signal.signal(signal.SIGALRM, timeout)
         signal.alarm(function.max_duration_s)
         handler: type[BaseHTTPRequestHandler] = importlib.import_module(function.module).handler
+        # Which process runs which function, for the chaos run to pick its victims.
+        running = self.server.invocations / str(os.getpid())
+        running.write_text(function.source)
         try:
             handler(connection, self.client_address, self.server)  # type: ignore[arg-type]
         finally:
             signal.alarm(0)
+            running.unlink(missing_ok=True)
             self._log(request_line, connection.first_line, started)
 
     def _log(self, request_line: str, status_line: bytes, started: float) -> None:
@@ -146,9 +152,11 @@ class FunctionHost(socketserver.ForkingMixIn, socketserver.TCPServer):
     max_children = 64
     block_on_close = False
 
-    def __init__(self, routes: Routes) -> None:
+    def __init__(self, routes: Routes, invocations: Path) -> None:
         super().__init__(("127.0.0.1", 0), Invocation)
         self.routes = routes
+        self.invocations = invocations
+        invocations.mkdir(parents=True, exist_ok=True)
 
 
 def warm(routes: Routes) -> None:
@@ -166,7 +174,7 @@ def main() -> None:
     routes = discover()
     warm(routes)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with FunctionHost(routes) as host:
+    with FunctionHost(routes, args.port_file.parent / "invocations") as host:
         temporary = args.port_file.with_suffix(".tmp")
         temporary.write_text(str(host.server_address[1]))
         temporary.replace(args.port_file)

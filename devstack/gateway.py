@@ -13,15 +13,19 @@ SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR. Logs one line per request to stder
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import signal
 import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from psycopg_pool import ConnectionPool
@@ -37,6 +41,35 @@ POOL_TIMEOUT_S = 10.0  # PostgREST's default db-pool-acquisition-timeout
 REST_PREFIX, STORAGE_PREFIX = "/rest/v1", "/storage/v1"
 
 
+class ConnectionFaults:
+    """Chaos runs only: drop the connection of chosen RPCs, before the call runs (nothing happens)
+    or after it committed (the caller never learns it did), as a network failure would. Set with
+    POST /_control/faults {"rpcs": [...], "probability": 0.05, "seed": 1}; counts at GET."""
+
+    def __init__(self) -> None:
+        self.rpcs: frozenset[str] = frozenset()
+        self.probability = 0.0
+        self.rng = random.Random(0)
+        self.dropped: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def configure(self, settings: dict[str, Any]) -> None:
+        with self.lock:
+            self.rpcs = frozenset(settings.get("rpcs", []))
+            self.probability = float(settings.get("probability", 0.0))
+            self.rng = random.Random(settings.get("seed", 0))
+
+    def draw(self, path: str) -> str | None:
+        """ "before", "after" or None for this request."""
+        name = path.removeprefix(REST_PREFIX + "/rpc/")
+        with self.lock:
+            if name == path or name not in self.rpcs or self.rng.random() >= self.probability:
+                return None
+            when = self.rng.choice(("before", "after"))
+            self.dropped[f"{name}:{when}"] += 1
+            return when
+
+
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -44,6 +77,7 @@ class GatewayServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), GatewayHandler)
         self.backend = backend
         self.storage = storage
+        self.faults = ConnectionFaults()
 
 
 class BodyTooLarge(Exception):
@@ -66,7 +100,19 @@ class GatewayHandler(BaseHTTPRequestHandler):
         try:
             # Read the body even for a request no route takes, or it would be parsed as the next request.
             body = self.read_body()
+            if url.path == "/_control/faults":
+                if self.command == "POST":
+                    self.server.faults.configure(json.loads(body or b"{}"))
+                self.send(Response.json(200, dict(self.server.faults.dropped)))
+                return
+            fault = self.server.faults.draw(url.path)
+            if fault == "before":
+                self.close_connection = True  # no answer at all: the call never ran
+                return
             response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), body)
+            if fault == "after":
+                self.close_connection = True  # it ran and committed; the answer is lost
+                return
         except BodyTooLarge:
             self.close_connection = True  # the unread body would otherwise be taken for the next request
             response = Response.json(413, {"message": "Request Entity Too Large"})

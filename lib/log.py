@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 log = logging.getLogger("document_jobs")
@@ -16,5 +17,5 @@ def configure() -> None:
 
 
 def event(name: str, level: int = logging.INFO, **fields: Any) -> None:
-    """Log `name` with `fields`. Never pass a secret, an API key or a signed URL."""
-    log.log(level, json.dumps({"event": name, **fields}, default=str, ensure_ascii=False))
+    """Log `name` with `fields` and the time (`at`, Unix seconds). Never pass a secret, a key or a signed URL."""
+    log.log(level, json.dumps({"event": name, "at": round(time.time(), 3), **fields}, default=str, ensure_ascii=False))

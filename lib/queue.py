@@ -54,8 +54,9 @@ def interval(value: timedelta) -> str:
 
 
 class Queue:
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, lease: timedelta = DEFAULT_LEASE) -> None:
         self._client = client
+        self.lease = lease
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
         # Imported here: postgrest comes with supabase, which this module must not import eagerly.
@@ -72,12 +73,12 @@ class Queue:
         if self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params}) is not True:
             raise LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
 
-    def claim(self, kind: str, lease: timedelta = DEFAULT_LEASE) -> Job | None:
-        rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(lease)})
+    def claim(self, kind: str) -> Job | None:
+        rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
         return Job.model_validate(rows[0]) if rows else None
 
-    def extend(self, job: Job, lease: timedelta = DEFAULT_LEASE) -> None:
-        self._guarded("extend_document_job_lease", job, p_lease=interval(lease))
+    def extend(self, job: Job) -> None:
+        self._guarded("extend_document_job_lease", job, p_lease=interval(self.lease))
 
     def complete(self, job: Job) -> None:
         self._guarded("complete_document_job", job)

@@ -15,7 +15,6 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
-TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 PAGE_SIZE = 100
 MAX_PAGES = 100  # 10,000 attachments: far beyond any e-mail; a provider loop must not hold the worker
 
@@ -108,14 +107,17 @@ def _error(response: httpx.Response) -> ResendError:
 
 
 class ResendClient:
-    def __init__(self, http: httpx.Client, base_url: str, api_key: str) -> None:
+    def __init__(self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0) -> None:
         self._http = http
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
 
     def _get_json(self, path: str, params: dict[str, str | int]) -> bytes:
         try:
-            response = self._http.get(f"{self._base_url}{path}", params=params, headers=self._headers, timeout=TIMEOUT)
+            response = self._http.get(
+                f"{self._base_url}{path}", params=params, headers=self._headers, timeout=self._timeout
+            )
         except httpx.TimeoutException as error:
             raise ResendTimeout(None, None, f"timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
@@ -147,7 +149,7 @@ class ResendClient:
     def download(self, url: str, max_bytes: int) -> bytes:
         """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes."""
         try:
-            with self._http.stream("GET", url, headers={"User-Agent": USER_AGENT}, timeout=TIMEOUT) as response:
+            with self._http.stream("GET", url, headers={"User-Agent": USER_AGENT}, timeout=self._timeout) as response:
                 if response.status_code != 200:
                     raise DownloadError(response.status_code, f"download answered {response.status_code}")
                 declared = response.headers.get("content-length")

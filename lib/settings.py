@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from pydantic import SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -44,6 +44,9 @@ class WorkerSettings(SupabaseSettings):
     attachments_bucket: str = "fax-attachments"
     # Resend accepts e-mails of up to 40 MB in all: no single attachment can be larger.
     attachment_max_bytes: int = 40 * 1024 * 1024
+    # Shorter only for tests and chaos runs; a lease must outlast the slowest attachment step.
+    job_lease_seconds: int = Field(default=300, ge=5)
+    resend_timeout_seconds: float = Field(default=30.0, gt=0)
 
 
 class WebhookSettings(SupabaseSettings):

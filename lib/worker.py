@@ -8,8 +8,10 @@ would only burn an attempt. The clock is a parameter, so tests never sleep.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
@@ -64,6 +66,7 @@ def run_invocation(
         if deadline - clock() < CLAIM_RESERVE.total_seconds():
             summary.stopped_because = "time_budget"
             break
+        claimed_at = time.time()  # wall clock: the logs of different processes are compared by it
         try:
             job = queue.claim(kind)
         except QueueUnavailable as error:
@@ -74,30 +77,43 @@ def run_invocation(
             break
         summary.claimed += 1
         job_started = clock()
-        outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, clock))
+        lease = HeldLease(claimed_at + queue.lease.total_seconds())
+        ids = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
+        log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
+        outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, clock, lease))
         setattr(summary, outcome.value, getattr(summary, outcome.value) + 1)
         log.event(
             "job_finished",
-            job_id=job.id,
-            generation=job.generation,
+            **ids,
             kind=job.kind,
             attempt=job.attempts,
             outcome=outcome.value,
             error_code=failure.code if failure else None,
             duration_ms=round((clock() - job_started) * 1000),
+            lease_held_until=round(lease.until, 3),
         )
     summary.elapsed_ms = round((clock() - started) * 1000)
     return summary
 
 
-def _checkpoint(queue: Queue, job: Job, deadline: float, clock: Clock) -> Checkpoint:
+@dataclass
+class HeldLease:
+    """Until when the worker knows the job is its own (wall clock, read before each claim or extension,
+    so never later than the database's lease_until). The chaos run checks holders never overlap by it."""
+
+    until: float
+
+
+def _checkpoint(queue: Queue, job: Job, deadline: float, clock: Clock, lease: HeldLease) -> Checkpoint:
     def checkpoint() -> None:
         if deadline - clock() < STEP_RESERVE.total_seconds():
             raise JobFailure("time_budget", "the invocation's time budget ran out mid-job")
+        asked_at = time.time()
         try:
             queue.extend(job)
         except QueueUnavailable as error:
             raise JobFailure("database_error", str(error)) from error
+        lease.until = asked_at + queue.lease.total_seconds()
 
     return checkpoint
 

@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -42,11 +43,16 @@ def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
     """The queue and the fetch_email job, over one HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http)
-        queue = Queue(client)
+        queue = Queue(client, timedelta(seconds=settings.job_lease_seconds))
         context = fetch_email.FetchContext(
             queue=queue,
             records=FaxRecords(client),
-            resend=ResendClient(http, settings.resend_api_url, settings.resend_api_key.get_secret_value()),
+            resend=ResendClient(
+                http,
+                settings.resend_api_url,
+                settings.resend_api_key.get_secret_value(),
+                settings.resend_timeout_seconds,
+            ),
             storage=AttachmentStorage(client, settings.attachments_bucket),
             max_bytes=settings.attachment_max_bytes,
         )
