@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint test-in-stack up down clean
+.PHONY: demo test lint test-in-stack chaos up down clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -26,6 +26,10 @@ lint: $(STAMP)
 test-in-stack:
 	pg_prove --ext .sql -r supabase/tests
 	$(VENV)/bin/pytest
+
+## The long fault-injection run (500 e-mails); its figures go to docs/RELIABILITY.md.
+chaos: $(STAMP)
+	$(PY) -m devstack.chaos --emails 500 --write-docs
 
 ## Start the local stack in the background (settings in .devstack/env), and stop it.
 up: $(STAMP)

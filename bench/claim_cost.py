@@ -173,8 +173,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
     args = parser.parse_args()
-    for table in run(args.quick).tables:
-        print(table.text())
+    print(run(args.quick).text())
 
 
 if __name__ == "__main__":

@@ -98,6 +98,12 @@ class Section:
     method: str
     tables: list[Table] = field(default_factory=list)
     figures: dict[str, float | None] = field(default_factory=dict)
+    blocks: list[tuple[str, str]] = field(default_factory=list)  # (title, preformatted text), e.g. plans
+
+    def text(self) -> str:
+        parts = [f"== {self.heading} ==", *(table.text() for table in self.tables)]
+        parts += [f"{title}\n" + "\n".join(f"  {line}" for line in body.splitlines()) for title, body in self.blocks]
+        return "\n\n".join(parts)
 
 
 def machine() -> dict[str, str]:

@@ -36,6 +36,7 @@ from bench.common import Section, Table, admin_conninfo, connect, env, fmt, fmt_
 PGBENCH = Path("/usr/lib/postgresql/15/bin/pgbench")
 PROCRASTINATE_SCHEMA = "bench_procrastinate"
 CEILING_SCHEMA = "bench_ceiling"
+FIX_SCHEMA = "bench_fix"
 CEILING_ROWS = 1000  # small, and wide enough that 8 clients rarely update the same row at once
 QUEUE = "bench"
 
@@ -49,8 +50,8 @@ class Settings:
     runs: int
 
 
-FULL = Settings(concurrency=(1, 4, 8), seconds=3.0, jobs=30_000, worker_jobs=3_000, runs=3)
-QUICK = Settings(concurrency=(1, 4, 8), seconds=0.3, jobs=2_000, worker_jobs=100, runs=1)
+FULL = Settings(concurrency=(1, 4, 8), seconds=2.0, jobs=30_000, worker_jobs=2_000, runs=3)
+QUICK = Settings(concurrency=(1, 4, 8), seconds=0.3, jobs=8_000, worker_jobs=100, runs=1)
 
 
 # --- the thread harness ---------------------------------------------------------------------------
@@ -204,14 +205,93 @@ def install_ceiling() -> None:
 def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
     target = conninfo_to_dict(admin_conninfo())
     result = subprocess.run(
-        [str(PGBENCH), "-n", "-f", str(script), "-c", str(clients), "-j", str(clients), "-T", str(max(1, round(seconds))),
+        [str(PGBENCH), "-n", "-M", "prepared", "-f", str(script), "-c", str(clients), "-j", str(clients),
+         "-T", str(max(1, round(seconds))),
          "-h", str(target["host"]), "-p", str(target["port"]), "-U", str(target["user"]), str(target["dbname"])],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True,
     )  # fmt: skip
+    if result.returncode != 0:
+        raise RuntimeError(f"pgbench failed ({result.returncode}):\n{result.stdout}{result.stderr}")
     match = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", result.stdout)
     if not match:
         raise RuntimeError(f"pgbench printed no TPS:\n{result.stdout}{result.stderr}")
     return float(match.group(1))
+
+
+# --- the same claim -> complete driven by pgbench: where this queue's time goes -------------------------
+
+# The claim as a plan-cache-friendly statement: `id = any(array(...))` has a sane generic plan
+# (the claim index, then the primary key), so the function can keep one plan instead of planning
+# the CTE-and-join shape on every call; and the sweep in plpgsql, whose plan is cached too
+# (a security definer SQL function with SET is never inlined and is planned on every call).
+PROPOSED_FIX = f"""
+drop schema if exists {FIX_SCHEMA} cascade;
+create schema {FIX_SCHEMA};
+create function {FIX_SCHEMA}.fail_expired_document_jobs() returns int
+language plpgsql security definer set search_path = '' as $$
+declare
+    v_failed int;
+begin
+    with expired as (
+        select j.id from public.document_jobs j
+         where j.status = 'running' and j.lease_until < now() and j.attempts >= j.max_attempts
+           for update skip locked
+    ), failed as (
+        update public.document_jobs j
+           set status = 'failed', lease_until = null, finished_at = now(), last_error_code = 'lease_expired',
+               last_error_message = 'the lease of the last attempt expired before the job finished'
+          from expired where j.id = expired.id
+        returning 1
+    )
+    select count(*)::int into v_failed from failed;
+    return v_failed;
+end;
+$$;
+create function {FIX_SCHEMA}.claim_document_jobs(p_kind text, p_limit int default 1,
+                                                 p_lease interval default '5 minutes')
+returns setof public.document_jobs
+language plpgsql security definer set search_path = '' set plan_cache_mode = force_generic_plan as $$
+begin
+    perform public.document_jobs_require(p_kind is not null, 'p_kind must not be null');
+    perform public.document_jobs_require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
+    perform public.document_jobs_require(p_lease > interval '0', 'p_lease must be a positive interval');
+    perform {FIX_SCHEMA}.fail_expired_document_jobs();
+    return query
+    update public.document_jobs j
+       set status = 'running', attempts = j.attempts + 1, generation = j.generation + 1,
+           lease_until = now() + p_lease, started_at = coalesce(j.started_at, now())
+     where j.id = any (array(
+               select c.id from public.document_jobs_claimable c
+                where c.kind = p_kind
+                order by c.run_after, c.created_at
+                limit p_limit
+                  for update skip locked))
+    returning j.*;
+end;
+$$;
+"""
+COMPLETE = "select public.complete_document_job(:id::uuid, :generation);\n"
+PGBENCH_VARIANTS = {  # key: (column, pgbench script)
+    "deployed": (
+        "as deployed",
+        "select id, generation from public.claim_document_jobs('fetch_email') \\gset\n" + COMPLETE,
+    ),
+    "fixed": (
+        "proposed fix",
+        f"select id, generation from {FIX_SCHEMA}.claim_document_jobs('fetch_email') \\gset\n" + COMPLETE,
+    ),
+    "bare": (
+        "bare statements",
+        "with picked as materialized (select c.id from public.document_jobs_claimable c where c.kind = 'fetch_email'"
+        " order by c.run_after, c.created_at limit 1 for update skip locked)"
+        " update public.document_jobs j set status = 'running', attempts = j.attempts + 1,"
+        " generation = j.generation + 1, lease_until = now() + interval '5 minutes',"
+        " started_at = coalesce(j.started_at, now()) from picked where j.id = picked.id"
+        " returning j.id, j.generation \\gset\n"
+        "update public.document_jobs j set status = 'completed', lease_until = null, finished_at = now()"
+        " where j.id = :id::uuid and j.generation = :generation and j.status = 'running';\n",
+    ),
+}
 
 
 # --- the section --------------------------------------------------------------------------------------
@@ -219,65 +299,82 @@ def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
 
 def run(quick: bool = False) -> Section:
     settings = QUICK if quick else FULL
-    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    logging.getLogger("procrastinate").setLevel(logging.ERROR)
     section = Section(
         "throughput",
         "Throughput",
         f"No-op jobs per second at {', '.join(map(str, settings.concurrency))} concurrent connections, "
-        f"{settings.runs} run(s) per figure (median). This queue: one thread per connection, claim_document_jobs "
-        f"then complete_document_job in a loop for {settings.seconds:g} s, from {settings.jobs:,} queued jobs. "
+        f"{settings.runs} run(s) per figure (median), every arm of a run on the same server in turn. This queue: "
+        "one Python thread per connection (psycopg, prepared after 5 uses), claim_document_jobs then "
+        f"complete_document_job in a loop for {settings.seconds:g} s, from {settings.jobs:,} queued jobs. "
         "Procrastinate (same server, its own schema installed with its schema API): its real worker "
-        f"(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
+        "(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
         f"start to an empty queue of {settings.worker_jobs:,} jobs; and its two SQL calls (fetch_job_v2, "
-        "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench, a one-row update "
+        "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench -M prepared, a one-row update "
         f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved "
         "(a job needs at least two transactions). The client (Python or pgbench) shares the machine's cores "
-        "with the server.",
+        "with the server. The second table drives this queue's claim -> complete with pgbench instead "
+        "(-M prepared, the same C client as the ceiling), to tell the client's cost from the database's: as "
+        f"deployed; with a proposed fix (functions in a schema of the benchmark's own, on the same table); and "
+        "as the bare statements without any function.",
     )
     headers = ["connections", "ceiling (pgbench TPS / 2)", "this queue", "ratio", "Procrastinate worker", "ratio",
                "Procrastinate SQL", "ratio"]  # fmt: skip
-    table = Table("jobs per second (ratio: to the ceiling)", headers)
+    table = Table("jobs per second, Python clients (ratio: to the ceiling)", headers)
+    diagnostic = Table(
+        "jobs per second, this queue's claim -> complete driven by pgbench (ratio: to the ceiling)",
+        ["connections", *(f"{label}{suffix}" for label, _ in PGBENCH_VARIANTS.values() for suffix in ("", " ratio"))],
+    )
     conninfo = env("DATABASE_URL")
     install_procrastinate()
     install_ceiling()
     try:
         with tempfile.TemporaryDirectory() as folder, connect() as admin:
+            admin.execute(PROPOSED_FIX)
             script = Path(folder) / "one_row_update.sql"
             script.write_text(CEILING_SCRIPT)
-            with connect(procrastinate_conninfo()) as conn:
-                worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()[0]
+            variants = {key: Path(folder) / f"{key}.sql" for key in PGBENCH_VARIANTS}
+            for key, path in variants.items():
+                path.write_text(PGBENCH_VARIANTS[key][1])
             for n in settings.concurrency:
                 samples: dict[str, list[float]] = {"ceiling": [], "ours": [], "worker": [], "sql": []}
+                samples |= {label: [] for label in variants}
                 for _ in range(settings.runs):
                     samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
                     fill_ours(admin, settings.jobs)
                     samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, ours_step))
+                    for label, path in variants.items():
+                        fill_ours(admin, settings.jobs)
+                        samples[label].append(pgbench_tps(n, settings.seconds, path))
                     fill_procrastinate(settings.worker_jobs)
                     samples["worker"].append(procrastinate_worker(n, settings.worker_jobs))
                     fill_procrastinate(settings.jobs)
                     with connect(procrastinate_conninfo()) as conn:
-                        worker_id = conn.execute(
-                            "select worker_id from procrastinate_register_worker_v1()"
-                        ).fetchone()[0]
-                    samples["sql"].append(
-                        claim_complete_loop(
-                            procrastinate_conninfo(), n, settings.seconds, procrastinate_sql_step(worker_id)
-                        )
-                    )
+                        worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()
+                    step = procrastinate_sql_step(worker_id[0])
+                    samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, step))
                 figures = {name: median(values) for name, values in samples.items()}
                 ceiling = figures["ceiling"]
                 table.add(n, fmt(ceiling), fmt(figures["ours"]), fmt_ratio(ratio(figures["ours"], ceiling)),
                           fmt(figures["worker"]), fmt_ratio(ratio(figures["worker"], ceiling)),
                           fmt(figures["sql"]), fmt_ratio(ratio(figures["sql"], ceiling)))  # fmt: skip
+                diagnostic.add(
+                    n,
+                    *(
+                        cell
+                        for label in variants
+                        for cell in (fmt(figures[label]), fmt_ratio(ratio(figures[label], ceiling)))
+                    ),
+                )
                 for name, value in figures.items():
                     section.figures[f"{name}_{n}"] = value
                     section.figures[f"{name}_ratio_{n}"] = ratio(value, ceiling)
     finally:
         with connect() as conn:
-            conn.execute(f"drop schema if exists {PROCRASTINATE_SCHEMA} cascade")
-            conn.execute(f"drop schema if exists {CEILING_SCHEMA} cascade")
+            for schema in (PROCRASTINATE_SCHEMA, CEILING_SCHEMA, FIX_SCHEMA):
+                conn.execute(f"drop schema if exists {schema} cascade")
             conn.execute("truncate public.document_jobs")
-    section.tables.append(table)
+    section.tables += [table, diagnostic]
     return section
 
 
@@ -285,8 +382,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
     args = parser.parse_args()
-    for table in run(args.quick).tables:
-        print(table.text())
+    print(run(args.quick).text())
 
 
 if __name__ == "__main__":

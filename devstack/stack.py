@@ -98,7 +98,8 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> s
     raise RuntimeError(f"{what} did not start within {READY_TIMEOUT_S} s")
 
 
-def start() -> Stack:
+def start(extra_env: dict[str, str] | None = None) -> Stack:
+    """`extra_env` reaches every process, the functions included (e.g. JOB_LEASE_SECONDS for a chaos run)."""
     database = cluster.start()
     stack = Stack(database)
     try:
@@ -118,6 +119,7 @@ def start() -> Stack:
             RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),
             RESEND_WEBHOOK_SECRET="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode(),
         )
+        stack.env.update(extra_env or {})
         for name in PROCESSES:
             stack.start_process(name)
     except BaseException:

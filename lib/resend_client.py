@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
 PAGE_SIZE = 100
@@ -60,7 +60,7 @@ class Attachment(BaseModel):
     id: str
     filename: str | None = None
     content_type: str | None = None
-    size: int
+    size: int = Field(ge=0)
     download_url: str
     expires_at: str | None = None
 

@@ -1,9 +1,17 @@
 -- The job queue: a table, three indexes and one view. The functions that move jobs through
 -- their states are in the next migration.
 
+-- The kinds of job there are: a new kind is a row added by a migration (and a worker for it).
+create table public.document_job_kinds (
+    kind text primary key,
+    description text not null
+);
+insert into public.document_job_kinds (kind, description)
+values ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage');
+
 create table public.document_jobs (
     id uuid primary key default gen_random_uuid(),
-    kind text not null check (kind in ('fetch_email')),
+    kind text not null references public.document_job_kinds (kind),
     fax_received_email_id uuid references public.fax_received_emails (id) on delete cascade,
     status text not null default 'queued' check (status in ('queued', 'running', 'completed', 'failed')),
     attempts int not null default 0 check (attempts >= 0),
@@ -69,9 +77,11 @@ create table public.document_jobs_settings (
 insert into public.document_jobs_settings default values;
 
 alter table public.document_jobs enable row level security;
+alter table public.document_job_kinds enable row level security;
 alter table public.document_jobs_settings enable row level security;
 
-revoke all on table public.document_jobs, public.document_jobs_claimable, public.document_jobs_settings
-    from public, anon, authenticated;
+revoke all on table public.document_jobs, public.document_jobs_claimable, public.document_job_kinds,
+    public.document_jobs_settings from public, anon, authenticated;
 grant select, insert, update, delete on table public.document_jobs to service_role;
-grant select on table public.document_jobs_claimable, public.document_jobs_settings to service_role;
+grant select on table public.document_jobs_claimable, public.document_job_kinds, public.document_jobs_settings
+    to service_role;

@@ -22,6 +22,32 @@ $$;
 -- Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times backoff_base (a
 -- minute), ±10 % jitter so that jobs that failed together (a provider outage) do not all retry
 -- in the same second.
+-- The arguments every write of a worker names; and a kind must be one of document_job_kinds.
+create function public.document_jobs_require_holder(p_job_id uuid, p_generation int)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+    perform public.document_jobs_require(p_job_id is not null, 'p_job_id must not be null');
+    perform public.document_jobs_require(p_generation is not null, 'p_generation must not be null');
+end;
+$$;
+
+create function public.document_jobs_require_kind(p_kind text)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+    perform public.document_jobs_require(
+        exists (select 1 from public.document_job_kinds k where k.kind = p_kind),
+        format('unknown job kind %L (see table document_job_kinds)', p_kind));
+end;
+$$;
+
 create function public.document_job_backoff(p_failed_attempt int)
 returns interval
 language sql
@@ -80,7 +106,7 @@ security definer
 set search_path = ''
 as $$
 begin
-    perform public.document_jobs_require(p_kind is not null, 'p_kind must not be null');
+    perform public.document_jobs_require_kind(p_kind);
     perform public.document_jobs_require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
     perform public.document_jobs_require(p_lease > interval '0', 'p_lease must be a positive interval');
     perform public.fail_expired_document_jobs();
@@ -120,6 +146,7 @@ security definer
 set search_path = ''
 as $$
 begin
+    perform public.document_jobs_require_holder(p_job_id, p_generation);
     perform public.document_jobs_require(p_lease > interval '0', 'p_lease must be a positive interval');
     update public.document_jobs j
        set lease_until = now() + p_lease
@@ -135,6 +162,7 @@ security definer
 set search_path = ''
 as $$
 begin
+    perform public.document_jobs_require_holder(p_job_id, p_generation);
     update public.document_jobs j
        set status = 'completed',
            lease_until = null,
@@ -161,6 +189,7 @@ declare
     v_job public.document_jobs;
     v_retry boolean;
 begin
+    perform public.document_jobs_require_holder(p_job_id, p_generation);
     perform public.document_jobs_require(nullif(p_error_code, '') is not null, 'p_error_code must not be empty');
     perform public.document_jobs_require(p_retryable is not null, 'p_retryable must not be null');
     perform public.document_jobs_require(
@@ -206,6 +235,7 @@ security definer
 set search_path = ''
 as $$
 begin
+    perform public.document_jobs_require_holder(p_job_id, p_generation);
     perform public.document_jobs_require(
         p_retry_after is null or p_retry_after >= interval '0', 'p_retry_after must not be negative');
     update public.document_jobs j
@@ -230,6 +260,7 @@ security definer
 set search_path = ''
 as $$
 begin
+    perform public.document_jobs_require(p_job_id is not null, 'p_job_id must not be null');
     update public.document_jobs j
        set status = 'queued',
            attempts = 0,
@@ -269,6 +300,7 @@ as $$
 declare
     v_email_id uuid;
 begin
+    perform public.document_jobs_require_holder(p_job_id, p_generation);
     select j.fax_received_email_id into v_email_id
       from public.document_jobs j
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
@@ -338,8 +370,12 @@ as $$
 declare
     v_id uuid;
 begin
-    perform public.document_jobs_require(p_kind is not null, 'p_kind must not be null');
+    perform public.document_jobs_require_kind(p_kind);
     perform public.document_jobs_require(p_fax_received_email_id is not null, 'p_fax_received_email_id must not be null');
+    if not exists (select 1 from public.fax_received_emails e where e.id = p_fax_received_email_id) then
+        raise exception using errcode = 'foreign_key_violation',
+            message = format('fax_received_emails %s does not exist', p_fax_received_email_id);
+    end if;
     loop
         insert into public.document_jobs (kind, fax_received_email_id)
         values (p_kind, p_fax_received_email_id)
@@ -470,6 +506,8 @@ $$;
 -- it to PUBLIC: take both away, then give service_role what it calls.
 revoke all on function
     public.document_jobs_require(boolean, text),
+    public.document_jobs_require_holder(uuid, int),
+    public.document_jobs_require_kind(text),
     public.document_job_backoff(int),
     public.fail_expired_document_jobs(),
     public.claim_document_jobs(text, int, interval),

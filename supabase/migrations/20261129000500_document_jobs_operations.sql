@@ -10,6 +10,7 @@ security definer
 set search_path = ''
 as $$
 begin
+    perform public.document_jobs_require(p_job_id is not null, 'p_job_id must not be null');
     update public.document_jobs j
        set status = 'failed',
            lease_until = null,

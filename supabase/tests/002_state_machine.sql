@@ -28,7 +28,8 @@ select is((select (job_id, created) from enqueue_document_job('fetch_email', ema
 select is((select count(*)::int from document_jobs), 1, '... and creates nothing');
 select throws_ok($$select enqueue_document_job('fetch_email', null)$$, '22023',
                  'p_fax_received_email_id must not be null', 'enqueue needs a target');
-select throws_ok($$select enqueue_document_job('make_coffee', email_id('em_2'))$$, '23514', null,
+select throws_ok($$select enqueue_document_job('make_coffee', email_id('em_2'))$$, '22023',
+                 'unknown job kind ''make_coffee'' (see table document_job_kinds)',
                  'an unknown kind is refused');
 
 -- claim

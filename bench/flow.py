@@ -1,0 +1,102 @@
+"""Driving the whole flow on the local stack: e-mails in the sample provider, signed webhooks, the
+cron job and the pg_net dispatcher held still when a benchmark needs it, and cleaning up after."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from bench.common import empty_shared_tables, env
+from devstack import inbound, stack
+
+CRON_JOB = "document-jobs"
+
+
+def add_emails(count: int, attachments: int) -> list[dict[str, Any]]:
+    return [inbound.add_email(env("RESEND_API_URL"), attachments=attachments) for _ in range(count)]
+
+
+def deliver(data: dict[str, Any]) -> tuple[datetime, int]:
+    """Delivers the e-mail's signed email.received webhook; returns when it was sent and the answer's status."""
+    body = inbound.event(data)
+    headers = inbound.signed_headers(env("RESEND_WEBHOOK_SECRET"), body)
+    sent_at = datetime.now(UTC)
+    return sent_at, inbound.deliver(env("FUNCTIONS_URL"), body, headers).status_code
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, what: str, poll_s: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(poll_s)
+
+
+def stored_at(conn: psycopg.Connection, provider_email_ids: list[str]) -> dict[str, tuple[int, datetime]]:
+    """Per e-mail: how many attachment rows exist, and when the last one was written."""
+    rows = conn.execute(
+        """select e.provider_email_id, count(*), max(a.created_at)
+             from public.fax_received_email_attachments a
+             join public.fax_received_emails e on e.id = a.fax_received_email_id
+            where e.provider_email_id = any(%s)
+            group by 1""",
+        (provider_email_ids,),
+    ).fetchall()
+    return {email_id: (count, last) for email_id, count, last in rows}
+
+
+@contextlib.contextmanager
+def cron_paused(admin: psycopg.Connection) -> Iterator[None]:
+    """The every-minute cron job off (a benchmark ticks itself), and on again afterwards."""
+    admin.execute("select cron.alter_job(jobid, active := false) from cron.job where jobname = %s", (CRON_JOB,))
+    try:
+        yield
+    finally:
+        admin.execute("select cron.alter_job(jobid, active := true) from cron.job where jobname = %s", (CRON_JOB,))
+
+
+def seconds_past_minute() -> float:
+    now = time.time()
+    return now - 60 * (now // 60)
+
+
+@contextlib.contextmanager
+def dispatcher_frozen() -> Iterator[None]:
+    """The stack's pg_net dispatcher stopped (SIGSTOP) and resumed (SIGCONT): requests queued
+    meanwhile wait in net.http_request_queue, where the caller may delete them (a lost kick).
+    Freezing keeps the same process, so the stack still stops what it started."""
+    pid = stack.attach(env("DEVSTACK_FOLDER")).pids["pg_net_dispatcher"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def clean_up(admin: psycopg.Connection, settle_s: float = 30) -> None:
+    """Waits for running jobs to end, deletes the objects the run stored, and empties the shared tables."""
+    with contextlib.suppress(TimeoutError):
+        wait_until(
+            lambda: (
+                admin.execute("select count(*) from public.document_jobs where status = 'running'").fetchone()[0] == 0
+            ),
+            settle_s,
+            "running jobs to end",
+            poll_s=0.2,
+        )
+    root = Path(env("DEVSTACK_STORAGE_DIR"))
+    for bucket, path in admin.execute("select bucket, storage_path from public.fax_received_email_attachments"):
+        target = root / bucket / path
+        for file in (target, target.with_name(target.name + "#meta.json")):
+            file.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # only when empty: the folder of the e-mail's row
+            target.parent.rmdir()
+    empty_shared_tables(admin)
