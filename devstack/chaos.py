@@ -318,11 +318,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
         with psycopg.connect(env["DEVSTACK_ADMIN_DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
             conn.execute(AUDIT)
             conn.execute("update document_jobs_settings set backoff_base = '1 second'")
-            conn.execute("select vault.create_secret(%s, 'document_jobs_url')",
-                         (env["FUNCTIONS_URL"] + "/api/internal/document-jobs",))  # fmt: skip
-            conn.execute(
-                "select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],)
-            )
+            stack.store_vault_secrets(conn, env)
             emails = [
                 inbound.add_email(env["RESEND_API_URL"], attachments=rng.randint(2, 5)) for _ in range(email_count)
             ]

@@ -52,11 +52,7 @@ def run(email_count: int, seed: int) -> int:
         env = running.env
         with psycopg.connect(env["DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
             print("Storing the Vault secrets that the cron job and the kick read.")
-            conn.execute("select vault.create_secret(%s, 'document_jobs_url')",
-                         (env["FUNCTIONS_URL"] + "/api/internal/document-jobs",))  # fmt: skip
-            conn.execute(
-                "select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],)
-            )
+            stack.store_vault_secrets(conn, env)
             emails = [
                 inbound.add_email(env["RESEND_API_URL"], attachments=rng.randint(1, 4)) for _ in range(email_count)
             ]

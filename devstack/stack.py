@@ -21,8 +21,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jwt
+import psycopg
 
 from devstack import cluster
 
@@ -36,6 +38,7 @@ PROCESSES = {
     "resend_provider": ("devstack.resend_provider", "--port-file"),
     "function_host": ("devstack.function_host", "--port-file"),
 }
+WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 
 
@@ -163,6 +166,12 @@ def save_for_up(stack: Stack) -> None:
     STATE_FILE.parent.mkdir(exist_ok=True)
     STATE_FILE.write_text(json.dumps({"folder": str(stack.database.folder)}))
     ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(stack.env.items())))
+
+
+def store_vault_secrets(conn: psycopg.Connection[Any], env: dict[str, str]) -> None:
+    """What an operator does once after deploying: tell the database where the worker is, and its secret."""
+    conn.execute("select vault.create_secret(%s, 'document_jobs_url')", (env["FUNCTIONS_URL"] + WORKER_PATH,))
+    conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],))
 
 
 def forget() -> None:

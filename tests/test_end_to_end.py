@@ -20,11 +20,7 @@ WAIT_S = 60
 @pytest.fixture
 def env(db, stack_env) -> dict[str, str]:
     """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the worker)."""
-    db.execute(
-        "select vault.create_secret(%s, 'document_jobs_url')",
-        (stack_env["FUNCTIONS_URL"] + "/api/internal/document-jobs",),
-    )
-    db.execute("select vault.create_secret(%s, 'internal_function_secret')", (stack_env["INTERNAL_FUNCTION_SECRET"],))
+    stack.store_vault_secrets(db, stack_env)
     return stack_env
 
 
