@@ -7,6 +7,8 @@ from typing import Self
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lib.queue import DEFAULT_LEASE
+
 
 class ConfigError(RuntimeError):
     """Required environment variables are missing or invalid. Names the variables, never their values."""
@@ -45,7 +47,7 @@ class WorkerSettings(SupabaseSettings):
     # Resend accepts e-mails of up to 40 MB in all: no single attachment can be larger.
     attachment_max_bytes: int = 40 * 1024 * 1024
     # Shorter only for tests and chaos runs; a lease must outlast the slowest attachment step.
-    job_lease_seconds: int = Field(default=300, ge=5)
+    job_lease_seconds: int = Field(default=int(DEFAULT_LEASE.total_seconds()), ge=5)
     resend_timeout_seconds: float = Field(default=30.0, gt=0)
 
 

@@ -126,6 +126,9 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
         return Outcome.LOST, None
     except JobFailure as failure:
         return _record_failure(queue, job, failure), failure
+    except QueueUnavailable as error:  # e.g. recording an attachment: the database failed mid-job
+        failure = JobFailure("database_error", str(error))
+        return _record_failure(queue, job, failure), failure
     except Exception as error:  # a bug: retried like a transient failure, and visible in the logs
         logging.getLogger(__name__).exception("job %s raised", job.id)
         failure = JobFailure("internal_error", type(error).__name__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lib.failures import JobFailure
+from lib.fax_records import StoredAttachment
 from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
 from tests.unit.fake_supabase import job_row
 
@@ -119,3 +120,22 @@ def test_the_last_attempt_of_a_transient_failure_counts_as_failed(queue, fake, c
 
     summary = run_invocation(queue, "fetch_email", unavailable, clock)
     assert (summary.retried, summary.failed) == (0, 1)
+
+
+def test_a_database_failure_mid_job_is_a_transient_database_error(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+    fake.unreachable_rpcs = {"record_document_attachment"}
+
+    stored = StoredAttachment(
+        provider_attachment_id="a", filename=None, content_type=None, size_bytes=1, sha256="0" * 64, bucket="b",
+        storage_path="p",
+    )  # fmt: skip
+
+    def records(job, checkpoint) -> None:
+        queue.record_attachment(job, stored)
+
+    summary = run_invocation(queue, "fetch_email", records, clock)
+
+    assert summary.retried == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
