@@ -36,6 +36,7 @@ PUBLIC_TABLES = ("document_jobs", "fax_received_emails", "fax_received_email_att
 SAMPLE_VALUES = {
     "uuid": "00000000-0000-4000-8000-000000000000",
     "integer": 1,
+    "bigint": 1,
     "text": "x",
     "interval": "1 minute",
     "boolean": False,
