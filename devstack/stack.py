@@ -132,6 +132,8 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
 
 
 def stop(stack: Stack) -> None:
+    if stack.state_file.exists():  # a test may have restarted a process since: take the pids from the file
+        stack.pids = json.loads(stack.state_file.read_text())["pids"]
     for name in list(stack.pids):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(stack.pids[name], signal.SIGTERM)
