@@ -290,6 +290,7 @@ def _apply(fault: Fault) -> tuple[int, dict[str, str], bytes] | None:
 def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # see devstack/gateway.py
 
         def _answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))

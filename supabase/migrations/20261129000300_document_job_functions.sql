@@ -67,32 +67,34 @@ $$;
 
 -- Running jobs whose lease has passed with no attempt left would otherwise stay running
 -- forever (they are not claimable): they end in failed. SKIP LOCKED: concurrent sweepers never
--- wait for each other, and whoever holds a row sweeps it.
+-- wait for each other, and whoever holds a row sweeps it. PL/pgSQL rather than SQL: a security
+-- definer SQL function with SET is never inlined and is planned again on every call; this one
+-- keeps its plan.
 create function public.fail_expired_document_jobs()
 returns int
-language sql
+language plpgsql
 security definer
 set search_path = ''
 as $$
-    with expired as (
-        select j.id
-          from public.document_jobs j
-         where j.status = 'running'
-           and j.lease_until < now()
-           and j.attempts >= j.max_attempts
-           for update skip locked
-    ), failed as (
-        update public.document_jobs j
-           set status = 'failed',
-               lease_until = null,
-               finished_at = now(),
-               last_error_code = 'lease_expired',
-               last_error_message = 'the lease of the last attempt expired before the job finished'
-          from expired
-         where j.id = expired.id
-        returning 1
-    )
-    select count(*)::int from failed
+declare
+    v_failed int;
+begin
+    update public.document_jobs j
+       set status = 'failed',
+           lease_until = null,
+           finished_at = now(),
+           last_error_code = 'lease_expired',
+           last_error_message = 'the lease of the last attempt expired before the job finished'
+     where j.id = any (array(
+               select e.id
+                 from public.document_jobs e
+                where e.status = 'running'
+                  and e.lease_until < now()
+                  and e.attempts >= e.max_attempts
+                  for update skip locked));
+    get diagnostics v_failed = row_count;
+    return v_failed;
+end;
 $$;
 
 create function public.claim_document_jobs(
@@ -104,6 +106,9 @@ returns setof public.document_jobs
 language plpgsql
 security definer
 set search_path = ''
+-- The claim's generic plan (the claim index, then the primary key) is the right one whatever
+-- p_limit is: keep it rather than plan the statement again on every call.
+set plan_cache_mode = force_generic_plan
 as $$
 begin
     perform public.document_jobs_require_kind(p_kind);
@@ -115,22 +120,19 @@ begin
     -- concurrent claimers pass each other's rows; a row claimed and committed by another
     -- worker since our snapshot is re-checked against the view's condition and dropped.
     return query
-    with picked as materialized (
-        select c.id
-          from public.document_jobs_claimable c
-         where c.kind = p_kind
-         order by c.run_after, c.created_at
-         limit p_limit
-           for update skip locked
-    )
     update public.document_jobs j
        set status = 'running',
            attempts = j.attempts + 1,
            generation = j.generation + 1,
            lease_until = now() + p_lease,
            started_at = coalesce(j.started_at, now())
-      from picked
-     where j.id = picked.id
+     where j.id = any (array(
+               select c.id
+                 from public.document_jobs_claimable c
+                where c.kind = p_kind
+                order by c.run_after, c.created_at
+                limit p_limit
+                  for update skip locked))
     returning j.*;
 end;
 $$;
