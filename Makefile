@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint test-in-stack chaos up down clean
+.PHONY: demo test lint test-in-stack chaos bench up down clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -30,6 +30,10 @@ test-in-stack:
 ## The long fault-injection run (500 e-mails); its figures go to docs/RELIABILITY.md.
 chaos: $(STAMP)
 	$(PY) -m devstack.chaos --emails 500 --write-docs
+
+## Benchmarks on a fresh local stack (~12 minutes): printed, and written to docs/BENCHMARKS.md.
+bench: $(STAMP)
+	$(PY) -m devstack run -- $(PY) -m bench
 
 ## Start the local stack in the background (settings in .devstack/env), and stop it.
 up: $(STAMP)

@@ -35,7 +35,7 @@ class Settings:
 
 
 FULL = Settings(jobs=300, tick_s=2.0, timeout_s=400)
-QUICK = Settings(jobs=9, tick_s=0.5, timeout_s=30)
+QUICK = Settings(jobs=6, tick_s=0.5, timeout_s=30)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,13 @@ def buffers(plan: str | None) -> str:
     return match.group(1).strip() if match else "none (no pages touched)"
 
 
+def pages(plan: str | None) -> float | None:
+    """Pages the statement touched (shared hit + read), from its top node."""
+    if not plan:
+        return None
+    return float(sum(int(n) for n in re.findall(r"(?:hit|read)=(\d+)", buffers(plan))))
+
+
 def plan_body(plan: str) -> str:
     lines = plan.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith(("Aggregate", "Limit", "Result"))), 0)
@@ -132,6 +139,7 @@ def run(quick: bool = False) -> Section:
                 table.add(label, fmt(value, 3), buffers(plans.get("count")), buffers(plans.get("sweep")))
                 key = "history" if index == 0 else "backoff"
                 section.figures[f"idle_ms_{key}"] = value
+                section.figures[f"count_pages_{key}"] = pages(plans.get("count"))
                 if "count" in plans:
                     plans_seen[f"count query, {label}"] = plan_body(plans["count"])
         finally:

@@ -1,0 +1,44 @@
+"""make bench keeps working: every section in its quick mode (tiny sizes, one repetition), on the
+stack `make test` started. It asserts only that the bench ran and printed its sections: no timings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import reset
+
+SECTIONS = (
+    "== Claim cost ==",
+    "== Throughput ==",
+    "== Idle cost ==",
+    "== Cold import time ==",
+    "== Webhook to attachments stored ==",
+    "== Backlog drain ==",
+)
+
+
+def leftovers(admin) -> dict[str, int]:
+    schemas = admin.execute("select count(*) as n from pg_namespace where nspname like 'bench\\_%'").fetchone()["n"]
+    cron = admin.execute("select count(*) as n from cron.job where jobname = 'document-jobs' and not active")
+    return {"bench schemas": schemas, "paused cron jobs": cron.fetchone()["n"]}
+
+
+def test_the_bench_runs_in_quick_mode(admin, stack_env, tmp_path) -> None:
+    reset(admin)  # no Vault secrets left by another test: nothing but the bench calls the worker
+    report = tmp_path / "BENCHMARKS.md"
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "bench", "--quick", "--output", str(report)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout + result.stderr
+        for heading in SECTIONS:
+            assert heading in result.stdout, f"{heading} missing:\n{result.stdout}"
+        text = report.read_text()
+        assert "## Machine and settings" in text
+        assert "## What the figures show" in text
+        assert leftovers(admin) == {"bench schemas": 0, "paused cron jobs": 0}
+        assert admin.execute("select count(*) as n from public.document_jobs").fetchone()["n"] == 0
+    finally:
+        reset(admin)
