@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
-from hypothesis import HealthCheck, event, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -56,6 +56,8 @@ JITTER = 0.1
 SLACK = timedelta(milliseconds=1)  # interval * double rounds to the microsecond
 ANY_TEXT = "<any text>"  # the model's stand-in for a message whose wording is the implementation's
 
+# About 10 s on a 2-core machine (a step is a handful of round trips). A failure takes longer: Hypothesis then
+# spends up to 5 minutes shrinking it to a short sequence of steps.
 SETTINGS = settings(
     max_examples=100,
     stateful_step_count=50,
@@ -199,7 +201,6 @@ class QueueMachine(RuleBasedStateMachine):
                 and row["status"] == "failed"
                 and row["last_error_code"] == "lease_expired"
             ):
-                event("the cron swept an expired, exhausted job")
                 job.sweep()
 
     @contextmanager
@@ -237,7 +238,6 @@ class QueueMachine(RuleBasedStateMachine):
             ok = self.conn.execute(sql, (job.id, generation, *params)).fetchone()["ok"]
             after = self.row(job.id)
         assert ok is expected, f"{sql} as generation {generation} of {job}: expected {expected}, got {ok}"
-        event(f"{sql.split('(')[0].removeprefix('select ')}: {'accepted' if ok else 'refused'}")
         if not ok:
             assert after == before, "a refused call changed the row"
         return ok, now, after
@@ -276,13 +276,11 @@ class QueueMachine(RuleBasedStateMachine):
             rows = self.conn.execute("select * from claim_document_jobs(%s, %s, %s)", (KIND, limit, lease)).fetchall()
         for job in self.model.values():
             if job.sweepable(now):
-                event("claim: swept an expired, exhausted job")
                 job.sweep()
         claimable = sorted(
             (job for job in self.model.values() if job.claimable(now)), key=lambda job: (job.run_after, job.created_at)
         )
         expected = claimable[:limit]
-        event(f"claim: {len(expected)} of {len(claimable)} claimable")
         assert sorted(row["id"] for row in rows) == sorted(job.id for job in expected), (
             f"claim(limit={limit}) at {now}: expected {[job.id for job in expected]} of {claimable},"
             f" got {[row['id'] for row in rows]}"
@@ -347,11 +345,9 @@ class QueueMachine(RuleBasedStateMachine):
                 f"after failed attempt {job.attempts} (retry_after {retry_after}): run_after - now ="
                 f" {after['run_after'] - now}, expected between {low - now} and {high - now}"
             )
-            event(f"fail: backoff after attempt {job.attempts}")
             job.status = "queued"
             job.run_after = after["run_after"]  # the jitter is random: read back once it is in range
         else:
-            event("fail: final")
             job.status = "failed"
             job.finished = True
 
@@ -401,7 +397,6 @@ class QueueMachine(RuleBasedStateMachine):
             except psycopg.Error as caught:
                 error = caught
             after = self.row(job.id)
-        event(f"retry: {'blocked' if blocked else job.status}")
         if blocked:
             assert isinstance(error, psycopg.errors.UniqueViolation), f"retry while {live} is live: {error!r}"
             assert "another job for the same target" in str(error), str(error)
