@@ -12,7 +12,6 @@ python -m devstack run -- .venv/bin/python -m bench.backlog_drain [--quick]
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from bench import flow
-from bench.common import Section, Table, connect, env, fmt, fmt_ratio, ratio, vault_secrets
+from bench.common import Section, Table, connect, env, fmt, fmt_ratio, ratio, run_alone, vault_secrets
 
 JOBS_PER_INVOCATION = 3  # lib/worker.py MAX_JOBS_PER_INVOCATION
 ARMS = {"fan-out (p_max_invocations 4)": 4, "one invocation per tick": 1}
@@ -122,12 +121,5 @@ def run(quick: bool = False) -> Section:
     return section
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few jobs, a short tick")
-    args = parser.parse_args()
-    print(run(args.quick).text())
-
-
 if __name__ == "__main__":
-    main()
+    run_alone(run, __doc__)

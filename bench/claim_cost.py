@@ -12,13 +12,12 @@ python -m devstack run -- .venv/bin/python -m bench.claim_cost [--quick]
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass
 
 import psycopg
 
-from bench.common import Section, Table, connect, fmt, fmt_ratio, median, percentile, ratio
+from bench.common import Section, Table, connect, fmt, fmt_ratio, median, percentile, ratio, run_alone
 
 SCHEMA = "bench_original"
 ORIGINAL_DESIGN = f"""
@@ -169,12 +168,5 @@ def run(quick: bool = False) -> Section:
     return section
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
-    args = parser.parse_args()
-    print(run(args.quick).text())
-
-
 if __name__ == "__main__":
-    main()
+    run_alone(run, __doc__)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import platform
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
+
+from devstack.stack import WORKER_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every table the tests write (tests/conftest.py reset()): a run leaves them as empty as it found them.
@@ -145,7 +149,7 @@ def machine() -> dict[str, str]:
 @contextlib.contextmanager
 def vault_secrets(conn: psycopg.Connection) -> Iterator[None]:
     """The two Vault secrets an operator stores (devstack/demo.py), removed afterwards if we added them."""
-    worker_url = env("FUNCTIONS_URL") + "/api/internal/document-jobs"
+    worker_url = env("FUNCTIONS_URL") + WORKER_PATH
     wanted = {"document_jobs_url": worker_url, "internal_function_secret": env("INTERNAL_FUNCTION_SECRET")}
     existing = {name for (name,) in conn.execute("select name from vault.secrets where name = any(%s)",
                                                   (list(wanted),))}  # fmt: skip
@@ -157,6 +161,13 @@ def vault_secrets(conn: psycopg.Connection) -> Iterator[None]:
     finally:
         if added:
             conn.execute("delete from vault.secrets where name = any(%s)", (added,))
+
+
+def run_alone(run: Callable[[bool], Any], description: str) -> None:
+    """`python -m bench.<section> [--quick]`: one section on its own, printed."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
+    print(run(parser.parse_args().quick).text())
 
 
 def empty_shared_tables(conn: psycopg.Connection) -> None:

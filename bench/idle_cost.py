@@ -10,14 +10,13 @@ python -m devstack run -- .venv/bin/python -m bench.idle_cost [--quick]
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from dataclasses import dataclass
 
 import psycopg
 
-from bench.common import Section, Table, connect, env, fmt, median
+from bench.common import Section, Table, connect, env, fmt, median, run_alone
 
 
 @dataclass(frozen=True)
@@ -149,12 +148,5 @@ def run(quick: bool = False) -> Section:
     return section
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
-    args = parser.parse_args()
-    print(run(args.quick).text())
-
-
 if __name__ == "__main__":
-    main()
+    run_alone(run, __doc__)

@@ -16,7 +16,6 @@ python -m devstack run -- .venv/bin/python -m bench.throughput [--quick]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import re
@@ -31,7 +30,7 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from bench.common import Section, Table, admin_conninfo, connect, env, fmt, fmt_ratio, median, ratio
+from bench.common import Section, Table, admin_conninfo, connect, env, fmt, fmt_ratio, median, ratio, run_alone
 from devstack.cluster import PG_BIN
 
 PGBENCH = PG_BIN / "pgbench"  # the PostgreSQL 15 binaries devstack runs (PG_BIN)
@@ -381,12 +380,5 @@ def run(quick: bool = False) -> Section:
     return section
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one run")
-    args = parser.parse_args()
-    print(run(args.quick).text())
-
-
 if __name__ == "__main__":
-    main()
+    run_alone(run, __doc__)

@@ -15,7 +15,6 @@ python -m devstack run -- .venv/bin/python -m bench.webhook_latency [--quick]
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,7 +22,7 @@ from datetime import datetime
 import psycopg
 
 from bench import flow
-from bench.common import Section, Table, connect, fmt, fmt_ratio, median, percentile, ratio, vault_secrets
+from bench.common import Section, Table, connect, fmt, fmt_ratio, median, percentile, ratio, run_alone, vault_secrets
 
 TIMEOUT_S = 60
 CRON_TIMEOUT_S = 150
@@ -152,12 +151,5 @@ def run(quick: bool = False) -> Section:
     return section
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few e-mails, kick path only")
-    args = parser.parse_args()
-    print(run(args.quick).text())
-
-
 if __name__ == "__main__":
-    main()
+    run_alone(run, __doc__)
