@@ -8,6 +8,7 @@ import pytest
 TABLES = [
     "document_jobs",
     "document_jobs_claimable",
+    "document_job_kinds",
     "document_jobs_settings",
     "fax_received_emails",
     "fax_received_email_attachments",
@@ -71,5 +72,5 @@ def test_service_role_can_call_every_function_of_the_contract(db) -> None:
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = 1 if table == "document_jobs_settings" else 0
+        expected = 1 if table in ("document_jobs_settings", "document_job_kinds") else 0
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -3,7 +3,7 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
-select plan(52);
+select plan(56);
 
 select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
@@ -38,12 +38,13 @@ select has_column('public', 'fax_received_email_attachments', 'filename', 'attac
 -- RLS on, no policies, nothing for anon and authenticated (Supabase's default privileges gave them ALL).
 select ok(bool_and(c.relrowsecurity), 'RLS is enabled on every table')
   from pg_class c
- where c.oid in ('public.document_jobs'::regclass, 'public.fax_received_emails'::regclass,
+ where c.oid in ('public.document_jobs'::regclass, 'public.document_job_kinds'::regclass,
+                 'public.document_jobs_settings'::regclass, 'public.fax_received_emails'::regclass,
                  'public.fax_received_email_attachments'::regclass);
 select is((select count(*)::int from pg_policies where schemaname = 'public'), 0, 'no RLS policies');
 select table_privs_are('public', t, r, array[]::text[], format('%s has no privilege on %s', r, t))
-  from unnest(array['document_jobs', 'document_jobs_claimable', 'fax_received_emails',
-                    'fax_received_email_attachments']) t,
+  from unnest(array['document_jobs', 'document_jobs_claimable', 'document_job_kinds', 'document_jobs_settings',
+                    'fax_received_emails', 'fax_received_email_attachments']) t,
        unnest(array['anon', 'authenticated']) r;
 
 -- Functions: exactly the contract's signatures, security definer, search_path fixed, service_role only.
