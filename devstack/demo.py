@@ -101,7 +101,7 @@ def summarize(conn: psycopg.Connection, emails: list[dict], sent_at: dict[str, d
     print(f"\nE-mails received: {len(emails)}")
     print("Jobs: " + ", ".join(f"{r['n']} {r['status']} ({r['attempts']} attempts)" for r in jobs))
     print(
-        "Worker calls made through pg_net: "
+        "Worker calls through pg_net, answered so far: "
         + (", ".join(f"{r['n']} x HTTP {r['status_code']}" for r in calls) or "none")
     )
     print(f"\nStored files ({len(rows)}):")
