@@ -1,21 +1,32 @@
 # The two commands: `make demo` and `make test`. Both install what they need first.
 VENV := .venv
 PY := $(VENV)/bin/python
+# Vercel deploys on the version in .python-version (3.12): the tests run on the same one.
+PYTHON_VERSION := $(shell cat .python-version)
+PYTHON := $(shell command -v python$(PYTHON_VERSION) || pyenv which python$(PYTHON_VERSION) 2>/dev/null)
 STAMP := $(VENV)/.installed
+# The real Vercel and Supabase CLIs, pinned in devstack/package-lock.json.
+NODE_STAMP := devstack/node_modules/.installed
 
 .PHONY: demo test lint test-in-stack chaos bench up down clean
 
-$(STAMP): requirements.txt requirements-dev.txt
-	python3 -m venv $(VENV)
+$(STAMP): requirements.txt requirements-dev.txt .python-version
+	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
+$(NODE_STAMP): devstack/package.json devstack/package-lock.json
+	npm ci --prefix devstack --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
 ## The whole flow on a fresh local stack: signed webhooks in, attachments stored, a summary.
-demo: $(STAMP)
+demo: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.demo
 
 ## Lint, then every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards.
-test: $(STAMP) lint
+test: $(STAMP) $(NODE_STAMP) lint
 	$(PY) -m devstack run -- $(MAKE) --no-print-directory test-in-stack
 
 lint: $(STAMP)
@@ -28,19 +39,19 @@ test-in-stack:
 	$(VENV)/bin/pytest
 
 ## The long fault-injection run (500 e-mails); its figures go to docs/RELIABILITY.md.
-chaos: $(STAMP)
+chaos: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.chaos --emails 500 --write-docs
 
 ## Benchmarks on a fresh local stack (~12 minutes): printed, and written to docs/BENCHMARKS.md.
-bench: $(STAMP)
+bench: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack run -- $(PY) -m bench
 
 ## Start the local stack in the background (settings in .devstack/env), and stop it.
-up: $(STAMP)
+up: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack up
 
 down:
 	$(PY) -m devstack down
 
 clean: down
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .vercel devstack/node_modules

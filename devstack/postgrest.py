@@ -191,7 +191,7 @@ def database_error(error: psycopg.Error, role: str) -> ApiError:
     return ApiError(status, error.sqlstate, message, error.diag.message_detail, error.diag.message_hint)
 
 
-def in_transaction(
+def in_transaction[T](
     backend: Backend, claims: dict[str, Any], request: Request, work: Callable[[psycopg.Cursor[Any]], T]
 ) -> T:
     """Runs work as the JWT's role in one transaction, as PostgREST does; any exception rolls back."""
