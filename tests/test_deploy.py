@@ -1,0 +1,173 @@
+"""What Vercel would deploy from the committed tree: a real `vercel build` of `git archive HEAD`
+(DEPLOY_TEST_REF picks another commit), its bundles laid out as the deploy lays them out, and
+both functions probed through Vercel's own Python runtime inside them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from devstack import inbound, stack, vercel_build
+from devstack.function_host import FunctionHost, base_interpreter
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
+OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py"}
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory) -> vercel_build.Build:
+    return vercel_build.build_ref(os.environ.get("DEPLOY_TEST_REF", "HEAD"), tmp_path_factory.mktemp("deploy"))
+
+
+def requirements(build: vercel_build.Build) -> dict[str, str]:
+    """name -> pinned version, from the requirements.txt that was built."""
+    pins = {}
+    for line in (build.folder / "project" / "requirements.txt").read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9_.\[\]-]+)==(\S+)", line.strip()):
+            pins[re.sub(r"\[.*\]", "", match.group(1))] = match.group(2)
+    return pins
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def test_both_functions_are_built_for_the_python_vercel_runs(build) -> None:
+    bundles = build.bundles()
+    assert set(bundles) == {WORKER, WEBHOOK}
+    assert {bundle.config["runtime"] for bundle in bundles.values()} == {"python3.12"}
+    assert (ROOT / ".python-version").read_text().strip() == "3.12"
+
+
+def test_every_requirement_is_installed_at_its_pinned_version(build) -> None:
+    pins = requirements(build)
+    assert {"supabase", "httpx", "pydantic", "pydantic-settings", "standardwebhooks"} <= set(pins)
+    for bundle in build.bundles().values():
+        installed = {
+            normalized(info.name.rsplit("-", 1)[0]): info.name.rsplit("-", 1)[1].removesuffix(".dist-info")
+            for info in (bundle.folder / "_vendor").glob("*.dist-info")
+        }
+        for name, version in pins.items():
+            assert installed.get(normalized(name)) == version, f"{bundle.route}: {name}=={version} not installed"
+
+
+def test_every_requirement_imports_inside_the_bundle(build) -> None:
+    """Imported as the runtime would (PYTHONPATH=_vendor, the base interpreter, no virtualenv):
+    the worker imports supabase only after authenticating, so a probe alone would not show it."""
+    script = (
+        "import importlib, importlib.metadata as md, json, sys\n"
+        "wanted = {n.lower().replace('_', '-') for n in json.loads(sys.argv[1])}\n"
+        "for module, dists in md.packages_distributions().items():\n"
+        "    if module.isidentifier() and not module.startswith('_') and\\\n"
+        "       {d.lower().replace('_', '-') for d in dists} & wanted:\n"
+        "        importlib.import_module(module)\n"
+        "        wanted -= {d.lower().replace('_', '-') for d in dists}\n"
+        "print(json.dumps(sorted(wanted)))\n"
+    )
+    for bundle in build.bundles().values():
+        result = subprocess.run(
+            [base_interpreter(bundle.config["runtime"]), "-c", script, json.dumps(list(requirements(build)))],
+            cwd=bundle.folder,
+            env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == [], f"{bundle.route}: not importable: {result.stdout}"
+
+
+def test_each_bundle_holds_only_its_own_function_and_lib(build) -> None:
+    for route, bundle in build.bundles().items():
+        own = {
+            path.relative_to(bundle.folder).as_posix()
+            for path in bundle.files()
+            if not path.relative_to(bundle.folder).as_posix().startswith("_vendor/")
+        }
+        allowed = {"vc__handler__python.py", OWN_SOURCE[route]}
+        junk = {name for name in own - allowed if not re.fullmatch(r"lib/[a-z_]+\.py", name)}
+        assert junk == set(), f"{route} bundles {sorted(junk)}"
+        assert OWN_SOURCE[route] in own and "lib/queue.py" in own
+
+
+def test_nothing_but_public_is_published_as_static_files(build) -> None:
+    published = {p.relative_to(build.static).as_posix() for p in build.static.rglob("*") if p.is_file()}
+    public = {p.relative_to(ROOT / "public").as_posix() for p in (ROOT / "public").rglob("*") if p.is_file()}
+    assert published == public == {"robots.txt"}
+
+
+def test_the_rewrite_and_max_durations_are_in_the_output(build) -> None:
+    rewrites = [r for r in build.routes if r.get("src") == "^/api/internal/document-jobs$"]
+    assert [r["dest"] for r in rewrites] == [WORKER]
+    configured = json.loads((ROOT / "vercel.json").read_text())["functions"]
+    bundles = build.bundles()
+    assert bundles[WORKER].max_duration_s == configured["api/internal/document_jobs.py"]["maxDuration"] == 300
+    assert bundles[WEBHOOK].max_duration_s == configured["api/webhooks/resend.py"]["maxDuration"]
+
+
+@pytest.fixture(scope="module")
+def deployed(build, tmp_path_factory, stack_env) -> Iterator[str]:
+    """The build served through Vercel's runtime, with the local stack's Supabase and secrets."""
+    host = FunctionHost(build, stack_env, tmp_path_factory.mktemp("host"))
+    threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{host.server_address[1]}"
+    host.shutdown()
+    host.stop_instances()
+
+
+def test_the_worker_refuses_callers_without_the_secret(deployed) -> None:
+    url = deployed + "/api/internal/document-jobs"
+    assert httpx.post(url, timeout=60).status_code == 401
+    wrong = httpx.post(url, headers={"Authorization": "Bearer not-the-secret"}, timeout=60)
+    assert (wrong.status_code, wrong.json()) == (401, {"error": "unauthorized"})
+    assert httpx.get(url, timeout=60).status_code == 405
+
+
+def test_the_worker_runs_an_invocation_when_called_with_the_secret(deployed, stack_env, db) -> None:
+    answer = httpx.post(
+        deployed + "/api/internal/document-jobs",
+        headers={"Authorization": f"Bearer {stack_env['INTERNAL_FUNCTION_SECRET']}"},
+        timeout=120,
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["claimed"] == 0  # the queue is empty: it imported supabase and asked the database
+
+
+def test_the_webhook_refuses_unsigned_and_badly_signed_deliveries(deployed, stack_env) -> None:
+    body = inbound.event({"email_id": "deploy-probe"})
+    assert httpx.post(deployed + "/api/webhooks/resend", content=body, timeout=60).status_code == 401
+    headers = inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body)
+    headers["svix-signature"] = "v1," + "A" * 44
+    assert httpx.post(deployed + "/api/webhooks/resend", content=body, headers=headers, timeout=60).status_code == 401
+
+
+def test_a_signed_webhook_while_the_database_is_down_gets_5xx_and_records_nothing(deployed, stack_env, db) -> None:
+    database = stack.attach(stack_env["DEVSTACK_FOLDER"]).database
+    body = inbound.event({"email_id": "deploy-probe-db-down", "from": "fax@example.jp", "to": ["in@example.com"]})
+    database.stop_server()
+    try:
+        answer = httpx.post(
+            deployed + "/api/webhooks/resend",
+            content=body,
+            headers=inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body),
+            timeout=60,
+        )
+    finally:
+        database.start_server()
+    assert answer.status_code >= 500, answer.text
+    # A new connection: the fixture's died with the server.
+    with psycopg.connect(stack_env["DATABASE_URL"]) as conn:
+        count = conn.execute(
+            "select count(*) from fax_received_emails where provider_email_id = 'deploy-probe-db-down'"
+        ).fetchone()
+    assert count == (0,)
