@@ -1,188 +1,493 @@
-"""A stand-in for Vercel's function runtime, local stack only: serves every api/**/*.py function's
-`handler` over loopback the way Vercel does.
+"""Serves the output of a real `vercel build` the way Vercel's platform does, local stack only.
 
-- The URL comes from the file path (api/webhooks/resend.py -> /api/webhooks/resend), and the
-  rewrites of vercel.json apply (exact sources).
-- Each request runs in its own process, forked from a warm parent that has already imported
-  the functions (as a reused Vercel instance has); a crash or a kill of one invocation touches
-  no other.
-- maxDuration from vercel.json's "functions" is enforced: when it passes, the invocation is
-  ended and, if it had not answered yet, the caller gets Vercel's 504 FUNCTION_INVOCATION_TIMEOUT.
+Stand-in for Vercel's router and function instances; the handler invocation itself is Vercel's:
+each function runs in its bundle (devstack/vercel_build.py lays it out as a deploy does) under
+Vercel's own Python runtime shim, `vc__handler__python` from the `vercel-runtime` package that the
+build vendors, started in IPC mode as the platform starts it:
 
-python -m devstack.function_host --port-file FILE   (the functions read their settings from the environment)
+- `python -c 'import vc__handler__python'` in the bundle's root, with the `.vc-config.json`
+  environment (PYTHONPATH=_vendor), the project's variables and VERCEL_IPC_PATH naming a Unix
+  socket. The runtime imports the function, serves it on a loopback port and announces the port
+  with a `server-started` message; its logs arrive as `log` messages and go to this host's log.
+- The router applies `.vercel/output/config.json`'s routes (filesystem first, then rewrites and
+  statuses, then the error phase) and serves `.vercel/output/static` for everything else.
+- One runtime process per invocation, like a cold instance (`--warm` keeps instances and reuses
+  idle ones, like a warm one). Served from the stack, instances read bytecode compiled at build
+  time (devstack/vercel_build.py, `precompile`): faster starts, same behaviour.
+- The request is passed on byte for byte, with Vercel's x-vercel-internal-* headers added; the
+  original URL is kept, as a rewrite keeps it.
+- maxDuration from `.vc-config.json` is enforced from the request's arrival: when it passes the
+  instance is killed and, if it had not answered, the caller gets 504 FUNCTION_INVOCATION_TIMEOUT.
+  An instance that dies without answering gives 500 FUNCTION_INVOCATION_FAILED.
 
-While an invocation runs, the file invocations/<pid> beside FILE names its function.
+What it leaves out: regions, the network between router and instance, concurrency limits,
+request/response size limits, the "miss" route phase (which only maps `*.py` URLs).
+
+python -m devstack.function_host --port-file FILE [--build DIR] [--warm]
+
+While an instance works on a request, the file invocations/<pid> beside FILE names its function
+(for the chaos run to pick its victims).
 """
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
-import importlib
+import base64
+import contextlib
 import json
 import os
+import re
+import selectors
 import signal
 import socket
 import socketserver
+import subprocess
 import sys
+import tempfile
+import threading
 import time
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from typing import BinaryIO
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MAX_DURATION_S = 300  # Vercel's default for functions without a "maxDuration"
+from devstack import vercel_build
+from devstack.vercel_build import Build, Bundle
+
+MAX_HEAD_BYTES = 64 * 1024
+# Environment variables a Vercel project would set for the functions: the settings lib/ reads.
+PROJECT_VARIABLES = (
+    "SUPABASE_URL",
+    "SUPABASE_SERVICE_ROLE_KEY",
+    "INTERNAL_FUNCTION_SECRET",
+    "INTERNAL_FUNCTION_SECRET_PREVIOUS",
+    "RESEND_API_KEY",
+    "RESEND_API_URL",
+    "RESEND_WEBHOOK_SECRET",
+    "RESEND_TIMEOUT_SECONDS",
+    "ATTACHMENTS_BUCKET",
+    "ATTACHMENT_MAX_BYTES",
+    "WEBHOOK_MAX_BODY_BYTES",
+    "JOB_LEASE_SECONDS",
+)
 
 
 @dataclass(frozen=True)
-class Function:
-    source: str  # api/internal/document_jobs.py
-    module: str  # api.internal.document_jobs
-    max_duration_s: int
+class Answer:
+    """A final status from the routes, or a platform error, answered by the router itself."""
+
+    status: int
+    code: str
+    static_file: Path | None = None
 
 
 @dataclass(frozen=True)
+class Static:
+    file: Path
+
+
 class Routes:
-    functions: dict[str, Function]  # by URL path
-    rewrites: dict[str, str]
+    """Build Output API v3 routing, the subset this project's config.json uses."""
 
-    def find(self, path: str) -> Function | None:
-        path = path.split("?", 1)[0].rstrip("/") or "/"
-        return self.functions.get(self.rewrites.get(path, path))
+    def __init__(self, build: Build) -> None:
+        self.routes = build.routes
+        self.static = build.static
+        self.functions = build.bundles()
 
+    def _filesystem(self, path: str) -> Bundle | Static | None:
+        if path in self.functions:
+            return self.functions[path]
+        candidate = (self.static / path.lstrip("/")).resolve()
+        if candidate.is_file() and candidate.is_relative_to(self.static.resolve()):
+            return Static(candidate)
+        return None
 
-def discover(root: Path = ROOT) -> Routes:
-    config = json.loads((root / "vercel.json").read_text())
-    settings: dict[str, dict[str, Any]] = config.get("functions", {})
-    functions = {}
-    for file in sorted((root / "api").rglob("*.py")):
-        source = file.relative_to(root).as_posix()
-        if file.name.startswith("_"):
-            continue  # Vercel serves no function from files starting with "_"
-        matching = [value for pattern, value in settings.items() if fnmatch.fnmatch(source, pattern)]
-        max_duration = matching[-1].get("maxDuration", DEFAULT_MAX_DURATION_S) if matching else DEFAULT_MAX_DURATION_S
-        url = "/" + source.removesuffix(".py")
-        functions[url] = Function(source, source.removesuffix(".py").replace("/", "."), int(max_duration))
-    rewrites = {rule["source"]: rule["destination"] for rule in config.get("rewrites", [])}
-    return Routes(functions, rewrites)
+    def resolve(self, path: str) -> Bundle | Static | Answer:
+        phase: str | None = None
+        result: Bundle | Static | Answer | None = None
+        for route in self.routes:
+            if "handle" in route:
+                phase = route["handle"]
+                if phase == "filesystem" and (hit := self._filesystem(path)):
+                    return hit
+                if phase in ("error", "miss"):
+                    break
+                continue
+            match = re.match(route["src"], path)
+            if not match:
+                continue
+            if "dest" in route:
+                path = _substitute(route["dest"], match)
+                if route.get("check") and (hit := self._filesystem(path)):
+                    return hit
+            if "status" in route:
+                result = Answer(int(route["status"]), "NOT_FOUND" if route["status"] == 404 else "ERROR")
+                break
+        if result is None:
+            result = Answer(404, "NOT_FOUND")
+        return self._error_phase(path, result) if isinstance(result, Answer) else result
 
-
-class TrackingConnection:
-    """The client's socket as the function's handler sees it; remembers whether it answered."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock = sock
-        self.first_line = b""
-
-    def sendall(self, data: bytes) -> None:
-        if not self.first_line:
-            self.first_line = data.split(b"\r\n", 1)[0]
-        self._sock.sendall(data)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
-def peek_request_line(sock: socket.socket) -> str:
-    """The request line, left in the socket for the function's handler to read."""
-    sock.settimeout(30)
-    data = b""
-    while b"\r\n" not in data and len(data) < 8192:
-        data = sock.recv(8192, socket.MSG_PEEK)
-        if not data:
-            return ""
-        if b"\r\n" not in data:
-            time.sleep(0.01)
-    sock.settimeout(None)
-    return data.split(b"\r\n", 1)[0].decode("latin-1")
+    def _error_phase(self, path: str, answer: Answer) -> Answer:
+        in_error_phase = False
+        for route in self.routes:
+            if "handle" in route:
+                in_error_phase = route["handle"] == "error"
+                continue
+            if in_error_phase and re.match(route["src"], path) and int(route.get("status", 0)) == answer.status:
+                page = self.static / route.get("dest", "").lstrip("/")
+                return Answer(answer.status, answer.code, page if page.is_file() else None)
+        return answer
 
 
-def _answer(connection: TrackingConnection, status: str, body: dict[str, str]) -> None:
-    payload = json.dumps(body).encode()
-    connection.sendall(
-        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-        f"Connection: close\r\n\r\n".encode()
-        + payload
-    )
+def _substitute(dest: str, match: re.Match[str]) -> str:
+    """A route's dest with $1, $2... replaced by what its src captured."""
+    return re.sub(r"\$(\d+)", lambda group: match.group(int(group.group(1))) or "", dest)
 
 
-class Invocation(socketserver.BaseRequestHandler):
-    """Runs in the forked child: one request, one function invocation."""
+def base_interpreter(runtime: str) -> str:
+    """The interpreter a bundle's runtime names (python3.12), without this virtualenv's packages."""
+    here = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    if runtime != here:
+        raise RuntimeError(f"the build asks for {runtime}; this stack runs {here} (see .python-version)")
+    return getattr(sys, "_base_executable", sys.executable)
 
+
+@dataclass(eq=False)  # compared and hashed by identity: each is one process
+class Instance:
+    """One running copy of Vercel's Python runtime serving one function (a Lambda instance)."""
+
+    bundle: Bundle
+    process: subprocess.Popen[bytes]
+    ipc: socket.socket
+    port: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    ready_at: float = 0.0
+    messages: list[dict] = field(default_factory=list)
+    ready: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+class FunctionHost(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        build: Build,
+        env: dict[str, str],
+        state: Path,
+        warm: bool = False,
+        log: BinaryIO | None = None,
+        bytecode_cache: Path | None = None,
+    ) -> None:
+        super().__init__(("127.0.0.1", 0), Router)
+        self.routes = Routes(build)
+        self.project_env = {name: env[name] for name in PROJECT_VARIABLES if name in env}
+        self.invocations = state / "invocations"
+        self.invocations.mkdir(parents=True, exist_ok=True)
+        self.ipc_folder = Path(tempfile.mkdtemp(prefix="ipc-", dir=state))
+        self.warm = warm
+        self.bytecode_cache = bytecode_cache
+        self.log = log or sys.stderr.buffer
+        self._log_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[Instance]] = {}
+        self._live: set[Instance] = set()
+        self._request_id = 0
+
+    # -- instances --------------------------------------------------------------------------
+
+    def start_instance(self, bundle: Bundle, deadline: float) -> Instance:
+        ipc_path = self.ipc_folder / f"{uuid.uuid4().hex[:12]}.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(ipc_path))
+        listener.listen(1)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+            "VERCEL": "1",
+            "VERCEL_ENV": "development",
+            "VERCEL_REGION": "dev1",
+            **self.project_env,
+            **bundle.config.get("environment", {}),
+            "VERCEL_IPC_PATH": str(ipc_path),
+        }
+        if self.bytecode_cache:
+            env["PYTHONPYCACHEPREFIX"] = str(self.bytecode_cache)
+        process = subprocess.Popen(
+            [base_interpreter(bundle.config["runtime"]), "-c", "import vc__handler__python"],
+            cwd=bundle.folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            start_new_session=True,
+        )
+        listener.settimeout(max(deadline - time.monotonic(), 0.1))
+        try:
+            ipc, _ = listener.accept()
+        except TimeoutError:
+            ipc = socket.socket(socket.AF_UNIX)  # never connected: the runtime died or hung first
+        finally:
+            listener.close()
+            ipc_path.unlink(missing_ok=True)
+        instance = Instance(bundle, process, ipc)
+        with self._lock:
+            self._live.add(instance)
+        threading.Thread(target=self._read_ipc, args=(instance,), daemon=True).start()
+        while not instance.ready.wait(0.02):
+            if not instance.alive or time.monotonic() > deadline:
+                break
+        return instance
+
+    def _read_ipc(self, instance: Instance) -> None:
+        buffer = b""
+        with contextlib.suppress(OSError):
+            while chunk := instance.ipc.recv(65536):
+                buffer += chunk
+                *messages, buffer = buffer.split(b"\0")
+                for raw in messages:
+                    self._on_message(instance, json.loads(raw))
+        instance.ready.set()  # the runtime is gone: nobody waits for it any longer
+
+    def _on_message(self, instance: Instance, message: dict) -> None:
+        kind, payload = message.get("type"), message.get("payload", {})
+        if kind == "server-started":
+            instance.port, instance.ready_at = int(payload["httpPort"]), time.monotonic()
+            instance.ready.set()
+        elif kind == "log":
+            text = base64.b64decode(payload.get("message", "")).decode(errors="replace")
+            self.write_log(text if text.endswith("\n") else text + "\n")
+        elif kind == "unrecoverable-error":
+            self.write_log(f"function_host: {instance.bundle.route} failed to start: {payload.get('message')}\n")
+        instance.messages.append(message)
+
+    def write_log(self, text: str) -> None:
+        with self._log_lock:
+            self.log.write(text.encode())
+            self.log.flush()
+
+    @contextlib.contextmanager
+    def instance(self, bundle: Bundle, deadline: float) -> Iterator[Instance]:
+        """A ready instance for one request: an idle warm one, or a new (cold) one."""
+        instance = None
+        with self._lock:
+            idle = self._idle.get(bundle.route, [])
+            while idle and instance is None:
+                candidate = idle.pop()
+                instance = candidate if candidate.alive else None
+        instance = instance or self.start_instance(bundle, deadline)
+        marker = self.invocations / str(instance.process.pid)
+        marker.write_text(_entrypoint(bundle))
+        reusable = False
+        try:
+            yield instance
+            reusable = self.warm and instance.alive
+        finally:
+            marker.unlink(missing_ok=True)
+            if reusable:
+                with self._lock:
+                    self._idle.setdefault(bundle.route, []).append(instance)
+            else:
+                self.retire(instance)
+
+    def retire(self, instance: Instance) -> None:
+        instance.kill()
+        with contextlib.suppress(OSError):
+            instance.ipc.shutdown(socket.SHUT_RDWR)
+        with self._lock:
+            self._live.discard(instance)
+
+    def stop_instances(self) -> None:
+        with self._lock:
+            live = list(self._live)
+        for instance in live:
+            self.retire(instance)
+
+    def next_request_id(self) -> int:
+        with self._lock:
+            self._request_id += 1
+            return self._request_id
+
+
+def _entrypoint(bundle: Bundle) -> str:
+    """api/internal/document_jobs.py: the function's source file, as vercel.json names it."""
+    return bundle.route.lstrip("/") + ".py"
+
+
+def _platform_error(status: int, code: str, page: Path | None = None) -> bytes:
+    body = page.read_bytes() if page else f"An error occurred with this function\n\n{code}\n".encode()
+    reason = {404: "Not Found", 500: "Internal Server Error", 504: "Gateway Timeout"}.get(status, "Error")
+    content_type = "text/html; charset=utf-8" if page else "text/plain; charset=utf-8"
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nx-vercel-error: {code}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+
+
+class Router(socketserver.BaseRequestHandler):
     server: FunctionHost
 
     def handle(self) -> None:
-        started = time.monotonic()
-        connection = TrackingConnection(self.request)
-        request_line = peek_request_line(self.request)
-        parts = request_line.split(" ")
-        function = self.server.routes.find(parts[1]) if len(parts) == 3 else None
-        if function is None:
-            _answer(connection, "404 Not Found", {"error": "NOT_FOUND"})
+        arrived = time.monotonic()
+        client: socket.socket = self.request
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        head, rest = _read_head(client)
+        if head is None:
             return
+        request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        parts = request_line.split(" ")
+        if len(parts) != 3:
+            client.sendall(_platform_error(400, "BAD_REQUEST"))
+            return
+        target = self.server.routes.resolve(parts[1].split("?", 1)[0])
+        if isinstance(target, Answer):
+            client.sendall(_platform_error(target.status, target.code, target.static_file))
+            status = str(target.status)
+        elif isinstance(target, Static):
+            body = target.file.read_bytes()
+            client.sendall(
+                f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+            )
+            status = "200"
+        else:
+            status = self.invoke(target, head, rest, client, arrived)
+        elapsed_ms = (time.monotonic() - arrived) * 1000
+        self.server.write_log(f"function_host: {request_line} -> {status} {elapsed_ms:.0f}ms\n")
 
-        def timeout(signum: int, frame: FrameType | None) -> None:
-            if not connection.first_line:
-                _answer(connection, "504 Gateway Timeout", {"error": "FUNCTION_INVOCATION_TIMEOUT"})
-            self._log(request_line, b"504 (maxDuration)", started)
-            os._exit(0)
-
-        signal.signal(signal.SIGALRM, timeout)
-        signal.alarm(function.max_duration_s)
-        handler: type[BaseHTTPRequestHandler] = importlib.import_module(function.module).handler
-        # Which process runs which function, for the chaos run to pick its victims.
-        running = self.server.invocations / str(os.getpid())
-        running.write_text(function.source)
-        try:
-            handler(connection, self.client_address, self.server)  # type: ignore[arg-type]
-        finally:
-            signal.alarm(0)
-            running.unlink(missing_ok=True)
-            self._log(request_line, connection.first_line, started)
-
-    def _log(self, request_line: str, status_line: bytes, started: float) -> None:
-        status = status_line.decode("latin-1").split(" ", 2)[1] if status_line.count(b" ") else "-"
-        elapsed_ms = (time.monotonic() - started) * 1000
-        print(f"pid={os.getpid()} {request_line} -> {status} {elapsed_ms:.0f}ms", file=sys.stderr, flush=True)
+    def invoke(self, bundle: Bundle, head: bytes, rest: bytes, client: socket.socket, arrived: float) -> str:
+        deadline = arrived + bundle.max_duration_s
+        with self.server.instance(bundle, deadline) as instance:
+            if not instance.port:
+                client.sendall(_platform_error(500, "FUNCTION_INVOCATION_FAILED"))
+                return "500 (the runtime did not start)"
+            invocation_id = uuid.uuid4().hex
+            headers = {
+                "x-vercel-internal-invocation-id": invocation_id,
+                "x-vercel-internal-request-id": str(self.server.next_request_id()),
+                "x-vercel-internal-span-id": uuid.uuid4().hex[:16],
+                "x-vercel-internal-trace-id": uuid.uuid4().hex,
+                "x-vercel-id": f"dev1::{invocation_id[:20]}",
+                "x-forwarded-for": self.client_address[0],
+                "x-real-ip": self.client_address[0],
+                "x-forwarded-proto": "http",
+            }
+            line_end = head.index(b"\r\n") + 2
+            extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()).encode()
+            forwarded = head[:line_end] + extra + head[line_end:] + rest
+            return _relay(client, instance, forwarded, deadline)
 
 
-class FunctionHost(socketserver.ForkingMixIn, socketserver.TCPServer):
-    max_children = 64
-    block_on_close = False
+def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
+    client.settimeout(30)
+    data = b""
+    with contextlib.suppress(OSError):
+        while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
+            chunk = client.recv(65536)
+            if not chunk:
+                return None, b""
+            data += chunk
+    client.settimeout(None)
+    if b"\r\n\r\n" not in data:
+        return None, b""
+    end = data.index(b"\r\n\r\n") + 4
+    return data[:end], data[end:]
 
-    def __init__(self, routes: Routes, invocations: Path) -> None:
-        super().__init__(("127.0.0.1", 0), Invocation)
-        self.routes = routes
-        self.invocations = invocations
-        invocations.mkdir(parents=True, exist_ok=True)
+
+def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline: float) -> str:
+    """Pass the request to the instance and its answer back, until the instance closes the connection."""
+    status = "-"
+    try:
+        upstream = socket.create_connection(("127.0.0.1", instance.port), timeout=5)
+    except OSError:
+        client.sendall(_platform_error(500, "FUNCTION_INVOCATION_FAILED"))
+        return "500 (the runtime refused the connection)"
+    upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    client_open = True
+    with upstream, selectors.DefaultSelector() as selector:
+        upstream.sendall(forwarded)
+        selector.register(upstream, selectors.EVENT_READ)
+        selector.register(client, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                instance.kill()
+                if status == "-":
+                    with contextlib.suppress(OSError):
+                        client.sendall(_platform_error(504, "FUNCTION_INVOCATION_TIMEOUT"))
+                    return "504 (maxDuration)"
+                return f"{status} (then killed at maxDuration)"
+            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+                try:
+                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                except OSError:
+                    data = b""
+                if key.fileobj is upstream:
+                    if not data:
+                        if status == "-":
+                            with contextlib.suppress(OSError):
+                                client.sendall(_platform_error(500, "FUNCTION_INVOCATION_FAILED"))
+                            return "500 (no answer)"
+                        return status
+                    if status == "-":
+                        status = data.split(b" ", 2)[1].decode("latin-1") if data.count(b" ") >= 2 else "?"
+                    if client_open:
+                        try:
+                            client.sendall(data)
+                        except OSError:
+                            client_open = False  # the caller gave up; the function runs on, as on Vercel
+                elif data:
+                    upstream.sendall(data)
+                else:
+                    selector.unregister(client)  # the caller closed its side; keep relaying the answer
+                    client_open = False
 
 
-def warm(routes: Routes) -> None:
-    """Import every function, and supabase, once in the parent: each forked invocation starts warm."""
-    for function in routes.functions.values():
-        importlib.import_module(function.module)
-    importlib.import_module("supabase")
+def serve(build: Build, port_file: Path, warm: bool) -> None:
+    host = FunctionHost(build, dict(os.environ), port_file.parent, warm=warm, bytecode_cache=build.bytecode_cache)
+
+    def stop(*_: object) -> None:
+        host.stop_instances()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    for route, bundle in host.routes.functions.items():
+        host.write_log(f"function_host: serving {route} from {bundle.folder} (maxDuration {bundle.max_duration_s} s)\n")
+    temporary = port_file.with_suffix(".tmp")
+    temporary.write_text(str(host.server_address[1]))
+    temporary.replace(port_file)
+    host.serve_forever(poll_interval=0.05)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Vercel function host (local stack only)")
+    parser = argparse.ArgumentParser(description="Vercel router and function instances (local stack only)")
     parser.add_argument("--port-file", type=Path, required=True)
+    parser.add_argument(
+        "--build",
+        type=Path,
+        default=os.environ.get("DEVSTACK_VERCEL_BUILD"),
+        help="a build folder (default: $DEVSTACK_VERCEL_BUILD, else build the working tree)",
+    )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        default=os.environ.get("DEVSTACK_FUNCTIONS_WARM") == "1",
+        help="reuse idle instances instead of one per request ($DEVSTACK_FUNCTIONS_WARM=1)",
+    )
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    routes = discover()
-    warm(routes)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with FunctionHost(routes, args.port_file.parent / "invocations") as host:
-        temporary = args.port_file.with_suffix(".tmp")
-        temporary.write_text(str(host.server_address[1]))
-        temporary.replace(args.port_file)
-        for url, function in routes.functions.items():
-            print(f"serving {url} ({function.source}, maxDuration {function.max_duration_s} s)", file=sys.stderr)
-        for source, destination in routes.rewrites.items():
-            print(f"rewrite {source} -> {destination}", file=sys.stderr)
-        host.serve_forever(poll_interval=0.05)
+    build = Build(args.build) if args.build else vercel_build.build_working_tree()
+    serve(build, args.port_file, args.warm)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ the names the deployed code reads):
 - the API gateway: the PostgREST and Storage stand-ins (devstack/gateway.py),
 - the pg_net dispatcher (devstack/pg_net_dispatcher.py),
 - the Resend sample provider (devstack/resend_provider.py),
-- the Vercel function host serving api/ (devstack/function_host.py).
+- the Vercel function host serving the output of a real `vercel build` of api/ through Vercel's
+  own Python runtime (devstack/vercel_build.py, devstack/function_host.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import jwt
 import psycopg
 
-from devstack import cluster
+from devstack import cluster, vercel_build
 
 STATE_FILE = cluster.ROOT / ".devstack" / "state.json"
 ENV_FILE = cluster.ROOT / ".devstack" / "env"
@@ -103,6 +104,8 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> s
 
 def start(extra_env: dict[str, str] | None = None) -> Stack:
     """`extra_env` reaches every process, the functions included (e.g. JOB_LEASE_SECONDS for a chaos run)."""
+    # Built before anything starts: a build failure is the first thing a developer should see.
+    build = vercel_build.build_working_tree()
     database = cluster.start()
     stack = Stack(database)
     try:
@@ -114,6 +117,7 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             DEVSTACK_AUTHENTICATOR_DATABASE_URL=database.conninfo("authenticator"),
             DEVSTACK_FOLDER=str(database.folder),
             DEVSTACK_STORAGE_DIR=str(database.folder / "storage"),
+            DEVSTACK_VERCEL_BUILD=str(build.folder),
             SUPABASE_JWT_SECRET=jwt_secret,
             SUPABASE_ANON_KEY=api_key(jwt_secret, "anon"),
             SUPABASE_SERVICE_ROLE_KEY=api_key(jwt_secret, "service_role"),
