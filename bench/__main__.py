@@ -15,7 +15,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import backlog_drain, claim_cost, idle_cost, import_time, report, throughput, webhook_latency
+from bench import (
+    backlog_drain,
+    claim_cost,
+    cold_start,
+    idle_cost,
+    import_time,
+    report,
+    throughput,
+    webhook_latency,
+)
 from bench.common import ROOT, Section, machine
 
 SECTIONS: dict[str, Callable[[bool], Section]] = {
@@ -23,6 +32,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "throughput": throughput.run,
     "idle_cost": idle_cost.run,
     "import_time": import_time.run,
+    "cold_start": cold_start.run,
     "webhook_latency": webhook_latency.run,
     "backlog_drain": backlog_drain.run,
 }

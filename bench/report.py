@@ -24,8 +24,9 @@ def markdown(sections: list[Section], host: dict[str, str], *, quick: bool, elap
         f"- **PostgreSQL:** {host['postgres']} ({host['postgres_settings']})",
         f"- **Python:** {host['python']}",
         "- **Stack:** devstack's PostgreSQL cluster on a Unix socket (Supabase's roles, real pg_cron, the pg_net "
-        "and Vault stand-ins), the PostgREST and Storage stand-ins, the Vercel function host (each invocation "
-        "forked from a warm parent) and the Resend sample provider, all on this machine. The benchmark's clients "
+        "and Vault stand-ins), the PostgREST and Storage stand-ins, the function host (a real `vercel build`, each "
+        "invocation a new process of Vercel's own Python runtime in its bundle) and the Resend sample "
+        "provider, all on this machine. The benchmark's clients "
         "share its cores with the server; fsync, synchronous_commit and full_page_writes are off in this "
         "throwaway cluster, so commits cost less here than on a hosted database.",
         "- **Sizes and repetitions:** in each section below.",

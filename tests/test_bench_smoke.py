@@ -13,6 +13,7 @@ SECTIONS = (
     "== Throughput ==",
     "== Idle cost ==",
     "== Cold import time ==",
+    "== Cold start through Vercel's runtime ==",
     "== Webhook to attachments stored ==",
     "== Backlog drain ==",
 )
