@@ -1,19 +1,39 @@
 """python -m devstack up | down | run -- COMMAND...
 
 up    start the local stack in the background; its settings go to .devstack/env (source it)
-down  stop what "up" started and delete its data
+down  stop what "up" started and delete its data; also stops any stack a killed command left
 run   start the stack, run COMMAND with the stack's settings in its environment, stop the stack;
-      exits with COMMAND's status
+      exits with COMMAND's status (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP)
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 
-from devstack import stack
+from devstack import lifecycle, stack
+
+
+def run(command: list[str]) -> int:
+    with lifecycle.guarded(stack.stop_record):
+        started = stack.start()
+        child = None
+        try:
+            with lifecycle.signals_blocked():
+                # Its own process group, so that a signal to us stops the command's whole tree first.
+                child = subprocess.Popen(
+                    command,
+                    env={**os.environ, **started.env},
+                    process_group=0,
+                    preexec_fn=lifecycle.unblock_signals,
+                )
+            return child.wait()
+        finally:
+            if child is not None and child.poll() is None:
+                lifecycle.stop_group(child.pid)
+            stack.stop(started)
+    return 1  # not reached: guarded() exits on a signal
 
 
 def main(argv: list[str]) -> int:
@@ -22,18 +42,16 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "up":
-        if stack.load():
+        if stack.up_stacks():
             print("devstack: already up; run 'python -m devstack down' first", file=sys.stderr)
             return 1
-        started = stack.start()
-        stack.save_for_up(started)
+        with lifecycle.guarded(stack.stop_record):
+            started = stack.start()
+            stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
         return 0
     if command == "down":
-        running = stack.load()
-        if running:
-            stack.stop(running)
-            stack.forget()
+        stack.down()
         return 0
     if command == "run":
         if rest[:1] == ["--"]:
@@ -41,13 +59,7 @@ def main(argv: list[str]) -> int:
         if not rest:
             print("devstack: run needs a command", file=sys.stderr)
             return 2
-        # A CI timeout or Ctrl-C must still stop the cluster: turn SIGTERM into an exception.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        started = stack.start()
-        try:
-            return subprocess.run(rest, env={**os.environ, **started.env}).returncode
-        finally:
-            stack.stop(started)
+        return run(rest)
     print(f"devstack: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2
 

@@ -39,7 +39,7 @@ import httpx
 import psycopg
 from psycopg.rows import dict_row
 
-from devstack import inbound, stack
+from devstack import inbound, lifecycle, stack
 
 LEASE_S = 6
 WORKER = "api/internal/document_jobs.py"
@@ -428,7 +428,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=1200)
     parser.add_argument("--write-docs", action="store_true", help=f"put the figures into {DOCS.name}")
     args = parser.parse_args()
-    sys.exit(run(args.emails, args.seed, args.time_limit, args.write_docs))
+    with lifecycle.guarded(stack.stop_record):
+        code = run(args.emails, args.seed, args.time_limit, args.write_docs)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

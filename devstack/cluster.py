@@ -14,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,11 +142,13 @@ def migrations() -> list[Path]:
     return sorted((ROOT / "supabase" / "migrations").glob("*.sql"))
 
 
-def start() -> Cluster:
-    """Create, start and bootstrap a new cluster, then apply every migration."""
+def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
+    """Create, start and bootstrap a new cluster, then apply every migration. `on_folder` learns
+    the cluster's folder before anything is in it, so that an interrupted start can be cleaned up."""
     ensure_debian_packages()
     install_standin_extensions()
     cluster = Cluster(Path(tempfile.mkdtemp(prefix="document-jobs-pg-")))
+    on_folder(cluster.folder)
     user = _server_user()
     if user:
         os.chown(cluster.folder, user.pw_uid, user.pw_gid)

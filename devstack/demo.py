@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import psycopg
 from psycopg.rows import dict_row
 
-from devstack import inbound, stack
+from devstack import inbound, lifecycle, stack
 from lib.admin import display_width
 
 TIMEOUT_S = 180
@@ -123,7 +123,9 @@ def main() -> None:
     parser.add_argument("--emails", type=int, default=12)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
-    sys.exit(run(args.emails, args.seed))
+    with lifecycle.guarded(stack.stop_record):
+        code = run(args.emails, args.seed)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ class Instance:
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.kill()
         self.process.wait()
 
 
@@ -231,7 +231,8 @@ class FunctionHost(socketserver.ThreadingTCPServer):
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=self.log,
-            start_new_session=True,
+            # In the host's process group: stopping the host's group stops its instances too, even
+            # when the host itself was killed first.
         )
         listener.settimeout(max(deadline - time.monotonic(), 0.1))
         try:

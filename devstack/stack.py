@@ -27,9 +27,8 @@ from typing import Any
 import jwt
 import psycopg
 
-from devstack import cluster, vercel_build
+from devstack import cluster, lifecycle, vercel_build
 
-STATE_FILE = cluster.ROOT / ".devstack" / "state.json"
 ENV_FILE = cluster.ROOT / ".devstack" / "env"
 READY_TIMEOUT_S = 30.0
 # name -> module and whether it reports a port (else a ready file)
@@ -52,6 +51,7 @@ def api_key(jwt_secret: str, role: str) -> str:
 @dataclass
 class Stack:
     database: cluster.Cluster
+    record: lifecycle.Record
     env: dict[str, str] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
 
@@ -63,16 +63,18 @@ class Stack:
         module, flag = PROCESSES[name]
         signal_file = self.database.folder / f"{name}.{'port' if flag == '--port-file' else 'ready'}"
         signal_file.unlink(missing_ok=True)
-        with open(self.database.folder / f"{name}.log", "ab") as log:  # the child keeps its own copy
-            process = subprocess.Popen(
+        with open(self.database.folder / f"{name}.log", "ab") as log, lifecycle.signals_blocked():
+            process = subprocess.Popen(  # the child keeps its own copy of the log
                 [sys.executable, "-m", module, flag, str(signal_file)],
                 cwd=cluster.ROOT,
                 env={**os.environ, **self.env},
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
+                preexec_fn=lifecycle.unblock_signals,
             )
-        self.pids[name] = process.pid
+            self.pids[name] = process.pid
+            self.save()
         value = _wait_for_file(signal_file, process, name)
         if name in URL_VARIABLE:
             self.env[URL_VARIABLE[name]] = f"http://127.0.0.1:{value}"
@@ -80,15 +82,16 @@ class Stack:
 
     def stop_process(self, name: str) -> None:
         pid = self.pids.pop(name)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGTERM)
-        _wait_gone(pid)
+        lifecycle.stop_group(pid)
         self.save()
 
     def save(self) -> None:
-        """The stack's own state, in its folder: tests stop and restart its processes through it."""
-        state = {"folder": str(self.database.folder), "pids": self.pids, "env": self.env}
+        """The stack's own state, in its folder: tests stop and restart its processes through it.
+        The record (devstack/lifecycle.py) names the same processes, for whoever must clean up."""
+        state = {"folder": str(self.database.folder), "pids": self.pids, "env": self.env, "record": self.record.id}
         self.state_file.write_text(json.dumps(state))
+        self.record.process_groups = dict(self.pids)
+        self.record.save()
 
 
 def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> str:
@@ -105,9 +108,16 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> s
 def start(extra_env: dict[str, str] | None = None) -> Stack:
     """`extra_env` reaches every process, the functions included (e.g. JOB_LEASE_SECONDS for a chaos run)."""
     # Built before anything starts: a build failure is the first thing a developer should see.
+    lifecycle.reap_stale(stop_record)
     build = vercel_build.build_working_tree()
-    database = cluster.start()
-    stack = Stack(database)
+    record = lifecycle.new_record()
+
+    def made(folder: Path) -> None:
+        record.folder = str(folder)
+        record.save()
+
+    database = cluster.start(on_folder=made)
+    stack = Stack(database, record)
     try:
         jwt_secret = secrets.token_urlsafe(32)
         stack.env.update(
@@ -138,39 +148,34 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
 def stop(stack: Stack) -> None:
     if stack.state_file.exists():  # a test may have restarted a process since: take the pids from the file
         stack.pids = json.loads(stack.state_file.read_text())["pids"]
-    for name in list(stack.pids):
+    stack.record.process_groups = dict(stack.pids)
+    stop_record(stack.record)
+    stack.record.forget()
+
+
+def stop_record(record: lifecycle.Record) -> None:
+    """Stop every process of a stack and delete its folder, from its record alone."""
+    for pgid in record.process_groups.values():  # each process leads its own group
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(stack.pids[name], signal.SIGTERM)
-    for pid in stack.pids.values():
-        _wait_gone(pid)
-    stack.database.stop()
-
-
-def _wait_gone(pid: int, timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
-        except ChildProcessError:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
+            os.killpg(pgid, signal.SIGTERM)
+    for pgid in record.process_groups.values():
+        lifecycle.stop_group(pgid)
+    if record.folder:
+        cluster.Cluster(Path(record.folder)).stop()
 
 
 def attach(folder: str | Path) -> Stack:
     """The running stack whose folder is `folder` (DEVSTACK_FOLDER), from another process."""
     state = json.loads((Path(folder) / "state.json").read_text())
-    return Stack(cluster.Cluster(Path(state["folder"])), env=state["env"], pids=state["pids"])
+    record = next(r for r in lifecycle.records() if r.id == state["record"])
+    return Stack(cluster.Cluster(Path(state["folder"])), record, env=state["env"], pids=state["pids"])
 
 
 def save_for_up(stack: Stack) -> None:
-    STATE_FILE.parent.mkdir(exist_ok=True)
-    STATE_FILE.write_text(json.dumps({"folder": str(stack.database.folder)}))
+    """Hand the stack over to nobody: it outlives the `up` command until `down`."""
+    stack.record.owner_pid = stack.record.owner_started = None
+    stack.record.save()
+    ENV_FILE.parent.mkdir(exist_ok=True)
     ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(stack.env.items())))
 
 
@@ -180,13 +185,18 @@ def store_vault_secrets(conn: psycopg.Connection[Any], env: dict[str, str]) -> N
     conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],))
 
 
-def forget() -> None:
-    STATE_FILE.unlink(missing_ok=True)
+def up_stacks() -> list[Stack]:
+    """The stacks that `up` started and no `down` has stopped yet."""
+    found = []
+    for record in lifecycle.records():
+        if record.owner_pid is None and record.folder and (Path(record.folder) / "state.json").exists():
+            found.append(attach(record.folder))
+    return found
+
+
+def down() -> None:
+    """Stop what `up` started, and any stack a killed command left behind."""
+    for running in up_stacks():
+        stop(running)
+    lifecycle.reap_stale(stop_record)
     ENV_FILE.unlink(missing_ok=True)
-
-
-def load() -> Stack | None:
-    """The stack started by an earlier "up", if its state is still here."""
-    if not STATE_FILE.exists():
-        return None
-    return attach(json.loads(STATE_FILE.read_text())["folder"])
