@@ -53,10 +53,8 @@ def test_every_requirement_is_installed_at_its_pinned_version(build) -> None:
     pins = requirements(build)
     assert {"supabase", "httpx", "pydantic", "pydantic-settings", "standardwebhooks"} <= set(pins)
     for bundle in build.bundles().values():
-        installed = {
-            normalized(info.name.rsplit("-", 1)[0]): info.name.rsplit("-", 1)[1].removesuffix(".dist-info")
-            for info in (bundle.folder / "_vendor").glob("*.dist-info")
-        }
+        dists = [info.name.removesuffix(".dist-info") for info in (bundle.folder / "_vendor").glob("*.dist-info")]
+        installed = {normalized(dist.rsplit("-", 1)[0]): dist.rsplit("-", 1)[1] for dist in dists}
         for name, version in pins.items():
             assert installed.get(normalized(name)) == version, f"{bundle.route}: {name}=={version} not installed"
 

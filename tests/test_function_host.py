@@ -98,6 +98,14 @@ def alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
+def logged(log: Path, text: str, within_s: float = 10.0) -> str:
+    """The host's log once it holds `text`: log lines arrive over IPC, possibly after the answer."""
+    deadline = time.monotonic() + within_s
+    while text not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return log.read_text()
+
+
 def gone(pid: int, within_s: float = 10.0) -> bool:
     """The host ends an instance right after relaying its answer, so just after the caller has it."""
     deadline = time.monotonic() + within_s
@@ -160,7 +168,7 @@ def test_max_duration_ends_the_instance_with_504(cold) -> None:
     answer = httpx.post(url + "/api/slow", timeout=60)
     assert (answer.status_code, answer.headers.get("x-vercel-error")) == (504, "FUNCTION_INVOCATION_TIMEOUT")
     assert time.monotonic() - started < 25  # the function sleeps 30 s; maxDuration is 2 s
-    assert "POST /api/slow HTTP/1.1 -> 504" in log.read_text()
+    assert "POST /api/slow HTTP/1.1 -> 504" in logged(log, "POST /api/slow HTTP/1.1 -> 504")
 
 
 def test_an_instance_that_dies_mid_request_gives_500(cold) -> None:
@@ -173,11 +181,12 @@ def test_a_function_that_fails_to_import_gives_500_and_the_log_says_why(cold) ->
     url, log = cold
     answer = httpx.post(url + "/api/broken", timeout=60)
     assert answer.status_code == 500
-    assert "broken at import" in log.read_text()
+    assert "broken at import" in logged(log, "broken at import")
 
 
 def test_function_output_reaches_the_host_log_through_the_runtime(cold) -> None:
     url, log = cold
     pid = httpx.post(url + "/api/echo", timeout=60).json()["pid"]
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"event"')]
+    text = logged(log, json.dumps({"event": "answered", "pid": pid}))
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith('{"event"')]
     assert {"event": "answered", "pid": pid} in lines
