@@ -112,6 +112,9 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             DATABASE_URL=database.conninfo("postgres"),
             DEVSTACK_ADMIN_DATABASE_URL=database.conninfo(cluster.SUPERUSER),
             DEVSTACK_AUTHENTICATOR_DATABASE_URL=database.conninfo("authenticator"),
+            # For the Supabase CLI (`supabase migration list --db-url "$SUPABASE_DB_URL"`): TCP, as it needs.
+            SUPABASE_DB_URL=database.url(),
+            PGPASSFILE=str(database.passfile),
             DEVSTACK_FOLDER=str(database.folder),
             DEVSTACK_STORAGE_DIR=str(database.folder / "storage"),
             SUPABASE_JWT_SECRET=jwt_secret,
