@@ -174,7 +174,8 @@ def save_for_up(stack: Stack) -> None:
 
 
 def store_vault_secrets(conn: psycopg.Connection[Any], env: dict[str, str]) -> None:
-    """What an operator does once after deploying: tell the database where the worker is, and its secret."""
+    """What an operator does once after deploying: tell the database where the worker is, and its secret.
+    `conn` is postgres, as in the SQL editor: service_role has no access to Vault."""
     conn.execute("select vault.create_secret(%s, 'document_jobs_url')", (env["FUNCTIONS_URL"] + WORKER_PATH,))
     conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],))
 
