@@ -10,7 +10,7 @@ security definer
 set search_path = ''
 as $$
 begin
-    perform public.document_jobs_require(p_job_id is not null, 'p_job_id must not be null');
+    perform document_jobs_internal.require(p_job_id is not null, 'p_job_id must not be null');
     update public.document_jobs j
        set status = 'failed',
            lease_until = null,
@@ -60,14 +60,15 @@ security definer
 set search_path = ''
 as $$
 begin
-    perform public.document_jobs_require(
+    perform document_jobs_internal.require(
         p_completed_job_retention >= interval '1 hour', 'p_completed_job_retention must be at least 1 hour');
     update public.document_jobs_settings set completed_job_retention = p_completed_job_retention;
     return p_completed_job_retention;
 end;
 $$;
 
--- Retention: the purge takes its age from the settings when called without one (as the cron job does).
+-- Retention: the purge takes its age from the settings when called without one (as the daily cron
+-- job does).
 create function public.purge_document_jobs(p_older_than interval default null)
 returns int
 language plpgsql
@@ -79,7 +80,7 @@ declare
                                       (select s.completed_job_retention from public.document_jobs_settings s));
     v_deleted int;
 begin
-    perform public.document_jobs_require(v_older_than >= interval '0', 'p_older_than must not be negative');
+    perform document_jobs_internal.require(v_older_than >= interval '0', 'p_older_than must not be negative');
     -- Completed jobs only: queued, running and failed jobs, and the e-mails and attachments, stay.
     delete from public.document_jobs j
      where j.status = 'completed' and j.finished_at < now() - v_older_than;
@@ -87,10 +88,6 @@ begin
     return v_deleted;
 end;
 $$;
-
--- Daily; applying the migrations again leaves exactly one job.
-select cron.unschedule(j.jobid) from cron.job j where j.jobname = 'document-jobs-purge';
-select cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');
 
 revoke all on function
     public.cancel_document_job(uuid, text),
