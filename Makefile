@@ -35,9 +35,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
-# devstack applied the migrations with `supabase db push`; the CLI lists them as applied.
+# devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its
+# linter (plpgsql_check) fails the run on any warning.
 test-in-stack:
 	$(SUPABASE) migration list --db-url "$$SUPABASE_DB_URL"
+	$(SUPABASE) db lint --db-url "$$SUPABASE_DB_URL" --level warning --fail-on warning
 	pg_prove --ext .sql -r supabase/tests
 	$(VENV)/bin/pytest
 

@@ -64,6 +64,9 @@ grant execute on function vault.create_secret(text, text, text, uuid), vault.upd
     to postgres with grant option;
 
 create extension pgtap with schema extensions;
+-- What `supabase db lint` checks the functions with. On hosted Supabase the CLI creates it (supautils
+-- lets postgres); here only a superuser can, so it is there before the CLI asks.
+create extension plpgsql_check with schema extensions;
 
 -- Supabase Storage keeps its buckets in the database, in a table owned by Storage's own role;
 -- migrations create buckets with an insert. The Storage stand-in (devstack/storage.py) reads it.
