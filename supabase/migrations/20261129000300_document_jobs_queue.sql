@@ -43,6 +43,38 @@ begin
 end;
 $$;
 
+-- A lease is how long a dead worker's job waits before it can be claimed again. A live worker
+-- extends its lease as it goes (before every attachment), and a worker invocation lives 300 s
+-- (maxDuration; 800 s is the most Vercel allows): a lease beyond an hour only parks the job of
+-- a worker that died, and one of centuries loses it.
+create function document_jobs_internal.require_lease(p_lease interval)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+    perform document_jobs_internal.require(
+        p_lease > interval '0' and p_lease <= interval '1 hour', 'p_lease must be more than 0 and at most 1 hour');
+end;
+$$;
+
+-- How long a failed or released job waits before its next attempt (a provider's retry-after, or
+-- a delay chosen by the worker). A day at most: a longer wait parks the job where no one is
+-- looking for it; a provider that asks for more (a monthly quota) is simply asked again then.
+create function document_jobs_internal.require_retry_after(p_retry_after interval)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+    perform document_jobs_internal.require(
+        p_retry_after is null or p_retry_after between interval '0' and interval '1 day',
+        'p_retry_after must be between 0 and 1 day');
+end;
+$$;
+
 -- A kind must be one of document_job_kinds.
 create function document_jobs_internal.require_kind(p_kind text)
 returns void
@@ -169,8 +201,10 @@ set plan_cache_mode = force_generic_plan
 as $$
 begin
     perform document_jobs_internal.require_kind(p_kind);
-    perform document_jobs_internal.require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
-    perform document_jobs_internal.require(p_lease > interval '0', 'p_lease must be a positive interval');
+    -- Every job of one claim shares its lease: a claimer that dies strands all of them until it
+    -- passes. The worker claims one at a time; 100 is plenty for any batch.
+    perform document_jobs_internal.require(p_limit between 1 and 100, 'p_limit must be between 1 and 100');
+    perform document_jobs_internal.require_lease(p_lease);
     perform document_jobs_internal.fail_expired();
 
     -- Postgres has no UPDATE ... LIMIT: pick and lock in a sub-select. SKIP LOCKED lets
@@ -206,7 +240,7 @@ set search_path = ''
 as $$
 begin
     perform document_jobs_internal.require_holder(p_job_id, p_generation);
-    perform document_jobs_internal.require(p_lease > interval '0', 'p_lease must be a positive interval');
+    perform document_jobs_internal.require_lease(p_lease);
     update public.document_jobs j
        set lease_until = now() + p_lease
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
@@ -251,8 +285,7 @@ begin
     perform document_jobs_internal.require_holder(p_job_id, p_generation);
     perform document_jobs_internal.require(nullif(p_error_code, '') is not null, 'p_error_code must not be empty');
     perform document_jobs_internal.require(p_retryable is not null, 'p_retryable must not be null');
-    perform document_jobs_internal.require(
-        p_retry_after is null or p_retry_after >= interval '0', 'p_retry_after must not be negative');
+    perform document_jobs_internal.require_retry_after(p_retry_after);
 
     select * into v_job
       from public.document_jobs j
@@ -295,8 +328,7 @@ set search_path = ''
 as $$
 begin
     perform document_jobs_internal.require_holder(p_job_id, p_generation);
-    perform document_jobs_internal.require(
-        p_retry_after is null or p_retry_after >= interval '0', 'p_retry_after must not be negative');
+    perform document_jobs_internal.require_retry_after(p_retry_after);
     update public.document_jobs j
        set status = 'queued',
            attempts = greatest(j.attempts - 1, 0),

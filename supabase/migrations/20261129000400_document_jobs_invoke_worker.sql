@@ -36,7 +36,9 @@ $$;
 
 -- The cron entry point: sweeps expired-and-exhausted jobs, then calls the worker once per
 -- 3 claimable jobs (what one invocation handles), at most p_max_invocations times. Nothing
--- claimable: no HTTP at all.
+-- claimable: no HTTP at all. At most 20 invocations a call (60 jobs in flight): beyond that the
+-- workers would mostly collect 429s from Resend's rate limit (about 5 requests a second per
+-- team), and one call must not be able to start an unbounded crowd of workers.
 create function public.invoke_document_jobs(p_max_invocations int default 4)
 returns int
 language plpgsql
@@ -48,7 +50,7 @@ declare
     v_claimable bigint;
 begin
     perform document_jobs_internal.require(
-        p_max_invocations between 1 and 100, 'p_max_invocations must be between 1 and 100');
+        p_max_invocations between 1 and 20, 'p_max_invocations must be between 1 and 20');
     perform document_jobs_internal.fail_expired();
     select count(*) into v_claimable
       from (select 1 from public.document_jobs_claimable limit p_max_invocations * c_jobs_per_invocation) c;
