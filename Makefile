@@ -8,6 +8,8 @@ STAMP := $(VENV)/.installed
 # The real Vercel and Supabase CLIs, pinned in devstack/package-lock.json.
 NODE_STAMP := devstack/node_modules/.installed
 SUPABASE := devstack/node_modules/.bin/supabase
+# The CLI runs on every machine and in CI: it sends no usage data.
+export SUPABASE_TELEMETRY_DISABLED := 1
 
 .PHONY: demo test lint test-in-stack chaos bench up down clean
 

@@ -243,7 +243,8 @@ def supabase(cluster: Cluster, *args: str) -> str:
         raise SystemExit("devstack: the Supabase CLI is not installed; run: npm ci --prefix devstack")
     result = subprocess.run(
         [SUPABASE_CLI, *args, "--db-url", cluster.url(), "--workdir", str(ROOT)],
-        env={**os.environ, "PGPASSFILE": str(cluster.passfile)},
+        # A tool the tests run on every machine and in CI sends no usage data.
+        env={**os.environ, "PGPASSFILE": str(cluster.passfile), "SUPABASE_TELEMETRY_DISABLED": "1"},
         capture_output=True,
         text=True,
         cwd=ROOT,

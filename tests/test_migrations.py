@@ -4,7 +4,7 @@ that nothing is left to push."""
 
 from __future__ import annotations
 
-import subprocess
+from pathlib import Path
 
 from devstack import cluster
 
@@ -12,14 +12,7 @@ MIGRATIONS = cluster.migrations()
 
 
 def supabase(stack_env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [cluster.SUPABASE_CLI, *args, "--db-url", stack_env["SUPABASE_DB_URL"], "--workdir", str(cluster.ROOT)],
-        env=stack_env,
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout + result.stderr
+    return cluster.supabase(cluster.Cluster(Path(stack_env["DEVSTACK_FOLDER"])), *args)
 
 
 def test_every_migration_is_listed_as_applied(stack_env) -> None:
