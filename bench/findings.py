@@ -91,7 +91,7 @@ def throughput(f: Figures) -> str | None:
         "for a sweep that finds nothing in 0.01 ms; it is PL/pgSQL now, with a cached plan. Before the fix: "
         f"{trio('before')} jobs/s ({ratios('before')}); after: {gain:+.0f} % at 8 connections. The rest of the "
         f"gap to the bare statements ({lost:.0f} % at 8 connections) is the calls themselves: security definer "
-        "and `set search_path` on each, and the argument checks (`document_jobs_require_kind` reads "
+        "and `set search_path` on each, and the argument checks (`document_jobs_internal.require_kind` reads "
         "`document_job_kinds` on every claim), left as they are: clear errors are worth a few hundredths of a "
         "millisecond. For the deployed worker none of this is the bottleneck: every queue call is an HTTP round "
         "trip through PostgREST (see the webhook and drain figures)."

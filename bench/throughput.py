@@ -250,9 +250,9 @@ create function {BEFORE_SCHEMA}.claim_document_jobs(p_kind text, p_limit int def
 returns setof public.document_jobs
 language plpgsql security definer set search_path = '' as $$
 begin
-    perform public.document_jobs_require_kind(p_kind);
-    perform public.document_jobs_require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
-    perform public.document_jobs_require(p_lease > interval '0', 'p_lease must be a positive interval');
+    perform document_jobs_internal.require_kind(p_kind);
+    perform document_jobs_internal.require(p_limit between 1 and 100, 'p_limit must be between 1 and 100');
+    perform document_jobs_internal.require_lease(p_lease);
     perform {BEFORE_SCHEMA}.fail_expired_document_jobs();
     return query
     with picked as materialized (

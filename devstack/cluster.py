@@ -1,17 +1,24 @@
 """A throwaway PostgreSQL 15 cluster shaped like a Supabase project's database.
 
 Own data folder and socket in a fresh temporary folder (never the system's default cluster),
-real pg_cron and pgTAP from Debian's packages (installed here when missing), the pg_net and
-Vault stand-ins from devstack/extensions, Supabase's roles and default privileges
-(bootstrap.sql), then the project's migrations applied as "postgres", which, as on hosted
-Supabase, is not a superuser.
+real pg_cron, pgTAP and plpgsql_check from Debian's packages (installed here when missing), the
+pg_net and Vault stand-ins from devstack/extensions, Supabase's roles and privileges
+(bootstrap.sql), then the project's migrations applied by the real Supabase CLI
+(`supabase db push --db-url`) as "postgres", which, as on hosted Supabase, is not a superuser.
+The CLI records them in supabase_migrations.schema_migrations exactly as on a linked project.
+
+The CLI only speaks TCP, so the cluster also listens on a free loopback port (several stacks
+run side by side on one machine), where postgres needs a password (in a passfile); the Unix
+socket, in a folder only the server's user can enter, stays the way in for everything else.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -24,15 +31,18 @@ DEBIAN_PACKAGES = (
     "postgresql-15",
     "postgresql-15-cron",
     "postgresql-15-pgtap",
+    "postgresql-15-plpgsql-check",
     "libtap-parser-sourcehandler-pgtap-perl",
 )
-PORT = 54322  # names the socket file only: the cluster listens on no TCP port.
+DEBIAN_EXTENSIONS = ("pg_cron", "pgtap", "plpgsql_check")
 SUPERUSER = "supabase_admin"
 DATABASE = "postgres"
+# The Supabase CLI, pinned in devstack/package-lock.json (`make` installs it).
+SUPABASE_CLI = ROOT / "devstack" / "node_modules" / ".bin" / "supabase"
+PORT_ATTEMPTS = 5
 
 SERVER_SETTINGS = {
-    "listen_addresses": "''",
-    "port": str(PORT),
+    "listen_addresses": "'127.0.0.1'",
     "shared_preload_libraries": "'pg_cron'",
     "cron.database_name": f"'{DATABASE}'",
     "cron.use_background_workers": "on",
@@ -53,10 +63,10 @@ def _sharedir() -> Path:
 
 
 def ensure_debian_packages() -> None:
-    """Install PostgreSQL 15, pg_cron and pgTAP from Debian when any of them is missing."""
+    """Install PostgreSQL 15, pg_cron, pgTAP and plpgsql_check from Debian when any of them is missing."""
     have_server = (PG_BIN / "postgres").exists()
     have_extensions = have_server and all(
-        (_sharedir() / "extension" / f"{name}.control").exists() for name in ("pg_cron", "pgtap")
+        (_sharedir() / "extension" / f"{name}.control").exists() for name in DEBIAN_EXTENSIONS
     )
     if have_server and have_extensions and shutil.which("pg_prove"):
         return
@@ -93,11 +103,26 @@ class Cluster:
     def log(self) -> Path:
         return self.folder / "postgres.log"
 
+    @property
+    def port(self) -> int:
+        """The loopback TCP port; the Unix socket's file is named after it too."""
+        return int((self.folder / "port").read_text())
+
+    @property
+    def passfile(self) -> Path:
+        """postgres's password for TCP, as libpq and the Supabase CLI read it (PGPASSFILE)."""
+        return self.folder / "pgpass"
+
     def conninfo(self, user: str = "postgres") -> str:
-        return f"host={self.folder} port={PORT} dbname={DATABASE} user={user}"
+        return f"host={self.folder} port={self.port} dbname={DATABASE} user={user}"
+
+    def url(self) -> str:
+        """postgres over loopback TCP, for the Supabase CLI's --db-url: no TLS on this server, and
+        the password in the passfile rather than in the URL, which would show in the process list."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{DATABASE}?sslmode=disable"
 
     def libpq_env(self, user: str = "postgres") -> dict[str, str]:
-        return {"PGHOST": str(self.folder), "PGPORT": str(PORT), "PGDATABASE": DATABASE, "PGUSER": user}
+        return {"PGHOST": str(self.folder), "PGPORT": str(self.port), "PGDATABASE": DATABASE, "PGUSER": user}
 
     def psql(self, *args: str, user: str = "postgres", input: str | None = None) -> str:
         result = subprocess.run(
@@ -142,6 +167,12 @@ def migrations() -> list[Path]:
     return sorted((ROOT / "supabase" / "migrations").glob("*.sql"))
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
     """Create, start and bootstrap a new cluster, then apply every migration. `on_folder` learns
     the cluster's folder before anything is in it, so that an interrupted start can be cleaned up."""
@@ -159,7 +190,8 @@ def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
             str(cluster.data),
             "-U",
             SUPERUSER,
-            "--auth=trust",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
             "-E",
             "UTF8",
             "--locale=C.UTF-8",
@@ -169,13 +201,63 @@ def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
     settings += f"unix_socket_directories = '{cluster.folder}'\n"
     with open(cluster.data / "postgresql.conf", "a") as conf:
         conf.write(settings)
-    cluster.start_server()
-    cluster.psql("-f", str(ROOT / "devstack" / "bootstrap.sql"), user=SUPERUSER)
-    apply_migrations(cluster)
+    _start_on_a_free_port(cluster)
+    try:
+        cluster.psql("-f", str(ROOT / "devstack" / "bootstrap.sql"), user=SUPERUSER)
+        _set_postgres_password(cluster)
+        apply_migrations(cluster)
+    except BaseException:
+        cluster.stop()
+        raise
     return cluster
 
 
+def _start_on_a_free_port(cluster: Cluster) -> None:
+    """Another stack may take the port between our probe and the server's bind: then try another."""
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = _free_port()
+        (cluster.folder / "port").write_text(str(port))
+        with open(cluster.data / "postgresql.conf", "a") as conf:
+            conf.write(f"port = {port}\n")  # the last setting in the file wins
+        log_size = cluster.log.stat().st_size if cluster.log.exists() else 0
+        try:
+            cluster.start_server()
+            return
+        except RuntimeError:
+            with open(cluster.log, errors="replace") as log:
+                log.seek(log_size)
+                port_taken = "Address already in use" in log.read()
+            if attempt == PORT_ATTEMPTS or not port_taken:
+                raise
+
+
+def _set_postgres_password(cluster: Cluster) -> None:
+    """TCP asks for a password (any user of the machine can reach a loopback port)."""
+    password = secrets.token_urlsafe(24)
+    cluster.passfile.touch(mode=0o600)
+    cluster.passfile.write_text(f"127.0.0.1:{cluster.port}:{DATABASE}:postgres:{password}\n")
+    # Through stdin: a command line can be read by every user of the machine.
+    cluster.psql(input=f"alter role postgres password '{password}';", user=SUPERUSER)
+
+
+def supabase(cluster: Cluster, *args: str) -> str:
+    """The Supabase CLI on this project folder, against `cluster`: its output, or RuntimeError with it."""
+    if not SUPABASE_CLI.exists():
+        raise SystemExit("devstack: the Supabase CLI is not installed; run: npm ci --prefix devstack")
+    result = subprocess.run(
+        [SUPABASE_CLI, *args, "--db-url", cluster.url(), "--workdir", str(ROOT)],
+        # A tool the tests run on every machine and in CI sends no usage data.
+        env={**os.environ, "PGPASSFILE": str(cluster.passfile), "SUPABASE_TELEMETRY_DISABLED": "1"},
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"supabase {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout + result.stderr
+
+
 def apply_migrations(cluster: Cluster) -> None:
-    """As the Supabase CLI does: each file in its own transaction, as "postgres"."""
-    for migration in migrations():
-        cluster.psql("--single-transaction", "-f", str(migration))
+    """As on a linked project: `supabase db push`, each migration in its own transaction, as "postgres",
+    recorded in supabase_migrations.schema_migrations."""
+    supabase(cluster, "db", "push", "--yes")

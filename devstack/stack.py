@@ -125,6 +125,9 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             DATABASE_URL=database.conninfo("postgres"),
             DEVSTACK_ADMIN_DATABASE_URL=database.conninfo(cluster.SUPERUSER),
             DEVSTACK_AUTHENTICATOR_DATABASE_URL=database.conninfo("authenticator"),
+            # For the Supabase CLI (`supabase migration list --db-url "$SUPABASE_DB_URL"`): TCP, as it needs.
+            SUPABASE_DB_URL=database.url(),
+            PGPASSFILE=str(database.passfile),
             DEVSTACK_FOLDER=str(database.folder),
             DEVSTACK_STORAGE_DIR=str(database.folder / "storage"),
             DEVSTACK_VERCEL_BUILD=str(build.folder),
@@ -180,7 +183,8 @@ def save_for_up(stack: Stack) -> None:
 
 
 def store_vault_secrets(conn: psycopg.Connection[Any], env: dict[str, str]) -> None:
-    """What an operator does once after deploying: tell the database where the worker is, and its secret."""
+    """What an operator does once after deploying: tell the database where the worker is, and its secret.
+    `conn` is postgres, as in the SQL editor: service_role has no access to Vault."""
     conn.execute("select vault.create_secret(%s, 'document_jobs_url')", (env["FUNCTIONS_URL"] + WORKER_PATH,))
     conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],))
 

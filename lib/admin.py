@@ -196,10 +196,10 @@ def parser() -> argparse.ArgumentParser:
     cancel.add_argument("--reason", help="recorded as the job's last_error_message")
     command("stats", stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command("retention", retention, "show or set how long completed jobs are kept").add_argument(
-        "--set", metavar="INTERVAL", help="a Postgres interval, e.g. '90 days' (at least 1 hour)"
+        "--set", metavar="INTERVAL", help="a Postgres interval, e.g. '90 days' (1 hour to 10 years)"
     )
     command("purge", purge, "delete completed jobs now (the daily cron job does this)").add_argument(
-        "--older-than", metavar="INTERVAL", help="default: the retention setting"
+        "--older-than", metavar="INTERVAL", help="1 hour to 10 years; default: the retention setting"
     )
     return root
 

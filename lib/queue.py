@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from supabase import Client
 
 DEFAULT_LEASE = timedelta(minutes=5)
+# fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
+# require_retry_after): a provider that asks for more (a quota) is asked again after this.
+MAX_RETRY_AFTER = timedelta(days=1)
 
 
 class LeaseLost(Exception):
@@ -90,7 +93,7 @@ class Queue:
             p_error_code=code,
             p_error_message=message,
             p_retryable=retryable,
-            p_retry_after=interval(retry_after) if retry_after is not None else None,
+            p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)) if retry_after is not None else None,
         )
 
     def record_attachment(self, job: Job, attachment: StoredAttachment) -> None:
@@ -105,7 +108,7 @@ class Queue:
         self._guarded(
             "release_document_job",
             job,
-            p_retry_after=interval(retry_after),
+            p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,
             p_error_message=message,
         )

@@ -19,8 +19,10 @@ WAIT_S = 60
 
 @pytest.fixture
 def env(db, stack_env) -> dict[str, str]:
-    """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the worker)."""
-    stack.store_vault_secrets(db, stack_env)
+    """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the worker),
+    as postgres: service_role has no access to Vault."""
+    with connect(stack_env["DATABASE_URL"]) as operator:
+        stack.store_vault_secrets(operator, stack_env)
     return stack_env
 
 

@@ -14,10 +14,13 @@ URL = "https://app.example/api/internal/document-jobs"
 SECRET = "local-test-secret-0123456789abcdef"
 
 
-def store_secrets(conn: psycopg.Connection, url: str = URL, secret: str | None = SECRET) -> None:
-    conn.execute("select vault.create_secret(%s, 'document_jobs_url')", (url,))
-    if secret is not None:
-        conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (secret,))
+def store_secrets(conn: psycopg.Connection, url: str | None = URL, secret: str | None = SECRET) -> None:
+    """What an operator does in the SQL editor, as postgres: service_role has no access to Vault."""
+    conn.execute("set role postgres")
+    for value, name in ((url, "document_jobs_url"), (secret, "internal_function_secret")):
+        if value is not None:
+            conn.execute("select vault.create_secret(%s, %s)", (value, name))
+    conn.execute("set role service_role")
 
 
 def add_jobs(conn: psycopg.Connection, count: int, **columns: str) -> None:
@@ -103,7 +106,7 @@ def test_the_queued_request_is_what_the_worker_expects(tx) -> None:
     ("url", "secret", "missing"),
     [
         (URL, None, "internal_function_secret"),
-        ("", SECRET, "document_jobs_url"),
+        (None, SECRET, "document_jobs_url"),
     ],
 )
 def test_missing_vault_secret_warns_and_posts_nothing(tx, url, secret, missing) -> None:
@@ -111,10 +114,7 @@ def test_missing_vault_secret_warns_and_posts_nothing(tx, url, secret, missing) 
     tx.add_notice_handler(
         lambda n: warnings.append(n.message_primary) if n.severity_nonlocalized == "WARNING" else None
     )
-    if url:
-        store_secrets(tx, url, secret)
-    else:
-        tx.execute("select vault.create_secret(%s, 'internal_function_secret')", (secret,))
+    store_secrets(tx, url, secret)
     add_jobs(tx, 4)
 
     assert invoke(tx) == 0

@@ -31,12 +31,14 @@ CALLS = {
 }
 
 
-def all_public_functions(conn: psycopg.Connection) -> list[str]:
+def all_functions(conn: psycopg.Connection, schema: str) -> list[str]:
+    """A call of every function in `schema`, with null for every argument."""
     rows = conn.execute(
-        """select format('select %I.%I(%s)', n.nspname, p.proname,
+        """select format('select %%I.%%I(%%s)', n.nspname, p.proname,
                          (select string_agg('null', ', ') from generate_series(1, p.pronargs))) as call
              from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-            where n.nspname = 'public'"""
+            where n.nspname = %s""",
+        (schema,),
     ).fetchall()
     return [row["call"] for row in rows]
 
@@ -53,11 +55,22 @@ def test_outsiders_cannot_read_or_write_any_table(db, role) -> None:
 
 @pytest.mark.parametrize("role", ["anon", "authenticated"])
 def test_outsiders_cannot_call_any_function(db, role) -> None:
-    calls = all_public_functions(db)
+    calls = all_functions(db, "public")
     assert len(calls) >= len(CALLS)
     db.execute(f"set role {role}")
     for call in [*calls, *CALLS.values()]:
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for function"):
+            db.execute(call)
+
+
+@pytest.mark.parametrize("role", ["service_role", "anon", "authenticated"])
+def test_nobody_calls_the_helpers(db, role) -> None:
+    """Worker POSTs, argument checks, backoff, the sweep, e-mail parsing: only the functions above use them."""
+    calls = all_functions(db, "document_jobs_internal")
+    assert any("post_worker" in call for call in calls)
+    db.execute(f"set role {role}")
+    for call in calls:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for schema"):
             db.execute(call)
 
 

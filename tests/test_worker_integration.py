@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from api.internal.document_jobs import handler
-from devstack.resend_provider import ResendProvider, SampleEmail, sample_email
+from devstack.resend_provider import Fault, ResendProvider, SampleEmail, sample_email
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
@@ -166,3 +166,21 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         queue.complete(job)
     assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
     assert len(stored_objects(stack_env, row_id)) == 2
+
+
+@pytest.mark.parametrize(
+    ("error_name", "code"),
+    [("rate_limit_exceeded", "resend_rate_limited"), ("daily_quota_exceeded", "resend_quota_exceeded")],
+)
+def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_url, error_name, code) -> None:
+    """The database refuses a retry_after over a day (a job parked longer is lost work): the worker asks
+    again after a day instead of failing to record the failure and leaving the job running."""
+    receive(db, provider, sample_email("em_wait", attachment_count=1))
+    provider.add_fault(Fault(kind="status", target="list", status=429, name=error_name, retry_after=3 * 86400))
+
+    summary = invoke_worker(worker_url)
+
+    assert (summary["claimed"], summary["unrecorded"]) == (1, 0), summary
+    job = db.execute("select status, last_error_code, run_after - now() as wait from document_jobs").fetchone()
+    assert (job["status"], job["last_error_code"]) == ("queued", code)
+    assert timedelta(hours=23) < job["wait"] <= timedelta(days=1)

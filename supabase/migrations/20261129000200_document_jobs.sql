@@ -1,5 +1,5 @@
--- The job queue: a table, three indexes and one view. The functions that move jobs through
--- their states are in the next migration.
+-- The job queue: its tables, indexes and the one view that defines "claimable". The functions
+-- that move jobs through their states are in the next migration.
 
 -- The kinds of job there are: a new kind is a row added by a migration (and a worker for it).
 create table public.document_job_kinds (
@@ -66,13 +66,14 @@ select *
    and j.attempts < j.max_attempts
    and (j.status = 'queued' or j.lease_until < now());
 
--- One row of settings an operator may change (through set_document_jobs_retention, or by hand).
--- backoff_base scales the backoff schedule (1, 5, 15, 60 times it); tests and the chaos run
--- shorten it instead of changing code.
+-- One row of settings an operator may change by hand (the operations migration adds the
+-- retention, with a function to set it). backoff_base scales the backoff schedule (1, 5, 15, 60
+-- times it); tests and the chaos run shorten it instead of changing code. At most an hour, so
+-- the longest backoff is 60 hours: a longer one parks the job where no one is waiting for it.
 create table public.document_jobs_settings (
     singleton boolean primary key default true check (singleton),
-    backoff_base interval not null default '1 minute' check (backoff_base > interval '0'),
-    completed_job_retention interval not null default '30 days' check (completed_job_retention >= interval '1 hour')
+    backoff_base interval not null default '1 minute'
+        check (backoff_base > interval '0' and backoff_base <= interval '1 hour')
 );
 insert into public.document_jobs_settings default values;
 

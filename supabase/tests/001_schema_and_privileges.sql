@@ -3,7 +3,7 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
-select plan(56);
+select plan(47);
 
 select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
@@ -47,7 +47,7 @@ select table_privs_are('public', t, r, array[]::text[], format('%s has no privil
                     'fax_received_emails', 'fax_received_email_attachments']) t,
        unnest(array['anon', 'authenticated']) r;
 
--- Functions: exactly the contract's signatures, security definer, search_path fixed, service_role only.
+-- Functions: exactly the contract's signatures.
 select has_function('public', 'claim_document_jobs', array['text', 'integer', 'interval']);
 select function_returns('public', 'claim_document_jobs', array['text', 'integer', 'interval'], 'setof document_jobs');
 select has_function('public', 'extend_document_job_lease', array['uuid', 'integer', 'interval']);
@@ -60,36 +60,7 @@ select has_function('public', 'record_inbound_email', array['text', 'text', 'jso
 select has_function('public', 'invoke_document_jobs', array['integer']);
 select function_returns('public', 'invoke_document_jobs', array['integer'], 'integer');
 
-select is(coalesce(array_agg(p.proname::text order by p.proname), '{}'), array[]::text[],
-          'every function in public is security definer or has a fixed search_path (none listed)')
-  from pg_proc p
- where p.pronamespace = 'public'::regnamespace
-   and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%');
-select is(coalesce(array_agg(p.proname::text order by p.proname), '{}'), array[]::text[],
-          'no function in public is executable by PUBLIC, anon or authenticated (none listed)')
-  from pg_proc p
- where p.pronamespace = 'public'::regnamespace
-   and (has_function_privilege('anon', p.oid, 'execute') or has_function_privilege('authenticated', p.oid, 'execute'));
-select ok(bool_and(p.prosecdef), format('%s is security definer', string_agg(p.proname, ', ')))
-  from pg_proc p
- where p.oid = any (array[
-    'public.claim_document_jobs(text, int, interval)'::regprocedure,
-    'public.extend_document_job_lease(uuid, int, interval)'::regprocedure,
-    'public.complete_document_job(uuid, int)'::regprocedure,
-    'public.fail_document_job(uuid, int, text, text, boolean, interval)'::regprocedure,
-    'public.release_document_job(uuid, int, interval, text, text)'::regprocedure,
-    'public.retry_document_job(uuid)'::regprocedure,
-    'public.enqueue_document_job(text, uuid, boolean)'::regprocedure,
-    'public.record_inbound_email(text, text, jsonb)'::regprocedure,
-    'public.invoke_document_jobs(int)'::regprocedure]);
-select function_privs_are('public', f, a, 'service_role', array['EXECUTE'], format('service_role may call %s', f))
-  from (values ('claim_document_jobs', array['text', 'integer', 'interval']),
-               ('complete_document_job', array['uuid', 'integer']),
-               ('record_inbound_email', array['text', 'text', 'jsonb']),
-               ('invoke_document_jobs', array['integer'])) v(f, a);
-select function_privs_are('public', 'invoke_document_jobs', array['integer'], r, array[]::text[],
-                          format('%s may not call invoke_document_jobs', r))
-  from unnest(array['anon', 'authenticated']) r;
+-- Who may call which function: 003_api_surface.sql.
 
 -- Cron: the safety net every minute and the purge, one of each.
 select is((select count(*)::int from cron.job where jobname = 'document-jobs' and schedule = '* * * * *'

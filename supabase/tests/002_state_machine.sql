@@ -80,11 +80,11 @@ select is(((job()).last_error_code, (job()).last_error_message), ('resend_unavai
           'failed: the error is recorded');
 select is((job()).finished_at, now(), 'failed: finished_at set');
 select ok((select count(distinct d) > 40 and min(d) >= interval '54 seconds' and max(d) <= interval '66 seconds'
-             from (select document_job_backoff(1) d from generate_series(1, 50)) x),
+             from (select document_jobs_internal.backoff(1) d from generate_series(1, 50)) x),
           'the jitter spreads jobs that failed together across the ±10 % window');
 update document_jobs_settings set backoff_base = '1 second';
 select ok((select min(d) >= interval '13.5 seconds' and max(d) <= interval '16.5 seconds'
-             from (select document_job_backoff(3) d from generate_series(1, 20)) x),
+             from (select document_jobs_internal.backoff(3) d from generate_series(1, 20)) x),
           'backoff_base scales the schedule (third failure: 15 x 1 s)');
 update document_jobs_settings set backoff_base = '1 minute';
 

@@ -1,5 +1,29 @@
 -- Operating the queue: cancel, queue health, and a configurable retention.
 
+-- How long completed jobs are kept: an hour at least (a job that just completed may still be
+-- looked at), ten years at most (long enough for any audit of the job history; a retention of
+-- a million years is a typo that turns the purge off). The e-mails and their attachments are
+-- never purged. True, for the check constraint below, or 22023 like every argument check.
+create function document_jobs_internal.require_retention(p_name text, p_retention interval)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+    perform document_jobs_internal.require(
+        p_retention between interval '1 hour' and interval '10 years',
+        p_name || ' must be between 1 hour and 10 years');
+    return true;
+end;
+$$;
+
+-- Checked by the same function whether set through set_document_jobs_retention or by hand.
+alter table public.document_jobs_settings
+    add column completed_job_retention interval not null default '30 days'
+        constraint document_jobs_settings_retention
+        check (document_jobs_internal.require_retention('completed_job_retention', completed_job_retention));
+
 -- Cancel a queued or running job: it stops in failed with last_error_code 'cancelled'. A
 -- running job's worker learns it at its next lease extension (which returns false, the job no
 -- longer being running) and writes nothing more.
@@ -10,7 +34,7 @@ security definer
 set search_path = ''
 as $$
 begin
-    perform public.document_jobs_require(p_job_id is not null, 'p_job_id must not be null');
+    perform document_jobs_internal.require(p_job_id is not null, 'p_job_id must not be null');
     update public.document_jobs j
        set status = 'failed',
            lease_until = null,
@@ -60,14 +84,14 @@ security definer
 set search_path = ''
 as $$
 begin
-    perform public.document_jobs_require(
-        p_completed_job_retention >= interval '1 hour', 'p_completed_job_retention must be at least 1 hour');
+    perform document_jobs_internal.require_retention('p_completed_job_retention', p_completed_job_retention);
     update public.document_jobs_settings set completed_job_retention = p_completed_job_retention;
     return p_completed_job_retention;
 end;
 $$;
 
--- Retention: the purge takes its age from the settings when called without one (as the cron job does).
+-- Retention: the purge takes its age from the settings when called without one (as the daily cron
+-- job does); an age given is held to the same bounds as the setting.
 create function public.purge_document_jobs(p_older_than interval default null)
 returns int
 language plpgsql
@@ -79,7 +103,7 @@ declare
                                       (select s.completed_job_retention from public.document_jobs_settings s));
     v_deleted int;
 begin
-    perform public.document_jobs_require(v_older_than >= interval '0', 'p_older_than must not be negative');
+    perform document_jobs_internal.require_retention('p_older_than', v_older_than);
     -- Completed jobs only: queued, running and failed jobs, and the e-mails and attachments, stay.
     delete from public.document_jobs j
      where j.status = 'completed' and j.finished_at < now() - v_older_than;
@@ -87,10 +111,6 @@ begin
     return v_deleted;
 end;
 $$;
-
--- Daily; applying the migrations again leaves exactly one job.
-select cron.unschedule(j.jobid) from cron.job j where j.jobname = 'document-jobs-purge';
-select cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');
 
 revoke all on function
     public.cancel_document_job(uuid, text),
@@ -104,3 +124,4 @@ grant execute on function
     public.set_document_jobs_retention(interval),
     public.purge_document_jobs(interval)
 to service_role;
+revoke all on all functions in schema document_jobs_internal from public, anon, authenticated, service_role;

@@ -1,0 +1,99 @@
+-- The database's API surface is exactly what callers need. Supabase's default privileges give
+-- service_role (and anon, authenticated) EXECUTE on every function a migration creates in
+-- public, and PostgREST serves every function service_role may execute: a helper left there is
+-- callable over REST. So: the functions service_role may execute are named here, one by one;
+-- every other function of the project is executable by nobody but its owner.
+begin;
+set local client_min_messages = warning;
+create extension if not exists pgtap with schema extensions;
+-- pgTAP only: the names below are schema-qualified, as regprocedure prints them.
+set local search_path = extensions;
+select plan(9);
+
+create temporary view project_functions as
+select p.oid,
+       p.oid::regprocedure::text as signature,
+       p.prosecdef,
+       p.proconfig,
+       p.proowner,
+       -- who may execute it besides its owner ('-' is PUBLIC), from its ACL or the built-in default
+       array(select distinct a.grantee::regrole::text
+               from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+              where a.grantee <> p.proowner and a.privilege_type = 'EXECUTE'
+              order by 1) as executors
+  from pg_catalog.pg_proc p
+ where p.pronamespace in ('public'::regnamespace, 'document_jobs_internal'::regnamespace);
+
+select set_eq(
+    $$ select signature from project_functions where pg_catalog.has_function_privilege('service_role', oid, 'execute') $$,
+    array[
+        'public.enqueue_document_job(text,uuid,boolean)',
+        'public.claim_document_jobs(text,integer,interval)',
+        'public.extend_document_job_lease(uuid,integer,interval)',
+        'public.complete_document_job(uuid,integer)',
+        'public.fail_document_job(uuid,integer,text,text,boolean,interval)',
+        'public.release_document_job(uuid,integer,interval,text,text)',
+        'public.retry_document_job(uuid)',
+        'public.invoke_document_jobs(integer)',
+        'public.record_inbound_email(text,text,jsonb)',
+        'public.record_document_attachment(uuid,integer,text,text,text,bigint,text,text,text)',
+        'public.cancel_document_job(uuid,text)',
+        'public.document_jobs_stats()',
+        'public.set_document_jobs_retention(interval)',
+        'public.purge_document_jobs(interval)'
+    ],
+    'service_role may execute exactly the functions callers use');
+
+select set_eq(
+    $$ select signature from project_functions where executors = '{}' $$,
+    array[
+        'document_jobs_internal.require(boolean,text)',
+        'document_jobs_internal.require_holder(uuid,integer)',
+        'document_jobs_internal.require_kind(text)',
+        'document_jobs_internal.require_lease(interval)',
+        'document_jobs_internal.require_retry_after(interval)',
+        'document_jobs_internal.require_retention(text,interval)',
+        'document_jobs_internal.backoff(integer)',
+        'document_jobs_internal.fail_expired()',
+        'document_jobs_internal.post_worker(integer)',
+        'document_jobs_internal.try_timestamptz(text)',
+        'document_jobs_internal.text_array(jsonb)'
+    ],
+    'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing)');
+
+select is_empty(
+    $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,
+    'no function is executable by PUBLIC, anon or authenticated, nor by service_role next to another role');
+
+select is_empty(
+    $$ select signature from project_functions
+        where pg_catalog.has_function_privilege('anon', oid, 'execute')
+           or pg_catalog.has_function_privilege('authenticated', oid, 'execute') $$,
+    'anon and authenticated may execute no function of the project, through any role either');
+
+select is_empty(
+    $$ select signature from project_functions where signature like 'document_jobs_internal.%' and prosecdef $$,
+    'the helpers run as their caller, always a public function running as the owner');
+
+select is_empty(
+    $$ select signature from project_functions where executors = '{service_role}' and not prosecdef $$,
+    'every function service_role calls is security definer');
+
+select is_empty(
+    $$ select signature from project_functions where proconfig is null or not ('search_path=""' = any (proconfig)) $$,
+    'every function fixes an empty search_path');
+
+select is_empty(
+    $$ select signature from project_functions where proowner <> 'postgres'::regrole $$,
+    'postgres owns every function (the security definer ones read Vault as postgres)');
+
+-- Usage on the schema is what name lookup needs: without it, nothing in it can even be named.
+select is(
+    array(select a.grantee::regrole::text
+            from pg_catalog.pg_namespace n, aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a
+           where n.nspname = 'document_jobs_internal' and a.grantee <> n.nspowner),
+    '{}'::text[],
+    'no role but its owner has any privilege on schema document_jobs_internal');
+
+select * from finish();
+rollback;
