@@ -104,6 +104,21 @@ def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_pro
         wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
 
 
+def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, stack_env) -> None:
+    # No Vault secrets: the e-mail is recorded and its job queued, no worker called.
+    data = {"email_id": "em_\x00nul", "from": "fax@example.jp", "to": ["faxes@example.com"],
+            "subject": "FAX\x00\ud800", "attachments": [{"id": "att_1", "filename": "請求書\x00.pdf"}]}  # fmt: skip
+
+    answers = [deliver(stack_env, data, msg_id="msg_nul") for _ in range(2)]
+
+    assert [(a.status_code, a.json()["duplicate"]) for a in answers] == [(200, False), (200, True)]
+    row = db.execute("select provider_email_id, subject, data from fax_received_emails").fetchone()
+    assert (row["provider_email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
+    assert row["data"]["attachments"][0]["filename"] == "請求書\ufffd.pdf"
+    assert row["data"]["_document_jobs_replaced_text"] == ["/email_id", "/subject", "/attachments/0/filename"]
+    assert statuses(db) == ["queued"]
+
+
 def test_a_lost_kick_is_made_up_for_by_the_cron_job(db, admin, env) -> None:
     running = stack.attach(env["DEVSTACK_FOLDER"])
     running.stop_process("pg_net_dispatcher")
