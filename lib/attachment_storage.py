@@ -20,9 +20,11 @@ from lib.failures import JobFailure, from_storage_status
 if TYPE_CHECKING:
     from supabase import Client
 
-ALLOWED_KEY = re.compile(r"^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
-_SAFE_EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")
+# Always used with fullmatch: with match, "$" also matches before a trailing newline, so
+# "att_1\n" passed as safe and gave a key Storage refuses (InvalidKey, a permanent failure).
+ALLOWED_KEY = re.compile(r"[A-Za-z0-9_/!.*'() &$=@;:+,?-]*")
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_SAFE_EXTENSION = re.compile(r"[a-z0-9]{1,8}")
 _EXTENSIONS = {
     "application/pdf": "pdf",
     "image/tiff": "tif",
@@ -39,12 +41,16 @@ def extension(filename: str | None, content_type: str | None) -> str:
     if known:
         return known
     suffix = (filename or "").rsplit(".", 1)[-1].lower() if "." in (filename or "") else ""
-    return suffix if _SAFE_EXTENSION.match(suffix) else "bin"
+    return suffix if _SAFE_EXTENSION.fullmatch(suffix) else "bin"
 
 
 def attachment_key(email_row_id: UUID, attachment_id: str, filename: str | None, content_type: str | None) -> str:
     # The provider's id is input: use it only when it is a plain token, else a digest of it.
-    safe_id = attachment_id if _SAFE_ID.match(attachment_id) else hashlib.sha256(attachment_id.encode()).hexdigest()
+    if _SAFE_ID.fullmatch(attachment_id):
+        safe_id = attachment_id
+    else:
+        # surrogatepass: an id with a lone surrogate (JSON allows "\ud800") still has a digest.
+        safe_id = hashlib.sha256(attachment_id.encode("utf-8", "surrogatepass")).hexdigest()
     return f"fax_received_emails/{email_row_id}/{safe_id}.{extension(filename, content_type)}"
 
 
