@@ -3,7 +3,8 @@
 Supabase Storage rejects keys outside `^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$` (a Japanese file name
 gives 400 InvalidKey), so the original name lives only in the database. A key that depends only
 on the e-mail row and the provider's attachment id makes a repeated upload overwrite, never
-duplicate.
+duplicate. The content type is the sender's choice: it is held to an allow-list of document
+types before it is stored or served, and the key's extension follows it.
 """
 
 from __future__ import annotations
@@ -22,36 +23,62 @@ if TYPE_CHECKING:
 
 # Always used with fullmatch: with match, "$" also matches before a trailing newline, so
 # "att_1\n" passed as safe and gave a key Storage refuses (InvalidKey, a permanent failure).
-ALLOWED_KEY = re.compile(r"[A-Za-z0-9_/!.*'() &$=@;:+,?-]*")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
-_SAFE_EXTENSION = re.compile(r"[a-z0-9]{1,8}")
-_EXTENSIONS = {
+
+# What a fax arrives as. Anything else is stored as application/octet-stream: Storage serves an
+# object with the type it was given, and a sender-chosen text/html or image/svg+xml would be
+# served as a page that runs its scripts.
+DOCUMENT_TYPES = {
     "application/pdf": "pdf",
     "image/tiff": "tif",
     "image/png": "png",
     "image/jpeg": "jpg",
     "image/gif": "gif",
-    "text/plain": "txt",
+}
+GENERIC_TYPE = "application/octet-stream"
+GENERIC_EXTENSION = "bin"
+_ALIASES = {
+    "application/x-pdf": "application/pdf",
+    "image/x-tiff": "image/tiff",
+    "image/tif": "image/tiff",
+    "image/jpg": "image/jpeg",
+    "image/pjpeg": "image/jpeg",
+    "image/x-png": "image/png",
+}
+# Many mail clients send faxes as application/octet-stream; then the name's suffix may tell.
+_SUFFIXES = {
+    "pdf": "application/pdf",
+    "tif": "image/tiff",
+    "tiff": "image/tiff",
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
 }
 
 
-def extension(filename: str | None, content_type: str | None) -> str:
-    """From the content type when known, else from the file name's suffix when it is plain ASCII, else "bin"."""
-    known = _EXTENSIONS.get((content_type or "").split(";")[0].strip().lower())
-    if known:
-        return known
-    suffix = (filename or "").rsplit(".", 1)[-1].lower() if "." in (filename or "") else ""
-    return suffix if _SAFE_EXTENSION.fullmatch(suffix) else "bin"
+def stored_content_type(declared: str | None, filename: str | None) -> str:
+    """The content type an attachment is stored and served with: one of DOCUMENT_TYPES, else
+    application/octet-stream. Parameters are dropped and nothing of the declared text is passed
+    on, so no control character (a CR/LF in a header) can reach the upload."""
+    base = (declared or "").split(";", 1)[0].strip().lower()
+    base = _ALIASES.get(base, base)
+    if base in DOCUMENT_TYPES:
+        return base
+    if base in ("", GENERIC_TYPE) and filename and "." in filename:
+        return _SUFFIXES.get(filename.rsplit(".", 1)[1].lower(), GENERIC_TYPE)
+    return GENERIC_TYPE
 
 
-def attachment_key(email_row_id: UUID, attachment_id: str, filename: str | None, content_type: str | None) -> str:
+def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) -> str:
+    """The object's key; its extension follows `content_type` (a stored_content_type)."""
     # The provider's id is input: use it only when it is a plain token, else a digest of it.
     if _SAFE_ID.fullmatch(attachment_id):
         safe_id = attachment_id
     else:
         # surrogatepass: an id with a lone surrogate (JSON allows "\ud800") still has a digest.
         safe_id = hashlib.sha256(attachment_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"fax_received_emails/{email_row_id}/{safe_id}.{extension(filename, content_type)}"
+    return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"
 
 
 class AttachmentStorage:

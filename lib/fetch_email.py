@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lib.attachment_storage import AttachmentStorage, attachment_key
+from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.failures import JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
 from lib.queue import Job, Queue
@@ -92,8 +92,8 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
                 raise JobFailure("resend_malformed_response", f"attachment {attachment_id} vanished") from None
             attachment = listing[attachment_id]
             data = _download(ctx, attachment)
-        content_type = attachment.content_type or "application/octet-stream"
-        key = attachment_key(email.id, attachment.id, attachment.filename, attachment.content_type)
+        content_type = stored_content_type(attachment.content_type, attachment.filename)
+        key = attachment_key(email.id, attachment.id, content_type)
         ctx.storage.upload(key, data, content_type)
         ctx.queue.record_attachment(
             job,

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from api.internal.document_jobs import handler
-from devstack.resend_provider import ResendProvider, SampleEmail, sample_email
+from devstack.resend_provider import ResendProvider, SampleAttachment, SampleEmail, sample_email
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
@@ -166,3 +167,29 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         queue.complete(job)
     assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
     assert len(stored_objects(stack_env, row_id)) == 2
+
+
+def served_object(stack_env, key: str) -> httpx.Response:
+    service = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
+    return httpx.get(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
+                     headers={"apikey": service, "Authorization": f"Bearer {service}"}, timeout=10)  # fmt: skip
+
+
+def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db, provider, worker_url, stack_env):
+    declared = {"page.html": "text/html", "logo.svg": "image/svg+xml",
+                "fax.pdf": "application/pdf\r\nX-Injected: 1", "scan.TIF": "application/octet-stream"}  # fmt: skip
+    email = SampleEmail("em_types", tuple(SampleAttachment(name, kind, b"<script>alert(1)</script>")
+                                          for name, kind in declared.items()))  # fmt: skip
+    receive(db, provider, email)
+
+    assert invoke_worker(worker_url)["completed"] == 1
+
+    rows = db.execute("select filename, content_type, storage_path from fax_received_email_attachments").fetchall()
+    stored = {r["filename"]: (r["content_type"], r["storage_path"].rsplit(".", 1)[1]) for r in rows}
+    assert stored == {"page.html": ("application/octet-stream", "bin"), "logo.svg": ("application/octet-stream", "bin"),
+                      "fax.pdf": ("application/octet-stream", "bin"), "scan.TIF": ("image/tiff", "tif")}  # fmt: skip
+    for row in rows:
+        served = served_object(stack_env, row["storage_path"])
+        assert (served.status_code, served.headers["content-type"]) == (200, row["content_type"])
+        assert "x-injected" not in served.headers
+        assert served.content == b"<script>alert(1)</script>"

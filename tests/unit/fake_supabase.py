@@ -4,16 +4,40 @@ record every call: for unit tests of the worker without a database."""
 from __future__ import annotations
 
 import json
+import string
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
 from typing import Any
+from urllib.parse import unquote
 from uuid import uuid4
 
 import httpx
 import respx
 
 URL = "https://project.supabase.test"
+# Storage's documented key rule, ^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$ (a JavaScript regex: "$" is
+# the end of the input), written out as a set of characters so that it shares nothing with lib/.
+STORAGE_KEY_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_/!.*'() &$=@;:+,?-")
 KEY = "service-role-key-for-unit-tests"
+
+
+def uploaded_object(request: httpx.Request) -> tuple[bytes, str | None]:
+    """The object's bytes and content type, from a multipart form (storage3's "file" field) or a raw body."""
+    request.read()
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        return request.content, content_type or None
+    head = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + request.content)
+    assert isinstance(message, EmailMessage)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else b"", part.get("Content-Type")
+    raise AssertionError("no file field in the upload")
 
 
 def job_row(**overrides: Any) -> dict[str, Any]:
@@ -82,9 +106,12 @@ class FakeSupabase:
         return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
-        self.calls.append(("upload", {"key": key, "x-upsert": request.headers.get("x-upsert")}))
+        data, content_type = uploaded_object(request)
+        raw = "".join(f"{name}: {value}\r\n" for name, value in request.headers.items()).encode() + request.content
+        self.calls.append(("upload", {"key": unquote(key), "x-upsert": request.headers.get("x-upsert"),
+                                      "content_type": content_type, "raw": raw}))  # fmt: skip
         if self.storage_error:
             status, body = self.storage_error
             return httpx.Response(status, json=body)
-        self.uploads[key] = request.content
+        self.uploads[unquote(key)] = data
         return httpx.Response(200, json={"Key": f"fax-attachments/{key}", "Id": str(uuid4())})

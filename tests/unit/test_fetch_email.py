@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from lib import fetch_email
-from lib.attachment_storage import ALLOWED_KEY, AttachmentStorage
+from lib.attachment_storage import AttachmentStorage
 from lib.fax_records import FaxRecords
 from lib.resend_client import ResendClient
 from lib.worker import run_invocation
-from tests.unit.fake_supabase import job_row
+from tests.unit.fake_supabase import STORAGE_KEY_CHARACTERS, job_row
 
 RESEND = "https://resend.test"
 EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
@@ -144,8 +144,32 @@ def test_keys_are_ascii_for_japanese_names(queue, fake, router, context, clock, 
 
     [upload] = [body for name, body in fake.calls if name == "upload"]
     assert upload["key"] == f"fax_received_emails/{EMAIL_ROW}/att_1.tif"
-    assert ALLOWED_KEY.match(upload["key"])
+    assert set(upload["key"]) <= STORAGE_KEY_CHARACTERS
     assert fake.stored[0]["filename"] == "ファクス 受信.TIFF"
+
+
+@pytest.mark.parametrize(
+    ("filename", "declared", "stored_as", "extension"),
+    [("page.html", "text/html", "application/octet-stream", "bin"),
+     ("logo.svg", "image/svg+xml", "application/octet-stream", "bin"),
+     ("fax.pdf", "application/pdf\r\nX-Injected: 1", "application/octet-stream", "bin"),
+     ("fax.pdf", 'application/pdf; name="x\r\nX-Injected: 1"', "application/pdf", "pdf"),
+     ("scan.TIF", "application/octet-stream", "image/tiff", "tif")],
+    ids=["html", "svg", "CRLF in the type", "CRLF in a parameter", "generic type, known suffix"],
+)  # fmt: skip
+def test_the_stored_content_type_is_a_document_type_or_octet_stream(
+    queue, fake, router, context, clock, job, filename, declared, stored_as, extension
+) -> None:
+    list_route(router, page(attachment(1, filename=filename, content_type=declared)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).completed == 1
+
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert (upload["key"], upload["content_type"]) == (f"fax_received_emails/{EMAIL_ROW}/att_1.{extension}", stored_as)
+    assert b"X-Injected" not in upload["raw"], "nothing of the declared type reaches the upload's headers"
+    assert fake.uploads[upload["key"]] == PDF
+    assert (fake.stored[0]["content_type"], fake.stored[0]["filename"]) == (stored_as, filename)
 
 
 # The failure table of spec 5, written out from the spec: (what happens, expected RPC, its arguments).
