@@ -8,9 +8,11 @@ after an upload but before recording it only makes the next run upload the same 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lib import log
 from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.failures import JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
@@ -24,6 +26,7 @@ from lib.resend_client import (
     ResendTimeout,
     TooLarge,
 )
+from lib.storable import storable_text
 
 KIND = "fetch_email"
 
@@ -75,7 +78,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
     count = 0
     for attachment_id in list(listing):
         checkpoint()
-        if attachment_id in stored:
+        if storable_text(attachment_id) in stored:  # stored ids are in the form the database could take
             continue
         attachment = listing[attachment_id]
         if attachment.size > ctx.max_bytes:
@@ -95,17 +98,32 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
         content_type = stored_content_type(attachment.content_type, attachment.filename)
         key = attachment_key(email.id, attachment.id, content_type)
         ctx.storage.upload(key, data, content_type)
-        ctx.queue.record_attachment(
-            job,
-            StoredAttachment(
-                provider_attachment_id=attachment.id,
-                filename=attachment.filename,
-                content_type=content_type,
-                size_bytes=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                bucket=ctx.storage.bucket,
-                storage_path=key,
-            ),
-        )
+        ctx.queue.record_attachment(job, _row(job, attachment, content_type, data, ctx.storage.bucket, key))
         count += 1
     return count
+
+
+def _row(job: Job, attachment: Attachment, content_type: str, data: bytes, bucket: str, key: str) -> StoredAttachment:
+    """The attachment's row, with text Postgres cannot store replaced as the webhook does
+    (lib/storable.py); the fact goes to the log, since the row has no place for it."""
+    row = StoredAttachment(
+        provider_attachment_id=storable_text(attachment.id),
+        filename=None if attachment.filename is None else storable_text(attachment.filename),
+        content_type=content_type,
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        bucket=bucket,
+        storage_path=key,
+    )
+    compared = {"id": (attachment.id, row.provider_attachment_id), "filename": (attachment.filename, row.filename)}
+    replaced = [field for field, (given, kept) in compared.items() if given != kept]
+    if replaced:
+        log.event(
+            "attachment_text_replaced",
+            logging.WARNING,
+            job_id=job.id,
+            email_row_id=job.fax_received_email_id,
+            attachment_id=row.provider_attachment_id,
+            replaced=replaced,
+        )
+    return row

@@ -7,6 +7,7 @@ answers become ResendError with Resend's own fields (statusCode, name, message) 
 from __future__ import annotations
 
 import email.utils
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
@@ -57,7 +58,7 @@ class Attachment(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    id: str
+    id: str = Field(min_length=1)  # the database refuses an empty id: retrying could never store it
     filename: str | None = None
     content_type: str | None = None
     size: int = Field(ge=0)
@@ -106,6 +107,20 @@ def _error(response: httpx.Response) -> ResendError:
     )
 
 
+def _parse_page(content: bytes) -> _AttachmentPage:
+    # Python's parser, not pydantic's: pydantic's JSON parser refuses a lone surrogate escape
+    # ("\ud800", which JavaScript writes readily), and one odd file name would fail the whole job
+    # as a malformed answer. lib/storable.py makes such text storable later.
+    try:
+        document = json.loads(content)
+    except (ValueError, RecursionError):
+        raise MalformedResponse("attachment list: not JSON") from None
+    try:
+        return _AttachmentPage.model_validate(document)
+    except ValidationError as error:
+        raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+
+
 class ResendClient:
     def __init__(self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0) -> None:
         self._http = http
@@ -134,10 +149,7 @@ class ResendClient:
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         for _ in range(MAX_PAGES):
             content = self._get_json(f"/emails/receiving/{quote(email_id, safe='')}/attachments", params)
-            try:
-                page = _AttachmentPage.model_validate_json(content)
-            except ValidationError as error:
-                raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+            page = _parse_page(content)
             yield from page.data
             if not page.has_more:
                 return

@@ -20,6 +20,7 @@ from devstack.resend_provider import ResendProvider, SampleAttachment, SampleEma
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
+from lib.storable import storable_json
 from lib.worker_endpoint import connected
 from tests.serve import serve
 
@@ -75,7 +76,7 @@ def receive(db, provider: ResendProvider, email: SampleEmail) -> str:
     provider.add_email(email)
     row = db.execute(
         "select * from record_inbound_email(%s, %s, %s)",
-        (email.email_id, f"msg_{email.email_id}", json.dumps(email.webhook_data())),
+        (email.email_id, f"msg_{email.email_id}", json.dumps(storable_json(email.webhook_data())[0])),
     ).fetchone()
     return str(row["fax_received_email_id"])
 
@@ -193,3 +194,19 @@ def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db,
         assert (served.status_code, served.headers["content-type"]) == (200, row["content_type"])
         assert "x-injected" not in served.headers
         assert served.content == b"<script>alert(1)</script>"
+
+
+def test_a_file_name_postgres_cannot_store_neither_poisons_the_job_nor_blocks_the_others(db, provider, worker_url):
+    names = ["請求書\x00.pdf", "送付状.pdf", "\x00"]
+    email = SampleEmail(
+        "em_nul_names", tuple(SampleAttachment(name, "application/pdf", b"%PDF-1.4 page") for name in names)
+    )
+    receive(db, provider, email)
+
+    summary = invoke_worker(worker_url)
+
+    assert (summary["completed"], summary["retried"]) == (1, 0)
+    rows = db.execute("select provider_attachment_id, filename from fax_received_email_attachments").fetchall()
+    assert sorted(r["filename"] for r in rows) == sorted(["請求書\ufffd.pdf", "送付状.pdf", "\ufffd"])
+    assert {r["provider_attachment_id"] for r in rows} == {a.id for a in email.attachments}
+    assert invoke_worker(worker_url)["claimed"] == 0, "nothing left to retry"

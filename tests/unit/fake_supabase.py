@@ -87,6 +87,10 @@ class FakeSupabase:
         self.calls.append((name, body))
         if name in self.unreachable_rpcs:
             raise httpx.ConnectError("database unreachable", request=request)
+        if b"\\u0000" in request.content:  # as PostgREST answers: Postgres text cannot hold U+0000
+            refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
+                       "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
+            return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
         if name == "record_document_attachment" and self.guarded:

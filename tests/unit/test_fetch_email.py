@@ -4,6 +4,7 @@ path, idempotence, the expired-URL refresh, and every row of the failure table."
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import httpx
@@ -53,7 +54,8 @@ def job(fake) -> dict[str, Any]:
 
 
 def list_route(router, *pages: dict[str, Any] | httpx.Response):
-    responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, json=p) for p in pages]
+    # json.dumps escapes as JavaScript does: U+0000 as \u0000, a lone surrogate as \ud800.
+    responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, content=json.dumps(p)) for p in pages]
     return router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=responses)
 
 
@@ -146,6 +148,48 @@ def test_keys_are_ascii_for_japanese_names(queue, fake, router, context, clock, 
     assert upload["key"] == f"fax_received_emails/{EMAIL_ROW}/att_1.tif"
     assert set(upload["key"]) <= STORAGE_KEY_CHARACTERS
     assert fake.stored[0]["filename"] == "ファクス 受信.TIFF"
+
+
+def test_provider_text_postgres_cannot_store_is_replaced_and_blocks_nothing(
+    queue, fake, router, context, clock, job, caplog
+) -> None:
+    items = [attachment(1, filename="請求書\x00.pdf"), attachment(2, id="att_\x002", filename="\ud800.pdf"),
+             attachment(3)]  # fmt: skip
+    list_route(router, page(*items), page(*items))
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(
+        return_value=httpx.Response(200, content=PDF)
+    )
+
+    assert run(queue, context, clock).completed == 1
+
+    records = [body for name, body in fake.rpc_calls("record_document_attachment")]
+    assert [(r["p_provider_attachment_id"], r["p_filename"]) for r in records] == [
+        ("att_1", "請求書\ufffd.pdf"), ("att_\ufffd2", "\ufffd.pdf"), ("att_3", "請求書_3.pdf")]  # fmt: skip
+    assert len(fake.stored) == 3, "every attachment recorded, the ones after the odd names too"
+    logged = [json.loads(r.getMessage()) for r in caplog.records if "attachment_text_replaced" in r.getMessage()]
+    assert [(e["attachment_id"], e["replaced"]) for e in logged] == [
+        ("att_1", ["filename"]), ("att_\ufffd2", ["id", "filename"])]  # fmt: skip
+
+    fake.jobs = [job_row(fax_received_email_id=EMAIL_ROW, attempts=1)]
+    assert run(queue, context, clock).completed == 1
+    assert len(downloads.calls) == 3, "run again, every attachment is recognised as stored and skipped"
+
+
+def test_an_empty_attachment_id_is_a_malformed_answer_not_a_database_error(queue, fake, router, context, clock, job):
+    list_route(router, page(attachment(1, id="")))
+    run(queue, context, clock)
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("resend_malformed_response", False)
+
+
+def test_error_messages_with_text_postgres_cannot_store_are_still_recorded(queue, fake, router, context, clock, job):
+    list_route(router, page(attachment(1, id="att_\x00", size=5_000)))
+    assert run(queue, context, clock).failed == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_error_message"]) == (
+        "attachment_too_large",
+        "attachment att_\ufffd: 5000 bytes",
+    )
 
 
 @pytest.mark.parametrize(
