@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from lib import log
 from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
+from lib.budget import Checkpoint, Deadline
 from lib.failures import JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
 from lib.queue import Job, Queue
@@ -40,9 +40,9 @@ class FetchContext:
     max_bytes: int
 
 
-def _list(ctx: FetchContext, provider_email_id: str) -> list[Attachment]:
+def _list(ctx: FetchContext, provider_email_id: str, deadline: Deadline) -> list[Attachment]:
     try:
-        return ctx.resend.list_attachments(provider_email_id)
+        return ctx.resend.list_attachments(provider_email_id, deadline)
     except ResendTimeout as error:
         raise JobFailure("resend_timeout", str(error)) from error
     except ResendError as error:
@@ -52,9 +52,9 @@ def _list(ctx: FetchContext, provider_email_id: str) -> list[Attachment]:
         raise JobFailure("resend_malformed_response", str(error)) from error
 
 
-def _download(ctx: FetchContext, attachment: Attachment) -> bytes:
+def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> bytes:
     try:
-        return ctx.resend.download(attachment.download_url, ctx.max_bytes)
+        return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline)
     except TooLarge as error:
         raise JobFailure("attachment_too_large", f"attachment {attachment.id}: {error}") from error
     except DownloadError as error:
@@ -62,18 +62,20 @@ def _download(ctx: FetchContext, attachment: Attachment) -> bytes:
         raise JobFailure(code, f"attachment {attachment.id}: {error}") from error
 
 
-def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
+def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     """Stores every attachment not yet stored; returns how many it stored.
 
     `checkpoint` is called before each attachment: it extends the lease (LeaseLost once the job
     is no longer ours) and raises JobFailure("time_budget") when no time is left for another.
+    Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
     """
+    deadline = checkpoint.deadline
     if job.fax_received_email_id is None:
         raise JobFailure("email_not_found", f"job {job.id} names no e-mail")
     email = ctx.records.email(job.fax_received_email_id)
     stored = ctx.records.stored_attachment_ids(email.id)
     # Listed afresh on every attempt: a download_url is valid for one hour only.
-    listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+    listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
     listed_again = False
     count = 0
     for attachment_id in list(listing):
@@ -84,20 +86,20 @@ def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
         if attachment.size > ctx.max_bytes:
             raise JobFailure("attachment_too_large", f"attachment {attachment_id}: {attachment.size} bytes")
         try:
-            data = _download(ctx, attachment)
+            data = _download(ctx, attachment, deadline)
         except JobFailure as failure:
             if failure.code != "download_expired" or listed_again:
                 raise
             # The URL expired (a long backlog, a slow retry): list once more, for fresh URLs for the rest too.
             listed_again = True
-            listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+            listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
             if attachment_id not in listing:
                 raise JobFailure("resend_malformed_response", f"attachment {attachment_id} vanished") from None
             attachment = listing[attachment_id]
-            data = _download(ctx, attachment)
+            data = _download(ctx, attachment, deadline)
         content_type = stored_content_type(attachment.content_type, attachment.filename)
         key = attachment_key(email.id, attachment.id, content_type)
-        ctx.storage.upload(key, data, content_type)
+        ctx.storage.upload(key, data, content_type, deadline)
         ctx.queue.record_attachment(job, _row(job, attachment, content_type, data, ctx.storage.bucket, key))
         count += 1
     return count

@@ -53,7 +53,12 @@ def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
                 settings.resend_api_key.get_secret_value(),
                 settings.resend_timeout_seconds,
             ),
-            storage=AttachmentStorage(client, settings.attachments_bucket),
+            storage=AttachmentStorage(
+                http,
+                settings.supabase_url,
+                settings.supabase_service_role_key.get_secret_value(),
+                settings.attachments_bucket,
+            ),
             max_bytes=settings.attachment_max_bytes,
         )
         yield queue, lambda job, checkpoint: fetch_email.run(job, context, checkpoint)

@@ -17,6 +17,7 @@ import pytest
 
 from api.internal.document_jobs import handler
 from devstack.resend_provider import ResendProvider, SampleAttachment, SampleEmail, sample_email
+from lib.budget import Checkpoint, Deadline
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
@@ -37,6 +38,11 @@ STORED = StoredAttachment(
     bucket="fax-attachments",
     storage_path="x/att_x.pdf",
 )
+
+
+def checkpoint(step) -> Checkpoint:
+    """What the worker's loop hands a job: here only the lease extension, and all the time in the world."""
+    return Checkpoint(Deadline(float("inf")), step)
 
 
 class Crash(BaseException):
@@ -125,7 +131,7 @@ def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider,
         patch.setattr(Queue, "record_attachment", die_after_upload)
         job = queue.claim("fetch_email")
         with pytest.raises(Crash):
-            run_job(job, lambda: queue.extend(job))
+            run_job(job, checkpoint(lambda: queue.extend(job)))
     assert len(stored_objects(stack_env, row_id)) == 1 and len(uploads) == 1
     admin.execute("update document_jobs set lease_until = now() - interval '1 second'")  # the lease passes
 
@@ -152,7 +158,7 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         before = db.execute("select * from document_jobs").fetchone()
 
         with pytest.raises(LeaseLost):
-            stale_run(stale_job, lambda: stale_queue.extend(stale_job))
+            stale_run(stale_job, checkpoint(lambda: stale_queue.extend(stale_job)))
         for write in (lambda: stale_queue.complete(stale_job),
                       lambda: stale_queue.fail(stale_job, "resend_unavailable", "x", retryable=True),
                       lambda: stale_queue.release(stale_job, timedelta(0)),
@@ -164,7 +170,7 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         assert stored_objects(stack_env, row_id) == []
         assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 0
 
-        run_job(job, lambda: queue.extend(job))  # the live holder is unaffected
+        run_job(job, checkpoint(lambda: queue.extend(job)))  # the live holder is unaffected
         queue.complete(job)
     assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
     assert len(stored_objects(stack_env, row_id)) == 2

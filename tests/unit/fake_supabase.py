@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
@@ -24,14 +25,13 @@ STORAGE_KEY_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_/!.*
 KEY = "service-role-key-for-unit-tests"
 
 
-def uploaded_object(request: httpx.Request) -> tuple[bytes, str | None]:
+def uploaded_object(headers: httpx.Headers, body: bytes) -> tuple[bytes, str | None]:
     """The object's bytes and content type, from a multipart form (storage3's "file" field) or a raw body."""
-    request.read()
-    content_type = request.headers.get("content-type", "")
+    content_type = headers.get("content-type", "")
     if not content_type.startswith("multipart/form-data"):
-        return request.content, content_type or None
+        return body, content_type or None
     head = f"Content-Type: {content_type}\r\n\r\n".encode()
-    message = BytesParser(policy=policy.HTTP).parsebytes(head + request.content)
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + body)
     assert isinstance(message, EmailMessage)
     for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == "file":
@@ -72,6 +72,7 @@ class FakeSupabase:
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
     table_error: httpx.Response | None = None  # what table reads answer instead of rows
+    on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         return [(n, body) for n, body in self.calls if n != "claim_document_jobs" and (name is None or n == name)]
@@ -110,10 +111,17 @@ class FakeSupabase:
         return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
-        data, content_type = uploaded_object(request)
-        raw = "".join(f"{name}: {value}\r\n" for name, value in request.headers.items()).encode() + request.content
+        chunks = []
+        for chunk in request.stream:  # read as a server does, chunk by chunk
+            chunks.append(chunk)
+            if self.on_upload_chunk:
+                self.on_upload_chunk(chunk)
+        body = b"".join(chunks)
+        data, content_type = uploaded_object(request.headers, body)
+        raw = "".join(f"{name}: {value}\r\n" for name, value in request.headers.items()).encode() + body
         self.calls.append(("upload", {"key": unquote(key), "x-upsert": request.headers.get("x-upsert"),
-                                      "content_type": content_type, "raw": raw}))  # fmt: skip
+                                      "content_type": content_type, "raw": raw,
+                                      "timeout": request.extensions.get("timeout")}))  # fmt: skip
         if self.storage_error:
             status, body = self.storage_error
             return httpx.Response(status, json=body)

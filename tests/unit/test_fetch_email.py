@@ -3,6 +3,7 @@ path, idempotence, the expired-URL refresh, and every row of the failure table."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any
@@ -15,7 +16,7 @@ from lib.attachment_storage import AttachmentStorage
 from lib.fax_records import FaxRecords
 from lib.resend_client import ResendClient
 from lib.worker import run_invocation
-from tests.unit.fake_supabase import STORAGE_KEY_CHARACTERS, job_row
+from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
 RESEND = "https://resend.test"
 EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
@@ -40,7 +41,7 @@ def context(client, http, queue) -> fetch_email.FetchContext:
         queue=queue,
         records=FaxRecords(client),
         resend=ResendClient(http, RESEND, "re_test_key"),
-        storage=AttachmentStorage(client, "fax-attachments"),
+        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
 
@@ -317,3 +318,79 @@ def test_a_database_error_is_transient(queue, fake, router, context, clock, job)
 
     [(_, fail)] = fake.rpc_calls("fail_document_job")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
+
+
+# The time budget (lib/budget.py) inside a download or an upload, on the fake clock: the
+# invocation's budget is 240 s from clock 1000, so its deadline is at 1240.
+def released_for_time_budget(fake) -> bool:
+    [(_, release)] = fake.rpc_calls("release_document_job")
+    return (release["p_error_code"], release["p_retry_after"]) == ("time_budget", "0.000 seconds")
+
+
+def test_a_download_trickling_past_the_deadline_is_stopped_and_the_job_released(
+    queue, fake, router, context, clock, job
+) -> None:
+    list_route(router, page(attachment(1, size=1_000)))
+    sent = []
+
+    def trickle():
+        for _ in range(100):  # 10 bytes every 10 s: each read is quick, the whole would take 1,000 s
+            clock.advance(10)
+            sent.append(10)
+            yield b"x" * 10
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=trickle()))
+
+    summary = run(queue, context, clock)
+
+    assert (summary.released, summary.completed) == (1, 0)
+    assert released_for_time_budget(fake)
+    assert len(sent) < 30, "the download stopped at the deadline, not at the end of the body"
+    assert clock.now < 1_300, "and the invocation ends before Vercel's maxDuration (300 s)"
+    assert [name for name, _ in fake.rpc_calls()] == ["extend_document_job_lease", "release_document_job"]
+
+
+def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(
+    queue, fake, router, context, clock, job, monkeypatch
+) -> None:
+    monkeypatch.setattr("lib.attachment_storage.UPLOAD_CHUNK_BYTES", 10)
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    taken = []
+
+    class SlowReader(httpx.BaseTransport):
+        # A transport of its own: respx (and httpx.MockTransport) read a request's whole body
+        # before answering, so they cannot play a server that reads slowly.
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            for chunk in request.stream:  # Storage takes 10 bytes every 20 s
+                clock.advance(20)
+                taken.append(chunk)
+            return httpx.Response(200, json={"Key": "k"})
+
+    with httpx.Client(transport=SlowReader()) as storage_http:
+        slow = dataclasses.replace(context, storage=AttachmentStorage(storage_http, URL, KEY, "fax-attachments"))
+        summary = run(queue, slow, clock)
+
+    assert (summary.released, summary.completed) == (1, 0)
+    assert released_for_time_budget(fake)
+    assert 0 < len(taken) < len(PDF) // 10, "the upload stopped at the deadline, not at the end of the body"
+    assert fake.stored == []
+
+
+def test_no_single_network_wait_outlasts_the_deadline(queue, fake, router, context, clock, job) -> None:
+    def listing(request: httpx.Request) -> httpx.Response:
+        clock.advance(215)  # 25 s left: enough to start an attachment (20 s), less than Resend's 30 s timeout
+        return httpx.Response(200, content=json.dumps(page(attachment(1))))
+
+    def download(request: httpx.Request) -> httpx.Response:
+        clock.advance(10)  # 15 s left: less than Storage's 20 s timeout
+        return httpx.Response(200, content=PDF)
+
+    router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=listing)
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(side_effect=download)
+
+    assert run(queue, context, clock).completed == 1
+
+    assert downloads.calls.last.request.extensions["timeout"]["read"] == pytest.approx(25)
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert (upload["timeout"]["write"], upload["timeout"]["read"]) == (pytest.approx(15), pytest.approx(15))
