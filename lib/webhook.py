@@ -19,11 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from lib import log
+from lib.http_handler import Answer
 from lib.settings import ConfigError, WebhookSettings
 from lib.storable import REPLACED_KEY, storable_json, storable_text
 from lib.supabase_client import TIMEOUT, service_client
 
-Answer = tuple[int, dict[str, Any]]
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import urllib.error
 import urllib.request
@@ -224,3 +225,40 @@ def test_the_log_names_what_the_database_refused(webhook_url, router, caplog) ->
     [logged] = [json.loads(r.getMessage()) for r in caplog.records if "email_not_recorded" in r.getMessage()]
     assert (logged["code"], logged["message"]) == ("22P05", "unsupported Unicode escape sequence")
     assert KEY not in caplog.text
+
+
+def request_lines(caplog) -> list[dict]:
+    logged = [json.loads(r.getMessage()) for r in caplog.records if r.name == "document_jobs"]
+    return [e for e in logged if e["event"] == "request"]
+
+
+def test_any_exception_gives_a_json_500_and_one_request_log_line(webhook_url, monkeypatch, caplog) -> None:
+    caplog.set_level(logging.INFO)
+
+    def broken(headers, read_body):
+        raise RuntimeError(f"a bug, with {KEY} in its message")
+
+    monkeypatch.setattr("lib.webhook.handle", broken)
+    body = json.dumps(EVENT).encode()
+
+    assert post(webhook_url, body, signed(body)) == (500, {"error": "internal_error"})
+    assert [(r["status"], r["error"]) for r in request_lines(caplog)] == [(500, "internal_error")]
+    [unhandled] = [json.loads(r.getMessage()) for r in caplog.records if "unhandled_error" in r.getMessage()]
+    assert unhandled["error"] == "RuntimeError"
+    assert any("broken" in frame for frame in unhandled["where"])
+    assert KEY not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SUPABASE_URL", "project.supabase.co"), ("SUPABASE_URL", "https://proj ect.supabase.co"),
+     ("RESEND_WEBHOOK_SECRET", "whsec_*not*base64*"), ("WEBHOOK_MAX_BODY_BYTES", "-1")],
+)  # fmt: skip
+def test_a_malformed_setting_is_a_500_naming_the_variable(webhook_url, record_rpc, monkeypatch, caplog, name, value):
+    monkeypatch.setenv(name, value)
+    body = json.dumps(EVENT).encode()
+
+    assert post(webhook_url, body, signed(body)) == (
+        500, {"error": "misconfigured", "message": "the webhook is not configured"})  # fmt: skip
+    assert f"{name} (" in caplog.text
+    assert not record_rpc.called
