@@ -15,6 +15,16 @@ from lib import log
 Answer = tuple[int, dict[str, Any]]
 
 
+class UnreadableBody(Exception):
+    """The request body cannot be read as sent: the answer to give instead."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
 class JsonHandler(BaseHTTPRequestHandler):
     """Subclasses implement answer(): parse the request, call one lib function, return its answer.
     Every other method than POST is answered 405. One JSON log line per request."""
@@ -65,12 +75,21 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def read_body(self, max_bytes: int) -> bytes | None:
-        """The whole body, or None when it is larger than max_bytes (then it is not read at all)."""
-        length = self.headers.get("Content-Length", "0")
-        if not length.isdigit() or int(length) > max_bytes:
+    def read_body(self, max_bytes: int) -> bytes:
+        """The whole body; UnreadableBody when it is chunked or has no length (411), a length that
+        is not a number (400), or more than max_bytes (413; then it is not read at all)."""
+        length = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding") is not None or length is None:
+            # http.server does not decode chunked bodies: reading "no Content-Length" as an empty
+            # body would only fail later, as a signature mismatch that says nothing about the cause.
             self.close_connection = True  # the unread body must not be taken for the next request
-            return None
+            raise UnreadableBody(411, "length_required", "send the body with a Content-Length (not chunked)")
+        if not (length.strip().isascii() and length.strip().isdigit()):
+            self.close_connection = True
+            raise UnreadableBody(400, "invalid_content_length", "Content-Length must be a number of bytes")
+        if int(length) > max_bytes:
+            self.close_connection = True
+            raise UnreadableBody(413, "body_too_large", f"the body is larger than {max_bytes} bytes")
         return self.rfile.read(int(length))
 
     def _method_not_allowed(self) -> None:

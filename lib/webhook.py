@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from lib import log
-from lib.http_handler import Answer
+from lib.http_handler import Answer, UnreadableBody
 from lib.settings import ConfigError, WebhookSettings
 from lib.storable import REPLACED_KEY, storable_json, storable_text
 from lib.supabase_client import TIMEOUT, service_client
@@ -149,16 +149,18 @@ def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> 
     return 200, {"received": True, **recorded.model_dump()}
 
 
-def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes | None]) -> Answer:
-    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or None when it is larger."""
+def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Answer:
+    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or raises UnreadableBody
+    (chunked, no Content-Length, larger than max_bytes, ...)."""
     try:
         settings = WebhookSettings.load()
     except ConfigError as failure:
         log.event("webhook_misconfigured", logging.ERROR, error=str(failure))
         return error(500, "misconfigured", "the webhook is not configured")
-    body = read_body(settings.webhook_max_body_bytes)
-    if body is None:
-        return error(413, "body_too_large", f"the body is larger than {settings.webhook_max_body_bytes} bytes")
+    try:
+        body = read_body(settings.webhook_max_body_bytes)
+    except UnreadableBody as unreadable:
+        return error(unreadable.status, unreadable.code, unreadable.message)
     if not verify(settings, headers, body):
         return error(401, "invalid_signature", "missing, invalid or expired signature")
     event = parse(body)
@@ -170,6 +172,8 @@ def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes | None])
         email_id = ReceivedEmailData.model_validate(event.data).email_id
     except ValidationError:
         return error(400, "missing_email_id", "data.email_id must be a non-empty string")
+    if not email_id.strip():
+        return error(400, "invalid_email_id", "data.email_id is only whitespace")
     if len(email_id) > MAX_EMAIL_ID_LENGTH:
-        return error(400, "missing_email_id", "data.email_id must be a non-empty string")
+        return error(400, "invalid_email_id", f"data.email_id is longer than {MAX_EMAIL_ID_LENGTH} characters")
     return record(settings, *storable(headers.get("svix-id", ""), event.data))

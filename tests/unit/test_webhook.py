@@ -6,7 +6,9 @@ import base64
 import json
 import logging
 import re
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -225,6 +227,67 @@ def test_the_log_names_what_the_database_refused(webhook_url, router, caplog) ->
     [logged] = [json.loads(r.getMessage()) for r in caplog.records if "email_not_recorded" in r.getMessage()]
     assert (logged["code"], logged["message"]) == ("22P05", "unsupported Unicode escape sequence")
     assert KEY not in caplog.text
+
+
+def raw_post(url: str, head: list[tuple[str, str]], body: bytes | list[bytes] = b"") -> tuple[int, dict]:
+    """A POST with exactly these headers (urllib would add a Content-Length), in one write; a
+    list body is sent chunked. The answer is read until the server closes the connection."""
+    parts = urllib.parse.urlsplit(url)
+    if isinstance(body, list):
+        body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in body) + b"0\r\n\r\n"
+    lines = [f"POST {parts.path} HTTP/1.1", f"Host: {parts.netloc}", *(f"{n}: {v}" for n, v in head), "", ""]
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as connection:
+        connection.sendall("\r\n".join(lines).encode() + body)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    status_line, _, rest = received.partition(b"\r\n")
+    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
+def test_a_chunked_body_gets_411_not_a_signature_failure(webhook_url, record_rpc) -> None:
+    body = json.dumps(EVENT).encode()
+    head = [*signed(body).items(), ("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")]
+
+    status, answer = raw_post(webhook_url, head, [body[:40], body[40:]])
+
+    assert (status, answer["error"]) == (411, "length_required")
+    assert "Content-Length" in answer["message"]
+    assert not record_rpc.called
+
+
+@pytest.mark.parametrize(
+    ("length", "status", "code"),
+    [(None, 411, "length_required"), ("many", 400, "invalid_content_length"), ("-5", 400, "invalid_content_length"),
+     ("1e3", 400, "invalid_content_length")],
+    ids=["none", "a word", "negative", "an exponent"],
+)  # fmt: skip
+def test_a_missing_or_odd_content_length_is_answered_clearly(webhook_url, record_rpc, length, status, code) -> None:
+    body = json.dumps(EVENT).encode()
+    head = [*signed(body).items(), *([("Content-Length", length)] if length else [])]
+
+    answer = raw_post(webhook_url, head)
+
+    assert (answer[0], answer[1]["error"]) == (status, code)
+    assert not record_rpc.called
+
+
+@pytest.mark.parametrize(
+    ("email_id", "words"),
+    [("   ", "only whitespace"), ("\t\n\u3000", "only whitespace"), ("e" * 201, "longer than 200 characters")],
+    ids=["spaces", "other whitespace", "201 characters"],
+)  # fmt: skip
+def test_a_blank_or_overlong_email_id_gets_400_saying_which(webhook_url, record_rpc, email_id, words) -> None:
+    body = json.dumps({"type": "email.received", "data": {"email_id": email_id}}).encode()
+    status, answer = post(webhook_url, body, signed(body))
+    assert (status, answer["error"]) == (400, "invalid_email_id")
+    assert words in answer["message"]
+    assert not record_rpc.called
+
+
+def test_an_email_id_of_200_characters_is_recorded(webhook_url, record_rpc) -> None:
+    body = json.dumps({"type": "email.received", "data": {"email_id": "e" * 200}}).encode()
+    assert post(webhook_url, body, signed(body))[0] == 200
 
 
 def request_lines(caplog) -> list[dict]:
