@@ -83,6 +83,16 @@ def test_a_previous_secret_alone_opens_nothing(worker_url, fake, monkeypatch) ->
     assert call(worker_url, authorization=f"Bearer {SECRET}")[0] == 401
 
 
+def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_url, fake) -> None:
+    fake.unreachable_rpcs = {"claim_document_jobs"}
+
+    status, body = call(worker_url, authorization=f"Bearer {SECRET}")
+
+    # pg_net keeps this status in net._http_response: a 200 would show the outage as a success.
+    assert status == 503
+    assert (body["claimed"], body["stopped_because"]) == (0, "database_error")
+
+
 def test_any_exception_gives_a_json_500_and_one_request_log_line(worker_url, fake, monkeypatch, caplog) -> None:
     caplog.set_level(logging.INFO)
 
