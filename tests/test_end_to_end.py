@@ -119,6 +119,23 @@ def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, s
     assert statuses(db) == ["queued"]
 
 
+def test_the_worker_answers_503_while_the_database_is_down(db, stack_env) -> None:
+    import httpx
+
+    database = stack.attach(stack_env["DEVSTACK_FOLDER"]).database
+    database.stop_server()
+    try:
+        answer = httpx.post(stack_env["FUNCTIONS_URL"] + "/api/internal/document-jobs", json={}, timeout=60,
+                            headers={"Authorization": f"Bearer {stack_env['INTERNAL_FUNCTION_SECRET']}"})  # fmt: skip
+    finally:
+        database.start_server()
+
+    # What pg_net would record in net._http_response: the outage, not a success.
+    assert answer.status_code == 503
+    assert (answer.json()["claimed"], answer.json()["stopped_because"]) == (0, "database_error")
+    assert stack_env["INTERNAL_FUNCTION_SECRET"] not in answer.text
+
+
 def test_a_lost_kick_is_made_up_for_by_the_cron_job(db, admin, env) -> None:
     running = stack.attach(env["DEVSTACK_FOLDER"])
     running.stop_process("pg_net_dispatcher")
