@@ -42,8 +42,10 @@ import psycopg
 from devstack.postgrest import AuthError, Backend, Request, Response, authenticate
 
 WRITER_ROLE = "service_role"
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$")
-BUCKET_PATTERN = re.compile(r"^[A-Za-z0-9_!.*'() &$@=;:+,?-]+$")
+# Used with fullmatch, as Storage (JavaScript, where "$" is the end of input) applies them:
+# Python's "$" with match would let a key ending in a newline through.
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_/!.*'() &$=@;:+,?-]*")
+BUCKET_PATTERN = re.compile(r"[A-Za-z0-9_!.*'() &$@=;:+,?-]+")
 MAX_KEY_BYTES = 1024
 GLOBAL_FILE_SIZE_LIMIT = 50 * 1024 * 1024  # Supabase's default upload limit; a bucket's limit can only lower it
 SIDECAR_SUFFIX = "#meta.json"
@@ -163,7 +165,7 @@ class Storage:
 
     def bucket(self, bucket_id: str) -> Bucket:
         # The id becomes a folder name: never let "." or ".." or a slash through.
-        if not BUCKET_PATTERN.match(bucket_id) or bucket_id in (".", ".."):
+        if not BUCKET_PATTERN.fullmatch(bucket_id) or bucket_id in (".", ".."):
             raise bucket_not_found()
         try:
             with self.backend.pool.connection() as conn, conn.transaction():
@@ -266,7 +268,7 @@ def decode_key(raw_key: str) -> str:
     segments = key.split("/")
     if (
         not key
-        or not KEY_PATTERN.match(key)
+        or not KEY_PATTERN.fullmatch(key)
         or len(key.encode()) > MAX_KEY_BYTES
         # Empty, "." and ".." segments would leave the bucket's folder or alias another key.
         or any(segment in ("", ".", "..") for segment in segments)

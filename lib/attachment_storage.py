@@ -3,68 +3,144 @@
 Supabase Storage rejects keys outside `^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$` (a Japanese file name
 gives 400 InvalidKey), so the original name lives only in the database. A key that depends only
 on the e-mail row and the provider's attachment id makes a repeated upload overwrite, never
-duplicate.
+duplicate. The content type is the sender's choice: it is held to an allow-list of document
+types before it is stored or served, and the key's extension follows it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from urllib.parse import quote
 from uuid import UUID
 
 import httpx
 
+from lib.budget import Deadline, DeadlinePassed
 from lib.failures import JobFailure, from_storage_status
+from lib.supabase_client import TIMEOUT
 
-if TYPE_CHECKING:
-    from supabase import Client
+UPLOAD_CHUNK_BYTES = 64 * 1024
 
-ALLOWED_KEY = re.compile(r"^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
-_SAFE_EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")
-_EXTENSIONS = {
+# Always used with fullmatch: with match, "$" also matches before a trailing newline, so
+# "att_1\n" passed as safe and gave a key Storage refuses (InvalidKey, a permanent failure).
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+# What a fax arrives as. Anything else is stored as application/octet-stream: Storage serves an
+# object with the type it was given, and a sender-chosen text/html or image/svg+xml would be
+# served as a page that runs its scripts.
+DOCUMENT_TYPES = {
     "application/pdf": "pdf",
     "image/tiff": "tif",
     "image/png": "png",
     "image/jpeg": "jpg",
     "image/gif": "gif",
-    "text/plain": "txt",
+}
+GENERIC_TYPE = "application/octet-stream"
+GENERIC_EXTENSION = "bin"
+_ALIASES = {
+    "application/x-pdf": "application/pdf",
+    "image/x-tiff": "image/tiff",
+    "image/tif": "image/tiff",
+    "image/jpg": "image/jpeg",
+    "image/pjpeg": "image/jpeg",
+    "image/x-png": "image/png",
+}
+# Many mail clients send faxes as application/octet-stream; then the name's suffix may tell.
+_SUFFIXES = {
+    "pdf": "application/pdf",
+    "tif": "image/tiff",
+    "tiff": "image/tiff",
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
 }
 
 
-def extension(filename: str | None, content_type: str | None) -> str:
-    """From the content type when known, else from the file name's suffix when it is plain ASCII, else "bin"."""
-    known = _EXTENSIONS.get((content_type or "").split(";")[0].strip().lower())
-    if known:
-        return known
-    suffix = (filename or "").rsplit(".", 1)[-1].lower() if "." in (filename or "") else ""
-    return suffix if _SAFE_EXTENSION.match(suffix) else "bin"
+def stored_content_type(declared: str | None, filename: str | None) -> str:
+    """The content type an attachment is stored and served with: one of DOCUMENT_TYPES, else
+    application/octet-stream. Parameters are dropped and nothing of the declared text is passed
+    on, so no control character (a CR/LF in a header) can reach the upload."""
+    base = (declared or "").split(";", 1)[0].strip().lower()
+    base = _ALIASES.get(base, base)
+    if base in DOCUMENT_TYPES:
+        return base
+    if base in ("", GENERIC_TYPE) and filename and "." in filename:
+        return _SUFFIXES.get(filename.rsplit(".", 1)[1].lower(), GENERIC_TYPE)
+    return GENERIC_TYPE
 
 
-def attachment_key(email_row_id: UUID, attachment_id: str, filename: str | None, content_type: str | None) -> str:
+def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) -> str:
+    """The object's key; its extension follows `content_type` (a stored_content_type)."""
     # The provider's id is input: use it only when it is a plain token, else a digest of it.
-    safe_id = attachment_id if _SAFE_ID.match(attachment_id) else hashlib.sha256(attachment_id.encode()).hexdigest()
-    return f"fax_received_emails/{email_row_id}/{safe_id}.{extension(filename, content_type)}"
+    if _SAFE_ID.fullmatch(attachment_id):
+        safe_id = attachment_id
+    else:
+        # surrogatepass: an id with a lone surrogate (JSON allows "\ud800") still has a digest.
+        safe_id = hashlib.sha256(attachment_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"
 
 
 class AttachmentStorage:
-    """Uploads to the private attachments bucket, with upsert: a repeated upload overwrites."""
+    """Uploads to the private attachments bucket with upsert: a repeated upload overwrites.
 
-    def __init__(self, client: Client, bucket: str) -> None:
-        self._client = client
+    The object goes as a raw body (Storage's POST /object/{bucket}/{key} takes one, as
+    supabase-js sends it), not as storage3's form: the body is streamed in chunks under the
+    invocation's deadline, and there is no part header that a sender's text could reach.
+    """
+
+    def __init__(self, http: httpx.Client, supabase_url: str, service_role_key: str, bucket: str) -> None:
+        self._http = http
+        self._objects = f"{supabase_url.rstrip('/')}/storage/v1/object/{quote(bucket, safe='')}"
+        self._headers = {"apikey": service_role_key, "Authorization": f"Bearer {service_role_key}"}
         self.bucket = bucket
 
-    def upload(self, key: str, data: bytes, content_type: str) -> None:
-        from storage3.exceptions import StorageApiError
-
+    def upload(self, key: str, data: bytes, content_type: str, deadline: Deadline | None = None) -> None:
+        deadline = deadline or Deadline(float("inf"))  # the configured timeouts alone
+        deadline.check("upload")
+        headers = {
+            **self._headers,
+            "Content-Type": content_type,
+            "Content-Length": str(len(data)),  # stated, so that the body is not sent chunked
+            "Cache-Control": "max-age=3600",
+            "x-upsert": "true",
+        }
         try:
-            self._client.storage.from_(self.bucket).upload(
-                key, data, {"content-type": content_type, "upsert": "true", "cache-control": "3600"}
+            response = self._http.post(
+                f"{self._objects}/{quote(key, safe='/')}",
+                content=_chunks(data, deadline),
+                headers=headers,
+                timeout=deadline.timeout(TIMEOUT.read or 20.0, connect=TIMEOUT.connect or 5.0),
             )
-        except StorageApiError as error:
-            # Storage puts the real status in the body ("statusCode"); storage3 passes it on as .status.
-            status = int(error.status) if str(error.status).isdigit() else 500
-            raise JobFailure(from_storage_status(status, str(error.code)), f"Storage {status} {error.code}") from error
+        except httpx.TimeoutException as error:
+            if deadline.remaining() <= 0:
+                raise DeadlinePassed("upload: the invocation's time budget ran out") from error
+            raise JobFailure("storage_unavailable", f"Storage timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
             raise JobFailure("storage_unavailable", f"Storage unreachable: {type(error).__name__}") from error
+        if not response.is_success:
+            status, error = _storage_error(response)
+            raise JobFailure(from_storage_status(status, error), f"Storage {status} {error}")
+
+
+def _chunks(data: bytes, deadline: Deadline) -> Iterator[bytes]:
+    # A slow reader on the other end blocks each send for at most one (capped) write timeout;
+    # between sends, the deadline is checked.
+    for start in range(0, len(data), UPLOAD_CHUNK_BYTES):
+        deadline.check("upload")
+        yield data[start : start + UPLOAD_CHUNK_BYTES]
+
+
+def _storage_error(response: httpx.Response) -> tuple[int, str]:
+    """The real status and error name: Storage answers most errors with HTTP 400 and puts the
+    status in the body ({"statusCode": "409", "error": "Duplicate", ...}), as storage3 reads it."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.status_code, "InternalError"
+    if not isinstance(body, dict):
+        return response.status_code, "InternalError"
+    status = str(body.get("statusCode", ""))
+    return int(status) if status.isdigit() else response.status_code, str(body.get("error") or body.get("code") or "")

@@ -8,10 +8,12 @@ after an upload but before recording it only makes the next run upload the same 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import logging
 from dataclasses import dataclass
 
-from lib.attachment_storage import AttachmentStorage, attachment_key
+from lib import log
+from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
+from lib.budget import Checkpoint, Deadline
 from lib.failures import JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
 from lib.queue import Job, Queue
@@ -24,6 +26,7 @@ from lib.resend_client import (
     ResendTimeout,
     TooLarge,
 )
+from lib.storable import storable_text
 
 KIND = "fetch_email"
 
@@ -37,9 +40,9 @@ class FetchContext:
     max_bytes: int
 
 
-def _list(ctx: FetchContext, provider_email_id: str) -> list[Attachment]:
+def _list(ctx: FetchContext, provider_email_id: str, deadline: Deadline) -> list[Attachment]:
     try:
-        return ctx.resend.list_attachments(provider_email_id)
+        return ctx.resend.list_attachments(provider_email_id, deadline)
     except ResendTimeout as error:
         raise JobFailure("resend_timeout", str(error)) from error
     except ResendError as error:
@@ -49,9 +52,9 @@ def _list(ctx: FetchContext, provider_email_id: str) -> list[Attachment]:
         raise JobFailure("resend_malformed_response", str(error)) from error
 
 
-def _download(ctx: FetchContext, attachment: Attachment) -> bytes:
+def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> bytes:
     try:
-        return ctx.resend.download(attachment.download_url, ctx.max_bytes)
+        return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline)
     except TooLarge as error:
         raise JobFailure("attachment_too_large", f"attachment {attachment.id}: {error}") from error
     except DownloadError as error:
@@ -59,53 +62,70 @@ def _download(ctx: FetchContext, attachment: Attachment) -> bytes:
         raise JobFailure(code, f"attachment {attachment.id}: {error}") from error
 
 
-def run(job: Job, ctx: FetchContext, checkpoint: Callable[[], None]) -> int:
+def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     """Stores every attachment not yet stored; returns how many it stored.
 
     `checkpoint` is called before each attachment: it extends the lease (LeaseLost once the job
     is no longer ours) and raises JobFailure("time_budget") when no time is left for another.
+    Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
     """
+    deadline = checkpoint.deadline
     if job.fax_received_email_id is None:
         raise JobFailure("email_not_found", f"job {job.id} names no e-mail")
     email = ctx.records.email(job.fax_received_email_id)
     stored = ctx.records.stored_attachment_ids(email.id)
     # Listed afresh on every attempt: a download_url is valid for one hour only.
-    listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+    listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
     listed_again = False
     count = 0
     for attachment_id in list(listing):
         checkpoint()
-        if attachment_id in stored:
+        if storable_text(attachment_id) in stored:  # stored ids are in the form the database could take
             continue
         attachment = listing[attachment_id]
         if attachment.size > ctx.max_bytes:
             raise JobFailure("attachment_too_large", f"attachment {attachment_id}: {attachment.size} bytes")
         try:
-            data = _download(ctx, attachment)
+            data = _download(ctx, attachment, deadline)
         except JobFailure as failure:
             if failure.code != "download_expired" or listed_again:
                 raise
             # The URL expired (a long backlog, a slow retry): list once more, for fresh URLs for the rest too.
             listed_again = True
-            listing = {item.id: item for item in _list(ctx, email.provider_email_id)}
+            listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
             if attachment_id not in listing:
                 raise JobFailure("resend_malformed_response", f"attachment {attachment_id} vanished") from None
             attachment = listing[attachment_id]
-            data = _download(ctx, attachment)
-        content_type = attachment.content_type or "application/octet-stream"
-        key = attachment_key(email.id, attachment.id, attachment.filename, attachment.content_type)
-        ctx.storage.upload(key, data, content_type)
-        ctx.queue.record_attachment(
-            job,
-            StoredAttachment(
-                provider_attachment_id=attachment.id,
-                filename=attachment.filename,
-                content_type=content_type,
-                size_bytes=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                bucket=ctx.storage.bucket,
-                storage_path=key,
-            ),
-        )
+            data = _download(ctx, attachment, deadline)
+        content_type = stored_content_type(attachment.content_type, attachment.filename)
+        key = attachment_key(email.id, attachment.id, content_type)
+        ctx.storage.upload(key, data, content_type, deadline)
+        ctx.queue.record_attachment(job, _row(job, attachment, content_type, data, ctx.storage.bucket, key))
         count += 1
     return count
+
+
+def _row(job: Job, attachment: Attachment, content_type: str, data: bytes, bucket: str, key: str) -> StoredAttachment:
+    """The attachment's row, with text Postgres cannot store replaced as the webhook does
+    (lib/storable.py); the fact goes to the log, since the row has no place for it."""
+    row = StoredAttachment(
+        provider_attachment_id=storable_text(attachment.id),
+        filename=None if attachment.filename is None else storable_text(attachment.filename),
+        content_type=content_type,
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        bucket=bucket,
+        storage_path=key,
+    )
+    compared = {"id": (attachment.id, row.provider_attachment_id), "filename": (attachment.filename, row.filename)}
+    replaced = [field for field, (given, kept) in compared.items() if given != kept]
+    if replaced:
+        log.event(
+            "attachment_text_replaced",
+            logging.WARNING,
+            job_id=job.id,
+            email_row_id=job.fax_received_email_id,
+            attachment_id=row.provider_attachment_id,
+            replaced=replaced,
+        )
+    return row

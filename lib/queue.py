@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 from lib.fax_records import StoredAttachment
+from lib.storable import storable_text
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -65,6 +66,9 @@ class Queue:
         # Imported here: postgrest comes with supabase, which this module must not import eagerly.
         from postgrest.exceptions import APIError
 
+        # Text Postgres cannot store would make the call fail on every attempt (a file name with
+        # U+0000 retried until the job fails): the same rule as the webhook's, for every argument.
+        params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
         try:
             return self._client.rpc(function, params).execute().data
         except APIError as error:

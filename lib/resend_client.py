@@ -7,12 +7,15 @@ answers become ResendError with Resend's own fields (statusCode, name, message) 
 from __future__ import annotations
 
 import email.utils
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lib.budget import Deadline, DeadlinePassed
 
 USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
 PAGE_SIZE = 100
@@ -57,7 +60,7 @@ class Attachment(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    id: str
+    id: str = Field(min_length=1)  # the database refuses an empty id: retrying could never store it
     filename: str | None = None
     content_type: str | None = None
     size: int = Field(ge=0)
@@ -106,19 +109,44 @@ def _error(response: httpx.Response) -> ResendError:
     )
 
 
+def _parse_page(content: bytes) -> _AttachmentPage:
+    # Python's parser, not pydantic's: pydantic's JSON parser refuses a lone surrogate escape
+    # ("\ud800", which JavaScript writes readily), and one odd file name would fail the whole job
+    # as a malformed answer. lib/storable.py makes such text storable later.
+    try:
+        document = json.loads(content)
+    except (ValueError, RecursionError):
+        raise MalformedResponse("attachment list: not JSON") from None
+    try:
+        return _AttachmentPage.model_validate(document)
+    except ValidationError as error:
+        raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+
+
 class ResendClient:
+    """Every call takes an optional Deadline (lib/budget.py): no wait outlasts it, and a download
+    stops at it even while bytes keep trickling in (DeadlinePassed)."""
+
     def __init__(self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0) -> None:
         self._http = http
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+        self._timeout_s = timeout
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
 
-    def _get_json(self, path: str, params: dict[str, str | int]) -> bytes:
+    def _timeout(self, deadline: Deadline | None) -> httpx.Timeout:
+        no_deadline = Deadline(float("inf"))  # the configured timeouts alone
+        return (deadline or no_deadline).timeout(self._timeout_s)
+
+    def _get_json(self, path: str, params: dict[str, str | int], deadline: Deadline | None) -> bytes:
+        if deadline:
+            deadline.check("Resend")
         try:
             response = self._http.get(
-                f"{self._base_url}{path}", params=params, headers=self._headers, timeout=self._timeout
+                f"{self._base_url}{path}", params=params, headers=self._headers, timeout=self._timeout(deadline)
             )
         except httpx.TimeoutException as error:
+            if deadline and deadline.remaining() <= 0:
+                raise DeadlinePassed("Resend: the invocation's time budget ran out") from error
             raise ResendTimeout(None, None, f"timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
             raise ResendError(None, None, f"{type(error).__name__}") from error
@@ -126,18 +154,15 @@ class ResendClient:
             raise _error(response)
         return response.content
 
-    def list_attachments(self, email_id: str) -> list[Attachment]:
+    def list_attachments(self, email_id: str, deadline: Deadline | None = None) -> list[Attachment]:
         """Every attachment of a received e-mail, following the pagination."""
-        return list(self._iter_attachments(email_id))
+        return list(self._iter_attachments(email_id, deadline))
 
-    def _iter_attachments(self, email_id: str) -> Iterator[Attachment]:
+    def _iter_attachments(self, email_id: str, deadline: Deadline | None) -> Iterator[Attachment]:
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         for _ in range(MAX_PAGES):
-            content = self._get_json(f"/emails/receiving/{quote(email_id, safe='')}/attachments", params)
-            try:
-                page = _AttachmentPage.model_validate_json(content)
-            except ValidationError as error:
-                raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+            content = self._get_json(f"/emails/receiving/{quote(email_id, safe='')}/attachments", params, deadline)
+            page = _parse_page(content)
             yield from page.data
             if not page.has_more:
                 return
@@ -146,10 +171,14 @@ class ResendClient:
             params["after"] = page.data[-1].id
         raise MalformedResponse(f"attachment list: more than {MAX_PAGES} pages")
 
-    def download(self, url: str, max_bytes: int) -> bytes:
-        """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes."""
+    def download(self, url: str, max_bytes: int, deadline: Deadline | None = None) -> bytes:
+        """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes, DeadlinePassed
+        as soon as the deadline passes."""
+        if deadline:
+            deadline.check("download")
+        headers = {"User-Agent": USER_AGENT}
         try:
-            with self._http.stream("GET", url, headers={"User-Agent": USER_AGENT}, timeout=self._timeout) as response:
+            with self._http.stream("GET", url, headers=headers, timeout=self._timeout(deadline)) as response:
                 if response.status_code != 200:
                     raise DownloadError(response.status_code, f"download answered {response.status_code}")
                 declared = response.headers.get("content-length")
@@ -161,6 +190,12 @@ class ResendClient:
                     if size > max_bytes:
                         raise TooLarge(f"more than {max_bytes} bytes")
                     chunks.append(chunk)
+                    if deadline:
+                        deadline.check("download")
                 return b"".join(chunks)
+        except httpx.TimeoutException as error:
+            if deadline and deadline.remaining() <= 0:
+                raise DeadlinePassed("download: the invocation's time budget ran out") from error
+            raise DownloadError(None, f"download failed: {type(error).__name__}") from error
         except httpx.HTTPError as error:
             raise DownloadError(None, f"download failed: {type(error).__name__}") from error

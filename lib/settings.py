@@ -2,16 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Self
+import base64
+import binascii
+from typing import Annotated, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import AfterValidator, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lib.queue import DEFAULT_LEASE
 
 
 class ConfigError(RuntimeError):
-    """Required environment variables are missing or invalid. Names the variables, never their values."""
+    """Required environment variables are missing or invalid. Names the variables and what is
+    wrong with each, never their values."""
+
+
+def _http_url(value: str) -> str:
+    """An http(s) URL with a host, checked here so that a bad one is a configuration error that
+    names the variable, not an exception from deep inside a request (supabase-py's "Invalid URL",
+    httpx's InvalidURL)."""
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError("must not contain spaces or control characters")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    if "@" in parts.netloc or parts.query or parts.fragment or value.endswith(("?", "#")):
+        raise ValueError("must have no user, query or fragment")
+    try:
+        parts.port  # noqa: B018 - raises for a port that is not a number in 0..65535
+    except ValueError:
+        raise ValueError("must have a port between 0 and 65535") from None
+    return value.rstrip("/")
+
+
+def _bucket_name(value: str) -> str:
+    if value in (".", ".."):
+        raise ValueError("must not be . or ..")
+    return value
+
+
+def _webhook_secret(value: SecretStr) -> SecretStr:
+    # A secret that is not base64 would make every signature check fail: 401 for every webhook,
+    # and Resend would give up on them. Better a 500 that names the variable (Resend redelivers).
+    key = value.get_secret_value().removeprefix("whsec_")
+    try:
+        decoded = base64.b64decode(key + "=" * (-len(key) % 4), validate=True)
+    except binascii.Error:
+        raise ValueError("must be whsec_ followed by base64, as Resend shows it") from None
+    if not decoded:
+        raise ValueError("must not be empty")
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
 class _EnvSettings(BaseSettings):
@@ -22,8 +66,9 @@ class _EnvSettings(BaseSettings):
         try:
             return cls()
         except ValidationError as error:
-            names = sorted({str(e["loc"][0]).upper() for e in error.errors() if e["loc"]})
-            raise ConfigError(f"missing or invalid environment variables: {', '.join(names)}") from None
+            # pydantic's "msg" never holds the input (that is "input"), so no value is repeated.
+            problems = sorted({f"{str(e['loc'][0]).upper()} ({e['msg']})" for e in error.errors() if e["loc"]})
+            raise ConfigError(f"missing or invalid environment variables: {'; '.join(problems)}") from None
 
 
 class InternalCallSettings(_EnvSettings):
@@ -36,21 +81,27 @@ class InternalCallSettings(_EnvSettings):
 
 
 class SupabaseSettings(_EnvSettings):
-    supabase_url: str
-    supabase_service_role_key: SecretStr
+    supabase_url: HttpUrl
+    supabase_service_role_key: SecretStr = Field(min_length=1)
 
 
 class WorkerSettings(SupabaseSettings):
-    resend_api_key: SecretStr
-    resend_api_url: str = "https://api.resend.com"
-    attachments_bucket: str = "fax-attachments"
+    resend_api_key: SecretStr = Field(min_length=1)
+    resend_api_url: HttpUrl = "https://api.resend.com"
+    # Storage's rule for bucket names; the name also becomes a segment of the upload's URL.
+    attachments_bucket: Annotated[str, AfterValidator(_bucket_name)] = Field(
+        default="fax-attachments", pattern=r"^[A-Za-z0-9_!.*'() &$@=;:+,?-]{1,100}$"
+    )
     # Resend accepts e-mails of up to 40 MB in all: no single attachment can be larger.
-    attachment_max_bytes: int = 40 * 1024 * 1024
+    attachment_max_bytes: int = Field(default=40 * 1024 * 1024, gt=0)
     # Shorter only for tests and chaos runs; a lease must outlast the slowest attachment step.
     job_lease_seconds: int = Field(default=int(DEFAULT_LEASE.total_seconds()), ge=5)
-    resend_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Capped by the invocation's deadline anyway (lib/budget.py); more than maxDuration is a mistake.
+    resend_timeout_seconds: float = Field(default=30.0, gt=0, le=300, allow_inf_nan=False)
 
 
 class WebhookSettings(SupabaseSettings):
-    resend_webhook_secret: SecretStr  # whsec_...: the signing secret Resend shows for the webhook
-    webhook_max_body_bytes: int = 1024 * 1024  # the event carries metadata only, never attachment content
+    # whsec_...: the signing secret Resend shows for the webhook
+    resend_webhook_secret: Annotated[SecretStr, AfterValidator(_webhook_secret)]
+    # The event carries metadata only, never attachment content.
+    webhook_max_body_bytes: int = Field(default=1024 * 1024, gt=0)

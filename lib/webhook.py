@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,19 +19,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from lib import log
+from lib.http_handler import Answer, UnreadableBody
 from lib.settings import ConfigError, WebhookSettings
+from lib.storable import REPLACED_KEY, storable_json, storable_text
 from lib.supabase_client import TIMEOUT, service_client
 
-Answer = tuple[int, dict[str, Any]]
+MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 
 
 class ReceivedEmailData(BaseModel):
     """`data` of an email.received event: metadata only. Everything but the id is optional here,
-    so that an e-mail is never lost over a field; the whole object is stored verbatim."""
+    so that an e-mail is never lost over a field; the whole object is stored as received, but for
+    text Postgres cannot store (lib/storable.py)."""
 
     model_config = ConfigDict(extra="allow")
 
-    email_id: str = Field(min_length=1, max_length=200)
+    email_id: str = Field(min_length=1)
 
 
 class Event(BaseModel):
@@ -66,58 +70,110 @@ def verify(settings: WebhookSettings, headers: Mapping[str, str], body: bytes) -
     return True
 
 
+class _Unrepresentable(ValueError):
+    """JSON (or JSON-like) that could not be passed on to the database as it is."""
+
+
+def _refuse_constant(name: str) -> Any:
+    # json.loads accepts NaN and Infinity, which are not JSON; httpx would then refuse to send them.
+    raise _Unrepresentable(f"the body is not valid JSON ({name} is not a JSON value)")
+
+
+def _finite_float(text: str) -> float:
+    # 1e400 is valid JSON but becomes inf, which cannot be sent on. Resend's JSON comes from
+    # JavaScript, where every number is a finite double, so such a number never comes from it.
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Unrepresentable("a number in the body is out of range")
+    return number
+
+
 def parse(body: bytes) -> Event | Answer:
     try:
-        document = json.loads(body)
+        document = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _Unrepresentable as refused:
+        return error(400, "malformed_json", str(refused))
     except ValueError:  # also a body that is not UTF-8
         return error(400, "malformed_json", "the body is not valid JSON")
+    except RecursionError:
+        return error(400, "malformed_json", "the body is nested too deeply")
     try:
         return Event.model_validate(document)
     except ValidationError:
         return error(400, "malformed_event", "the event needs a string 'type' and an object 'data'")
 
 
-def record(settings: WebhookSettings, webhook_id: str, data: ReceivedEmailData) -> Answer:
+def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The svix-id and the event's data with text Postgres cannot store replaced (lib/storable.py),
+    and the JSON Pointers of what was replaced listed under REPLACED_KEY in the data."""
+    stored_id = storable_text(webhook_id)
+    stored_data, replaced = storable_json(data)
+    if replaced:
+        stored_data[REPLACED_KEY] = replaced
+    if replaced or stored_id != webhook_id:
+        log.event(
+            "email_text_replaced",
+            logging.WARNING,
+            email_id=stored_data["email_id"],
+            replaced=replaced,
+            webhook_id_replaced=stored_id != webhook_id,
+        )
+    return stored_id, stored_data
+
+
+def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> Answer:
     from postgrest.exceptions import APIError
 
+    email_id = data["email_id"]
     with httpx.Client(timeout=TIMEOUT) as http:
         try:
             rows = (
                 service_client(settings, http)
                 .rpc(
                     "record_inbound_email",
-                    {"p_provider_email_id": data.email_id, "p_webhook_id": webhook_id, "p_data": data.model_dump()},
+                    {"p_provider_email_id": email_id, "p_webhook_id": webhook_id, "p_data": data},
                 )
                 .execute()
                 .data
             )
-        except (APIError, httpx.HTTPError) as failure:
-            log.event("email_not_recorded", logging.ERROR, email_id=data.email_id, error=type(failure).__name__)
+        except APIError as failure:
+            # PostgREST's code and message say what the database refused (never a secret).
+            log.event("email_not_recorded", logging.ERROR, email_id=email_id, error="APIError",
+                      code=failure.code, message=failure.message, details=failure.details)  # fmt: skip
+            return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
+        except httpx.HTTPError as failure:
+            log.event("email_not_recorded", logging.ERROR, email_id=email_id, error=type(failure).__name__)
             return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
     recorded = RecordedEmail.model_validate(rows[0])
-    log.event("email_recorded", email_id=data.email_id, **recorded.model_dump())
+    log.event("email_recorded", email_id=email_id, **recorded.model_dump())
     return 200, {"received": True, **recorded.model_dump()}
 
 
-def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes | None]) -> Answer:
-    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or None when it is larger."""
+def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Answer:
+    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or raises UnreadableBody
+    (chunked, no Content-Length, larger than max_bytes, ...)."""
     try:
         settings = WebhookSettings.load()
     except ConfigError as failure:
         log.event("webhook_misconfigured", logging.ERROR, error=str(failure))
         return error(500, "misconfigured", "the webhook is not configured")
-    body = read_body(settings.webhook_max_body_bytes)
-    if body is None:
-        return error(413, "body_too_large", f"the body is larger than {settings.webhook_max_body_bytes} bytes")
+    try:
+        body = read_body(settings.webhook_max_body_bytes)
+    except UnreadableBody as unreadable:
+        return error(unreadable.status, unreadable.code, unreadable.message)
     if not verify(settings, headers, body):
         return error(401, "invalid_signature", "missing, invalid or expired signature")
     event = parse(body)
     if not isinstance(event, Event):
         return event
     if event.type != "email.received":
-        return 200, {"received": True, "ignored": event.type}
+        return 200, {"received": True, "ignored": storable_text(event.type)}
     try:
-        data = ReceivedEmailData.model_validate(event.data)
+        email_id = ReceivedEmailData.model_validate(event.data).email_id
     except ValidationError:
         return error(400, "missing_email_id", "data.email_id must be a non-empty string")
-    return record(settings, headers.get("svix-id", ""), data)
+    if not email_id.strip():
+        return error(400, "invalid_email_id", "data.email_id is only whitespace")
+    if len(email_id) > MAX_EMAIL_ID_LENGTH:
+        return error(400, "invalid_email_id", f"data.email_id is longer than {MAX_EMAIL_ID_LENGTH} characters")
+    return record(settings, *storable(headers.get("svix-id", ""), event.data))

@@ -18,6 +18,7 @@ from enum import StrEnum
 from pydantic import BaseModel
 
 from lib import log
+from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
 from lib.failures import Action, JobFailure
 from lib.queue import Job, LeaseLost, Queue, QueueUnavailable
 
@@ -27,8 +28,6 @@ BUDGET = timedelta(seconds=240)  # maxDuration is 300 s: the rest is margin
 CLAIM_RESERVE = timedelta(seconds=30)
 STEP_RESERVE = timedelta(seconds=20)  # the least time left to start on one more attachment
 
-Clock = Callable[[], float]
-Checkpoint = Callable[[], None]
 RunJob = Callable[[Job, Checkpoint], object]
 
 
@@ -57,13 +56,13 @@ def run_invocation(
     queue: Queue, kind: str, run_job: RunJob, clock: Clock = time.monotonic, started: float | None = None
 ) -> Summary:
     started = clock() if started is None else started
-    deadline = started + BUDGET.total_seconds()
+    deadline = Deadline(started + BUDGET.total_seconds(), clock)
     summary = Summary()
     while True:
         if summary.claimed >= MAX_JOBS_PER_INVOCATION:
             summary.stopped_because = "max_jobs"
             break
-        if deadline - clock() < CLAIM_RESERVE.total_seconds():
+        if deadline.remaining() < CLAIM_RESERVE.total_seconds():
             summary.stopped_because = "time_budget"
             break
         claimed_at = time.time()  # wall clock: the logs of different processes are compared by it
@@ -80,7 +79,7 @@ def run_invocation(
         lease = HeldLease(claimed_at + queue.lease.total_seconds())
         ids = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
-        outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, clock, lease))
+        outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, lease))
         setattr(summary, outcome.value, getattr(summary, outcome.value) + 1)
         log.event(
             "job_finished",
@@ -104,9 +103,9 @@ class HeldLease:
     until: float
 
 
-def _checkpoint(queue: Queue, job: Job, deadline: float, clock: Clock, lease: HeldLease) -> Checkpoint:
-    def checkpoint() -> None:
-        if deadline - clock() < STEP_RESERVE.total_seconds():
+def _checkpoint(queue: Queue, job: Job, deadline: Deadline, lease: HeldLease) -> Checkpoint:
+    def step() -> None:
+        if deadline.remaining() < STEP_RESERVE.total_seconds():
             raise JobFailure("time_budget", "the invocation's time budget ran out mid-job")
         asked_at = time.time()
         try:
@@ -115,7 +114,7 @@ def _checkpoint(queue: Queue, job: Job, deadline: float, clock: Clock, lease: He
             raise JobFailure("database_error", str(error)) from error
         lease.until = asked_at + queue.lease.total_seconds()
 
-    return checkpoint
+    return Checkpoint(deadline, step)
 
 
 def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> tuple[Outcome, JobFailure | None]:
@@ -125,6 +124,9 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
     except LeaseLost:
         return Outcome.LOST, None
     except JobFailure as failure:
+        return _record_failure(queue, job, failure), failure
+    except DeadlinePassed as error:  # a download or upload stopped at the deadline
+        failure = JobFailure("time_budget", str(error))
         return _record_failure(queue, job, failure), failure
     except QueueUnavailable as error:  # e.g. recording an attachment: the database failed mid-job
         failure = JobFailure("database_error", str(error))

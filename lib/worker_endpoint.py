@@ -35,7 +35,10 @@ def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[in
     with connected(settings) as (queue, run_job):
         summary = run_invocation(queue, fetch_email.KIND, run_job, clock, started)
     log.event("invocation_finished", **summary.model_dump())
-    return 200, summary.model_dump()
+    # pg_net records the status of every call in net._http_response; a 200 there would say all
+    # is well while no job can be claimed. 503: the database could not be reached (or refused).
+    status = 503 if summary.stopped_because == "database_error" else 200
+    return status, summary.model_dump()
 
 
 @contextmanager
@@ -53,7 +56,12 @@ def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
                 settings.resend_api_key.get_secret_value(),
                 settings.resend_timeout_seconds,
             ),
-            storage=AttachmentStorage(client, settings.attachments_bucket),
+            storage=AttachmentStorage(
+                http,
+                settings.supabase_url,
+                settings.supabase_service_role_key.get_secret_value(),
+                settings.attachments_bucket,
+            ),
             max_bytes=settings.attachment_max_bytes,
         )
         yield queue, lambda job, checkpoint: fetch_email.run(job, context, checkpoint)

@@ -106,6 +106,38 @@ def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_pro
         wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
 
 
+def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, stack_env) -> None:
+    # No Vault secrets: the e-mail is recorded and its job queued, no worker called.
+    data = {"email_id": "em_\x00nul", "from": "fax@example.jp", "to": ["faxes@example.com"],
+            "subject": "FAX\x00\ud800", "attachments": [{"id": "att_1", "filename": "請求書\x00.pdf"}]}  # fmt: skip
+
+    answers = [deliver(stack_env, data, msg_id="msg_nul") for _ in range(2)]
+
+    assert [(a.status_code, a.json()["duplicate"]) for a in answers] == [(200, False), (200, True)]
+    row = db.execute("select provider_email_id, subject, data from fax_received_emails").fetchone()
+    assert (row["provider_email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
+    assert row["data"]["attachments"][0]["filename"] == "請求書\ufffd.pdf"
+    assert row["data"]["_document_jobs_replaced_text"] == ["/email_id", "/subject", "/attachments/0/filename"]
+    assert statuses(db) == ["queued"]
+
+
+def test_the_worker_answers_503_while_the_database_is_down(db, stack_env) -> None:
+    import httpx
+
+    database = stack.attach(stack_env["DEVSTACK_FOLDER"]).database
+    database.stop_server()
+    try:
+        answer = httpx.post(stack_env["FUNCTIONS_URL"] + "/api/internal/document-jobs", json={}, timeout=60,
+                            headers={"Authorization": f"Bearer {stack_env['INTERNAL_FUNCTION_SECRET']}"})  # fmt: skip
+    finally:
+        database.start_server()
+
+    # What pg_net would record in net._http_response: the outage, not a success.
+    assert answer.status_code == 503
+    assert (answer.json()["claimed"], answer.json()["stopped_because"]) == (0, "database_error")
+    assert stack_env["INTERNAL_FUNCTION_SECRET"] not in answer.text
+
+
 def test_a_lost_kick_is_made_up_for_by_the_cron_job(db, admin, env) -> None:
     running = stack.attach(env["DEVSTACK_FOLDER"])
     running.stop_process("pg_net_dispatcher")

@@ -491,7 +491,7 @@ def test_raw_body_upload_keeps_its_content_type(folder: str, stack_env: dict[str
     assert (fetched.content, fetched.headers["content-type"]) == (b"%PDF raw", "application/pdf")
 
 
-@pytest.mark.parametrize("key", ["請求書.pdf", "50%.pdf", "a#b.pdf", "a/../b.pdf", "a//b.pdf"])
+@pytest.mark.parametrize("key", ["請求書.pdf", "50%.pdf", "a#b.pdf", "a/../b.pdf", "a//b.pdf", "x.pdf\n", "x\n.pdf"])
 def test_keys_outside_supabase_rules_are_invalid(
     key: str, folder: str, service: Client, stack_env: dict[str, str], http: httpx.Client
 ) -> None:

@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from api.internal.document_jobs import handler
-from devstack.resend_provider import Fault, ResendProvider, SampleEmail, sample_email
+from devstack.resend_provider import Fault, ResendProvider, SampleAttachment, SampleEmail, sample_email
+from lib.budget import Checkpoint, Deadline
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
+from lib.storable import storable_json
 from lib.worker_endpoint import connected
 from tests.serve import serve
 
@@ -35,6 +38,11 @@ STORED = StoredAttachment(
     bucket="fax-attachments",
     storage_path="x/att_x.pdf",
 )
+
+
+def checkpoint(step) -> Checkpoint:
+    """What the worker's loop hands a job: here only the lease extension, and all the time in the world."""
+    return Checkpoint(Deadline(float("inf")), step)
 
 
 class Crash(BaseException):
@@ -74,7 +82,7 @@ def receive(db, provider: ResendProvider, email: SampleEmail) -> str:
     provider.add_email(email)
     row = db.execute(
         "select * from record_inbound_email(%s, %s, %s)",
-        (email.email_id, f"msg_{email.email_id}", json.dumps(email.webhook_data())),
+        (email.email_id, f"msg_{email.email_id}", json.dumps(storable_json(email.webhook_data())[0])),
     ).fetchone()
     return str(row["fax_received_email_id"])
 
@@ -123,7 +131,7 @@ def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider,
         patch.setattr(Queue, "record_attachment", die_after_upload)
         job = queue.claim("fetch_email")
         with pytest.raises(Crash):
-            run_job(job, lambda: queue.extend(job))
+            run_job(job, checkpoint(lambda: queue.extend(job)))
     assert len(stored_objects(stack_env, row_id)) == 1 and len(uploads) == 1
     admin.execute("update document_jobs set lease_until = now() - interval '1 second'")  # the lease passes
 
@@ -150,7 +158,7 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         before = db.execute("select * from document_jobs").fetchone()
 
         with pytest.raises(LeaseLost):
-            stale_run(stale_job, lambda: stale_queue.extend(stale_job))
+            stale_run(stale_job, checkpoint(lambda: stale_queue.extend(stale_job)))
         for write in (lambda: stale_queue.complete(stale_job),
                       lambda: stale_queue.fail(stale_job, "resend_unavailable", "x", retryable=True),
                       lambda: stale_queue.release(stale_job, timedelta(0)),
@@ -162,7 +170,7 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
         assert stored_objects(stack_env, row_id) == []
         assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 0
 
-        run_job(job, lambda: queue.extend(job))  # the live holder is unaffected
+        run_job(job, checkpoint(lambda: queue.extend(job)))  # the live holder is unaffected
         queue.complete(job)
     assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
     assert len(stored_objects(stack_env, row_id)) == 2
@@ -184,3 +192,45 @@ def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_
     job = db.execute("select status, last_error_code, run_after - now() as wait from document_jobs").fetchone()
     assert (job["status"], job["last_error_code"]) == ("queued", code)
     assert timedelta(hours=23) < job["wait"] <= timedelta(days=1)
+
+
+def served_object(stack_env, key: str) -> httpx.Response:
+    service = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
+    return httpx.get(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
+                     headers={"apikey": service, "Authorization": f"Bearer {service}"}, timeout=10)  # fmt: skip
+
+
+def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db, provider, worker_url, stack_env):
+    declared = {"page.html": "text/html", "logo.svg": "image/svg+xml",
+                "fax.pdf": "application/pdf\r\nX-Injected: 1", "scan.TIF": "application/octet-stream"}  # fmt: skip
+    email = SampleEmail("em_types", tuple(SampleAttachment(name, kind, b"<script>alert(1)</script>")
+                                          for name, kind in declared.items()))  # fmt: skip
+    receive(db, provider, email)
+
+    assert invoke_worker(worker_url)["completed"] == 1
+
+    rows = db.execute("select filename, content_type, storage_path from fax_received_email_attachments").fetchall()
+    stored = {r["filename"]: (r["content_type"], r["storage_path"].rsplit(".", 1)[1]) for r in rows}
+    assert stored == {"page.html": ("application/octet-stream", "bin"), "logo.svg": ("application/octet-stream", "bin"),
+                      "fax.pdf": ("application/octet-stream", "bin"), "scan.TIF": ("image/tiff", "tif")}  # fmt: skip
+    for row in rows:
+        served = served_object(stack_env, row["storage_path"])
+        assert (served.status_code, served.headers["content-type"]) == (200, row["content_type"])
+        assert "x-injected" not in served.headers
+        assert served.content == b"<script>alert(1)</script>"
+
+
+def test_a_file_name_postgres_cannot_store_neither_poisons_the_job_nor_blocks_the_others(db, provider, worker_url):
+    names = ["請求書\x00.pdf", "送付状.pdf", "\x00"]
+    email = SampleEmail(
+        "em_nul_names", tuple(SampleAttachment(name, "application/pdf", b"%PDF-1.4 page") for name in names)
+    )
+    receive(db, provider, email)
+
+    summary = invoke_worker(worker_url)
+
+    assert (summary["completed"], summary["retried"]) == (1, 0)
+    rows = db.execute("select provider_attachment_id, filename from fax_received_email_attachments").fetchall()
+    assert sorted(r["filename"] for r in rows) == sorted(["請求書\ufffd.pdf", "送付状.pdf", "\ufffd"])
+    assert {r["provider_attachment_id"] for r in rows} == {a.id for a in email.attachments}
+    assert invoke_worker(worker_url)["claimed"] == 0, "nothing left to retry"

@@ -12,12 +12,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
 from lib import log, worker_endpoint
-from lib.http_handler import JsonHandler
+from lib.http_handler import Answer, JsonHandler
 
 log.configure()
 
 
 class handler(JsonHandler):
-    def do_POST(self) -> None:
-        status, body = worker_endpoint.handle(self.headers.get("Authorization"))
-        self.send_json(status, body)
+    def answer(self) -> Answer:  # JsonHandler.do_POST writes it, and a JSON 500 for any exception
+        return worker_endpoint.handle(self.headers.get("Authorization"))

@@ -11,12 +11,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
 from lib import log, webhook
-from lib.http_handler import JsonHandler
+from lib.http_handler import Answer, JsonHandler
 
 log.configure()
 
 
 class handler(JsonHandler):
-    def do_POST(self) -> None:
+    def answer(self) -> Answer:  # JsonHandler.do_POST writes it, and a JSON 500 for any exception
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.send_json(*webhook.handle(headers, self.read_body))
+        return webhook.handle(headers, self.read_body)

@@ -4,16 +4,40 @@ record every call: for unit tests of the worker without a database."""
 from __future__ import annotations
 
 import json
+import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
 from typing import Any
+from urllib.parse import unquote
 from uuid import uuid4
 
 import httpx
 import respx
 
 URL = "https://project.supabase.test"
+# Storage's documented key rule, ^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$ (a JavaScript regex: "$" is
+# the end of the input), written out as a set of characters so that it shares nothing with lib/.
+STORAGE_KEY_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_/!.*'() &$=@;:+,?-")
 KEY = "service-role-key-for-unit-tests"
+
+
+def uploaded_object(headers: httpx.Headers, body: bytes) -> tuple[bytes, str | None]:
+    """The object's bytes and content type, from a multipart form (storage3's "file" field) or a raw body."""
+    content_type = headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        return body, content_type or None
+    head = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + body)
+    assert isinstance(message, EmailMessage)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else b"", part.get("Content-Type")
+    raise AssertionError("no file field in the upload")
 
 
 def job_row(**overrides: Any) -> dict[str, Any]:
@@ -48,6 +72,7 @@ class FakeSupabase:
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
     table_error: httpx.Response | None = None  # what table reads answer instead of rows
+    on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         return [(n, body) for n, body in self.calls if n != "claim_document_jobs" and (name is None or n == name)]
@@ -63,6 +88,10 @@ class FakeSupabase:
         self.calls.append((name, body))
         if name in self.unreachable_rpcs:
             raise httpx.ConnectError("database unreachable", request=request)
+        if b"\\u0000" in request.content:  # as PostgREST answers: Postgres text cannot hold U+0000
+            refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
+                       "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
+            return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
         if name == "record_document_attachment" and self.guarded:
@@ -82,9 +111,19 @@ class FakeSupabase:
         return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
-        self.calls.append(("upload", {"key": key, "x-upsert": request.headers.get("x-upsert")}))
+        chunks = []
+        for chunk in request.stream:  # read as a server does, chunk by chunk
+            chunks.append(chunk)
+            if self.on_upload_chunk:
+                self.on_upload_chunk(chunk)
+        body = b"".join(chunks)
+        data, content_type = uploaded_object(request.headers, body)
+        raw = "".join(f"{name}: {value}\r\n" for name, value in request.headers.items()).encode() + body
+        self.calls.append(("upload", {"key": unquote(key), "x-upsert": request.headers.get("x-upsert"),
+                                      "content_type": content_type, "raw": raw,
+                                      "timeout": request.extensions.get("timeout")}))  # fmt: skip
         if self.storage_error:
             status, body = self.storage_error
             return httpx.Response(status, json=body)
-        self.uploads[key] = request.content
+        self.uploads[unquote(key)] = data
         return httpx.Response(200, json={"Key": f"fax-attachments/{key}", "Id": str(uuid4())})

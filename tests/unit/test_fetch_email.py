@@ -3,18 +3,20 @@ path, idempotence, the expired-URL refresh, and every row of the failure table."
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from typing import Any
 
 import httpx
 import pytest
 
 from lib import fetch_email
-from lib.attachment_storage import ALLOWED_KEY, AttachmentStorage
+from lib.attachment_storage import AttachmentStorage
 from lib.fax_records import FaxRecords
 from lib.resend_client import ResendClient
 from lib.worker import run_invocation
-from tests.unit.fake_supabase import job_row
+from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
 RESEND = "https://resend.test"
 EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
@@ -39,7 +41,7 @@ def context(client, http, queue) -> fetch_email.FetchContext:
         queue=queue,
         records=FaxRecords(client),
         resend=ResendClient(http, RESEND, "re_test_key"),
-        storage=AttachmentStorage(client, "fax-attachments"),
+        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
 
@@ -53,7 +55,8 @@ def job(fake) -> dict[str, Any]:
 
 
 def list_route(router, *pages: dict[str, Any] | httpx.Response):
-    responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, json=p) for p in pages]
+    # json.dumps escapes as JavaScript does: U+0000 as \u0000, a lone surrogate as \ud800.
+    responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, content=json.dumps(p)) for p in pages]
     return router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=responses)
 
 
@@ -144,8 +147,74 @@ def test_keys_are_ascii_for_japanese_names(queue, fake, router, context, clock, 
 
     [upload] = [body for name, body in fake.calls if name == "upload"]
     assert upload["key"] == f"fax_received_emails/{EMAIL_ROW}/att_1.tif"
-    assert ALLOWED_KEY.match(upload["key"])
+    assert set(upload["key"]) <= STORAGE_KEY_CHARACTERS
     assert fake.stored[0]["filename"] == "ファクス 受信.TIFF"
+
+
+def test_provider_text_postgres_cannot_store_is_replaced_and_blocks_nothing(
+    queue, fake, router, context, clock, job, caplog
+) -> None:
+    items = [attachment(1, filename="請求書\x00.pdf"), attachment(2, id="att_\x002", filename="\ud800.pdf"),
+             attachment(3)]  # fmt: skip
+    list_route(router, page(*items), page(*items))
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(
+        return_value=httpx.Response(200, content=PDF)
+    )
+
+    assert run(queue, context, clock).completed == 1
+
+    records = [body for name, body in fake.rpc_calls("record_document_attachment")]
+    assert [(r["p_provider_attachment_id"], r["p_filename"]) for r in records] == [
+        ("att_1", "請求書\ufffd.pdf"), ("att_\ufffd2", "\ufffd.pdf"), ("att_3", "請求書_3.pdf")]  # fmt: skip
+    assert len(fake.stored) == 3, "every attachment recorded, the ones after the odd names too"
+    logged = [json.loads(r.getMessage()) for r in caplog.records if "attachment_text_replaced" in r.getMessage()]
+    assert [(e["attachment_id"], e["replaced"]) for e in logged] == [
+        ("att_1", ["filename"]), ("att_\ufffd2", ["id", "filename"])]  # fmt: skip
+
+    fake.jobs = [job_row(fax_received_email_id=EMAIL_ROW, attempts=1)]
+    assert run(queue, context, clock).completed == 1
+    assert len(downloads.calls) == 3, "run again, every attachment is recognised as stored and skipped"
+
+
+def test_an_empty_attachment_id_is_a_malformed_answer_not_a_database_error(queue, fake, router, context, clock, job):
+    list_route(router, page(attachment(1, id="")))
+    run(queue, context, clock)
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("resend_malformed_response", False)
+
+
+def test_error_messages_with_text_postgres_cannot_store_are_still_recorded(queue, fake, router, context, clock, job):
+    list_route(router, page(attachment(1, id="att_\x00", size=5_000)))
+    assert run(queue, context, clock).failed == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_error_message"]) == (
+        "attachment_too_large",
+        "attachment att_\ufffd: 5000 bytes",
+    )
+
+
+@pytest.mark.parametrize(
+    ("filename", "declared", "stored_as", "extension"),
+    [("page.html", "text/html", "application/octet-stream", "bin"),
+     ("logo.svg", "image/svg+xml", "application/octet-stream", "bin"),
+     ("fax.pdf", "application/pdf\r\nX-Injected: 1", "application/octet-stream", "bin"),
+     ("fax.pdf", 'application/pdf; name="x\r\nX-Injected: 1"', "application/pdf", "pdf"),
+     ("scan.TIF", "application/octet-stream", "image/tiff", "tif")],
+    ids=["html", "svg", "CRLF in the type", "CRLF in a parameter", "generic type, known suffix"],
+)  # fmt: skip
+def test_the_stored_content_type_is_a_document_type_or_octet_stream(
+    queue, fake, router, context, clock, job, filename, declared, stored_as, extension
+) -> None:
+    list_route(router, page(attachment(1, filename=filename, content_type=declared)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).completed == 1
+
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert (upload["key"], upload["content_type"]) == (f"fax_received_emails/{EMAIL_ROW}/att_1.{extension}", stored_as)
+    assert b"X-Injected" not in upload["raw"], "nothing of the declared type reaches the upload's headers"
+    assert fake.uploads[upload["key"]] == PDF
+    assert (fake.stored[0]["content_type"], fake.stored[0]["filename"]) == (stored_as, filename)
 
 
 # The failure table of spec 5, written out from the spec: (what happens, expected RPC, its arguments).
@@ -249,3 +318,79 @@ def test_a_database_error_is_transient(queue, fake, router, context, clock, job)
 
     [(_, fail)] = fake.rpc_calls("fail_document_job")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
+
+
+# The time budget (lib/budget.py) inside a download or an upload, on the fake clock: the
+# invocation's budget is 240 s from clock 1000, so its deadline is at 1240.
+def released_for_time_budget(fake) -> bool:
+    [(_, release)] = fake.rpc_calls("release_document_job")
+    return (release["p_error_code"], release["p_retry_after"]) == ("time_budget", "0.000 seconds")
+
+
+def test_a_download_trickling_past_the_deadline_is_stopped_and_the_job_released(
+    queue, fake, router, context, clock, job
+) -> None:
+    list_route(router, page(attachment(1, size=1_000)))
+    sent = []
+
+    def trickle():
+        for _ in range(100):  # 10 bytes every 10 s: each read is quick, the whole would take 1,000 s
+            clock.advance(10)
+            sent.append(10)
+            yield b"x" * 10
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=trickle()))
+
+    summary = run(queue, context, clock)
+
+    assert (summary.released, summary.completed) == (1, 0)
+    assert released_for_time_budget(fake)
+    assert len(sent) < 30, "the download stopped at the deadline, not at the end of the body"
+    assert clock.now < 1_300, "and the invocation ends before Vercel's maxDuration (300 s)"
+    assert [name for name, _ in fake.rpc_calls()] == ["extend_document_job_lease", "release_document_job"]
+
+
+def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(
+    queue, fake, router, context, clock, job, monkeypatch
+) -> None:
+    monkeypatch.setattr("lib.attachment_storage.UPLOAD_CHUNK_BYTES", 10)
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    taken = []
+
+    class SlowReader(httpx.BaseTransport):
+        # A transport of its own: respx (and httpx.MockTransport) read a request's whole body
+        # before answering, so they cannot play a server that reads slowly.
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            for chunk in request.stream:  # Storage takes 10 bytes every 20 s
+                clock.advance(20)
+                taken.append(chunk)
+            return httpx.Response(200, json={"Key": "k"})
+
+    with httpx.Client(transport=SlowReader()) as storage_http:
+        slow = dataclasses.replace(context, storage=AttachmentStorage(storage_http, URL, KEY, "fax-attachments"))
+        summary = run(queue, slow, clock)
+
+    assert (summary.released, summary.completed) == (1, 0)
+    assert released_for_time_budget(fake)
+    assert 0 < len(taken) < len(PDF) // 10, "the upload stopped at the deadline, not at the end of the body"
+    assert fake.stored == []
+
+
+def test_no_single_network_wait_outlasts_the_deadline(queue, fake, router, context, clock, job) -> None:
+    def listing(request: httpx.Request) -> httpx.Response:
+        clock.advance(215)  # 25 s left: enough to start an attachment (20 s), less than Resend's 30 s timeout
+        return httpx.Response(200, content=json.dumps(page(attachment(1))))
+
+    def download(request: httpx.Request) -> httpx.Response:
+        clock.advance(10)  # 15 s left: less than Storage's 20 s timeout
+        return httpx.Response(200, content=PDF)
+
+    router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=listing)
+    downloads = router.get(url__startswith="https://cdn.resend.test/").mock(side_effect=download)
+
+    assert run(queue, context, clock).completed == 1
+
+    assert downloads.calls.last.request.extensions["timeout"]["read"] == pytest.approx(25)
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert (upload["timeout"]["write"], upload["timeout"]["read"]) == (pytest.approx(15), pytest.approx(15))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -80,3 +81,38 @@ def test_a_previous_secret_alone_opens_nothing(worker_url, fake, monkeypatch) ->
     monkeypatch.delenv("INTERNAL_FUNCTION_SECRET")
     monkeypatch.setenv("INTERNAL_FUNCTION_SECRET_PREVIOUS", SECRET)
     assert call(worker_url, authorization=f"Bearer {SECRET}")[0] == 401
+
+
+def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_url, fake) -> None:
+    fake.unreachable_rpcs = {"claim_document_jobs"}
+
+    status, body = call(worker_url, authorization=f"Bearer {SECRET}")
+
+    # pg_net keeps this status in net._http_response: a 200 would show the outage as a success.
+    assert status == 503
+    assert (body["claimed"], body["stopped_because"]) == (0, "database_error")
+
+
+def test_any_exception_gives_a_json_500_and_one_request_log_line(worker_url, fake, monkeypatch, caplog) -> None:
+    caplog.set_level(logging.INFO)
+
+    def broken(authorization):
+        raise RuntimeError(f"a bug, quoting {authorization}")
+
+    monkeypatch.setattr("lib.worker_endpoint.handle", broken)
+
+    assert call(worker_url, authorization=f"Bearer {SECRET}") == (500, {"error": "internal_error"})
+    logged = [json.loads(r.getMessage()) for r in caplog.records if r.name == "document_jobs"]
+    assert [(e["status"], e["error"]) for e in logged if e["event"] == "request"] == [(500, "internal_error")]
+    assert [e["error"] for e in logged if e["event"] == "unhandled_error"] == ["RuntimeError"]
+    assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("SUPABASE_URL", "project.supabase.co"), ("RESEND_API_URL", "https://resend .test")]
+)
+def test_a_malformed_url_is_a_500_naming_the_variable(worker_url, fake, monkeypatch, caplog, name, value) -> None:
+    monkeypatch.setenv(name, value)
+    assert call(worker_url, authorization=f"Bearer {SECRET}") == (500, {"error": "misconfigured"})
+    assert f"{name} (" in caplog.text
+    assert fake.calls == []

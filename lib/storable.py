@@ -1,0 +1,69 @@
+"""Text that PostgreSQL can store, whatever the provider sent.
+
+A UTF-8 database cannot hold U+0000 in `text`, and `jsonb` refuses the escape `\\u0000` and any
+lone surrogate (U+D800..U+DFFF, which JSON can spell as `\\ud800` and Python parses into a str).
+JavaScript, which produces Resend's JSON, emits both readily. Refusing them would lose the e-mail
+(the webhook would answer 500 on every redelivery) or poison a job (its attachment row retried
+until the job fails), so the rule is: every such character is replaced by U+FFFD, the Unicode
+replacement character, and the places where that happened are reported so they can be recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+# The webhook stores, under this key of the e-mail's `data`, where it replaced characters.
+REPLACED_KEY = "_document_jobs_replaced_text"
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    return _UNSTORABLE.sub(REPLACEMENT, text)
+
+
+def is_storable(text: str) -> bool:
+    return _UNSTORABLE.search(text) is None
+
+
+def _pointer_token(key: str) -> str:
+    # RFC 6901: "~" and "/" inside a member name are escaped.
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def storable_json(document: Any) -> tuple[Any, list[str]]:
+    """The document with every string and member name made storable, and the JSON Pointers
+    (RFC 6901, in document order, to the replaced value or renamed member) of what changed.
+
+    Containers are changed in place (the document is the caller's own parse). A renamed member
+    that would collide with another member gets further U+FFFD until it is unique, so that no
+    value is ever dropped. Iterative, so that any depth json.loads accepted is handled.
+    """
+    root = [document]
+    replaced: dict[str, None] = {}  # an ordered set: a member may be renamed and its value replaced
+    stack: list[tuple[list[Any] | dict[str, Any], Any, str]] = [(root, 0, "")]
+    while stack:
+        parent, slot, pointer = stack.pop()
+        value = parent[slot]
+        if isinstance(value, str):
+            if not is_storable(value):
+                parent[slot] = storable_text(value)
+                replaced[pointer] = None
+        elif isinstance(value, list):
+            stack.extend((value, index, f"{pointer}/{index}") for index in reversed(range(len(value))))
+        elif isinstance(value, dict):
+            if not all(is_storable(key) for key in value):
+                renamed: dict[str, Any] = {}
+                for key, item in value.items():
+                    new_key = storable_text(key)
+                    if new_key != key:
+                        while new_key in value or new_key in renamed:
+                            new_key += REPLACEMENT
+                        replaced[f"{pointer}/{_pointer_token(new_key)}"] = None
+                    renamed[new_key] = item
+                value.clear()
+                value.update(renamed)
+            stack.extend((value, key, f"{pointer}/{_pointer_token(key)}") for key in reversed(list(value)))
+    return root[0], list(replaced)

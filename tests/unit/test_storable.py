@@ -1,0 +1,114 @@
+"""The storable-text rule (lib/storable.py): what PostgreSQL refuses in text and jsonb (U+0000 and
+lone surrogates) is replaced by U+FFFD, nothing else changes, nothing is dropped, and every
+replacement is reported by a JSON Pointer that leads to it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from lib.storable import REPLACEMENT, storable_json, storable_text
+
+
+# Written from PostgreSQL's rules, not from the code: a UTF-8 database stores every Unicode
+# scalar value except U+0000; a lone surrogate is not a scalar value, so it cannot be UTF-8.
+def postgres_stores(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+def strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in strings(item)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in (key, *strings(item))]
+    return []
+
+
+def resolve(document: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        document = document[int(token)] if isinstance(document, list) else document[token]
+    return document
+
+
+def shape(value: Any) -> Any:
+    """The document with every string blanked: what must not change."""
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    if isinstance(value, dict):
+        return sorted((shape(item) for item in value.values()), key=repr)
+    return "" if isinstance(value, str) else value
+
+
+any_text = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8) | st.sampled_from(
+    ["\x00", "\ud800", "a\udfffb", "~/\x00", "a\x00", "a\ufffd"]
+)
+documents = st.recursive(
+    st.none() | st.booleans() | st.integers() | any_text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(documents)
+@example({"a\x00": 1, "a\ufffd": 2})
+@example({"subject": "x\x00", "a/b~\x00": ["\ud83d", "\ud83d\ude00"]})
+def test_every_string_becomes_storable_and_nothing_else_changes(document: Any) -> None:
+    original = copy.deepcopy(document)
+
+    result, replaced = storable_json(document)
+
+    assert all(postgres_stores(s) for s in strings(result))
+    assert shape(result) == shape(original), "no value dropped or changed but text"
+    if all(postgres_stores(s) for s in strings(original)):
+        assert (result, replaced) == (original, [])
+    else:
+        assert replaced, "a replacement is always reported"
+    assert len(replaced) == len(set(replaced))
+    for pointer in replaced:
+        found = resolve(result, pointer)  # every pointer leads somewhere in the result
+        name = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        assert REPLACEMENT in name or (isinstance(found, str) and REPLACEMENT in found)
+
+
+def test_examples() -> None:
+    data = {"email_id": "em_\x00", "subject": "FAX\x00 \ud800受信", "to": ["ok@example.jp"],
+            "headers": {"x-fax\x00id": "a\udfff", "a/b": "\x00"},
+            "attachments": [{"id": "att_1", "filename": "請求書\x00.pdf"}]}  # fmt: skip
+
+    result, replaced = storable_json(data)
+
+    assert result == {"email_id": "em_\ufffd", "subject": "FAX\ufffd \ufffd受信", "to": ["ok@example.jp"],
+                      "headers": {"x-fax\ufffdid": "a\ufffd", "a/b": "\ufffd"},
+                      "attachments": [{"id": "att_1", "filename": "請求書\ufffd.pdf"}]}  # fmt: skip
+    assert replaced == ["/email_id", "/subject", "/headers/x-fax\ufffdid", "/headers/a~1b",
+                        "/attachments/0/filename"]  # fmt: skip
+
+
+def test_a_renamed_member_never_overwrites_another() -> None:
+    result, replaced = storable_json({"a\x00": 1, "a\ufffd": 2})
+    assert result == {"a\ufffd\ufffd": 1, "a\ufffd": 2}
+    assert replaced == ["/a\ufffd\ufffd"]
+
+
+def test_a_paired_surrogate_is_a_character_and_stays() -> None:
+    assert storable_text("\U0001f4e0") == "\U0001f4e0"
+    assert storable_text("\ud83d") == REPLACEMENT
+
+
+def test_any_depth_json_accepts() -> None:
+    deep: Any = "\x00"
+    for _ in range(5000):
+        deep = [deep]
+    result, replaced = storable_json(deep)
+    assert replaced == ["/0" * 5000]
+    assert resolve(result, replaced[0]) == REPLACEMENT

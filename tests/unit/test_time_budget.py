@@ -1,0 +1,95 @@
+"""The deadline inside a download or an upload, over real loopback sockets: a peer that stalls
+within the per-read (or per-write) timeout must not hold the worker past the invocation's
+deadline. No timing is asserted: a test only checks how the call ended, and a stalled peer that
+were not cut off would hold it for the full 30 s (or 20 s) timeout and end another way."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+
+from lib.attachment_storage import AttachmentStorage
+from lib.budget import Deadline, DeadlinePassed
+from lib.resend_client import DownloadError, ResendClient
+
+HALF_A_SECOND = 0.5
+
+
+@contextmanager
+def stalling_peer(first_bytes: bytes = b"") -> Iterator[str]:
+    """A loopback server that answers each connection with `first_bytes`, then neither reads nor
+    sends anything more until the test ends."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)  # closing a socket does not wake an accept() blocked on it
+    held: list[socket.socket] = []
+    over = threading.Event()
+
+    def accept() -> None:
+        while not over.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            held.append(connection)
+            connection.sendall(first_bytes)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        over.set()
+        thread.join(timeout=5)
+        listener.close()
+        for connection in held:
+            connection.close()
+
+
+@pytest.fixture
+def plain_http() -> Iterator[httpx.Client]:
+    with httpx.Client() as client:  # no respx here: real sockets
+        yield client
+
+
+def test_a_download_stalled_mid_body_stops_at_the_deadline(plain_http) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: 1000\r\n\r\n%PDF-1.4"
+    with stalling_peer(head) as url:
+        resend = ResendClient(plain_http, url, "re_key", timeout=30.0)
+        with pytest.raises(DeadlinePassed):
+            resend.download(f"{url}/att_1", max_bytes=10_000, deadline=Deadline(time.monotonic() + HALF_A_SECOND))
+
+
+def test_without_a_deadline_a_stalled_download_is_an_ordinary_download_failure(plain_http) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n%PDF"
+    with stalling_peer(head) as url:
+        resend = ResendClient(plain_http, url, "re_key", timeout=HALF_A_SECOND)
+        with pytest.raises(DownloadError) as failed:
+            resend.download(f"{url}/att_1", max_bytes=10_000)
+    assert failed.value.status is None
+
+
+def test_an_upload_to_a_peer_that_stops_reading_stops_at_the_deadline(plain_http) -> None:
+    data = b"\0" * (64 * 1024 * 1024)  # far more than the sockets' buffers hold
+    with stalling_peer() as url:
+        storage = AttachmentStorage(plain_http, url, "service-role-key", "fax-attachments")
+        with pytest.raises(DeadlinePassed):
+            storage.upload("fax_received_emails/x/att_1.pdf", data, "application/pdf",
+                           Deadline(time.monotonic() + HALF_A_SECOND))  # fmt: skip
+
+
+def test_a_deadline_already_passed_sends_nothing(plain_http) -> None:
+    with stalling_peer() as url:
+        storage = AttachmentStorage(plain_http, url, "service-role-key", "fax-attachments")
+        resend = ResendClient(plain_http, url, "re_key")
+        passed = Deadline(time.monotonic() - 1)
+        for call in (lambda: storage.upload("k.pdf", b"x", "application/pdf", passed),
+                     lambda: resend.download(f"{url}/a", 10, passed),
+                     lambda: resend.list_attachments("em_1", passed)):  # fmt: skip
+            with pytest.raises(DeadlinePassed):
+                call()
