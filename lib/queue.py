@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-import httpx
 from pydantic import BaseModel, ConfigDict
 
+from lib.database import execute
 from lib.fax_records import StoredAttachment
 from lib.storable import storable_text
 
@@ -28,10 +28,6 @@ MAX_RETRY_AFTER = timedelta(days=1)
 
 class LeaseLost(Exception):
     """The job's lease passed and another worker claimed it (or an operator changed it)."""
-
-
-class QueueUnavailable(Exception):
-    """The database could not be reached or refused the call; the message says which and why."""
 
 
 class Job(BaseModel):
@@ -63,18 +59,11 @@ class Queue:
         self.lease = lease
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
-        # Imported here: postgrest comes with supabase, which this module must not import eagerly.
-        from postgrest.exceptions import APIError
-
+        """The RPC's answer; DatabaseError (lib/database.py) when it fails."""
         # Text Postgres cannot store would make the call fail on every attempt (a file name with
         # U+0000 retried until the job fails): the same rule as the webhook's, for every argument.
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
-        try:
-            return self._client.rpc(function, params).execute().data
-        except APIError as error:
-            raise QueueUnavailable(f"{function}: {error.code} {error.message}") from error
-        except httpx.HTTPError as error:
-            raise QueueUnavailable(f"{function}: {type(error).__name__}") from error
+        return execute(function, self._client.rpc(function, params))
 
     def _guarded(self, function: str, job: Job, **params: Any) -> None:
         if self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params}) is not True:

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
+from lib.database import DatabaseError
 from lib.failures import Action, JobFailure
-from lib.queue import Job, LeaseLost, Queue, QueueUnavailable
+from lib.queue import Job, LeaseLost, Queue
 
 # invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs.
 MAX_JOBS_PER_INVOCATION = 3
@@ -68,7 +69,7 @@ def run_invocation(
         claimed_at = time.time()  # wall clock: the logs of different processes are compared by it
         try:
             job = queue.claim(kind)
-        except QueueUnavailable as error:
+        except DatabaseError as error:
             log.event("claim_failed", logging.ERROR, kind=kind, error=str(error))
             summary.stopped_because = "database_error"
             break
@@ -110,7 +111,7 @@ def _checkpoint(queue: Queue, job: Job, deadline: Deadline, lease: HeldLease) ->
         asked_at = time.time()
         try:
             queue.extend(job)
-        except QueueUnavailable as error:
+        except DatabaseError as error:
             raise JobFailure("database_error", str(error)) from error
         lease.until = asked_at + queue.lease.total_seconds()
 
@@ -128,7 +129,7 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
     except DeadlinePassed as error:  # a download or upload stopped at the deadline
         failure = JobFailure("time_budget", str(error))
         return _record_failure(queue, job, failure), failure
-    except QueueUnavailable as error:  # e.g. recording an attachment: the database failed mid-job
+    except DatabaseError as error:  # e.g. recording an attachment: the database failed mid-job
         failure = JobFailure("database_error", str(error))
         return _record_failure(queue, job, failure), failure
     except Exception as error:  # a bug: retried like a transient failure, and visible in the logs
@@ -157,7 +158,7 @@ def _record(job: Job, write: Callable[[], None], outcome: Outcome) -> Outcome:
         write()
     except LeaseLost:
         return Outcome.LOST
-    except QueueUnavailable as error:
+    except DatabaseError as error:
         log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, outcome=outcome.value, error=str(error))
         return Outcome.UNRECORDED
     return outcome
