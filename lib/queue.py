@@ -8,7 +8,7 @@ worker no longer holds the job: the caller must then stop and write nothing more
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +28,10 @@ MAX_RETRY_AFTER = timedelta(days=1)
 
 class LeaseLost(Exception):
     """The job's lease passed and another worker claimed it (or an operator changed it)."""
+
+
+# Where fail_document_job and release_document_job left a job they still held.
+LeftIn = Literal["queued", "failed"]
 
 
 class Job(BaseModel):
@@ -66,8 +70,23 @@ class Queue:
         return execute(function, self._client.rpc(function, params))
 
     def _guarded(self, function: str, job: Job, **params: Any) -> None:
-        if self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params}) is not True:
-            raise LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
+        if self._rpc(function, self._holder(job, params)) is not True:
+            raise self._lost(function, job)
+
+    def _guarded_state(self, function: str, job: Job, **params: Any) -> LeftIn:
+        """For the writes that answer the state they left the job in, or null once it is not ours."""
+        state = self._rpc(function, self._holder(job, params))
+        if state not in ("queued", "failed"):
+            raise self._lost(function, job)
+        return "queued" if state == "queued" else "failed"
+
+    @staticmethod
+    def _holder(job: Job, params: dict[str, Any]) -> dict[str, Any]:
+        return {"p_job_id": str(job.id), "p_generation": job.generation, **params}
+
+    @staticmethod
+    def _lost(function: str, job: Job) -> LeaseLost:
+        return LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
 
     def claim(self, kind: str) -> Job | None:
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
@@ -79,8 +98,11 @@ class Queue:
     def complete(self, job: Job) -> None:
         self._guarded("complete_document_job", job)
 
-    def fail(self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None) -> None:
-        self._guarded(
+    def fail(
+        self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
+    ) -> LeftIn:
+        """Records the failure. The database decides: queued again (backoff) or failed."""
+        return self._guarded_state(
             "fail_document_job",
             job,
             p_error_code=code,
@@ -97,8 +119,8 @@ class Queue:
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
         )
 
-    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> None:
-        self._guarded(
+    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
+        return self._guarded_state(
             "release_document_job",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),

@@ -136,29 +136,45 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
         logging.getLogger(__name__).exception("job %s raised", job.id)
         failure = JobFailure("internal_error", type(error).__name__)
         return _record_failure(queue, job, failure), failure
-    return _record(job, lambda: queue.complete(job), Outcome.COMPLETED), None
+    return _complete(queue, job), None
 
 
 def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
     rule = failure.rule
     if rule.action is Action.RELEASE:
         delay = max(rule.delay, failure.retry_after or timedelta(0))
-        return _record(job, lambda: queue.release(job, delay, failure.code, failure.message), Outcome.RELEASED)
-    retryable = rule.action is Action.RETRY
-    outcome = Outcome.RETRIED if retryable and job.attempts < job.max_attempts else Outcome.FAILED
-    return _record(
-        job,
-        lambda: queue.fail(job, failure.code, failure.message, retryable=retryable, retry_after=failure.retry_after),
-        outcome,
-    )
+
+        def release() -> Outcome:
+            queue.release(job, delay, failure.code, failure.message)
+            return Outcome.RELEASED
+
+        return _record(job, "release", release)
+
+    def fail() -> Outcome:
+        # Retried or final is the database's decision (attempts left, p_retryable): report it.
+        left_in = queue.fail(
+            job, failure.code, failure.message, retryable=rule.action is Action.RETRY, retry_after=failure.retry_after
+        )
+        return Outcome.RETRIED if left_in == "queued" else Outcome.FAILED
+
+    return _record(job, "fail", fail)
 
 
-def _record(job: Job, write: Callable[[], None], outcome: Outcome) -> Outcome:
+def _complete(queue: Queue, job: Job) -> Outcome:
+    def complete() -> Outcome:
+        queue.complete(job)
+        return Outcome.COMPLETED
+
+    return _record(job, "complete", complete)
+
+
+def _record(job: Job, write_name: str, write: Callable[[], Outcome]) -> Outcome:
+    """The outcome `write` reports, LOST when the job is no longer ours, UNRECORDED when the
+    database could not be told (the lease will pass and the job run again)."""
     try:
-        write()
+        return write()
     except LeaseLost:
         return Outcome.LOST
     except DatabaseError as error:
-        log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, outcome=outcome.value, error=str(error))
+        log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, write=write_name, error=str(error))
         return Outcome.UNRECORDED
-    return outcome
