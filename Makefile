@@ -32,9 +32,11 @@ demo: $(STAMP) $(NODE_STAMP)
 test: $(STAMP) $(NODE_STAMP) lint
 	$(PY) -m devstack run -- $(MAKE) --no-print-directory test-in-stack
 
+## ruff, and mypy (strict) over what is deployed: lib/ and api/ (settings in mypy.ini).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its
@@ -61,4 +63,4 @@ down:
 	$(PY) -m devstack down
 
 clean: down
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .vercel devstack/node_modules
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .vercel devstack/node_modules

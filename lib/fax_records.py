@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from lib.database import execute
-from lib.failures import JobFailure
+from lib.failures import FailureCode, JobFailure
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -46,7 +46,7 @@ class FaxRecords:
             self._client.table("fax_received_emails").select("id,provider_email_id").eq("id", str(email_row_id)),
         )
         if not rows:
-            raise JobFailure("email_not_found", f"fax_received_emails {email_row_id} does not exist")
+            raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"fax_received_emails {email_row_id} does not exist")
         return ReceivedEmail.model_validate(rows[0])
 
     def stored_attachment_ids(self, email_row_id: UUID) -> set[str]:

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any, assert_never
 
 from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
 from lib.database import DatabaseError
-from lib.failures import Action, JobFailure
+from lib.failures import Action, FailureCode, JobFailure
 from lib.queue import Job, LeaseLost, Queue
 
 # invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs.
@@ -52,6 +53,23 @@ class Summary(BaseModel):
     stopped_because: str = "no_work"
     elapsed_ms: int = 0
 
+    def add(self, outcome: Outcome) -> None:
+        match outcome:
+            case Outcome.COMPLETED:
+                self.completed += 1
+            case Outcome.RETRIED:
+                self.retried += 1
+            case Outcome.FAILED:
+                self.failed += 1
+            case Outcome.RELEASED:
+                self.released += 1
+            case Outcome.LOST:
+                self.lost += 1
+            case Outcome.UNRECORDED:
+                self.unrecorded += 1
+            case _:
+                assert_never(outcome)
+
 
 def run_invocation(
     queue: Queue, kind: str, run_job: RunJob, clock: Clock = time.monotonic, started: float | None = None
@@ -78,10 +96,10 @@ def run_invocation(
         summary.claimed += 1
         job_started = clock()
         lease = HeldLease(claimed_at + queue.lease.total_seconds())
-        ids = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
+        ids: dict[str, Any] = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
         outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, lease))
-        setattr(summary, outcome.value, getattr(summary, outcome.value) + 1)
+        summary.add(outcome)
         log.event(
             "job_finished",
             **ids,
@@ -107,12 +125,12 @@ class HeldLease:
 def _checkpoint(queue: Queue, job: Job, deadline: Deadline, lease: HeldLease) -> Checkpoint:
     def step() -> None:
         if deadline.remaining() < STEP_RESERVE.total_seconds():
-            raise JobFailure("time_budget", "the invocation's time budget ran out mid-job")
+            raise JobFailure(FailureCode.TIME_BUDGET, "the invocation's time budget ran out mid-job")
         asked_at = time.time()
         try:
             queue.extend(job)
         except DatabaseError as error:
-            raise JobFailure("database_error", str(error)) from error
+            raise JobFailure(FailureCode.DATABASE_ERROR, str(error)) from error
         lease.until = asked_at + queue.lease.total_seconds()
 
     return Checkpoint(deadline, step)
@@ -124,19 +142,22 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
         run_job(job, checkpoint)
     except LeaseLost:
         return Outcome.LOST, None
-    except JobFailure as failure:
-        return _record_failure(queue, job, failure), failure
-    except DeadlinePassed as error:  # a download or upload stopped at the deadline
-        failure = JobFailure("time_budget", str(error))
-        return _record_failure(queue, job, failure), failure
-    except DatabaseError as error:  # e.g. recording an attachment: the database failed mid-job
-        failure = JobFailure("database_error", str(error))
-        return _record_failure(queue, job, failure), failure
-    except Exception as error:  # a bug: retried like a transient failure, and visible in the logs
-        logging.getLogger(__name__).exception("job %s raised", job.id)
-        failure = JobFailure("internal_error", type(error).__name__)
+    except Exception as error:
+        failure = _as_failure(job, error)
         return _record_failure(queue, job, failure), failure
     return _complete(queue, job), None
+
+
+def _as_failure(job: Job, error: Exception) -> JobFailure:
+    if isinstance(error, JobFailure):
+        return error
+    if isinstance(error, DeadlinePassed):  # a download or upload stopped at the deadline
+        return JobFailure(FailureCode.TIME_BUDGET, str(error))
+    if isinstance(error, DatabaseError):  # e.g. recording an attachment: the database failed mid-job
+        return JobFailure(FailureCode.DATABASE_ERROR, str(error))
+    # A bug: retried like a transient failure, and visible in the logs.
+    logging.getLogger(__name__).exception("job %s raised", job.id)
+    return JobFailure(FailureCode.INTERNAL_ERROR, type(error).__name__)
 
 
 def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:

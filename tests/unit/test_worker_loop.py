@@ -170,3 +170,13 @@ def test_a_fail_answered_with_null_means_the_lease_was_lost(queue, fake, clock) 
 
     summary = run_invocation(queue, "fetch_email", unavailable, clock)
     assert (summary.retried, summary.failed, summary.lost) == (0, 0, 1)
+
+
+def test_every_outcome_has_its_own_counter() -> None:
+    from lib.worker import Outcome, Summary
+
+    for outcome in Outcome:
+        summary = Summary()
+        summary.add(outcome)
+        counters = {name: value for name, value in summary.model_dump().items() if isinstance(value, int) and value}
+        assert counters == {outcome.value: 1}
