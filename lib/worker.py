@@ -156,7 +156,7 @@ def _as_failure(job: Job, error: Exception) -> JobFailure:
     if isinstance(error, DatabaseError):  # e.g. recording an attachment: the database failed mid-job
         return JobFailure(FailureCode.DATABASE_ERROR, str(error))
     # A bug: retried like a transient failure, and visible in the logs.
-    logging.getLogger(__name__).exception("job %s raised", job.id)
+    log.event("job_raised", logging.ERROR, job_id=job.id, **log.exception_fields(error))
     return JobFailure(FailureCode.INTERNAL_ERROR, type(error).__name__)
 
 
