@@ -1,5 +1,5 @@
-"""How a job's failure is handled: THE table (spec 5), and the translation of each service's errors
-into its stable codes.
+"""How a job's failure is handled: THE table (tests/unit/test_failures.py holds the README's
+tables to it), and the translation of each service's errors into its stable codes.
 
 retry   transient: fail_document_job(p_retryable => true); backoff, or the provider's retry-after
 fail    permanent: fail_document_job(p_retryable => false); the job stops in `failed`
