@@ -1,4 +1,4 @@
-"""The fetch_email job (spec 5): a received e-mail's attachments, from Resend into Storage.
+"""The fetch_email job: a received e-mail's attachments, from Resend into Storage.
 
 Safe to run any number of times for the same e-mail: the storage key is fixed before the upload,
 the upload and the row are upserts, and what is already recorded is skipped. A worker that dies

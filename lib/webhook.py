@@ -1,4 +1,4 @@
-"""The inbound e-mail webhook (spec 6): verify the signature of the raw body, parse the event,
+"""The inbound e-mail webhook: verify the signature of the raw body, parse the event,
 record the e-mail (which enqueues its job and kicks the worker, in the database) in one call.
 
 Answers non-2xx only when the e-mail was not durably recorded, so that Resend redelivers; a

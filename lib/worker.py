@@ -1,4 +1,4 @@
-"""One invocation of the worker (spec 4): claim one job at a time, run it, record the outcome.
+"""One invocation of the worker: claim one job at a time, run it, record the outcome.
 
 At most MAX_JOBS_PER_INVOCATION jobs, within a time budget of BUDGET from the start; nothing new
 is claimed once less than CLAIM_RESERVE remains, since a job claimed without time to finish

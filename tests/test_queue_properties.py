@@ -1,4 +1,4 @@
-"""The queue's functions against a model of its state machine (SPEC 3.3), driven by Hypothesis.
+"""The queue's functions against a model of its state machine (the README's "The job's life"), driven by Hypothesis.
 
 A `RuleBasedStateMachine` calls the real functions as service_role, in random sequences: enqueue, claim,
 extend, complete, fail (transient or permanent, with or without a retry-after), release, manual retry, and
@@ -75,7 +75,7 @@ TIME_STEPS = st.one_of(st.integers(1, 120), st.integers(120, 6 * 3600)).map(lamb
 
 
 def backoff(failed_attempt: int) -> timedelta:
-    """SPEC 3.3: the wait after the n-th failed attempt, before jitter."""
+    """The wait after the n-th failed attempt, before jitter."""
     if failed_attempt <= 1:
         return timedelta(minutes=1)
     return timedelta(minutes={2: 5, 3: 15}.get(failed_attempt, 60))

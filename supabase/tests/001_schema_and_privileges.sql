@@ -1,4 +1,4 @@
--- The schema's contract (spec 3.1–3.3): tables, columns, indexes, RLS, and who may do what.
+-- The schema's contract: tables, columns, indexes, RLS, and who may do what.
 begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;

@@ -1,4 +1,4 @@
-"""The invocation loop (spec 4): job cap, time budget, lease loss, outcomes that cannot be recorded."""
+"""The invocation loop: job cap, time budget, lease loss, outcomes that cannot be recorded."""
 
 from __future__ import annotations
 
