@@ -28,6 +28,7 @@ from lib.resend_client import (
 )
 from lib.storable import storable_text
 
+# The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
 KIND = "fetch_email"
 
 

@@ -20,6 +20,7 @@ from lib.storable import storable_text
 if TYPE_CHECKING:
     from supabase import Client
 
+# The default p_lease of claim_document_jobs and extend_document_job_lease too (tests/test_constants.py).
 DEFAULT_LEASE = timedelta(minutes=5)
 # fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
 # require_retry_after): a provider that asks for more (a quota) is asked again after this.

@@ -24,9 +24,11 @@ from lib.database import DatabaseError
 from lib.failures import Action, FailureCode, JobFailure
 from lib.queue import Job, LeaseLost, Queue
 
-# invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs.
+# invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs, and
+# vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py
+# fails when either side changes alone.
 MAX_JOBS_PER_INVOCATION = 3
-BUDGET = timedelta(seconds=240)  # maxDuration is 300 s: the rest is margin
+BUDGET = timedelta(seconds=240)
 CLAIM_RESERVE = timedelta(seconds=30)
 STEP_RESERVE = timedelta(seconds=20)  # the least time left to start on one more attachment
 
