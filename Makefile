@@ -11,7 +11,7 @@ SUPABASE := devstack/node_modules/.bin/supabase
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test lint test-in-stack chaos bench up down clean
+.PHONY: demo test test-fast lint test-in-stack chaos bench up down clean
 
 $(STAMP): requirements.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -32,9 +32,17 @@ demo: $(STAMP) $(NODE_STAMP)
 test: $(STAMP) $(NODE_STAMP) lint
 	$(PY) -m devstack run -- $(MAKE) --no-print-directory test-in-stack
 
+## The fast suite while developing: pytest without the tests marked slow (chaos, bench, demo,
+## the real pg_cron tick, whole-stack lifecycles; see pytest.ini), on a fresh local stack.
+## `make test` still runs everything.
+test-fast: $(STAMP) $(NODE_STAMP)
+	$(PY) -m devstack run -- $(VENV)/bin/pytest -m "not slow" -q
+
+## ruff, and mypy (strict) over what is deployed: lib/ and api/ (settings in mypy.ini).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its
@@ -61,4 +69,4 @@ down:
 	$(PY) -m devstack down
 
 clean: down
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .vercel devstack/node_modules
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .vercel devstack/node_modules

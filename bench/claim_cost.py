@@ -1,6 +1,6 @@
 """Claim cost against backlog and history: this schema next to the original design's.
 
-The original design (spec 3.1) has only the unique index, so every claim sorts the whole
+The original design has only the unique index, so every claim sorts the whole
 backlog. It is reproduced here, in a schema of its own (dropped afterwards), with its claim function.
 
 Each sample is one claim and the complete that follows it (two round trips, timed together); the

@@ -8,7 +8,9 @@ python -m lib.admin stats [--json]
 python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
 
-Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment.
+Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment. Every refusal, whether
+of the arguments, by the database or of the network, is one line on standard error and a
+non-zero exit: 2 for arguments, 1 for what the queue or the database refused, 3 for settings.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
+from uuid import UUID
 
 import httpx
 
+from lib.database import DatabaseError, execute
 from lib.settings import ConfigError, SupabaseSettings
 from lib.supabase_client import TIMEOUT, service_client
 
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
 JOB_COLUMNS = "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at," \
               "last_error_code,last_error_message,fax_received_email_id"  # fmt: skip
 STATUSES = ("queued", "running", "completed", "failed")
+Row = dict[str, Any]
 
 
 class AdminError(Exception):
@@ -43,7 +48,7 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+def table(rows: Sequence[Row], columns: Sequence[str]) -> str:
     cells = [[_cell(row.get(column)) for column in columns] for row in rows]
     widths = [
         max([display_width(column)] + [display_width(line[i]) for line in cells]) for i, column in enumerate(columns)
@@ -73,12 +78,21 @@ def age(timestamp: str | None, now: datetime) -> str:
 
 
 def _rpc(client: Client, function: str, params: dict[str, Any]) -> Any:
-    from postgrest.exceptions import APIError
+    return execute(function, client.rpc(function, params))
 
+
+def job_id(text: str) -> str:
+    """An argparse type: a job id is a UUID, refused here rather than by the database."""
     try:
-        return client.rpc(function, params).execute().data
-    except APIError as error:
-        raise AdminError(f"{function}: {error.message}" + (f" ({error.hint})" if error.hint else "")) from error
+        return str(UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a job id (a UUID)") from None
+
+
+def positive(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return int(text)
 
 
 def list_jobs(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
@@ -87,7 +101,7 @@ def list_jobs(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
         query = query.eq("status", args.status)
     if args.kind:
         query = query.eq("kind", args.kind)
-    rows = query.execute().data
+    rows: list[Row] = execute("list jobs", query)
     now = datetime.now(UTC)
     shown = [row | {"age": age(row["created_at"], now), "attempt": f"{row['attempts']}/{row['max_attempts']}",
                     "error": row["last_error_code"] or ""} for row in rows]  # fmt: skip
@@ -95,27 +109,26 @@ def list_jobs(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def show_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    jobs = client.table("document_jobs").select(JOB_COLUMNS).eq("id", args.job_id).execute().data
+    jobs: list[Row] = execute("read job", client.table("document_jobs").select(JOB_COLUMNS).eq("id", args.job_id))
     if not jobs:
         raise AdminError(f"no job {args.job_id}")
     job = jobs[0]
-    email, attachments = None, []
+    email: Row | None = None
+    attachments: list[Row] = []
     if job["fax_received_email_id"]:
-        emails = (
+        emails: list[Row] = execute(
+            "read e-mail",
             client.table("fax_received_emails")
             .select("id,provider_email_id,from_address,to_addresses,subject,received_at,created_at")
-            .eq("id", job["fax_received_email_id"])
-            .execute()
-            .data
+            .eq("id", job["fax_received_email_id"]),
         )
         email = emails[0] if emails else None
-        attachments = (
+        attachments = execute(
+            "read attachments",
             client.table("fax_received_email_attachments")
             .select("provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path")
             .eq("fax_received_email_id", job["fax_received_email_id"])
-            .order("filename")
-            .execute()
-            .data
+            .order("filename"),
         )
     text = "\n".join(f"{key:>20}: {'' if value is None else value}" for key, value in job.items())
     if email:
@@ -173,8 +186,15 @@ def purge(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
 Command = Callable[["Client", argparse.Namespace], tuple[Any, str]]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a refusal is one line (its default adds the usage; --help still shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m lib.admin", description="See and steer the document jobs queue.")
+    root = _Parser(prog="python -m lib.admin", description="See and steer the document jobs queue.")
     commands = root.add_subparsers(dest="command", required=True)
 
     def command(name: str, run: Command, help: str) -> argparse.ArgumentParser:
@@ -186,13 +206,13 @@ def parser() -> argparse.ArgumentParser:
     listing = command("list", list_jobs, "list jobs, newest first, with age, attempts and last error")
     listing.add_argument("--status", choices=STATUSES)
     listing.add_argument("--kind")
-    listing.add_argument("--limit", type=int, default=50)
-    command("show", show_job, "show one job with its e-mail and stored attachments").add_argument("job_id")
-    command("retry", retry_job, "queue a failed job again (attempts reset to 0)").add_argument("job_id")
+    listing.add_argument("--limit", type=positive, default=50)
+    command("show", show_job, "show one job with its e-mail and stored attachments").add_argument("job_id", type=job_id)
+    command("retry", retry_job, "queue a failed job again (attempts reset to 0)").add_argument("job_id", type=job_id)
     cancel = command(
         "cancel", cancel_job, "cancel a queued or running job; its worker stops at its next lease extension"
     )
-    cancel.add_argument("job_id")
+    cancel.add_argument("job_id", type=job_id)
     cancel.add_argument("--reason", help="recorded as the job's last_error_message")
     command("stats", stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command("retention", retention, "show or set how long completed jobs are kept").add_argument(
@@ -214,11 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with httpx.Client(timeout=TIMEOUT) as http:
         try:
             data, text = args.run(service_client(settings, http), args)
-        except AdminError as error:
+        except (AdminError, DatabaseError) as error:
             print(f"error: {error}", file=sys.stderr)
-            return 1
-        except httpx.HTTPError as error:
-            print(f"error: Supabase could not be reached ({type(error).__name__})", file=sys.stderr)
             return 1
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
     return 0

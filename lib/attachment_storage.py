@@ -18,7 +18,7 @@ from uuid import UUID
 import httpx
 
 from lib.budget import Deadline, DeadlinePassed
-from lib.failures import JobFailure, from_storage_status
+from lib.failures import FailureCode, JobFailure, from_storage_status
 from lib.supabase_client import TIMEOUT
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
@@ -117,12 +117,12 @@ class AttachmentStorage:
         except httpx.TimeoutException as error:
             if deadline.remaining() <= 0:
                 raise DeadlinePassed("upload: the invocation's time budget ran out") from error
-            raise JobFailure("storage_unavailable", f"Storage timed out: {type(error).__name__}") from error
+            raise JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
-            raise JobFailure("storage_unavailable", f"Storage unreachable: {type(error).__name__}") from error
+            raise JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage unreachable: {type(error).__name__}") from error
         if not response.is_success:
-            status, error = _storage_error(response)
-            raise JobFailure(from_storage_status(status, error), f"Storage {status} {error}")
+            status, name = _storage_error(response)
+            raise JobFailure(from_storage_status(status, name), f"Storage {status} {name}")
 
 
 def _chunks(data: bytes, deadline: Deadline) -> Iterator[bytes]:

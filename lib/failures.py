@@ -1,5 +1,5 @@
-"""How a job's failure is handled: THE table (spec 5), and the translation of each service's errors
-into its stable codes.
+"""How a job's failure is handled: THE table (tests/unit/test_failures.py holds the README's
+tables to it), and the translation of each service's errors into its stable codes.
 
 retry   transient: fail_document_job(p_retryable => true); backoff, or the provider's retry-after
 fail    permanent: fail_document_job(p_retryable => false); the job stops in `failed`
@@ -19,6 +19,32 @@ class Action(StrEnum):
     RELEASE = "release"
 
 
+class FailureCode(StrEnum):
+    """The stable codes of FAILURES: what a job's last_error_code says (with lease_expired and
+    cancelled, which only the database writes)."""
+
+    RESEND_UNAVAILABLE = "resend_unavailable"
+    RESEND_RATE_LIMITED = "resend_rate_limited"
+    RESEND_QUOTA_EXCEEDED = "resend_quota_exceeded"
+    RESEND_NETWORK_ERROR = "resend_network_error"
+    RESEND_TIMEOUT = "resend_timeout"
+    RESEND_NOT_FOUND = "resend_not_found"
+    RESEND_MALFORMED_RESPONSE = "resend_malformed_response"
+    RESEND_UNAUTHORIZED = "resend_unauthorized"
+    RESEND_REJECTED = "resend_rejected"
+    DOWNLOAD_EXPIRED = "download_expired"
+    DOWNLOAD_FAILED = "download_failed"
+    ATTACHMENT_TOO_LARGE = "attachment_too_large"
+    STORAGE_UNAVAILABLE = "storage_unavailable"
+    STORAGE_TOO_LARGE = "storage_too_large"
+    STORAGE_INVALID_KEY = "storage_invalid_key"
+    STORAGE_REJECTED = "storage_rejected"
+    DATABASE_ERROR = "database_error"
+    EMAIL_NOT_FOUND = "email_not_found"
+    TIME_BUDGET = "time_budget"
+    INTERNAL_ERROR = "internal_error"
+
+
 @dataclass(frozen=True)
 class Rule:
     action: Action
@@ -27,45 +53,45 @@ class Rule:
     delay: timedelta = timedelta(0)
 
 
-FAILURES: dict[str, Rule] = {
-    "resend_unavailable": Rule(Action.RETRY, "Resend answered 5xx"),
-    "resend_rate_limited": Rule(Action.RETRY, "Resend answered 429; its retry-after is honoured"),
+FAILURES: dict[FailureCode, Rule] = {
+    FailureCode.RESEND_UNAVAILABLE: Rule(Action.RETRY, "Resend answered 5xx"),
+    FailureCode.RESEND_RATE_LIMITED: Rule(Action.RETRY, "Resend answered 429; its retry-after is honoured"),
     # Not the job's fault, and retrying within the hour cannot help: wait without spending attempts.
-    "resend_quota_exceeded": Rule(
+    FailureCode.RESEND_QUOTA_EXCEEDED: Rule(
         Action.RELEASE, "Resend's daily or monthly quota is used up", delay=timedelta(hours=1)
     ),
-    "resend_network_error": Rule(Action.RETRY, "Resend could not be reached, or the connection broke"),
-    "resend_timeout": Rule(Action.RETRY, "Resend did not answer in time"),
-    "resend_not_found": Rule(Action.FAIL, "Resend does not know the e-mail (404)"),
-    "resend_malformed_response": Rule(Action.FAIL, "Resend's answer did not have the documented shape"),
-    "resend_unauthorized": Rule(
+    FailureCode.RESEND_NETWORK_ERROR: Rule(Action.RETRY, "Resend could not be reached, or the connection broke"),
+    FailureCode.RESEND_TIMEOUT: Rule(Action.RETRY, "Resend did not answer in time"),
+    FailureCode.RESEND_NOT_FOUND: Rule(Action.FAIL, "Resend does not know the e-mail (404)"),
+    FailureCode.RESEND_MALFORMED_RESPONSE: Rule(Action.FAIL, "Resend's answer did not have the documented shape"),
+    FailureCode.RESEND_UNAUTHORIZED: Rule(
         Action.RELEASE,
         "RESEND_API_KEY is missing, invalid or lacks receiving permission (401/403)",
         delay=timedelta(minutes=10),
     ),
-    "resend_rejected": Rule(Action.FAIL, "Resend refused the request for another reason (4xx)"),
-    "download_expired": Rule(Action.RETRY, "an attachment's download URL answered 403 even after listing afresh"),
-    "download_failed": Rule(Action.RETRY, "an attachment download failed (network, timeout or 5xx)"),
-    "attachment_too_large": Rule(Action.FAIL, "an attachment is larger than ATTACHMENT_MAX_BYTES"),
-    "storage_unavailable": Rule(Action.RETRY, "Storage answered 5xx, 429 or 544, or could not be reached"),
-    "storage_too_large": Rule(Action.FAIL, "Storage refused the object as too large (413)"),
-    "storage_invalid_key": Rule(Action.FAIL, "Storage refused the object key (InvalidKey)"),
-    "storage_rejected": Rule(Action.FAIL, "Storage refused the upload for another reason (4xx)"),
-    "database_error": Rule(Action.RETRY, "the database (PostgREST) failed or could not be reached"),
-    "email_not_found": Rule(Action.FAIL, "the job's e-mail row does not exist"),
-    "time_budget": Rule(Action.RELEASE, "the invocation's time ran out mid-job; the next one resumes"),
-    "internal_error": Rule(Action.RETRY, "an unexpected error in the worker (a bug): see the logs"),
+    FailureCode.RESEND_REJECTED: Rule(Action.FAIL, "Resend refused the request for another reason (4xx)"),
+    FailureCode.DOWNLOAD_EXPIRED: Rule(
+        Action.RETRY, "an attachment's download URL answered 403 even after listing afresh"
+    ),
+    FailureCode.DOWNLOAD_FAILED: Rule(Action.RETRY, "an attachment download failed (network, timeout or 5xx)"),
+    FailureCode.ATTACHMENT_TOO_LARGE: Rule(Action.FAIL, "an attachment is larger than ATTACHMENT_MAX_BYTES"),
+    FailureCode.STORAGE_UNAVAILABLE: Rule(Action.RETRY, "Storage answered 5xx, 429 or 544, or could not be reached"),
+    FailureCode.STORAGE_TOO_LARGE: Rule(Action.FAIL, "Storage refused the object as too large (413)"),
+    FailureCode.STORAGE_INVALID_KEY: Rule(Action.FAIL, "Storage refused the object key (InvalidKey)"),
+    FailureCode.STORAGE_REJECTED: Rule(Action.FAIL, "Storage refused the upload for another reason (4xx)"),
+    FailureCode.DATABASE_ERROR: Rule(Action.RETRY, "the database (PostgREST) failed or could not be reached"),
+    FailureCode.EMAIL_NOT_FOUND: Rule(Action.FAIL, "the job's e-mail row does not exist"),
+    FailureCode.TIME_BUDGET: Rule(Action.RELEASE, "the invocation's time ran out mid-job; the next one resumes"),
+    FailureCode.INTERNAL_ERROR: Rule(Action.RETRY, "an unexpected error in the worker (a bug): see the logs"),
 }
 
 
 class JobFailure(Exception):
     """A failure with a stable code from FAILURES; `retry_after` is the provider's requested wait."""
 
-    def __init__(self, code: str, message: str, retry_after: timedelta | None = None) -> None:
-        if code not in FAILURES:
-            raise ValueError(f"unknown failure code {code!r}")
-        super().__init__(f"{code}: {message}")
-        self.code = code
+    def __init__(self, code: FailureCode, message: str, retry_after: timedelta | None = None) -> None:
+        self.code = FailureCode(code)  # ValueError for a code that is not in the table
+        super().__init__(f"{self.code}: {message}")
         self.message = message
         self.retry_after = retry_after
 
@@ -74,29 +100,29 @@ class JobFailure(Exception):
         return FAILURES[self.code]
 
 
-def from_resend_status(status: int, name: str | None) -> str:
+def from_resend_status(status: int, name: str | None) -> FailureCode:
     """The code for an error answer of Resend's API."""
     if status in (401, 403):
-        return "resend_unauthorized"
+        return FailureCode.RESEND_UNAUTHORIZED
     if status == 404:
-        return "resend_not_found"
+        return FailureCode.RESEND_NOT_FOUND
     if status == 429:
         return (
-            "resend_quota_exceeded"
+            FailureCode.RESEND_QUOTA_EXCEEDED
             if name in ("daily_quota_exceeded", "monthly_quota_exceeded")
-            else "resend_rate_limited"
+            else FailureCode.RESEND_RATE_LIMITED
         )
     if status >= 500:
-        return "resend_unavailable"
-    return "resend_rejected"
+        return FailureCode.RESEND_UNAVAILABLE
+    return FailureCode.RESEND_REJECTED
 
 
-def from_storage_status(status: int, error: str | None) -> str:
+def from_storage_status(status: int, error: str | None) -> FailureCode:
     """The code for a Storage error, by the status in its body (Storage answers most errors with HTTP 400)."""
     if status in (429, 544) or status >= 500:
-        return "storage_unavailable"
+        return FailureCode.STORAGE_UNAVAILABLE
     if status == 413:
-        return "storage_too_large"
+        return FailureCode.STORAGE_TOO_LARGE
     if error == "InvalidKey" or (status == 400 and error and "key" in error.lower()):
-        return "storage_invalid_key"
-    return "storage_rejected"
+        return FailureCode.STORAGE_INVALID_KEY
+    return FailureCode.STORAGE_REJECTED

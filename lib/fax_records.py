@@ -1,15 +1,15 @@
 """The e-mail and attachment rows, read through PostgREST's table routes with the service-role client.
-(Writes go through the fenced RPC in lib/queue.py.)"""
+(Writes go through the fenced RPC in lib/queue.py.) A failed read raises DatabaseError (lib/database.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-import httpx
 from pydantic import BaseModel, ConfigDict
 
-from lib.failures import JobFailure
+from lib.database import execute
+from lib.failures import FailureCode, JobFailure
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -40,25 +40,17 @@ class FaxRecords:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def _execute(self, what: str, query: Any) -> Any:
-        from postgrest.exceptions import APIError
-
-        try:
-            return query.execute().data
-        except (APIError, httpx.HTTPError) as error:
-            raise JobFailure("database_error", f"{what}: {type(error).__name__}") from error
-
     def email(self, email_row_id: UUID) -> ReceivedEmail:
-        rows = self._execute(
+        rows = execute(
             "read e-mail",
             self._client.table("fax_received_emails").select("id,provider_email_id").eq("id", str(email_row_id)),
         )
         if not rows:
-            raise JobFailure("email_not_found", f"fax_received_emails {email_row_id} does not exist")
+            raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"fax_received_emails {email_row_id} does not exist")
         return ReceivedEmail.model_validate(rows[0])
 
     def stored_attachment_ids(self, email_row_id: UUID) -> set[str]:
-        rows = self._execute(
+        rows = execute(
             "read attachments",
             self._client.table("fax_received_email_attachments")
             .select("provider_attachment_id")

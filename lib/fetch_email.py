@@ -1,4 +1,4 @@
-"""The fetch_email job (spec 5): a received e-mail's attachments, from Resend into Storage.
+"""The fetch_email job: a received e-mail's attachments, from Resend into Storage.
 
 Safe to run any number of times for the same e-mail: the storage key is fixed before the upload,
 the upload and the row are upserts, and what is already recorded is skipped. A worker that dies
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lib import log
 from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.budget import Checkpoint, Deadline
-from lib.failures import JobFailure, from_resend_status
+from lib.failures import FailureCode, JobFailure, from_resend_status
 from lib.fax_records import FaxRecords, StoredAttachment
 from lib.queue import Job, Queue
 from lib.resend_client import (
@@ -28,6 +28,7 @@ from lib.resend_client import (
 )
 from lib.storable import storable_text
 
+# The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
 KIND = "fetch_email"
 
 
@@ -44,21 +45,24 @@ def _list(ctx: FetchContext, provider_email_id: str, deadline: Deadline) -> list
     try:
         return ctx.resend.list_attachments(provider_email_id, deadline)
     except ResendTimeout as error:
-        raise JobFailure("resend_timeout", str(error)) from error
+        raise JobFailure(FailureCode.RESEND_TIMEOUT, str(error)) from error
     except ResendError as error:
-        code = "resend_network_error" if error.status is None else from_resend_status(error.status, error.name)
+        if error.status is None:
+            code = FailureCode.RESEND_NETWORK_ERROR
+        else:
+            code = from_resend_status(error.status, error.name)
         raise JobFailure(code, str(error), error.retry_after) from error
     except MalformedResponse as error:
-        raise JobFailure("resend_malformed_response", str(error)) from error
+        raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, str(error)) from error
 
 
 def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> bytes:
     try:
         return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline)
     except TooLarge as error:
-        raise JobFailure("attachment_too_large", f"attachment {attachment.id}: {error}") from error
+        raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {attachment.id}: {error}") from error
     except DownloadError as error:
-        code = "download_expired" if error.status == 403 else "download_failed"
+        code = FailureCode.DOWNLOAD_EXPIRED if error.status == 403 else FailureCode.DOWNLOAD_FAILED
         raise JobFailure(code, f"attachment {attachment.id}: {error}") from error
 
 
@@ -66,12 +70,12 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     """Stores every attachment not yet stored; returns how many it stored.
 
     `checkpoint` is called before each attachment: it extends the lease (LeaseLost once the job
-    is no longer ours) and raises JobFailure("time_budget") when no time is left for another.
+    is no longer ours) and raises JobFailure(FailureCode.TIME_BUDGET) when no time is left for another.
     Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
     """
     deadline = checkpoint.deadline
     if job.fax_received_email_id is None:
-        raise JobFailure("email_not_found", f"job {job.id} names no e-mail")
+        raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"job {job.id} names no e-mail")
     email = ctx.records.email(job.fax_received_email_id)
     stored = ctx.records.stored_attachment_ids(email.id)
     # Listed afresh on every attempt: a download_url is valid for one hour only.
@@ -84,17 +88,18 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
             continue
         attachment = listing[attachment_id]
         if attachment.size > ctx.max_bytes:
-            raise JobFailure("attachment_too_large", f"attachment {attachment_id}: {attachment.size} bytes")
+            raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {attachment_id}: {attachment.size} bytes")
         try:
             data = _download(ctx, attachment, deadline)
         except JobFailure as failure:
-            if failure.code != "download_expired" or listed_again:
+            if failure.code is not FailureCode.DOWNLOAD_EXPIRED or listed_again:
                 raise
             # The URL expired (a long backlog, a slow retry): list once more, for fresh URLs for the rest too.
             listed_again = True
             listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
             if attachment_id not in listing:
-                raise JobFailure("resend_malformed_response", f"attachment {attachment_id} vanished") from None
+                vanished = f"attachment {attachment_id} vanished"
+                raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, vanished) from None
             attachment = listing[attachment_id]
             data = _download(ctx, attachment, deadline)
         content_type = stored_content_type(attachment.content_type, attachment.filename)

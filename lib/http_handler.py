@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import traceback
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -45,13 +44,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         except Exception as error:
             # Without this, the exception would leave the runtime with no answer and no log line
             # of ours. Only the type and where it was raised: a message may quote input or settings.
-            frames = traceback.extract_tb(error.__traceback__)
-            log.event(
-                "unhandled_error",
-                logging.ERROR,
-                error=type(error).__name__,
-                where=[f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} {frame.name}" for frame in frames[-6:]],
-            )
+            log.event("unhandled_error", logging.ERROR, **log.exception_fields(error))
             status, body = 500, {"error": "internal_error"}
         self.send_json(status, body)
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import hmac
 import logging
 
+from lib import log
 from lib.settings import InternalCallSettings
-
-log = logging.getLogger(__name__)
 
 
 def is_authorized(authorization: str | None, settings: InternalCallSettings) -> bool:
@@ -23,7 +22,11 @@ def is_authorized(authorization: str | None, settings: InternalCallSettings) -> 
         if secret is not None and secret.get_secret_value()
     ]
     if settings.internal_function_secret is None or not settings.internal_function_secret.get_secret_value():
-        log.error("INTERNAL_FUNCTION_SECRET is not set: every call to the worker is refused")
+        log.event(
+            "worker_secret_missing",
+            logging.ERROR,
+            message="INTERNAL_FUNCTION_SECRET is not set: every call to the worker is refused",
+        )
         return False
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token:

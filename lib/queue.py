@@ -8,18 +8,19 @@ worker no longer holds the job: the caller must then stop and write nothing more
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
-import httpx
 from pydantic import BaseModel, ConfigDict
 
+from lib.database import execute
 from lib.fax_records import StoredAttachment
 from lib.storable import storable_text
 
 if TYPE_CHECKING:
     from supabase import Client
 
+# The default p_lease of claim_document_jobs and extend_document_job_lease too (tests/test_constants.py).
 DEFAULT_LEASE = timedelta(minutes=5)
 # fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
 # require_retry_after): a provider that asks for more (a quota) is asked again after this.
@@ -30,8 +31,8 @@ class LeaseLost(Exception):
     """The job's lease passed and another worker claimed it (or an operator changed it)."""
 
 
-class QueueUnavailable(Exception):
-    """The database could not be reached or refused the call; the message says which and why."""
+# Where fail_document_job and release_document_job left a job they still held.
+LeftIn = Literal["queued", "failed"]
 
 
 class Job(BaseModel):
@@ -63,22 +64,30 @@ class Queue:
         self.lease = lease
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
-        # Imported here: postgrest comes with supabase, which this module must not import eagerly.
-        from postgrest.exceptions import APIError
-
+        """The RPC's answer; DatabaseError (lib/database.py) when it fails."""
         # Text Postgres cannot store would make the call fail on every attempt (a file name with
         # U+0000 retried until the job fails): the same rule as the webhook's, for every argument.
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
-        try:
-            return self._client.rpc(function, params).execute().data
-        except APIError as error:
-            raise QueueUnavailable(f"{function}: {error.code} {error.message}") from error
-        except httpx.HTTPError as error:
-            raise QueueUnavailable(f"{function}: {type(error).__name__}") from error
+        return execute(function, self._client.rpc(function, params))
 
     def _guarded(self, function: str, job: Job, **params: Any) -> None:
-        if self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params}) is not True:
-            raise LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
+        if self._rpc(function, self._holder(job, params)) is not True:
+            raise self._lost(function, job)
+
+    def _guarded_state(self, function: str, job: Job, **params: Any) -> LeftIn:
+        """For the writes that answer the state they left the job in, or null once it is not ours."""
+        state = self._rpc(function, self._holder(job, params))
+        if state not in ("queued", "failed"):
+            raise self._lost(function, job)
+        return "queued" if state == "queued" else "failed"
+
+    @staticmethod
+    def _holder(job: Job, params: dict[str, Any]) -> dict[str, Any]:
+        return {"p_job_id": str(job.id), "p_generation": job.generation, **params}
+
+    @staticmethod
+    def _lost(function: str, job: Job) -> LeaseLost:
+        return LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
 
     def claim(self, kind: str) -> Job | None:
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
@@ -90,8 +99,11 @@ class Queue:
     def complete(self, job: Job) -> None:
         self._guarded("complete_document_job", job)
 
-    def fail(self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None) -> None:
-        self._guarded(
+    def fail(
+        self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
+    ) -> LeftIn:
+        """Records the failure. The database decides: queued again (backoff) or failed."""
+        return self._guarded_state(
             "fail_document_job",
             job,
             p_error_code=code,
@@ -108,8 +120,8 @@ class Queue:
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
         )
 
-    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> None:
-        self._guarded(
+    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
+        return self._guarded_state(
             "release_document_job",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),

@@ -1,4 +1,4 @@
-"""The inbound e-mail webhook (spec 6): verify the signature of the raw body, parse the event,
+"""The inbound e-mail webhook: verify the signature of the raw body, parse the event,
 record the e-mail (which enqueues its job and kicks the worker, in the database) in one call.
 
 Answers non-2xx only when the e-mail was not durably recorded, so that Resend redelivers; a
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from lib import log
+from lib.database import DatabaseError, execute
 from lib.http_handler import Answer, UnreadableBody
 from lib.settings import ConfigError, WebhookSettings
 from lib.storable import REPLACED_KEY, storable_json, storable_text
@@ -122,27 +123,16 @@ def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 
 def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> Answer:
-    from postgrest.exceptions import APIError
-
     email_id = data["email_id"]
+    params = {"p_provider_email_id": email_id, "p_webhook_id": webhook_id, "p_data": data}
     with httpx.Client(timeout=TIMEOUT) as http:
         try:
-            rows = (
-                service_client(settings, http)
-                .rpc(
-                    "record_inbound_email",
-                    {"p_provider_email_id": email_id, "p_webhook_id": webhook_id, "p_data": data},
-                )
-                .execute()
-                .data
-            )
-        except APIError as failure:
-            # PostgREST's code and message say what the database refused (never a secret).
-            log.event("email_not_recorded", logging.ERROR, email_id=email_id, error="APIError",
-                      code=failure.code, message=failure.message, details=failure.details)  # fmt: skip
-            return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
-        except httpx.HTTPError as failure:
-            log.event("email_not_recorded", logging.ERROR, email_id=email_id, error=type(failure).__name__)
+            rows = execute("record_inbound_email", service_client(settings, http).rpc("record_inbound_email", params))
+        except DatabaseError as failure:
+            # PostgREST's code and message say what the database refused (never a secret); for a
+            # database that could not be reached, the message names only the network error.
+            log.event("email_not_recorded", logging.ERROR, email_id=email_id, code=failure.code,
+                      message=failure.message, details=failure.details)  # fmt: skip
             return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
     recorded = RecordedEmail.model_validate(rows[0])
     log.event("email_recorded", email_id=email_id, **recorded.model_dump())

@@ -1,4 +1,4 @@
-"""One invocation of the worker (spec 4): claim one job at a time, run it, record the outcome.
+"""One invocation of the worker: claim one job at a time, run it, record the outcome.
 
 At most MAX_JOBS_PER_INVOCATION jobs, within a time budget of BUDGET from the start; nothing new
 is claimed once less than CLAIM_RESERVE remains, since a job claimed without time to finish
@@ -14,17 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any, assert_never
 
 from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
-from lib.failures import Action, JobFailure
-from lib.queue import Job, LeaseLost, Queue, QueueUnavailable
+from lib.database import DatabaseError
+from lib.failures import Action, FailureCode, JobFailure
+from lib.queue import Job, LeaseLost, Queue
 
-# invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs.
+# invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs, and
+# vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py
+# fails when either side changes alone.
 MAX_JOBS_PER_INVOCATION = 3
-BUDGET = timedelta(seconds=240)  # maxDuration is 300 s: the rest is margin
+BUDGET = timedelta(seconds=240)
 CLAIM_RESERVE = timedelta(seconds=30)
 STEP_RESERVE = timedelta(seconds=20)  # the least time left to start on one more attachment
 
@@ -51,6 +55,23 @@ class Summary(BaseModel):
     stopped_because: str = "no_work"
     elapsed_ms: int = 0
 
+    def add(self, outcome: Outcome) -> None:
+        match outcome:
+            case Outcome.COMPLETED:
+                self.completed += 1
+            case Outcome.RETRIED:
+                self.retried += 1
+            case Outcome.FAILED:
+                self.failed += 1
+            case Outcome.RELEASED:
+                self.released += 1
+            case Outcome.LOST:
+                self.lost += 1
+            case Outcome.UNRECORDED:
+                self.unrecorded += 1
+            case _:
+                assert_never(outcome)
+
 
 def run_invocation(
     queue: Queue, kind: str, run_job: RunJob, clock: Clock = time.monotonic, started: float | None = None
@@ -68,7 +89,7 @@ def run_invocation(
         claimed_at = time.time()  # wall clock: the logs of different processes are compared by it
         try:
             job = queue.claim(kind)
-        except QueueUnavailable as error:
+        except DatabaseError as error:
             log.event("claim_failed", logging.ERROR, kind=kind, error=str(error))
             summary.stopped_because = "database_error"
             break
@@ -77,10 +98,10 @@ def run_invocation(
         summary.claimed += 1
         job_started = clock()
         lease = HeldLease(claimed_at + queue.lease.total_seconds())
-        ids = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
+        ids: dict[str, Any] = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
         outcome, failure = settle(queue, job, run_job, _checkpoint(queue, job, deadline, lease))
-        setattr(summary, outcome.value, getattr(summary, outcome.value) + 1)
+        summary.add(outcome)
         log.event(
             "job_finished",
             **ids,
@@ -106,12 +127,12 @@ class HeldLease:
 def _checkpoint(queue: Queue, job: Job, deadline: Deadline, lease: HeldLease) -> Checkpoint:
     def step() -> None:
         if deadline.remaining() < STEP_RESERVE.total_seconds():
-            raise JobFailure("time_budget", "the invocation's time budget ran out mid-job")
+            raise JobFailure(FailureCode.TIME_BUDGET, "the invocation's time budget ran out mid-job")
         asked_at = time.time()
         try:
             queue.extend(job)
-        except QueueUnavailable as error:
-            raise JobFailure("database_error", str(error)) from error
+        except DatabaseError as error:
+            raise JobFailure(FailureCode.DATABASE_ERROR, str(error)) from error
         lease.until = asked_at + queue.lease.total_seconds()
 
     return Checkpoint(deadline, step)
@@ -123,41 +144,60 @@ def settle(queue: Queue, job: Job, run_job: RunJob, checkpoint: Checkpoint) -> t
         run_job(job, checkpoint)
     except LeaseLost:
         return Outcome.LOST, None
-    except JobFailure as failure:
+    except Exception as error:
+        failure = _as_failure(job, error)
         return _record_failure(queue, job, failure), failure
-    except DeadlinePassed as error:  # a download or upload stopped at the deadline
-        failure = JobFailure("time_budget", str(error))
-        return _record_failure(queue, job, failure), failure
-    except QueueUnavailable as error:  # e.g. recording an attachment: the database failed mid-job
-        failure = JobFailure("database_error", str(error))
-        return _record_failure(queue, job, failure), failure
-    except Exception as error:  # a bug: retried like a transient failure, and visible in the logs
-        logging.getLogger(__name__).exception("job %s raised", job.id)
-        failure = JobFailure("internal_error", type(error).__name__)
-        return _record_failure(queue, job, failure), failure
-    return _record(job, lambda: queue.complete(job), Outcome.COMPLETED), None
+    return _complete(queue, job), None
+
+
+def _as_failure(job: Job, error: Exception) -> JobFailure:
+    if isinstance(error, JobFailure):
+        return error
+    if isinstance(error, DeadlinePassed):  # a download or upload stopped at the deadline
+        return JobFailure(FailureCode.TIME_BUDGET, str(error))
+    if isinstance(error, DatabaseError):  # e.g. recording an attachment: the database failed mid-job
+        return JobFailure(FailureCode.DATABASE_ERROR, str(error))
+    # A bug: retried like a transient failure, and visible in the logs.
+    log.event("job_raised", logging.ERROR, job_id=job.id, **log.exception_fields(error))
+    return JobFailure(FailureCode.INTERNAL_ERROR, type(error).__name__)
 
 
 def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
     rule = failure.rule
     if rule.action is Action.RELEASE:
         delay = max(rule.delay, failure.retry_after or timedelta(0))
-        return _record(job, lambda: queue.release(job, delay, failure.code, failure.message), Outcome.RELEASED)
-    retryable = rule.action is Action.RETRY
-    outcome = Outcome.RETRIED if retryable and job.attempts < job.max_attempts else Outcome.FAILED
-    return _record(
-        job,
-        lambda: queue.fail(job, failure.code, failure.message, retryable=retryable, retry_after=failure.retry_after),
-        outcome,
-    )
+
+        def release() -> Outcome:
+            queue.release(job, delay, failure.code, failure.message)
+            return Outcome.RELEASED
+
+        return _record(job, "release", release)
+
+    def fail() -> Outcome:
+        # Retried or final is the database's decision (attempts left, p_retryable): report it.
+        left_in = queue.fail(
+            job, failure.code, failure.message, retryable=rule.action is Action.RETRY, retry_after=failure.retry_after
+        )
+        return Outcome.RETRIED if left_in == "queued" else Outcome.FAILED
+
+    return _record(job, "fail", fail)
 
 
-def _record(job: Job, write: Callable[[], None], outcome: Outcome) -> Outcome:
+def _complete(queue: Queue, job: Job) -> Outcome:
+    def complete() -> Outcome:
+        queue.complete(job)
+        return Outcome.COMPLETED
+
+    return _record(job, "complete", complete)
+
+
+def _record(job: Job, write_name: str, write: Callable[[], Outcome]) -> Outcome:
+    """The outcome `write` reports, LOST when the job is no longer ours, UNRECORDED when the
+    database could not be told (the lease will pass and the job run again)."""
     try:
-        write()
+        return write()
     except LeaseLost:
         return Outcome.LOST
-    except QueueUnavailable as error:
-        log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, outcome=outcome.value, error=str(error))
+    except DatabaseError as error:
+        log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, write=write_name, error=str(error))
         return Outcome.UNRECORDED
-    return outcome

@@ -13,13 +13,14 @@ import httpx
 
 from lib import fetch_email, log
 from lib.attachment_storage import AttachmentStorage
+from lib.budget import Clock
 from lib.fax_records import FaxRecords
 from lib.internal_auth import is_authorized
 from lib.queue import Queue
 from lib.resend_client import ResendClient
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase_client import TIMEOUT, service_client
-from lib.worker import Clock, RunJob, run_invocation
+from lib.worker import RunJob, run_invocation
 
 
 def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[int, dict[str, Any]]:

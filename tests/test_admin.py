@@ -46,10 +46,16 @@ def email_with_job(db) -> tuple[str, str]:
     return str(email["job_id"]), str(email["fax_received_email_id"])
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_help(command) -> None:
-    result = subprocess.run([sys.executable, "-m", "lib.admin", command, "--help"], capture_output=True, text=True)
+def test_the_cli_runs_as_a_module() -> None:
+    result = subprocess.run([sys.executable, "-m", "lib.admin", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "usage: python -m lib.admin" in result.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        admin.main([command, "--help"])
+    assert exited.value.code == 0 and "usage: python -m lib.admin" in capsys.readouterr().out
 
 
 def test_list_filters_by_status_and_shows_age_attempts_and_error(cli, db) -> None:
@@ -174,3 +180,49 @@ def test_a_missing_setting_is_a_clear_error(monkeypatch, capsys) -> None:
     monkeypatch.delenv("SUPABASE_SERVICE_ROLE_KEY", raising=False)
     assert admin.main(["stats"]) == 3
     assert "SUPABASE_SERVICE_ROLE_KEY" in capsys.readouterr().err
+
+
+BAD_ARGUMENTS = [
+    ("show", "not-a-uuid"),
+    ("retry", "not-a-uuid"),
+    ("cancel", "1234"),
+    ("list", "--limit", "0"),
+    ("list", "--status", "sleeping"),
+    ("purge", "--older", "1 day", "--surprise"),
+]
+
+
+@pytest.mark.parametrize("argv", BAD_ARGUMENTS, ids=[" ".join(argv) for argv in BAD_ARGUMENTS])
+def test_bad_arguments_are_one_line_and_exit_2(argv, capsys) -> None:
+    # Before any setting is read: no stack needed, and the answer is the same everywhere.
+    with pytest.raises(SystemExit) as exited:
+        admin.main(list(argv))
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out) == (2, "")
+    [line] = err.splitlines()
+    assert line.startswith("error: ")
+
+
+REFUSED_BY_THE_DATABASE = [
+    ("retention", "--set", "a fortnight"),  # not an interval: 22007 from the cast
+    ("retention", "--set", "1 minute"),  # out of bounds: 22023
+    ("purge", "--older-than", "forever"),
+]
+
+
+@pytest.mark.parametrize("argv", REFUSED_BY_THE_DATABASE, ids=[" ".join(argv) for argv in REFUSED_BY_THE_DATABASE])
+def test_what_the_database_refuses_is_one_line_and_exit_1(cli, argv) -> None:
+    status, out, err = cli(*argv)
+    assert (status, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith(f"error: {'set_document_jobs_retention' if '--set' in argv else 'purge_document_jobs'}: ")
+
+
+@pytest.mark.parametrize("argv", [("show", "00000000-0000-0000-0000-000000000000"), ("list",), ("stats",)])
+def test_an_unreachable_database_is_one_line_and_exit_1(monkeypatch, capsys, argv) -> None:
+    # A table read (show, list) and an RPC (stats) fail alike: nothing listens on port 9.
+    monkeypatch.setenv("SUPABASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "key")
+    assert admin.main(list(argv)) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: ") and line.endswith("unreachable (ConnectError)")

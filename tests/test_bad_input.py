@@ -83,8 +83,8 @@ REFUSED: list[tuple[str, dict[str, Any], int, str, str]] = [
 ANSWERED: list[tuple[str, dict[str, Any], Any]] = [
     ("extend_document_job_lease", {"p_job_id": NO_JOB, "p_generation": 1}, False),
     ("complete_document_job", {"p_job_id": NO_JOB, "p_generation": -7}, False),
-    ("fail_document_job", {"p_job_id": NO_JOB, "p_generation": 1, "p_error_code": "x"}, False),
-    ("release_document_job", {"p_job_id": NO_JOB, "p_generation": 1}, False),
+    ("fail_document_job", {"p_job_id": NO_JOB, "p_generation": 1, "p_error_code": "x"}, None),
+    ("release_document_job", {"p_job_id": NO_JOB, "p_generation": 1}, None),
     ("retry_document_job", {"p_job_id": NO_JOB}, False),
     ("cancel_document_job", {"p_job_id": NO_JOB}, False),
     ("claim_document_jobs", {"p_kind": "fetch_email", "p_limit": 100}, []),

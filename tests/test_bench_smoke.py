@@ -6,7 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import reset
+
+pytestmark = pytest.mark.slow  # runs every bench section
+
 
 SECTIONS = (
     "== Claim cost ==",

@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a chaos run of its own: minutes
+
 
 def test_a_short_chaos_run_passes_every_check(stack_env) -> None:
     result = subprocess.run(

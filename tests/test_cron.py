@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from tests.receiver import receiver
 from tests.test_invoke import SECRET, add_jobs, store_secrets
@@ -23,6 +24,7 @@ def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
     assert jobs[0]["command"] == "select public.invoke_document_jobs()"
 
 
+@pytest.mark.slow  # waits for pg_cron's next tick, up to a minute: the one test that needs the real one
 def test_pg_cron_calls_the_worker_when_work_is_waiting(db, admin) -> None:
     # Jobs inserted directly (no kick): only the every-minute cron can call the worker.
     with receiver() as worker:

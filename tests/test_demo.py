@@ -5,6 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a whole stack of its own
+
 
 def test_the_demo_runs_end_to_end(stack_env) -> None:
     result = subprocess.run(

@@ -19,6 +19,8 @@ import pytest
 from devstack import inbound, stack, vercel_build
 from devstack.function_host import FunctionHost, base_interpreter
 
+pytestmark = pytest.mark.slow  # a real `vercel build` of the committed tree, of its own
+
 ROOT = Path(__file__).resolve().parent.parent
 WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
 OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py"}

@@ -16,6 +16,8 @@ import pytest
 from devstack import vercel_build
 from devstack.function_host import FunctionHost
 
+pytestmark = pytest.mark.slow  # starts function hosts and Vercel runtimes of its own
+
 HANDLER = """
 import json, os, sys, time
 from http.server import BaseHTTPRequestHandler

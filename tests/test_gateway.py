@@ -146,7 +146,7 @@ def test_rpc_arguments_take_the_parameter_types_and_defaults(service: Client, db
         "fail_document_job",
         {"p_job_id": job["id"], "p_generation": 1, "p_error_code": "boom", "p_retryable": False},
     ).execute()
-    assert failed.data is True
+    assert failed.data == "failed"
     row = db.execute("select status, last_error_code from public.document_jobs where id = %s", (job["id"],)).fetchone()
     assert row == {"status": "failed", "last_error_code": "boom"}
 

@@ -1,4 +1,4 @@
-"""The queue's functions against a model of its state machine (SPEC 3.3), driven by Hypothesis.
+"""The queue's functions against a model of its state machine (the README's "The job's life"), driven by Hypothesis.
 
 A `RuleBasedStateMachine` calls the real functions as service_role, in random sequences: enqueue, claim,
 extend, complete, fail (transient or permanent, with or without a retry-after), release, manual retry, and
@@ -75,7 +75,7 @@ TIME_STEPS = st.one_of(st.integers(1, 120), st.integers(120, 6 * 3600)).map(lamb
 
 
 def backoff(failed_attempt: int) -> timedelta:
-    """SPEC 3.3: the wait after the n-th failed attempt, before jitter."""
+    """The wait after the n-th failed attempt, before jitter."""
     if failed_attempt <= 1:
         return timedelta(minutes=1)
     return timedelta(minutes={2: 5, 3: 15}.get(failed_attempt, 60))
@@ -235,7 +235,8 @@ class QueueMachine(RuleBasedStateMachine):
         with self.transaction() as now:
             expected = job.held_by(generation)
             before = self.row(job.id)
-            ok = self.conn.execute(sql, (job.id, generation, *params)).fetchone()["ok"]
+            self.answer = self.conn.execute(sql, (job.id, generation, *params)).fetchone()
+            ok = self.answer["ok"]
             after = self.row(job.id)
         assert ok is expected, f"{sql} as generation {generation} of {job}: expected {expected}, got {ok}"
         if not ok:
@@ -329,7 +330,7 @@ class QueueMachine(RuleBasedStateMachine):
         ok, now, after = self.worker_call(
             job,
             generation,
-            "select fail_document_job(%s, %s, %s, %s, %s, %s) as ok",
+            "select left_in is not null as ok, left_in from fail_document_job(%s, %s, %s, %s, %s, %s) as left_in",
             (code, message, retryable, retry_after),
         )
         if not ok:
@@ -350,6 +351,7 @@ class QueueMachine(RuleBasedStateMachine):
         else:
             job.status = "failed"
             job.finished = True
+        assert self.answer["left_in"] == job.status, "fail answers the state it left the job in"
 
     @precondition(lambda self: bool(self.held))
     @rule(
@@ -365,11 +367,12 @@ class QueueMachine(RuleBasedStateMachine):
         ok, now, _ = self.worker_call(
             job,
             generation,
-            "select release_document_job(%s, %s, %s, %s, %s) as ok",
+            "select left_in is not null as ok, left_in from release_document_job(%s, %s, %s, %s, %s) as left_in",
             (retry_after, code, message),
         )
         if not ok:
             return
+        assert self.answer["left_in"] == "queued", "release answers the state it left the job in"
         job.status = "queued"
         job.attempts = max(job.attempts - 1, 0)
         job.run_after = now + (retry_after or timedelta(0))

@@ -13,7 +13,7 @@ TABLES = [
     "fax_received_emails",
     "fax_received_email_attachments",
 ]
-# One valid call of each function of the contract (spec 3.3).
+# One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
     "claim_document_jobs": "select * from claim_document_jobs('fetch_email')",
     "extend_document_job_lease": "select extend_document_job_lease(gen_random_uuid(), 1)",

@@ -1,9 +1,9 @@
--- The schema's contract (spec 3.1–3.3): tables, columns, indexes, RLS, and who may do what.
+-- The schema's contract: tables, columns, indexes, RLS, and who may do what.
 begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
-select plan(47);
+select plan(49);
 
 select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
@@ -54,6 +54,10 @@ select has_function('public', 'extend_document_job_lease', array['uuid', 'intege
 select has_function('public', 'complete_document_job', array['uuid', 'integer']);
 select has_function('public', 'fail_document_job', array['uuid', 'integer', 'text', 'text', 'boolean', 'interval']);
 select has_function('public', 'release_document_job', array['uuid', 'integer', 'interval', 'text', 'text']);
+-- Where a failure or a release left the job ('queued', 'failed'), or null once it is not the caller's.
+select function_returns('public', 'fail_document_job', array['uuid', 'integer', 'text', 'text', 'boolean', 'interval'],
+                        'text');
+select function_returns('public', 'release_document_job', array['uuid', 'integer', 'interval', 'text', 'text'], 'text');
 select has_function('public', 'retry_document_job', array['uuid']);
 select has_function('public', 'enqueue_document_job', array['text', 'uuid', 'boolean']);
 select has_function('public', 'record_inbound_email', array['text', 'text', 'jsonb']);

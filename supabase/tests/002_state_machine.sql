@@ -1,11 +1,11 @@
--- Every transition of the job state machine (spec 3.3) and the fencing of stale workers.
+-- Every transition of the job state machine (the README's "The job's life") and the fencing of stale workers.
 -- The whole file is one transaction, so now() stands still: time "passes" by moving run_after
 -- and lease_until into the past.
 begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions, t;
-select plan(62);
+select plan(63);
 
 -- Helpers, in a schema of their own that the rollback removes.
 create schema t;
@@ -53,16 +53,17 @@ select is((select created from enqueue_document_job('fetch_email', email_id('em_
 delete from document_jobs where status = 'completed';
 
 -- transient failures: backoff 1, 5, 15, 60 minutes with ±10 % jitter, then failed
-create table t.backoff (attempt int, delay interval);
+create table t.backoff (attempt int, delay interval, answer text);
 do $$
 declare
     j public.document_jobs;
+    v_answer text;
 begin
     for i in 1..5 loop
         perform public.claim_document_jobs('fetch_email');
         j := t.job();
-        perform public.fail_document_job(j.id, j.generation, 'resend_unavailable', 'HTTP 503');
-        insert into backoff select i, (t.job()).run_after - now();
+        v_answer := public.fail_document_job(j.id, j.generation, 'resend_unavailable', 'HTTP 503');
+        insert into backoff select i, (t.job()).run_after - now(), v_answer;
         perform t.expire();
     end loop;
 end;
@@ -76,6 +77,8 @@ select ok((select delay between interval '810 seconds' and interval '990 seconds
 select ok((select delay between interval '54 minutes' and interval '66 minutes' from backoff where attempt = 4),
           'fourth failure: 60 min ±10 %');
 select is(((job()).status, (job()).attempts), ('failed'::text, 5), 'the fifth failure is final: failed');
+select is(array(select answer from backoff order by attempt), array['queued', 'queued', 'queued', 'queued', 'failed'],
+          'fail answers where it left the job: queued while attempts are left, failed on the last');
 select is(((job()).last_error_code, (job()).last_error_message), ('resend_unavailable'::text, 'HTTP 503'::text),
           'failed: the error is recorded');
 select is((job()).finished_at, now(), 'failed: finished_at set');
@@ -97,8 +100,8 @@ select ok(not retry_document_job(gen_random_uuid()), 'retrying an unknown job ch
 
 -- permanent failure
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim the retried job');
-select ok(fail_document_job((job()).id, (job()).generation, 'resend_not_found', 'HTTP 404', p_retryable => false),
-          'a permanent failure is recorded');
+select is(fail_document_job((job()).id, (job()).generation, 'resend_not_found', 'HTTP 404', p_retryable => false),
+          'failed', 'a permanent failure is recorded, and fail says the job is failed');
 select is(((job()).status, (job()).attempts), ('failed'::text, 1), 'permanent: failed after one attempt');
 
 -- manual retry while another job for the same target is live: a clear error, not a raw violation
@@ -113,20 +116,20 @@ delete from document_jobs where status = 'failed';
 
 -- the provider's retry-after, when longer than the backoff
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim the new job');
-select ok(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '2 hours'),
-          'transient failure with retry-after');
+select is(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '2 hours'),
+          'queued', 'transient failure with retry-after: fail says the job is queued again');
 select is((job()).run_after, now() + interval '2 hours', 'retry-after longer than the backoff wins');
 do $$ begin perform t.expire(); end $$;
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim again');
-select ok(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '1 second'),
-          'transient failure with a short retry-after');
+select is(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '1 second'),
+          'queued', 'transient failure with a short retry-after');
 select ok((job()).run_after - now() > interval '4 minutes', 'retry-after shorter than the backoff: the backoff wins');
 do $$ begin perform t.expire(); end $$;
 
 -- release: not the job's fault, no attempt spent
 select is((select attempts from claim_document_jobs('fetch_email')), 3, 'claim: attempt 3');
-select ok(release_document_job((job()).id, (job()).generation, '10 minutes', 'resend_forbidden', 'HTTP 403'),
-          'the holder releases the job');
+select is(release_document_job((job()).id, (job()).generation, '10 minutes', 'resend_forbidden', 'HTTP 403'),
+          'queued', 'the holder releases the job: release says it is queued');
 select is(((job()).status, (job()).attempts, (job()).run_after, (job()).lease_until),
           ('queued'::text, 2, now() + interval '10 minutes', null::timestamptz), 'released: queued, attempt given back');
 select is((job()).last_error_code, 'resend_forbidden', 'released: the reason is recorded');
@@ -142,8 +145,8 @@ select is((job()).started_at, now() - interval '1 hour', 'started_at of the firs
 create table t.before as select * from job();
 select ok(not extend_document_job_lease((job()).id, 4), 'stale generation: extend returns false');
 select ok(not complete_document_job((job()).id, 4), 'stale generation: complete returns false');
-select ok(not fail_document_job((job()).id, 4, 'x', 'y', false), 'stale generation: fail returns false');
-select ok(not release_document_job((job()).id, 4), 'stale generation: release returns false');
+select is(fail_document_job((job()).id, 4, 'x', 'y', false), null, 'stale generation: fail returns null');
+select is(release_document_job((job()).id, 4), null, 'stale generation: release returns null');
 select ok(not record_document_attachment((job()).id, 4, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
                                          'fax-attachments', 'x/att_1.pdf'),
           'stale generation: recording an attachment returns false');

@@ -60,8 +60,9 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 
 @dataclass
 class FakeSupabase:
-    """`jobs` are handed out by claim_document_jobs in order; `guarded` is what extend, complete,
-    fail and release answer (False: the lease is lost)."""
+    """`jobs` are handed out by claim_document_jobs in order; `guarded` is what extend and complete
+    answer (False: the lease is lost). fail and release answer the state they left the job in, as
+    the database decides it (null once the lease is lost); `fail_answer` overrides that decision."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
@@ -73,6 +74,8 @@ class FakeSupabase:
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
     table_error: httpx.Response | None = None  # what table reads answer instead of rows
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
+    fail_answer: str | None = None
+    claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         return [(n, body) for n, body in self.calls if n != "claim_document_jobs" and (name is None or n == name)]
@@ -93,10 +96,24 @@ class FakeSupabase:
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
-            return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
+            if not self.jobs:
+                return httpx.Response(200, json=[])
+            job = self.jobs.pop(0)
+            self.claimed[job["id"]] = job
+            return httpx.Response(200, json=[job])
+        if name in ("fail_document_job", "release_document_job"):
+            return httpx.Response(200, json=self._left_in(name, body) if self.guarded else None)
         if name == "record_document_attachment" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         return httpx.Response(200, json=self.guarded)
+
+    def _left_in(self, name: str, body: dict[str, Any]) -> str:
+        if name == "release_document_job":
+            return "queued"
+        if self.fail_answer is not None:
+            return self.fail_answer
+        job = self.claimed.get(body["p_job_id"], {"attempts": 1, "max_attempts": 5})
+        return "queued" if body.get("p_retryable", True) and job["attempts"] < job["max_attempts"] else "failed"
 
     def _email(self, request: httpx.Request) -> httpx.Response:
         if self.table_error:

@@ -1,4 +1,4 @@
-"""The fetch_email job (spec 5) with Resend, PostgREST and Storage answered by respx: the happy
+"""The fetch_email job with Resend, PostgREST and Storage answered by respx: the happy
 path, idempotence, the expired-URL refresh, and every row of the failure table."""
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def test_the_stored_content_type_is_a_document_type_or_octet_stream(
     assert (fake.stored[0]["content_type"], fake.stored[0]["filename"]) == (stored_as, filename)
 
 
-# The failure table of spec 5, written out from the spec: (what happens, expected RPC, its arguments).
+# The failure table (lib/failures.py), written out independently: (what happens, expected RPC, its arguments).
 RESEND_LIST_FAILURES = [
     ("Resend 500", httpx.Response(500, json={"statusCode": 500, "name": "application_error", "message": "x"}),
      "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True, "p_retry_after": None}),

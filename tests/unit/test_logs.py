@@ -100,3 +100,51 @@ def test_the_webhook_logs_one_line_per_request_without_secrets(router, caplog) -
     ]
     assert [e["event"] for e in events(caplog)].count("email_recorded") == 1
     assert not [secret for secret in [*SECRETS, "token=abc"] if secret in caplog.text]
+
+
+def every_line_is_a_json_event(caplog: pytest.LogCaptureFixture) -> list[dict]:
+    """Each record's message as the handler would write it: one JSON object with an event name,
+    and no exception left on the record for a handler to render as a traceback."""
+    lines = []
+    for record in caplog.records:
+        [line] = record.getMessage().splitlines()
+        lines.append(json.loads(line))
+        assert "event" in lines[-1] and record.exc_info is None, line
+    return lines
+
+
+def test_other_libraries_records_and_their_exceptions_become_json_events(caplog) -> None:
+    from lib import log
+
+    caplog.set_level(logging.INFO)
+    log.configure()  # what both functions do when they are loaded
+    try:
+        raise KeyError("a message that may quote input")
+    except KeyError:
+        logging.getLogger("somelibrary").exception("it failed for %s", "reasons")
+    logging.getLogger("document_jobs").warning("not JSON by mistake")
+
+    [library, ours] = every_line_is_a_json_event(caplog)
+    assert (library["event"], library["logger"], library["level"], library["message"]) == (
+        "log", "somelibrary", "error", "it failed for reasons")  # fmt: skip
+    assert library["error"] == "KeyError" and library["where"][-1].startswith("test_logs.py:")
+    assert "may quote input" not in caplog.text and "Traceback" not in caplog.text
+    assert (ours["event"], ours["message"]) == ("log", "not JSON by mistake")
+
+
+def test_a_bug_in_a_job_and_a_missing_secret_are_json_events(fake, caplog, monkeypatch) -> None:
+    from lib import worker_endpoint
+
+    caplog.set_level(logging.INFO)
+    fake.jobs = [job_row()]
+    monkeypatch.setattr("lib.fetch_email.run", lambda job, context, checkpoint: {}["bug"])
+    assert worker_endpoint.handle(f"Bearer {INTERNAL}")[0] == 200
+    monkeypatch.delenv("INTERNAL_FUNCTION_SECRET")
+    assert worker_endpoint.handle(f"Bearer {INTERNAL}")[0] == 401
+
+    logged = every_line_is_a_json_event(caplog)
+    [raised] = [e for e in logged if e["event"] == "job_raised"]
+    assert (raised["error"], raised["job_id"]) == ("KeyError", fake.claimed and next(iter(fake.claimed)))
+    assert [e["event"] for e in logged if e.get("message", "").startswith("INTERNAL_FUNCTION_SECRET")] == [
+        "worker_secret_missing"
+    ]

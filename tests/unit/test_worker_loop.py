@@ -1,6 +1,9 @@
-"""The invocation loop (spec 4): job cap, time budget, lease loss, outcomes that cannot be recorded."""
+"""The invocation loop: job cap, time budget, lease loss, outcomes that cannot be recorded."""
 
 from __future__ import annotations
+
+import json
+import logging
 
 from lib.failures import JobFailure
 from lib.fax_records import StoredAttachment
@@ -139,3 +142,41 @@ def test_a_database_failure_mid_job_is_a_transient_database_error(queue, fake, c
     assert summary.retried == 1
     [(_, fail)] = fake.rpc_calls("fail_document_job")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
+
+
+def test_the_summary_reports_what_the_database_decided(queue, fake, clock, caplog) -> None:
+    # Attempts are left by the job's own row, but the database answers that the failure was final
+    # (a max_attempts lowered by hand, say): the worker reports the row, not its own arithmetic.
+    caplog.set_level(logging.INFO)
+    fake.jobs = [job_row(attempts=1, max_attempts=5)]
+    fake.fail_answer = "failed"
+
+    def unavailable(job, checkpoint) -> None:
+        raise JobFailure("resend_unavailable", "HTTP 503")
+
+    summary = run_invocation(queue, "fetch_email", unavailable, clock)
+
+    assert (summary.retried, summary.failed) == (0, 1)
+    [finished] = [json.loads(r.getMessage()) for r in caplog.records if '"job_finished"' in r.getMessage()]
+    assert finished["outcome"] == "failed"
+
+
+def test_a_fail_answered_with_null_means_the_lease_was_lost(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+
+    def unavailable(job, checkpoint) -> None:
+        fake.guarded = False  # another worker took the job meanwhile: fail answers null
+        raise JobFailure("resend_unavailable", "HTTP 503")
+
+    summary = run_invocation(queue, "fetch_email", unavailable, clock)
+    assert (summary.retried, summary.failed, summary.lost) == (0, 0, 1)
+
+
+def test_every_outcome_has_its_own_counter() -> None:
+    from lib.worker import Outcome, Summary
+
+    for outcome in Outcome:
+        summary = Summary()
+        summary.add(outcome)
+        counters = {name: value for name, value in summary.model_dump().items() if isinstance(value, int) and value}
+        assert counters == {outcome.value: 1}

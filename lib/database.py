@@ -1,0 +1,55 @@
+"""Every call to the database through supabase-py (RPC and table reads) goes through `execute`,
+so that every failure reaches the caller as one type, DatabaseError, whatever the cause.
+
+supabase-py raises postgrest's APIError when PostgREST answers an error, and lets httpx's own
+exceptions through when it cannot be reached. Callers decide what a failure means (the worker
+retries the job, the webhook answers 500, the admin CLI prints one line); none of them needs to
+know which library raised what.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import httpx
+
+
+class Executable(Protocol):
+    """A supabase-py request builder: `client.rpc(...)` or `client.table(...).select(...)...`."""
+
+    def execute(self) -> Any: ...
+
+
+class DatabaseError(Exception):
+    """A database call failed. `code` is what PostgREST reported: the SQLSTATE (22023, 23505, ...),
+    PostgREST's own code (PGRST202 for an unknown function), or the HTTP status when the answer
+    had no error body; None when the database could not be reached. The message carries no
+    secret: it is PostgREST's message, or only the name of the network error."""
+
+    def __init__(
+        self, what: str, message: str, *, code: str | None = None, hint: str | None = None, details: Any = None
+    ) -> None:
+        super().__init__(f"{what}: {f'{code} ' if code else ''}{message}" + (f" ({hint})" if hint else ""))
+        self.what = what
+        self.message = message
+        self.code = code
+        self.hint = hint
+        self.details = details
+
+
+def execute(what: str, request: Executable) -> Any:
+    """The answer's data (`.data`: rows, or an RPC's value); DatabaseError for any failure.
+    `what` names the call in the error, e.g. the RPC's name."""
+    # Imported here: postgrest comes with supabase, which the functions import only when a
+    # request gets as far as the database (about 0.3 s).
+    from postgrest.exceptions import APIError
+
+    try:
+        return request.execute().data
+    except APIError as error:
+        raise DatabaseError(
+            what, error.message or "the database refused the call", code=error.code, hint=error.hint,
+            details=error.details,
+        ) from error  # fmt: skip
+    except httpx.HTTPError as error:
+        raise DatabaseError(what, f"unreachable ({type(error).__name__})") from error

@@ -1,0 +1,78 @@
+"""Facts that live both in Python and in SQL (or vercel.json), because neither side can read the
+other at run time: the deployed functions do not ship vercel.json, and a migration cannot import
+Python. Each is defined once on each side, and these tests fail as soon as the two disagree."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from lib import fetch_email
+from lib.queue import DEFAULT_LEASE
+from lib.settings import WorkerSettings
+from lib.supabase_client import TIMEOUT
+from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
+from tests.test_invoke import add_jobs, invoke, queued_requests, store_secrets
+
+VERCEL_JSON = Path(__file__).parent.parent / "vercel.json"
+WORKER_FUNCTION = "api/internal/document_jobs.py"
+
+
+def max_duration() -> timedelta:
+    return timedelta(seconds=json.loads(VERCEL_JSON.read_text())["functions"][WORKER_FUNCTION]["maxDuration"])
+
+
+@pytest.fixture
+def tx(db: psycopg.Connection):
+    """Rolled back: the every-minute cron never sees these jobs, and pg_net never sends the POSTs."""
+    with db.transaction(force_rollback=True):
+        yield db
+
+
+@pytest.mark.parametrize("claimable", [1, MAX_JOBS_PER_INVOCATION, MAX_JOBS_PER_INVOCATION + 1,
+                                       2 * MAX_JOBS_PER_INVOCATION + 1])  # fmt: skip
+def test_the_fan_out_counts_what_one_invocation_handles(tx, claimable) -> None:
+    # invoke_document_jobs POSTs once per MAX_JOBS_PER_INVOCATION claimable jobs (lib/worker.py):
+    # with another divisor a backlog would start too many workers, or too few.
+    store_secrets(tx)
+    add_jobs(tx, claimable)
+    assert invoke(tx, 20) == math.ceil(claimable / MAX_JOBS_PER_INVOCATION)
+
+
+def test_the_worker_post_waits_as_long_as_the_function_may_run(tx) -> None:
+    store_secrets(tx)
+    add_jobs(tx, 1)
+    invoke(tx)
+    [request] = queued_requests(tx)
+    assert timedelta(milliseconds=request["timeout_milliseconds"]) == max_duration()
+
+
+def test_the_budget_leaves_room_for_the_last_network_wait() -> None:
+    # A wait started just before the budget runs out is capped by its own timeout (lib/budget.py):
+    # the longest of them must still end before Vercel stops the function at maxDuration.
+    longest_wait = max(WorkerSettings.model_fields["resend_timeout_seconds"].default, TIMEOUT.read or 0)
+    assert BUDGET + timedelta(seconds=longest_wait) < max_duration()
+
+
+def test_the_database_default_lease_is_the_workers(db) -> None:
+    # One transaction: now() stands still, so a lease reads back as exactly what was granted.
+    add_jobs(db, 1)
+    with db.transaction(force_rollback=True):
+        claimed = db.execute("select id, generation, lease_until - now() as lease from claim_document_jobs(%s)",
+                             (fetch_email.KIND,)).fetchone()  # fmt: skip
+        db.execute("update document_jobs set lease_until = now()")
+        db.execute("select extend_document_job_lease(%s, %s)", (claimed["id"], claimed["generation"]))
+        extended = db.execute("select lease_until - now() as lease from document_jobs").fetchone()
+    assert (claimed["lease"], extended["lease"]) == (DEFAULT_LEASE, DEFAULT_LEASE)
+
+
+def test_the_webhook_enqueues_the_kind_the_worker_claims(db) -> None:
+    recorded = db.execute("select job_id from record_inbound_email('em_kind', 'msg_kind', '{}')").fetchone()
+    kind = db.execute("select kind from document_jobs where id = %s", (recorded["job_id"],)).fetchone()["kind"]
+    assert kind == fetch_email.KIND
+    assert db.execute("select 1 from document_job_kinds where kind = %s", (fetch_email.KIND,)).fetchone()
