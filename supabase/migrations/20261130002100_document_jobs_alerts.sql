@@ -54,23 +54,27 @@ $$;
 -- Shortened to p_max characters: a chat line, not the record (the JSON fields carry it whole).
 create function document_jobs_internal.chat_text(p_text text, p_max int)
 returns text
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-    select replace(replace(replace(
+begin
+    return replace(replace(replace(
                case when length(p_text) > p_max then left(p_text, p_max - 1) || '…' else p_text end,
-               '&', '&amp;'), '<', '&lt;'), '>', '&gt;')
+               '&', '&amp;'), '<', '&lt;'), '>', '&gt;');
+end;
 $$;
 
--- The alert for one job that ended failed.
+-- The alert for one job that ended failed. PL/pgSQL (here and in chat_text) rather than SQL: it
+-- keeps its plans, where a SQL function with SET is planned again on every call.
 create function document_jobs_internal.job_failed_alert(p_job public.document_jobs)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select jsonb_build_object(
+begin
+    return (select jsonb_build_object(
         'event', 'document_job_failed',
         'text', format(
             E'Fax not fetched: job %s failed after %s of %s attempts (%s%s).\n'
@@ -96,7 +100,8 @@ as $$
         'history_command', format('python -m lib.admin show %s', p_job.id),
         'sent_at', now())
       from (select 1) one
-      left join public.fax_received_emails e on e.id = p_job.fax_received_email_id
+      left join public.fax_received_emails e on e.id = p_job.fax_received_email_id);
+end;
 $$;
 
 -- Fires when a job becomes failed, whatever made it so (fail_document_job, the expired-lease
