@@ -10,6 +10,7 @@ from tests.conftest import reset
 
 SECTIONS = (
     "== Claim cost ==",
+    "== Attempt history and failure alerts: cost per job ==",
     "== Throughput ==",
     "== Idle cost ==",
     "== Cold import time ==",
