@@ -285,6 +285,7 @@ set search_path = ''
 as $$
 declare
     c_window constant interval := interval '5 minutes';
+    c_window_text constant text := '5 minutes';
     v_stall_after interval;
     v_oldest timestamptz;
     v_claimable bigint;
@@ -302,7 +303,7 @@ begin
         'queue_stalled',
         v_oldest is not null and v_oldest < now() - v_stall_after,
         format('the oldest claimable job has waited %s (threshold %s); %s jobs are claimable',
-               v_wait, v_stall_after, v_claimable),
+               v_wait, round(extract(epoch from v_stall_after) / 60) || ' min', v_claimable),
         format('the oldest claimable job now waits %s; %s jobs are claimable', v_wait, v_claimable),
         jsonb_build_object('oldest_claimable_since', v_oldest, 'claimable', v_claimable,
                            'threshold', v_stall_after));
@@ -319,27 +320,27 @@ begin
      where w.created_at > now() - c_window - interval '5 minutes'  -- a call may take 300 s to answer
        and r.created > now() - c_window;
     v_recovered := format('the worker answered %s of its %s calls in the last %s with success',
-                          v_answers.ok, v_answers.total, c_window);
+                          v_answers.ok, v_answers.total, c_window_text);
 
     v_sent := v_sent + document_jobs_internal.set_outage(
         'worker_unauthorized',
         case when v_answers.total > 0 then v_answers.ok = 0 and v_answers.unauthorized > 0 end,
         format('%s of the worker''s %s answers in the last %s were 401/403, none a success',
-               v_answers.unauthorized, v_answers.total, c_window),
+               v_answers.unauthorized, v_answers.total, c_window_text),
         v_recovered,
         jsonb_build_object('answers', v_answers.total, 'ok', v_answers.ok, 'unauthorized', v_answers.unauthorized));
     v_sent := v_sent + document_jobs_internal.set_outage(
         'worker_not_found',
         case when v_answers.total > 0 then v_answers.ok = 0 and v_answers.not_found > 0 end,
         format('%s of the worker''s %s answers in the last %s were 404 or no answer at all, none a success',
-               v_answers.not_found, v_answers.total, c_window),
+               v_answers.not_found, v_answers.total, c_window_text),
         v_recovered,
         jsonb_build_object('answers', v_answers.total, 'ok', v_answers.ok, 'not_found', v_answers.not_found));
     v_sent := v_sent + document_jobs_internal.set_outage(
         'worker_failing',
         case when v_answers.total > 0 then v_answers.ok = 0 and v_answers.failing > 0 end,
         format('%s of the worker''s %s answers in the last %s were 5xx or timed out, none a success',
-               v_answers.failing, v_answers.total, c_window),
+               v_answers.failing, v_answers.total, c_window_text),
         v_recovered,
         jsonb_build_object('answers', v_answers.total, 'ok', v_answers.ok, 'failing', v_answers.failing));
     return v_sent;
