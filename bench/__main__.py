@@ -19,6 +19,7 @@ from bench import (
     backlog_drain,
     claim_cost,
     cold_start,
+    history_cost,
     idle_cost,
     import_time,
     report,
@@ -29,6 +30,7 @@ from bench.common import ROOT, Section, machine
 
 SECTIONS: dict[str, Callable[[bool], Section]] = {
     "claim_cost": claim_cost.run,
+    "history_cost": history_cost.run,
     "throughput": throughput.run,
     "idle_cost": idle_cost.run,
     "import_time": import_time.run,

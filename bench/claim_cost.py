@@ -85,7 +85,7 @@ QUICK = Settings(
 
 
 def fill(conn: psycopg.Connection, schema: str, queued: int, finished: int) -> None:
-    conn.execute(f"truncate {schema}.document_jobs")
+    conn.execute(f"truncate {schema}.document_jobs cascade")  # the attempts too
     conn.execute(
         f"""insert into {schema}.document_jobs (kind, status, finished_at, created_at, started_at, attempts,
                                                 generation)
@@ -163,7 +163,7 @@ def run(quick: bool = False) -> Section:
                 }
         finally:
             conn.execute(f"drop schema if exists {SCHEMA} cascade")
-            conn.execute("truncate public.document_jobs")
+            conn.execute("truncate public.document_jobs cascade")
     section.tables.append(table)
     return section
 

@@ -32,7 +32,7 @@ QUICK = Settings(finished=10_000, backoff=1_000, calls=20, runs=1)
 
 
 def fill(conn: psycopg.Connection, finished: int) -> None:
-    conn.execute("truncate public.document_jobs")
+    conn.execute("truncate public.document_jobs cascade")
     conn.execute(
         """insert into public.document_jobs (kind, status, attempts, generation, started_at, finished_at, created_at)
            select 'fetch_email', 'completed', 1, 1, now() - interval '1 day', now() - interval '1 day',
@@ -142,7 +142,7 @@ def run(quick: bool = False) -> Section:
                 if "count" in plans:
                     plans_seen[f"count query, {label}"] = plan_body(plans["count"])
         finally:
-            admin.execute("truncate public.document_jobs")
+            admin.execute("truncate public.document_jobs cascade")
     section.tables.append(table)
     section.blocks += [(f"EXPLAIN (ANALYZE, BUFFERS): {label}", plan) for label, plan in plans_seen.items()]
     return section

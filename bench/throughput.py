@@ -98,7 +98,7 @@ def ours_step(conn: psycopg.Connection) -> bool:
 
 
 def fill_ours(conn: psycopg.Connection, jobs: int) -> None:
-    conn.execute("truncate public.document_jobs")
+    conn.execute("truncate public.document_jobs cascade")
     conn.execute(
         """insert into public.document_jobs (kind, run_after)
            select 'fetch_email', now() - interval '1 hour' + g * interval '1 ms' from generate_series(1, %s) g""",
@@ -375,7 +375,7 @@ def run(quick: bool = False) -> Section:
         with connect() as conn:
             for schema in (PROCRASTINATE_SCHEMA, CEILING_SCHEMA, BEFORE_SCHEMA):
                 conn.execute(f"drop schema if exists {schema} cascade")
-            conn.execute("truncate public.document_jobs")
+            conn.execute("truncate public.document_jobs cascade")
     section.tables += [table, diagnostic]
     return section
 

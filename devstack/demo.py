@@ -3,7 +3,9 @@
 Starts the stack, stores the Vault secrets as an operator would, adds sample faxed e-mails to
 the Resend sample provider, delivers their signed email.received webhooks to the webhook
 function, waits while the kicks and the worker fetch every attachment into Storage, prints a
-summary, and stops everything it started.
+summary; then gives one more e-mail a permanent fault (Resend no longer knows it) and shows the
+failure alert the database sends to the operator's chat webhook (here a local stand-in); and
+stops everything it started.
 
 .venv/bin/python -m devstack.demo [--emails N]
 """
@@ -11,13 +13,18 @@ summary, and stops everything it started.
 from __future__ import annotations
 
 import argparse
+import json
+import queue
 import random
 import statistics
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import psycopg
 from psycopg.rows import dict_row
 
@@ -25,6 +32,7 @@ from devstack import inbound, lifecycle, stack
 from lib.admin import display_width
 
 TIMEOUT_S = 180
+ALERT_TIMEOUT_S = 90
 
 
 def progress(conn: psycopg.Connection, expected: int, started: float) -> tuple[int, dict[str, int]]:
@@ -51,8 +59,11 @@ def run(email_count: int, seed: int) -> int:
     try:
         env = running.env
         with psycopg.connect(env["DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
-            print("Storing the Vault secrets that the cron job and the kick read.")
+            print("Storing the Vault secrets that the cron job and the kick read, and the alert URL")
+            print("(a chat webhook; here a local stand-in that prints what it gets).")
             stack.store_vault_secrets(conn, env)
+            chat = start_chat_webhook()
+            conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (chat.url,))
             emails = [
                 inbound.add_email(env["RESEND_API_URL"], attachments=rng.randint(1, 4)) for _ in range(email_count)
             ]
@@ -82,10 +93,66 @@ def run(email_count: int, seed: int) -> int:
                 time.sleep(0.25)
             print()
             summarize(conn, emails, sent_at)
-        return 0 if answers.count(200) == len(answers) else 1
+            alerted = show_failure_alert(conn, env, chat)
+        return 0 if answers.count(200) == len(answers) and alerted else 1
     finally:
         print("Stopping the local stack.")
         stack.stop(running)
+
+
+class ChatWebhook:
+    """Where a Slack or Teams incoming webhook would be: collects the alerts the database POSTs."""
+
+    def __init__(self, server: ThreadingHTTPServer, received: queue.Queue[dict]) -> None:
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/chat-webhook"
+        self.received = received
+
+
+def start_chat_webhook() -> ChatWebhook:
+    received: queue.Queue[dict] = queue.Queue()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.put(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0))))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()  # ends with the demo's process
+    return ChatWebhook(server, received)
+
+
+def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: ChatWebhook) -> bool:
+    """One more e-mail, which Resend answers 404 for (a permanent fault): its job fails at once, and
+    the database alerts the operator in the same transaction."""
+    data = inbound.add_email(env["RESEND_API_URL"], attachments=1)
+    fault = {"kind": "status", "status": 404, "name": "not_found", "target": "list", "email_id": data["email_id"]}
+    httpx.post(f"{env['RESEND_API_URL']}/_control/faults", json=fault, timeout=10).raise_for_status()
+    print("\nOne more e-mail, which Resend answers 404 for (a permanent fault): its job fails, and the")
+    print("database sends the operator a failure alert (Vault: document_jobs_alert_url) as it commits.")
+    body = inbound.event(data)
+    inbound.deliver(env["FUNCTIONS_URL"], body, inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body))
+    started = time.monotonic()
+    try:
+        alert = chat.received.get(timeout=ALERT_TIMEOUT_S)
+    except queue.Empty:
+        print(f"  no alert arrived within {ALERT_TIMEOUT_S} s")
+        return False
+    print(f"  alert received after {time.monotonic() - started:.1f} s: event {alert['event']}, its text:")
+    print("\n".join("    | " + line for line in alert["text"].splitlines()))
+    print(f"  and fields for machines: {', '.join(sorted(alert))}")
+    history = conn.execute(
+        "select attempt, outcome, error_code from document_job_attempts where job_id = %s order by generation",
+        (alert["job"]["id"],),
+    ).fetchall()
+    print("  the job's history (python -m lib.admin show <job id>): "
+          + "; ".join(f"attempt {h['attempt']} {h['outcome']} ({h['error_code']})" for h in history))  # fmt: skip
+    return alert["event"] == "document_job_failed"
 
 
 def summarize(conn: psycopg.Connection, emails: list[dict], sent_at: dict[str, datetime]) -> None:

@@ -199,14 +199,20 @@ def in_transaction[T](
     try:
         with backend.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(sql.SQL("set local role {}").format(sql.Identifier(role)))
+            # As PostgREST (v10 and later): the request's headers as one JSON object, names lowercased.
             cur.execute(
                 "select set_config('request.jwt.claims', %s, true), set_config('request.method', %s, true),"
-                " set_config('request.path', %s, true)",
-                (json.dumps(claims), request.method, "/" + request.path),
+                " set_config('request.path', %s, true), set_config('request.headers', %s, true)",
+                (json.dumps(claims), request.method, "/" + request.path, json.dumps(request_headers(request))),
             )
             return work(cur)
     except psycopg.Error as error:
         raise database_error(error, role) from error
+
+
+def request_headers(request: Request) -> dict[str, str]:
+    """What PostgREST puts in the setting request.headers: every header, its name lowercased."""
+    return {name.lower(): value for name, value in request.headers.items()}
 
 
 # --- entry point ------------------------------------------------------------------------------

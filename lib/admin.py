@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 JOB_COLUMNS = "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at," \
               "last_error_code,last_error_message,fax_received_email_id"  # fmt: skip
+ATTEMPT_COLUMNS = "attempt,generation,started_at,finished_at,outcome,error_code,error_message,invocation_id"
 STATUSES = ("queued", "running", "completed", "failed")
 Row = dict[str, Any]
 
@@ -75,6 +76,13 @@ def age(timestamp: str | None, now: datetime) -> str:
         if abs(seconds) >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def took(started: str | None, finished: str | None) -> str:
+    """How long an attempt took, e.g. 1.234 s (for a lost attempt: until its lease passed)."""
+    if not started or not finished:
+        return ""
+    return f"{(datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds():.3f} s"
 
 
 def _rpc(client: Client, function: str, params: dict[str, Any]) -> Any:
@@ -130,13 +138,26 @@ def show_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
             .eq("fax_received_email_id", job["fax_received_email_id"])
             .order("filename"),
         )
+    attempts: list[Row] = execute(
+        "read attempts",
+        client.table("document_job_attempts").select(ATTEMPT_COLUMNS).eq("job_id", args.job_id).order("generation"),
+    )
     text = "\n".join(f"{key:>20}: {'' if value is None else value}" for key, value in job.items())
     if email:
         text += "\n\ne-mail\n" + "\n".join(f"{key:>20}: {value}" for key, value in email.items())
+    text += f"\n\nattempts ({len(attempts)})"
+    if attempts:
+        shown = [row | {"started": row["started_at"], "took": took(row["started_at"], row["finished_at"]),
+                        "error": row["error_code"] or "", "invocation": row["invocation_id"] or ""}
+                 for row in attempts]  # fmt: skip
+        text += "\n" + table(shown, ["attempt", "generation", "started", "took", "outcome", "error", "invocation"])
+        text += "".join(
+            f"\n  generation {row['generation']}: {row['error_message']}" for row in attempts if row["error_message"]
+        )
     text += f"\n\nstored attachments ({len(attachments)})"
     if attachments:
         text += "\n" + table(attachments, ["filename", "content_type", "size_bytes", "storage_path"])
-    return {"job": job, "email": email, "attachments": attachments}, text
+    return {"job": job, "email": email, "attempts": attempts, "attachments": attachments}, text
 
 
 def retry_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
@@ -207,7 +228,9 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--status", choices=STATUSES)
     listing.add_argument("--kind")
     listing.add_argument("--limit", type=positive, default=50)
-    command("show", show_job, "show one job with its e-mail and stored attachments").add_argument("job_id", type=job_id)
+    command("show", show_job, "show one job: its attempts, e-mail and stored attachments").add_argument(
+        "job_id", type=job_id
+    )
     command("retry", retry_job, "queue a failed job again (attempts reset to 0)").add_argument("job_id", type=job_id)
     cancel = command(
         "cancel", cancel_job, "cancel a queued or running job; its worker stops at its next lease extension"

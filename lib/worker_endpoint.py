@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -23,8 +24,11 @@ from lib.supabase_client import TIMEOUT, service_client
 from lib.worker import RunJob, run_invocation
 
 
-def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and JSON body for one POST to the worker."""
+def handle(
+    authorization: str | None, clock: Clock = time.monotonic, request_id: str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body for one POST to the worker. request_id: Vercel's x-vercel-id
+    header, which names the invocation in Vercel's logs; the attempt history records it."""
     started = clock()  # the time budget counts from the request, imports included
     if not is_authorized(authorization, InternalCallSettings.load()):
         return 401, {"error": "unauthorized"}
@@ -33,20 +37,29 @@ def handle(authorization: str | None, clock: Clock = time.monotonic) -> tuple[in
     except ConfigError as error:
         log.event("worker_misconfigured", logging.ERROR, error=str(error))
         return 500, {"error": "misconfigured"}
-    with connected(settings) as (queue, run_job):
+    invocation_id = invocation_name(request_id)
+    with connected(settings, invocation_id) as (queue, run_job):
         summary = run_invocation(queue, fetch_email.KIND, run_job, clock, started)
-    log.event("invocation_finished", **summary.model_dump())
+    log.event("invocation_finished", invocation_id=invocation_id, **summary.model_dump())
     # pg_net records the status of every call in net._http_response; a 200 there would say all
     # is well while no job can be claimed. 503: the database could not be reached (or refused).
     status = 503 if summary.stopped_because == "database_error" else 200
     return status, summary.model_dump()
 
 
+def invocation_name(request_id: str | None) -> str:
+    """Vercel's request id when it is a plain printable header value, else a new id (the same one
+    is in this invocation's log line, so the attempt history and the logs still meet)."""
+    if request_id and len(request_id) <= 200 and request_id.isascii() and request_id.isprintable():
+        return request_id
+    return "local-" + uuid.uuid4().hex
+
+
 @contextmanager
-def connected(settings: WorkerSettings) -> Iterator[tuple[Queue, RunJob]]:
+def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Iterator[tuple[Queue, RunJob]]:
     """The queue and the fetch_email job, over one HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
-        client = service_client(settings, http)
+        client = service_client(settings, http, invocation_id)
         queue = Queue(client, timedelta(seconds=settings.job_lease_seconds))
         context = fetch_email.FetchContext(
             queue=queue,

@@ -51,6 +51,8 @@ def db(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> Iterator[p
 def reset(admin: psycopg.Connection[dict]) -> None:
     """Empty every table the tests write, so that each test starts from nothing."""
     admin.execute(
-        "truncate public.document_jobs, public.fax_received_email_attachments, public.fax_received_emails,"
-        " net.http_request_queue, net._http_response, vault.secrets"
+        "truncate public.document_job_attempts, public.document_jobs, public.fax_received_email_attachments,"
+        " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
+        " document_jobs_internal.worker_requests"
     )
+    admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")

@@ -125,6 +125,40 @@ def test_cancel_while_running_stops_the_worker_at_its_next_extension(cli, db, st
     assert cli("cancel", job_id)[0] == 1, "a failed job cannot be cancelled again"
 
 
+def test_show_prints_the_attempt_history_with_the_invocation_that_claimed(cli, db, stack_env) -> None:
+    """Through the PostgREST stand-in, as the deployed worker: its invocation id reaches the history."""
+    import httpx
+
+    job_id, _ = email_with_job(db)
+    settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
+                                supabase_service_role_key=stack_env["SUPABASE_SERVICE_ROLE_KEY"])  # fmt: skip
+    with httpx.Client() as http:
+        worker = Queue(service_client(settings, http, invocation_id="iad1::first"))
+        job = worker.claim("fetch_email")
+        worker.fail(job, "resend_unavailable", "Resend: HTTP 503", retryable=True)
+        db.execute("update document_jobs set run_after = now()")
+        worker = Queue(service_client(settings, http, invocation_id="iad1::second"))
+        job = worker.claim("fetch_email")
+        worker.fail(job, "resend_not_found", "Resend: HTTP 404", retryable=False)
+
+    status, out, _ = cli("show", job_id)
+    data = json.loads(cli("show", job_id, "--json")[1])
+
+    assert status == 0
+    assert [(a["attempt"], a["outcome"], a["error_code"], a["invocation_id"]) for a in data["attempts"]] == [
+        (1, "retried", "resend_unavailable", "iad1::first"),
+        (2, "failed", "resend_not_found", "iad1::second"),
+    ]
+    lines = out[out.index("attempts (2)") :].splitlines()
+    assert lines[1].split() == ["attempt", "generation", "started", "took", "outcome", "error", "invocation"]
+    assert lines[3].split()[:2] == ["1", "1"] and lines[3].split()[-3:] == [
+        "retried",
+        "resend_unavailable",
+        "iad1::first",
+    ]
+    assert "generation 2: Resend: HTTP 404" in out
+
+
 def test_stats_shows_counts_lag_backoff_failures_and_last_completion(cli, db) -> None:
     add_jobs(db, 3, run_after="now() - interval '90 seconds'")
     add_jobs(db, 2, attempts="1", run_after="now() + interval '5 minutes'")

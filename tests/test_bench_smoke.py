@@ -15,6 +15,7 @@ pytestmark = pytest.mark.slow  # runs every bench section
 
 SECTIONS = (
     "== Claim cost ==",
+    "== Attempt history and failure alerts: cost per job ==",
     "== Throughput ==",
     "== Idle cost ==",
     "== Cold import time ==",

@@ -19,4 +19,4 @@ log.configure()
 
 class handler(JsonHandler):
     def answer(self) -> Answer:  # JsonHandler.do_POST writes it, and a JSON 500 for any exception
-        return worker_endpoint.handle(self.headers.get("Authorization"))
+        return worker_endpoint.handle(self.headers.get("Authorization"), request_id=self.headers.get("x-vercel-id"))

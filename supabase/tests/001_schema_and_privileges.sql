@@ -3,12 +3,13 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
-select plan(49);
+select plan(53);
 
 select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
     'id', 'kind', 'fax_received_email_id', 'status', 'attempts', 'max_attempts', 'run_after', 'lease_until',
-    'generation', 'last_error_code', 'last_error_message', 'created_at', 'started_at', 'finished_at']);
+    'generation', 'last_error_code', 'last_error_message', 'created_at', 'started_at', 'finished_at',
+    'attempt_started_at', 'attempt_invocation_id']);
 select col_type_is('public', 'document_jobs', 'id', 'uuid', 'id is uuid');
 select col_default_is('public', 'document_jobs', 'id', 'gen_random_uuid()', 'id defaults to gen_random_uuid()');
 select col_default_is('public', 'document_jobs', 'status', 'queued', 'status defaults to queued');
@@ -40,12 +41,15 @@ select ok(bool_and(c.relrowsecurity), 'RLS is enabled on every table')
   from pg_class c
  where c.oid in ('public.document_jobs'::regclass, 'public.document_job_kinds'::regclass,
                  'public.document_jobs_settings'::regclass, 'public.fax_received_emails'::regclass,
-                 'public.fax_received_email_attachments'::regclass);
+                 'public.fax_received_email_attachments'::regclass, 'public.document_job_attempts'::regclass);
 select is((select count(*)::int from pg_policies where schemaname = 'public'), 0, 'no RLS policies');
 select table_privs_are('public', t, r, array[]::text[], format('%s has no privilege on %s', r, t))
   from unnest(array['document_jobs', 'document_jobs_claimable', 'document_job_kinds', 'document_jobs_settings',
-                    'fax_received_emails', 'fax_received_email_attachments']) t,
+                    'fax_received_emails', 'fax_received_email_attachments', 'document_job_attempts']) t,
        unnest(array['anon', 'authenticated']) r;
+select table_privs_are('public', 'document_job_attempts', 'service_role', array['SELECT'],
+                       'service_role may read the attempt history, never write it');
+select has_pk('public', 'document_job_attempts', 'an attempt is one (job, generation)');
 
 -- Functions: exactly the contract's signatures.
 select has_function('public', 'claim_document_jobs', array['text', 'integer', 'interval']);

@@ -57,9 +57,20 @@ select set_eq(
         'document_jobs_internal.fail_expired()',
         'document_jobs_internal.post_worker(integer)',
         'document_jobs_internal.try_timestamptz(text)',
-        'document_jobs_internal.text_array(jsonb)'
+        'document_jobs_internal.text_array(jsonb)',
+        'document_jobs_internal.refuse_attempt_update()',
+        'document_jobs_internal.note_claim()',
+        'document_jobs_internal.record_attempt()',
+        'document_jobs_internal.post_alert(jsonb)',
+        'document_jobs_internal.chat_text(text,integer)',
+        'document_jobs_internal.job_failed_alert(public.document_jobs)',
+        'document_jobs_internal.alert_job_failed()',
+        'document_jobs_internal.outage_advice(text)',
+        'document_jobs_internal.set_outage(text,boolean,text,text,jsonb)',
+        'document_jobs_internal.check_health()'
     ],
-    'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing)');
+    'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
+    ' the history and alert triggers, the health check)');
 
 select is_empty(
     $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,
@@ -71,9 +82,11 @@ select is_empty(
            or pg_catalog.has_function_privilege('authenticated', oid, 'execute') $$,
     'anon and authenticated may execute no function of the project, through any role either');
 
-select is_empty(
+select set_eq(
     $$ select signature from project_functions where signature like 'document_jobs_internal.%' and prosecdef $$,
-    'the helpers run as their caller, always a public function running as the owner');
+    array['document_jobs_internal.record_attempt()', 'document_jobs_internal.alert_job_failed()'],
+    'the helpers run as their caller, always a public function or the cron job running as the owner; but the two'
+    ' triggers that write history and read Vault run as the owner whatever role changes a job');
 
 select is_empty(
     $$ select signature from project_functions where executors = '{service_role}' and not prosecdef $$,

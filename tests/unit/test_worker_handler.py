@@ -96,7 +96,7 @@ def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_u
 def test_any_exception_gives_a_json_500_and_one_request_log_line(worker_url, fake, monkeypatch, caplog) -> None:
     caplog.set_level(logging.INFO)
 
-    def broken(authorization):
+    def broken(authorization, **_: object):
         raise RuntimeError(f"a bug, quoting {authorization}")
 
     monkeypatch.setattr("lib.worker_endpoint.handle", broken)
