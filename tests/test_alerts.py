@@ -66,10 +66,13 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
     with receiver() as worker:
         store_secrets(db, worker.url + "/api/internal/document-jobs")  # in Vault: must not reach the alert
         job = new_job(db)
-        assert db.execute(
-            "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found', p_retryable => false)",
-            (job["id"], job["generation"]),
-        ).fetchone()["fail_document_job"]
+        assert (
+            db.execute(
+                "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found', p_retryable => false)",
+                (job["id"], job["generation"]),
+            ).fetchone()["fail_document_job"]
+            == "failed"
+        )
 
         [request] = [r for r in received_until_marker(db, hook) if json.loads(r.body)["event"] == "document_job_failed"]
     alert = json.loads(request.body)

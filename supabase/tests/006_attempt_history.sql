@@ -34,12 +34,12 @@ select ok(extend_document_job_lease((job('em_1')).id, 1), 'extend');
 select is_empty($$ select * from document_job_attempts $$, '... and an extension writes none');
 
 -- transient failure, release, lease passed and claimed again (with an invocation id), complete
-select ok(fail_document_job((job('em_1')).id, 1, 'resend_unavailable', 'HTTP 503'), 'transient failure');
+select is(fail_document_job((job('em_1')).id, 1, 'resend_unavailable', 'HTTP 503'), 'queued', 'transient failure');
 select results_eq($$ select * from attempts('em_1') $$,
                   $$ values (1, 1, 'retried', 'resend_unavailable', null::text) $$, 'recorded as retried');
 select ready('em_1');
 select claim_document_jobs('fetch_email', 1);
-select ok(release_document_job((job('em_1')).id, 2, '0 seconds', 'time_budget', 'out of time'), 'release');
+select is(release_document_job((job('em_1')).id, 2, '0 seconds', 'time_budget', 'out of time'), 'queued', 'release');
 select ready('em_1');
 select set_config('request.headers', '{"x-document-jobs-invocation": "iad1::abc-123", "accept": "*/*"}', true);
 select claim_document_jobs('fetch_email', 1);
@@ -61,7 +61,7 @@ select is((select (started_at, finished_at) from document_job_attempts
 -- the ways to end failed: permanent failure, cancel of a running job, the expired-lease sweep
 select ready('em_2');
 select claim_document_jobs('fetch_email', 1);
-select ok(fail_document_job((job('em_2')).id, 1, 'resend_not_found', 'HTTP 404', p_retryable => false), 'fail');
+select is(fail_document_job((job('em_2')).id, 1, 'resend_not_found', 'HTTP 404', p_retryable => false), 'failed', 'fail');
 select retry_document_job((job('em_2')).id);
 select claim_document_jobs('fetch_email', 1);
 select cancel_document_job((job('em_2')).id, 'duplicate fax');
