@@ -60,8 +60,9 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 
 @dataclass
 class FakeSupabase:
-    """`jobs` are handed out by claim_document_jobs in order; `guarded` is what extend, complete,
-    fail and release answer (False: the lease is lost)."""
+    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next;
+    `guarded` is what extend, complete, fail, release and record_document_attachment answer (False:
+    the lease is lost)."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
@@ -94,6 +95,10 @@ class FakeSupabase:
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self.jobs.pop(0)] if self.jobs else [])
+        if name == "complete_document_job_and_claim_next":
+            return httpx.Response(
+                200, json={"completed": self.guarded, "next_job": self.jobs.pop(0) if self.jobs else None}
+            )
         if name == "record_document_attachment" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         return httpx.Response(200, json=self.guarded)
