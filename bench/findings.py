@@ -50,7 +50,7 @@ def claim_cost(f: Figures) -> str | None:
             if f.get(s, "ratio_p50_100_0") < 1
             else f"With 100 jobs the two are close ({f.x(s, 'ratio_p50_100_0')}): "
         )
-        + "this claim function also runs the expired-lease sweep and three argument checks (next paragraph)."
+        + "this claim function also runs the expired-lease sweep and checks its arguments (next paragraph)."
     )
 
 
