@@ -133,6 +133,7 @@ def fill_ours(conn: psycopg.Connection, jobs: int) -> None:
         (jobs,),
     )
     conn.execute("vacuum analyze public.document_jobs")
+    conn.execute("checkpoint")  # every arm starts from a checkpoint, as the ceiling does
 
 
 # --- Procrastinate -----------------------------------------------------------------------------------
@@ -170,6 +171,8 @@ def fill_procrastinate(jobs: int) -> None:
         noop.batch_defer(*[{} for _ in range(jobs)])
     with connect(procrastinate_conninfo()) as conn:
         conn.execute("vacuum analyze procrastinate_jobs")
+    with connect() as conn:
+        conn.execute("checkpoint")  # every arm starts from a checkpoint, as the ceiling does
 
 
 def procrastinate_worker(concurrency: int, jobs: int) -> float:
@@ -375,7 +378,9 @@ def run(quick: bool = False) -> Section:
         "(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
         f"start to an empty queue of {settings.worker_jobs:,} jobs; and its two SQL calls (fetch_job_v2, "
         "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench -M prepared, a one-row update "
-        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved "
+        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved, measured "
+        "before and after the other arms of each run (the disk's flush time drifts); every arm starts right after "
+        "a CHECKPOINT, so that none of them pays for the writes of the queue's refill "
         "(a job needs two state changes, its claim and its completion; the worker's combined call makes them in "
         "one transaction per job, so it may pass 1.0x). The client (Python or pgbench) shares the machine's cores "
         "with the server. The second table of each setting drives the two-call claim -> complete with pgbench "
@@ -426,6 +431,8 @@ def measure(
         samples: dict[str, list[float]] = {"ceiling": [], "worker_calls": [], "ours": [], "worker": [], "sql": []}
         samples |= {key: [] for key in variants}
         for _ in range(settings.runs):
+            # The ceiling before and after the arms: the disk's flush time drifts while a run goes on.
+            admin.execute("checkpoint")
             samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
             fill_ours(admin, settings.jobs)
             samples["worker_calls"].append(claim_complete_loop(conninfo, n, settings.seconds, worker_step()))
@@ -441,6 +448,8 @@ def measure(
                 worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()
             step = procrastinate_sql_step(worker_id[0])
             samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, step))
+            admin.execute("checkpoint")
+            samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
         figures = {name: median(values) for name, values in samples.items()}
         ceiling = figures["ceiling"]
         arms = ("worker_calls", "ours", "worker", "sql")
