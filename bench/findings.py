@@ -50,51 +50,68 @@ def claim_cost(f: Figures) -> str | None:
             if f.get(s, "ratio_p50_100_0") < 1
             else f"With 100 jobs the two are close ({f.x(s, 'ratio_p50_100_0')}): "
         )
-        + "this claim function also runs the expired-lease sweep and three argument checks (next paragraph)."
+        + "this claim function also runs the expired-lease sweep and checks its arguments (next paragraph)."
     )
 
 
 def throughput(f: Figures) -> str | None:
     s = "throughput"
-    needed = [f"{name}_{n}" for name in ("ceiling", "ours", "worker", "sql", "deployed", "before", "bare")
-              for n in (1, 4, 8)]  # fmt: skip
+    names = ("ceiling", "worker_calls", "ours", "worker", "sql", "deployed", "before", "bare")
+    needed = [f"{mode}_{name}_{n}" for mode in ("off", "on") for name in names for n in (1, 4, 8)]
     if not f.has(s, *needed):
         return None
 
-    def trio(name: str) -> str:
-        return ", ".join(f"{fmt(f.get(s, f'{name}_{n}'))}" for n in (1, 4, 8))
+    def trio(mode: str, name: str) -> str:
+        return ", ".join(f"{fmt(f.get(s, f'{mode}_{name}_{n}'))}" for n in (1, 4, 8))
 
-    def ratios(name: str) -> str:
-        return ", ".join(f.x(s, f"{name}_ratio_{n}") for n in (1, 4, 8))
+    def ratios(mode: str, name: str) -> str:
+        return ", ".join(f.x(s, f"{mode}_{name}_ratio_{n}") for n in (1, 4, 8))
 
-    gain = (f.get(s, "deployed_8") / f.get(s, "before_8") - 1) * 100
-    lost = (1 - f.get(s, "deployed_8") / f.get(s, "bare_8")) * 100
+    def times(mode: str, name: str, to: str, n: int = 4) -> str:
+        return fmt_ratio(f.get(s, f"{mode}_{name}_{n}") / f.get(s, f"{mode}_{to}_{n}"))
+
+    def gain(mode: str, n: int) -> str:
+        return f"{(f.get(s, f'{mode}_deployed_{n}') / f.get(s, f'{mode}_before_{n}') - 1) * 100:+.0f} %"
+
     return (
-        "**Throughput: the function layer, not the table design, keeps this queue from the ceiling; the "
-        "bench found and fixed half of that cost.** With "
-        f"Python clients this queue does {trio('ours')} jobs/s at 1, 4 and 8 connections ({ratios('ours')} of the "
-        f"ceiling); Procrastinate's own SQL calls driven the same way do {trio('sql')} ({ratios('sql')}), and "
-        f"Procrastinate's real worker {trio('worker')} ({ratios('worker')}): its worker is one asyncio process "
-        "whose per-job Python (job context, events, logging) is the limit, not its SQL. Driving this queue with "
-        "pgbench instead (the ceiling's own C client) separates the client from the database: the deployed "
-        f"functions do {trio('deployed')} jobs/s ({ratios('deployed')}); the very same two statements sent bare "
-        f"do {trio('bare')} ({ratios('bare')}). What the first runs of this bench showed, and what was changed "
-        "(the second table keeps the functions as they were, in a schema of the bench's own, so the change is "
-        "measured before and after in one run): (1) *query shape and the plan cache*: `claim_document_jobs` "
-        "picked with `limit p_limit` in a materialized CTE joined back to the table; the generic plan of that "
-        "shape, with an unknown limit, is a hash join over a sequential scan of the whole table (about 15 ms a "
-        "claim at 50,000 jobs when forced), so PL/pgSQL planned the statement again on every call. The claim is "
-        "now `update ... where j.id = any(array(select ... limit p_limit for update skip locked))`, whose generic "
-        "plan is the claim index then the primary key, pinned with `set plan_cache_mode = force_generic_plan`; "
-        "(2) `fail_expired_document_jobs` was a `language sql` function with `security definer` and `set "
-        "search_path`, which PostgreSQL never inlines and (before 18) plans on every call, about 0.1 ms a claim "
-        "for a sweep that finds nothing in 0.01 ms; it is PL/pgSQL now, with a cached plan. Before the fix: "
-        f"{trio('before')} jobs/s ({ratios('before')}); after: {gain:+.0f} % at 8 connections. The rest of the "
-        f"gap to the bare statements ({lost:.0f} % at 8 connections) is the calls themselves: security definer "
-        "and `set search_path` on each, and the argument checks (`document_jobs_internal.require_kind` reads "
-        "`document_job_kinds` on every claim), left as they are: clear errors are worth a few hundredths of a "
-        "millisecond. For the deployed worker none of this is the bottleneck: every queue call is an HTTP round "
-        "trip through PostgREST (see the webhook and drain figures)."
+        "**Throughput with durability on, as hosted Supabase runs: commits dominate, and the worker's calls make "
+        "one a job.** With fsync, synchronous_commit and full_page_writes on, the ceiling (pgbench's one-row "
+        f"update, halved) is {trio('on', 'ceiling')} jobs/s at 1, 4 and 8 connections, against "
+        f"{trio('off', 'ceiling')} with them off. Called as the worker calls it (one claim, then "
+        "`complete_document_job_and_claim_next` for each job: one transaction a job), this queue does "
+        f"{trio('on', 'worker_calls')} jobs/s with durability on ({ratios('on', 'worker_calls')} of the ceiling; "
+        f"{times('on', 'worker_calls', 'worker')} Procrastinate's worker at 4 connections), and "
+        f"{trio('off', 'worker_calls')} with it off ({ratios('off', 'worker_calls')}). As two calls a job "
+        f"(claim, then complete: two transactions) it does {trio('on', 'ours')} ({ratios('on', 'ours')}) with "
+        f"durability on and {trio('off', 'ours')} ({ratios('off', 'ours')}) off. Procrastinate's real worker does "
+        f"{trio('on', 'worker')} ({ratios('on', 'worker')}) with durability on and {trio('off', 'worker')} "
+        f"({ratios('off', 'worker')}) off: one asyncio process whose per-job Python (job context, events, "
+        f"logging) is its limit, not its SQL, which driven like ours does {trio('on', 'sql')} "
+        f"({ratios('on', 'sql')}) and {trio('off', 'sql')} ({ratios('off', 'sql')}). With durability on, a commit "
+        "waits for its WAL to reach the disk, so the number of commits a job needs counts for more than the "
+        "work in them; the combined call halves them. Its WAL is still heavier than the ceiling's: a claim and a "
+        "completion change the row's status, so neither is a HOT update (the partial claim index follows the "
+        "status), and with full_page_writes on the first change to each page after a checkpoint writes the "
+        "whole page. "
+        "The function layer (pgbench tables): the two calls sent through the functions do "
+        f"{trio('off', 'deployed')} jobs/s with durability off ({ratios('off', 'deployed')}), the very same "
+        f"statements sent bare {trio('off', 'bare')} ({ratios('off', 'bare')}); with it on "
+        f"{trio('on', 'deployed')} ({ratios('on', 'deployed')}) against {trio('on', 'bare')} "
+        f"({ratios('on', 'bare')}). Measured on a running stack, each argument check through a "
+        "`document_jobs_internal.require_*` helper was a PL/pgSQL call with its own `set search_path`, and a claim "
+        "made four of them and read `document_job_kinds` every time; the checks are now plain `if` statements "
+        "with the same errors, and the claim checks the kind only when it found no job (a found job's kind is "
+        "known). With the checks as they were (in a schema of the bench's own, same run): "
+        f"{trio('off', 'before')} jobs/s off and {trio('on', 'before')} on; the change is {gain('off', 1)}, "
+        f"{gain('off', 4)}, {gain('off', 8)} at 1, 4, 8 connections with durability off and {gain('on', 1)}, "
+        f"{gain('on', 4)}, {gain('on', 8)} with it on. What is left between the functions and the bare "
+        "statements is `security definer` with `set search_path` on each call, which the security of the API "
+        "requires, and the plan cache setting of the claim. Earlier runs of this bench changed the claim's shape "
+        "(`update ... where j.id = any(array(select ... limit p_limit for update skip locked))`, whose generic "
+        "plan is the claim index then the primary key) and made the expired-lease sweep PL/pgSQL, whose plan is "
+        "cached. For the deployed worker the database is not the bottleneck either way: every queue call is an "
+        "HTTP round trip through PostgREST, which is why the worker now makes n + 2 of them for a job with n "
+        "attachments instead of 2n + 3 (see the webhook section)."
     )
 
 
@@ -180,17 +197,30 @@ def webhook_latency(f: Figures) -> str | None:
     if not f.has(s, "kick_p50", "kick_p95", "webhook_answer_p50"):
         return None
     text = (
-        f"**Webhook to stored: the kick makes it sub-second.** With the pg_net kick an e-mail's attachments are "
+        "**Webhook to stored: the kick makes it "
+        + ("sub-second" if f.get(s, "kick_p50") < 1000 else "a matter of a second or so, cold starts included")
+        + f".** With the pg_net kick an e-mail's attachments are "
         f"stored {f.ms(s, 'kick_p50', 0)} (p50, p95 {f.ms(s, 'kick_p95', 0)}) after its webhook is sent; the "
         f"webhook's own answer takes {f.ms(s, 'webhook_answer_p50', 0)} of that. "
         + (
             f"The worker's invocation runs {f.ms(s, 'worker_p50', 0)} (p50 of its own elapsed time), longer "
             "than what is left after the answer, because it goes on after the last attachment row: it completes "
-            "the job and claims once more, finding nothing. "
+            "the job, and the same call looks for the next one, finding nothing. "
             if f.has(s, "worker_p50")
             else ""
         )
     )
+    if f.has(s, "trips_queue_per_job", "trips_reads_per_job", "trips_attachments"):
+        n = round(f.get(s, "trips_attachments"))
+        text += (
+            f"Round trips, counted by the gateway: a job with {n} attachment(s) made "
+            f"{fmt(f.get(s, 'trips_queue_per_job'), 2)} queue calls (n + 2 = {n + 2}; it was 2n + 3 = {2 * n + 3}: "
+            "an extension before each attachment, and one more claim after the completion) and "
+            f"{fmt(f.get(s, 'trips_reads_per_job'), 2)} table reads (its e-mail row, the attachments already "
+            "stored). Recording an attachment renews the lease, so the worker extends it only when a tenth of it "
+            "has passed since the last renewal; completing a job claims the next in the same call when the "
+            "invocation may take another. Every write is still fenced by (job id, generation) and status running. "
+        )
     if f.has(s, "cron_p50", "cron_p95", "cron_emails", "cron_over_kick_p50"):
         text += (
             f"Through the cron job alone it is {fmt(f.get(s, 'cron_p50') / 1000, 1)} s (p50; the slowest of the "

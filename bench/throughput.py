@@ -1,7 +1,9 @@
-"""Throughput: no-op jobs per second at 1, 4 and 8 concurrent connections, against a ceiling.
+"""Throughput: no-op jobs per second at 1, 4 and 8 concurrent connections, against a ceiling,
+with durability off (as the throwaway test cluster runs) and on (as hosted Supabase runs).
 
-- this queue: N threads, each with its own connection, claim -> complete in a loop
-  (claim_document_jobs then complete_document_job, as the worker does, minus PostgREST);
+- this queue: N threads, each with its own connection, in a loop: as the worker calls it (one
+  claim, then complete_document_job_and_claim_next for each job: one call and one transaction a
+  job), and as two calls a job (claim_document_jobs then complete_document_job);
 - Procrastinate, in a schema of its own (installed with its own schema API, dropped afterwards):
   its real worker (App.run_worker_async, concurrency N over a pool of N connections, an async
   no-op task, wait=False so it stops when the queue is empty), and its two SQL calls
@@ -9,7 +11,9 @@
 - the ceiling: pgbench's TPS for a one-row update on a small table at the same concurrency,
   halved, since a job needs at least two transactions (its claim and its completion).
 
-Every figure is the median over `runs` runs; each run starts from a freshly filled queue.
+Every figure is the median over `runs` runs; each run starts from a freshly filled queue. The
+durability settings (fsync, synchronous_commit, full_page_writes) are switched on the same
+cluster with ALTER SYSTEM and a reload, and reset afterwards; every other setting stays.
 
 python -m devstack run -- .venv/bin/python -m bench.throughput [--quick]
 """
@@ -23,15 +27,17 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from uuid import UUID
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from bench.common import Section, Table, admin_conninfo, connect, env, fmt, fmt_ratio, median, ratio, run_alone
-from devstack.cluster import PG_BIN
+from devstack.cluster import DURABILITY, PG_BIN
 
 PGBENCH = PG_BIN / "pgbench"  # the PostgreSQL 15 binaries devstack runs (PG_BIN)
 PROCRASTINATE_SCHEMA = "bench_procrastinate"
@@ -53,7 +59,7 @@ class Settings:
 
 
 FULL = Settings(concurrency=(1, 4, 8), seconds=2.0, jobs=30_000, worker_jobs=2_000, runs=3)
-QUICK = Settings(concurrency=(1, 4), seconds=0.3, jobs=6_000, worker_jobs=100, runs=1)
+QUICK = Settings(concurrency=(2,), seconds=0.3, jobs=6_000, worker_jobs=100, runs=1)
 
 
 # --- the thread harness ---------------------------------------------------------------------------
@@ -97,6 +103,28 @@ def ours_step(conn: psycopg.Connection) -> bool:
     return True
 
 
+def worker_step() -> Callable[[psycopg.Connection], bool]:
+    """As the worker calls the queue: the first job claimed alone, every later one with the
+    completion of the one before (complete_document_job_and_claim_next). One step per job."""
+    held: dict[int, tuple[object, int] | None] = {}
+
+    def step(conn: psycopg.Connection) -> bool:
+        key = id(conn)
+        if key not in held:
+            held[key] = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
+        job = held[key]
+        if job is None:
+            return False
+        answer = conn.execute(
+            "select public.complete_document_job_and_claim_next(%s, %s, 'fetch_email')", job
+        ).fetchone()[0]
+        following = answer["next_job"]
+        held[key] = None if following is None else (UUID(following["id"]), following["generation"])
+        return True
+
+    return step
+
+
 def fill_ours(conn: psycopg.Connection, jobs: int) -> None:
     conn.execute("truncate public.document_jobs cascade")
     conn.execute(
@@ -105,6 +133,7 @@ def fill_ours(conn: psycopg.Connection, jobs: int) -> None:
         (jobs,),
     )
     conn.execute("vacuum analyze public.document_jobs")
+    conn.execute("checkpoint")  # every arm starts from a checkpoint, as the ceiling does
 
 
 # --- Procrastinate -----------------------------------------------------------------------------------
@@ -142,6 +171,8 @@ def fill_procrastinate(jobs: int) -> None:
         noop.batch_defer(*[{} for _ in range(jobs)])
     with connect(procrastinate_conninfo()) as conn:
         conn.execute("vacuum analyze procrastinate_jobs")
+    with connect() as conn:
+        conn.execute("checkpoint")  # every arm starts from a checkpoint, as the ceiling does
 
 
 def procrastinate_worker(concurrency: int, jobs: int) -> float:
@@ -222,52 +253,44 @@ def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
 
 # --- the same claim -> complete driven by pgbench: where this queue's time goes -------------------------
 
-# claim_document_jobs and its sweep as they were before make bench showed what they cost (same
-# checks, same table), in a schema of the benchmark's own: the claim as a materialized CTE joined
-# back to the table, whose generic plan is a sequential scan, so PL/pgSQL planned it again on
-# every call; and the sweep as a security definer SQL function with SET, never inlined and
-# planned on every call. Kept to show the fix before and after, in the same run.
+# claim_document_jobs and complete_document_job as they were before the checks moved inline
+# (migration 20261130003100), in a schema of the benchmark's own, on the same table: every
+# argument checked through a document_jobs_internal helper (a PL/pgSQL call with its own SET
+# search_path each), and the kind read from document_job_kinds on every claim.
 BEFORE_FIX = f"""
 drop schema if exists {BEFORE_SCHEMA} cascade;
 create schema {BEFORE_SCHEMA};
-create function {BEFORE_SCHEMA}.fail_expired_document_jobs() returns int
-language sql security definer set search_path = '' as $$
-    with expired as (
-        select j.id from public.document_jobs j
-         where j.status = 'running' and j.lease_until < now() and j.attempts >= j.max_attempts
-           for update skip locked
-    ), failed as (
-        update public.document_jobs j
-           set status = 'failed', lease_until = null, finished_at = now(), last_error_code = 'lease_expired',
-               last_error_message = 'the lease of the last attempt expired before the job finished'
-          from expired where j.id = expired.id
-        returning 1
-    )
-    select count(*)::int from failed
-$$;
 create function {BEFORE_SCHEMA}.claim_document_jobs(p_kind text, p_limit int default 1,
                                                     p_lease interval default '5 minutes')
 returns setof public.document_jobs
-language plpgsql security definer set search_path = '' as $$
+language plpgsql security definer set search_path = '' set plan_cache_mode = force_generic_plan as $$
 begin
     perform document_jobs_internal.require_kind(p_kind);
     perform document_jobs_internal.require(p_limit between 1 and 100, 'p_limit must be between 1 and 100');
     perform document_jobs_internal.require_lease(p_lease);
-    perform {BEFORE_SCHEMA}.fail_expired_document_jobs();
+    perform document_jobs_internal.fail_expired();
     return query
-    with picked as materialized (
-        select c.id from public.document_jobs_claimable c
-         where c.kind = p_kind
-         order by c.run_after, c.created_at
-         limit p_limit
-           for update skip locked
-    )
     update public.document_jobs j
        set status = 'running', attempts = j.attempts + 1, generation = j.generation + 1,
            lease_until = now() + p_lease, started_at = coalesce(j.started_at, now())
-      from picked
-     where j.id = picked.id
+     where j.id = any (array(
+               select c.id from public.document_jobs_claimable c
+                where c.kind = p_kind
+                order by c.run_after, c.created_at
+                limit p_limit
+                  for update skip locked))
     returning j.*;
+end;
+$$;
+create function {BEFORE_SCHEMA}.complete_document_job(p_job_id uuid, p_generation int)
+returns boolean
+language plpgsql security definer set search_path = '' as $$
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    update public.document_jobs j
+       set status = 'completed', lease_until = null, finished_at = now()
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
+    return found;
 end;
 $$;
 """
@@ -278,8 +301,9 @@ PGBENCH_VARIANTS = {  # key: (column, pgbench script)
         "select id, generation from public.claim_document_jobs('fetch_email') \\gset\n" + COMPLETE,
     ),
     "before": (
-        "before the fix",
-        f"select id, generation from {BEFORE_SCHEMA}.claim_document_jobs('fetch_email') \\gset\n" + COMPLETE,
+        "checks as before",
+        f"select id, generation from {BEFORE_SCHEMA}.claim_document_jobs('fetch_email') \\gset\n"
+        f"select {BEFORE_SCHEMA}.complete_document_job(:id::uuid, :generation);\n",
     ),
     "bare": (
         "bare statements",
@@ -295,7 +319,44 @@ PGBENCH_VARIANTS = {  # key: (column, pgbench script)
 }
 
 
+# --- durability ------------------------------------------------------------------------------------
+
+
+@contextmanager
+def durability(mode: str) -> Iterator[None]:
+    """The cluster with durability `mode` ("off": as devstack starts it; "on": as hosted Supabase
+    runs), by ALTER SYSTEM and a reload; reset to the cluster's own settings afterwards."""
+    settings = DURABILITY[mode]
+    with connect() as conn:
+        try:
+            for name, value in settings.items():
+                conn.execute(f"alter system set {name} = {value}")
+            conn.execute("select pg_reload_conf()")
+            wait_for_settings(conn, settings)
+            yield
+        finally:
+            for name in settings:
+                conn.execute(f"alter system reset {name}")
+            conn.execute("select pg_reload_conf()")
+            wait_for_settings(conn, DURABILITY["off"])
+
+
+def wait_for_settings(conn: psycopg.Connection, settings: dict[str, str], timeout_s: float = 10) -> None:
+    """A reload is asynchronous: wait until a new session sees the settings."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with connect() as fresh:
+            now = {name: fresh.execute(f"show {name}").fetchone()[0] for name in settings}
+        if now == settings:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not take {settings} (it has {now})")
+        time.sleep(0.1)
+
+
 # --- the section --------------------------------------------------------------------------------------
+
+MODES = ("off", "on")
 
 
 def run(quick: bool = False) -> Section:
@@ -305,27 +366,27 @@ def run(quick: bool = False) -> Section:
         "throughput",
         "Throughput",
         f"No-op jobs per second at {', '.join(map(str, settings.concurrency))} concurrent connections, "
-        f"{settings.runs} run(s) per figure (median), every arm of a run on the same server in turn. This queue: "
-        "one Python thread per connection (psycopg, prepared after 5 uses), claim_document_jobs then "
-        f"complete_document_job in a loop for {settings.seconds:g} s, from {settings.jobs:,} queued jobs. "
+        f"{settings.runs} run(s) per figure (median), every arm of a run on the same server in turn, with "
+        "durability off (fsync, synchronous_commit and full_page_writes off: the throwaway test cluster) and on "
+        "(all three on, as hosted Supabase runs); the same cluster in the same run, switched with ALTER SYSTEM and "
+        "a reload (all three take effect without a restart), every other setting unchanged. Each durability "
+        "setting has its own ceiling. This queue: one Python thread per connection (psycopg, prepared after 5 "
+        f"uses), for {settings.seconds:g} s, from {settings.jobs:,} queued jobs, called two ways: as the worker "
+        "calls it (one claim, then complete_document_job_and_claim_next for each job: one call and one "
+        "transaction a job) and as two calls a job (claim_document_jobs, complete_document_job). "
         "Procrastinate (same server, its own schema installed with its schema API): its real worker "
         "(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
         f"start to an empty queue of {settings.worker_jobs:,} jobs; and its two SQL calls (fetch_job_v2, "
         "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench -M prepared, a one-row update "
-        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved "
-        "(a job needs at least two transactions). The client (Python or pgbench) shares the machine's cores "
-        "with the server. The second table drives this queue's claim -> complete with pgbench instead "
-        "(-M prepared, the same C client as the ceiling), to tell the client's cost from the database's: as "
-        f"deployed; as the functions were before the fix below (in a schema of the benchmark's own, on the same "
-        "table); and "
-        "as the bare statements without any function.",
-    )
-    headers = ["connections", "ceiling (pgbench TPS / 2)", "this queue", "ratio", "Procrastinate worker", "ratio",
-               "Procrastinate SQL", "ratio"]  # fmt: skip
-    table = Table("jobs per second, Python clients (ratio: to the ceiling)", headers)
-    diagnostic = Table(
-        "jobs per second, this queue's claim -> complete driven by pgbench (ratio: to the ceiling)",
-        ["connections", *(f"{label}{suffix}" for label, _ in PGBENCH_VARIANTS.values() for suffix in ("", " ratio"))],
+        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved, measured "
+        "before and after the other arms of each run (the disk's flush time drifts); every arm starts right after "
+        "a CHECKPOINT, so that none of them pays for the writes of the queue's refill "
+        "(a job needs two state changes, its claim and its completion; the worker's combined call makes them in "
+        "one transaction per job, so it may pass 1.0x). The client (Python or pgbench) shares the machine's cores "
+        "with the server. The second table of each setting drives the two-call claim -> complete with pgbench "
+        "instead (-M prepared, the same C client as the ceiling), to tell the client's cost from the database's: "
+        "as deployed; with the argument checks as they were before (helper calls, the kind read on every claim; "
+        "in a schema of the benchmark's own, on the same table); and as the bare statements without any function.",
     )
     conninfo = env("DATABASE_URL")
     install_procrastinate()
@@ -338,46 +399,68 @@ def run(quick: bool = False) -> Section:
             variants = {key: Path(folder) / f"{key}.sql" for key in PGBENCH_VARIANTS}
             for key, path in variants.items():
                 path.write_text(PGBENCH_VARIANTS[key][1])
-            for n in settings.concurrency:
-                samples: dict[str, list[float]] = {"ceiling": [], "ours": [], "worker": [], "sql": []}
-                samples |= {label: [] for label in variants}
-                for _ in range(settings.runs):
-                    samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
-                    fill_ours(admin, settings.jobs)
-                    samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, ours_step))
-                    for label, path in variants.items():
-                        fill_ours(admin, PGBENCH_JOBS_PER_SECOND * max(1, round(settings.seconds)))
-                        samples[label].append(pgbench_tps(n, settings.seconds, path))
-                    fill_procrastinate(settings.worker_jobs)
-                    samples["worker"].append(procrastinate_worker(n, settings.worker_jobs))
-                    fill_procrastinate(settings.jobs)
-                    with connect(procrastinate_conninfo()) as conn:
-                        worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()
-                    step = procrastinate_sql_step(worker_id[0])
-                    samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, step))
-                figures = {name: median(values) for name, values in samples.items()}
-                ceiling = figures["ceiling"]
-                table.add(n, fmt(ceiling), fmt(figures["ours"]), fmt_ratio(ratio(figures["ours"], ceiling)),
-                          fmt(figures["worker"]), fmt_ratio(ratio(figures["worker"], ceiling)),
-                          fmt(figures["sql"]), fmt_ratio(ratio(figures["sql"], ceiling)))  # fmt: skip
-                diagnostic.add(
-                    n,
-                    *(
-                        cell
-                        for label in variants
-                        for cell in (fmt(figures[label]), fmt_ratio(ratio(figures[label], ceiling)))
-                    ),
-                )
-                for name, value in figures.items():
-                    section.figures[f"{name}_{n}"] = value
-                    section.figures[f"{name}_ratio_{n}"] = ratio(value, ceiling)
+            for mode in MODES:
+                with durability(mode):
+                    section.tables += measure(mode, settings, conninfo, admin, script, variants, section.figures)
     finally:
         with connect() as conn:
             for schema in (PROCRASTINATE_SCHEMA, CEILING_SCHEMA, BEFORE_SCHEMA):
                 conn.execute(f"drop schema if exists {schema} cascade")
             conn.execute("truncate public.document_jobs cascade")
-    section.tables += [table, diagnostic]
     return section
+
+
+def measure(
+    mode: str,
+    settings: Settings,
+    conninfo: str,
+    admin: psycopg.Connection,
+    script: Path,
+    variants: dict[str, Path],
+    figures_out: dict[str, float],
+) -> list[Table]:
+    label = f"durability {mode}" + (" (as hosted Supabase)" if mode == "on" else " (throwaway test cluster)")
+    headers = ["connections", "ceiling (pgbench TPS / 2)", "as the worker calls it", "ratio", "two calls a job",
+               "ratio", "Procrastinate worker", "ratio", "Procrastinate SQL", "ratio"]  # fmt: skip
+    table = Table(f"jobs per second, Python clients, {label} (ratio: to the ceiling)", headers)
+    diagnostic = Table(
+        f"jobs per second, claim -> complete driven by pgbench, {label} (ratio: to the ceiling)",
+        ["connections", *(f"{name}{suffix}" for name, _ in PGBENCH_VARIANTS.values() for suffix in ("", " ratio"))],
+    )
+    for n in settings.concurrency:
+        samples: dict[str, list[float]] = {"ceiling": [], "worker_calls": [], "ours": [], "worker": [], "sql": []}
+        samples |= {key: [] for key in variants}
+        for _ in range(settings.runs):
+            # The ceiling before and after the arms: the disk's flush time drifts while a run goes on.
+            admin.execute("checkpoint")
+            samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
+            fill_ours(admin, settings.jobs)
+            samples["worker_calls"].append(claim_complete_loop(conninfo, n, settings.seconds, worker_step()))
+            fill_ours(admin, settings.jobs)
+            samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, ours_step))
+            for key, path in variants.items():
+                fill_ours(admin, PGBENCH_JOBS_PER_SECOND * max(1, round(settings.seconds)))
+                samples[key].append(pgbench_tps(n, settings.seconds, path))
+            fill_procrastinate(settings.worker_jobs)
+            samples["worker"].append(procrastinate_worker(n, settings.worker_jobs))
+            fill_procrastinate(settings.jobs)
+            with connect(procrastinate_conninfo()) as conn:
+                worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()
+            step = procrastinate_sql_step(worker_id[0])
+            samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, step))
+            admin.execute("checkpoint")
+            samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
+        figures = {name: median(values) for name, values in samples.items()}
+        ceiling = figures["ceiling"]
+        arms = ("worker_calls", "ours", "worker", "sql")
+        table.add(n, fmt(ceiling), *(c for a in arms for c in (fmt(figures[a]), fmt_ratio(ratio(figures[a], ceiling)))))
+        diagnostic.add(
+            n, *(cell for key in variants for cell in (fmt(figures[key]), fmt_ratio(ratio(figures[key], ceiling))))
+        )
+        for name, value in figures.items():
+            figures_out[f"{mode}_{name}_{n}"] = value
+            figures_out[f"{mode}_{name}_ratio_{n}"] = ratio(value, ceiling)
+    return [table, diagnostic]
 
 
 if __name__ == "__main__":

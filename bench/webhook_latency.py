@@ -16,13 +16,27 @@ python -m devstack run -- .venv/bin/python -m bench.webhook_latency [--quick]
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
+import httpx
 import psycopg
 
 from bench import flow
-from bench.common import Section, Table, connect, fmt, fmt_ratio, median, percentile, ratio, run_alone, vault_secrets
+from bench.common import (
+    Section,
+    Table,
+    connect,
+    env,
+    fmt,
+    fmt_ratio,
+    median,
+    percentile,
+    ratio,
+    run_alone,
+    vault_secrets,
+)
 
 TIMEOUT_S = 60
 CRON_TIMEOUT_S = 150
@@ -47,6 +61,25 @@ def worker_elapsed_ms(conn: psycopg.Connection) -> list[float]:
         " where status_code = 200 and (content::jsonb ->> 'claimed')::int > 0"
     ).fetchall()
     return [value for (value,) in rows if value is not None]
+
+
+def gateway_requests() -> Counter[str]:
+    """Requests the local gateway (PostgREST and Storage) has served, by method and path."""
+    answer = httpx.get(f"{env('SUPABASE_URL')}/_control/requests", timeout=10)
+    answer.raise_for_status()
+    return Counter(answer.json())
+
+
+def round_trips(before: Counter[str], after: Counter[str]) -> dict[str, int]:
+    """The worker's requests to the database between two counts, by what they are: queue calls
+    (RPCs other than the webhook's record_inbound_email), table reads; and Storage uploads."""
+    served = after - before
+    queue = sum(
+        n for path, n in served.items() if "/rest/v1/rpc/" in path and not path.endswith("/record_inbound_email")
+    )
+    reads = sum(n for path, n in served.items() if path.startswith("GET /rest/v1/"))
+    uploads = sum(n for path, n in served.items() if "/storage/v1/object/" in path)
+    return {"queue": queue, "reads": reads, "uploads": uploads}
 
 
 def kick_round(conn: psycopg.Connection, settings: Settings) -> tuple[list[float], list[float]]:
@@ -123,7 +156,11 @@ def run(quick: bool = False) -> Section:
     with connect() as admin, connect() as conn, vault_secrets(admin):
         flow.clean_up(admin)
         try:
+            counted_from = gateway_requests()
             rounds = [kick_round(conn, settings) for _ in range(settings.rounds)]
+            # Every e-mail is stored before the next webhook goes: one job per invocation, and
+            # nothing else calls the gateway meanwhile (the cron job finds nothing claimable).
+            trips = round_trips(counted_from, gateway_requests())
             all_kick = [value for latencies, _ in rounds for value in latencies]
             kick50 = median([percentile(r, 0.50) for r, _ in rounds])
             kick95 = median([percentile(r, 0.95) for r, _ in rounds])
@@ -133,6 +170,21 @@ def run(quick: bool = False) -> Section:
                 section.figures["worker_p50"] = median(worker)
                 table.notes.append(f"the worker's own time per invocation: {fmt(median(worker), 0)} ms (p50)")
             table.add("with the pg_net kick", len(all_kick), fmt(kick50, 0), fmt(kick95, 0), fmt(max(all_kick), 0))
+            jobs, n = len(all_kick), settings.attachments
+            per_job = {name: count / jobs for name, count in trips.items()}
+            section.figures |= {f"trips_{name}_per_job": value for name, value in per_job.items()}
+            section.figures |= {"trips_attachments": n, "trips_jobs": jobs}
+            trips_table = Table(
+                f"database round trips per job ({n} attachment(s) a job, {jobs} jobs, counted by the gateway)",
+                ["calls", "per job", "formula"],
+            )
+            trips_table.add(
+                "queue calls (RPC)", fmt(per_job["queue"], 2), f"n + 2 = {n + 2} (before: 2n + 3 = {2 * n + 3})"
+            )
+            trips_table.add("table reads (the e-mail, what is stored)", fmt(per_job["reads"], 2), "2")
+            trips_table.add("all database calls", fmt(per_job["queue"] + per_job["reads"], 2),
+                            f"n + 4 = {n + 4} (before: 2n + 5 = {2 * n + 5})")  # fmt: skip
+            trips_table.add("Storage uploads", fmt(per_job["uploads"], 2), f"n = {n}")
             section.figures |= {"kick_p50": kick50, "kick_p95": kick95, "webhook_answer_p50": answer50}
             if settings.cron_emails:
                 cron, lost = cron_path(conn, admin, settings)
@@ -148,6 +200,7 @@ def run(quick: bool = False) -> Section:
         finally:
             flow.clean_up(admin)
     section.tables.append(table)
+    section.tables.append(trips_table)
     return section
 
 

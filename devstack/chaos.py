@@ -116,7 +116,11 @@ def configure_faults(env: dict[str, str], emails: list[dict[str, Any]], rng: ran
                timeout=10).raise_for_status()  # fmt: skip
     httpx.post(
         f"{env['SUPABASE_URL']}/_control/faults",
-        json={"rpcs": ["complete_document_job", "fail_document_job"], "probability": 0.03, "seed": rng.random()},
+        json={
+            "rpcs": ["complete_document_job", "complete_document_job_and_claim_next", "fail_document_job"],
+            "probability": 0.03,
+            "seed": rng.random(),
+        },
         timeout=10,
     ).raise_for_status()
 

@@ -8,6 +8,8 @@ Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it
 connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
 "authenticator", as PostgREST does, and switches to the JWT's role per request),
 SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR. Logs one line per request to stderr, never headers.
+GET /_control/requests answers how many requests it has served, by method and path (for tests and
+the benchmarks that count round trips).
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ class GatewayServer(ThreadingHTTPServer):
         self.backend = backend
         self.storage = storage
         self.faults = ConnectionFaults()
+        self.requests: Counter[str] = Counter()  # "POST /rest/v1/rpc/claim_document_jobs" -> count
+        self.requests_lock = threading.Lock()
 
 
 class BodyTooLarge(Exception):
@@ -108,6 +112,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
                     self.server.faults.configure(json.loads(body or b"{}"))
                 self.send(Response.json(200, dict(self.server.faults.dropped)))
                 return
+            if url.path == "/_control/requests":
+                with self.server.requests_lock:
+                    self.send(Response.json(200, dict(self.server.requests)))
+                return
+            with self.server.requests_lock:
+                self.server.requests[f"{self.command} {url.path}"] += 1
             fault = self.server.faults.draw(url.path)
             if fault == "before":
                 self.close_connection = True  # no answer at all: the call never ran

@@ -44,9 +44,10 @@ class Deadline:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """Handed to a job with its lease. Call it before each step: it extends the lease (LeaseLost
-    once the job is no longer ours) and raises JobFailure("time_budget") when too little time is
-    left to start one. `deadline` bounds the network calls within a step."""
+    """Handed to a job with its lease. Call it before each step: it extends the lease unless it was
+    renewed a moment ago (LeaseLost once the job is no longer ours) and raises
+    JobFailure("time_budget") when too little time is left to start one. `deadline` bounds the
+    network calls within a step."""
 
     deadline: Deadline
     step: Callable[[], None]

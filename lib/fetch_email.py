@@ -69,8 +69,11 @@ def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> 
 def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     """Stores every attachment not yet stored; returns how many it stored.
 
-    `checkpoint` is called before each attachment: it extends the lease (LeaseLost once the job
-    is no longer ours) and raises JobFailure(FailureCode.TIME_BUDGET) when no time is left for another.
+    `checkpoint` is called before each attachment: it extends the lease unless the claim or the
+    previous attachment's record renewed it a moment ago (LeaseLost once the job is no longer
+    ours) and raises JobFailure(FailureCode.TIME_BUDGET) when no time is left for another.
+    Recording an attachment renews the lease too, and refuses (LeaseLost) once the job is no
+    longer ours.
     Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
     """
     deadline = checkpoint.deadline

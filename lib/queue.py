@@ -7,13 +7,15 @@ worker no longer holds the job: the caller must then stop and write nothing more
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from lib.database import execute
+from lib.database import DatabaseError, execute
 from lib.fax_records import StoredAttachment
 from lib.storable import storable_text
 
@@ -25,6 +27,9 @@ DEFAULT_LEASE = timedelta(minutes=5)
 # fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
 # require_retry_after): a provider that asks for more (a quota) is asked again after this.
 MAX_RETRY_AFTER = timedelta(days=1)
+# A lease renewed less than this share of it ago is fresh: extending it again would cost a round
+# trip and gain almost nothing (see Queue.lease_is_fresh).
+FRESH_SHARE = 0.1
 
 
 class LeaseLost(Exception):
@@ -59,9 +64,27 @@ def interval(value: timedelta) -> str:
 
 
 class Queue:
-    def __init__(self, client: Client, lease: timedelta = DEFAULT_LEASE) -> None:
+    """`wall` is the wall clock (time.time): the logs of different processes are compared by it."""
+
+    def __init__(self, client: Client, lease: timedelta = DEFAULT_LEASE, wall: Callable[[], float] = time.time) -> None:
         self._client = client
         self.lease = lease
+        self._wall = wall
+        # job id and generation -> until when the job is known to be ours (wall clock, read before
+        # the claim or renewal was asked for, so never later than the database's lease_until).
+        self._held: dict[tuple[UUID, int], float] = {}
+
+    def held_until(self, job: Job) -> float:
+        return self._held.get((job.id, job.generation), 0.0)
+
+    def lease_is_fresh(self, job: Job) -> bool:
+        """True while less than FRESH_SHARE of the lease has passed since the claim or the last renewal
+        (extend, or recording an attachment): a checkpoint then need not extend it again."""
+        lease = self.lease.total_seconds()
+        return self.held_until(job) - self._wall() > lease * (1 - FRESH_SHARE)
+
+    def _renewed(self, job: Job, asked_at: float) -> None:
+        self._held[(job.id, job.generation)] = asked_at + self.lease.total_seconds()
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
         """The RPC's answer; DatabaseError (lib/database.py) when it fails."""
@@ -89,15 +112,38 @@ class Queue:
     def _lost(function: str, job: Job) -> LeaseLost:
         return LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
 
+    def _claimed(self, row: dict[str, Any] | None, asked_at: float) -> Job | None:
+        if not row:
+            return None
+        job = Job.model_validate(row)
+        self._renewed(job, asked_at)
+        return job
+
     def claim(self, kind: str) -> Job | None:
+        asked_at = self._wall()
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
-        return Job.model_validate(rows[0]) if rows else None
+        return self._claimed(rows[0] if rows else None, asked_at)
 
     def extend(self, job: Job) -> None:
+        asked_at = self._wall()
         self._guarded("extend_document_job_lease", job, p_lease=interval(self.lease))
+        self._renewed(job, asked_at)
 
     def complete(self, job: Job) -> None:
         self._guarded("complete_document_job", job)
+
+    def complete_and_claim_next(self, job: Job, kind: str) -> tuple[bool, Job | None]:
+        """Completes `job` and claims the next job of `kind` in one round trip: (whether `job` was
+        completed, the next job or None). False means the lease of `job` was lost; the next job,
+        if any, is ours all the same."""
+        asked_at = self._wall()
+        answer = self._rpc(
+            "complete_document_job_and_claim_next",
+            self._holder(job, {"p_kind": kind, "p_lease": interval(self.lease)}),
+        )
+        if not isinstance(answer, dict) or not isinstance(answer.get("completed"), bool):
+            raise DatabaseError("complete_document_job_and_claim_next", f"unexpected answer {answer!r:.200}")
+        return answer["completed"], self._claimed(answer.get("next_job"), asked_at)
 
     def fail(
         self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
@@ -113,12 +159,16 @@ class Queue:
         )
 
     def record_attachment(self, job: Job, attachment: StoredAttachment) -> None:
-        """Records an uploaded attachment of the job's e-mail, only while the job is still ours."""
+        """Records an uploaded attachment of the job's e-mail, only while the job is still ours,
+        and renews the lease in the same call."""
+        asked_at = self._wall()
         self._guarded(
             "record_document_attachment",
             job,
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
+            p_lease=interval(self.lease),
         )
+        self._renewed(job, asked_at)
 
     def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
         return self._guarded_state(

@@ -68,7 +68,8 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
         job = new_job(db)
         assert (
             db.execute(
-                "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found', p_retryable => false)",
+                "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found',"
+                " p_retryable => false)",
                 (job["id"], job["generation"]),
             ).fetchone()["fail_document_job"]
             == "failed"

@@ -118,6 +118,32 @@ def test_queued_jobs_end_completed_with_attachments_stored(db, provider, worker_
         assert all(p.name.isascii() for p in objects)
 
 
+def gateway_requests(stack_env) -> dict[str, int]:
+    return httpx.get(f"{stack_env['SUPABASE_URL']}/_control/requests", timeout=10).json()
+
+
+@pytest.mark.parametrize("attachments", [1, 4])
+def test_a_job_costs_n_plus_2_queue_calls_through_postgrest(db, provider, worker_url, stack_env, attachments) -> None:
+    """Each call is an HTTP round trip when deployed: claim, one record per attachment (which
+    renews the lease), and the completion (which claims the next job, here finding none). It was
+    2n + 3: an extension before each attachment and one more claim. Counted by the gateway."""
+    receive(db, provider, sample_email("em_trips", attachment_count=attachments, rng=random.Random(3)))
+    before = gateway_requests(stack_env)
+
+    assert invoke_worker(worker_url)["completed"] == 1
+
+    after = gateway_requests(stack_env)
+    served = {path: after[path] - before.get(path, 0) for path in after if after[path] != before.get(path, 0)}
+    assert {path: n for path, n in served.items() if "/rest/v1/rpc/" in path} == {
+        "POST /rest/v1/rpc/claim_document_jobs": 1,
+        "POST /rest/v1/rpc/record_document_attachment": attachments,
+        "POST /rest/v1/rpc/complete_document_job_and_claim_next": 1,
+    }
+    reads = {path: n for path, n in served.items() if path.startswith("GET /rest/v1/")}
+    assert reads == {"GET /rest/v1/fax_received_emails": 1, "GET /rest/v1/fax_received_email_attachments": 1}
+    assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
+
+
 def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider, worker_url, stack_env, monkeypatch):
     email = sample_email("em_crash", attachment_count=3)
     row_id = receive(db, provider, email)

@@ -55,5 +55,5 @@ def client(http: httpx.Client):
 
 
 @pytest.fixture
-def queue(client) -> Queue:
-    return Queue(client)
+def queue(client, clock: FakeClock) -> Queue:
+    return Queue(client, wall=clock)  # the fake clock is the wall clock too: the lease's age is the test's

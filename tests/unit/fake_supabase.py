@@ -60,9 +60,10 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 
 @dataclass
 class FakeSupabase:
-    """`jobs` are handed out by claim_document_jobs in order; `guarded` is what extend and complete
-    answer (False: the lease is lost). fail and release answer the state they left the job in, as
-    the database decides it (null once the lease is lost); `fail_answer` overrides that decision."""
+    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next;
+    `guarded` is what extend, complete and record_document_attachment answer (False: the lease is
+    lost). fail and release answer the state they left the job in, as the database decides it
+    (null once the lease is lost); `fail_answer` overrides that decision."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
@@ -96,16 +97,21 @@ class FakeSupabase:
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
-            if not self.jobs:
-                return httpx.Response(200, json=[])
-            job = self.jobs.pop(0)
-            self.claimed[job["id"]] = job
-            return httpx.Response(200, json=[job])
+            return httpx.Response(200, json=[self._next_job()] if self.jobs else [])
+        if name == "complete_document_job_and_claim_next":
+            return httpx.Response(
+                200, json={"completed": self.guarded, "next_job": self._next_job() if self.jobs else None}
+            )
         if name in ("fail_document_job", "release_document_job"):
             return httpx.Response(200, json=self._left_in(name, body) if self.guarded else None)
         if name == "record_document_attachment" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         return httpx.Response(200, json=self.guarded)
+
+    def _next_job(self) -> dict[str, Any]:
+        job = self.jobs.pop(0)
+        self.claimed[job["id"]] = job
+        return job
 
     def _left_in(self, name: str, body: dict[str, Any]) -> str:
         if name == "release_document_job":

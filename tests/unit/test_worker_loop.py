@@ -20,10 +20,15 @@ def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
     assert MAX_JOBS_PER_INVOCATION == 3
     assert (summary.claimed, summary.completed, summary.stopped_because) == (3, 3, "max_jobs")
     claims = [body for name, body in fake.calls if name == "claim_document_jobs"]
-    assert claims == [{"p_kind": "fetch_email", "p_limit": 1, "p_lease": "300.000 seconds"}] * 3
-    assert [body for _, body in fake.rpc_calls("complete_document_job")] == [
+    assert claims == [{"p_kind": "fetch_email", "p_limit": 1, "p_lease": "300.000 seconds"}]
+    held = [
         {"p_job_id": str(job_id), "p_generation": generation} for job_id, generation in zip(ran, (1, 2, 3), strict=True)
     ]
+    assert fake.rpc_calls() == [
+        ("complete_document_job_and_claim_next", held[0] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
+        ("complete_document_job_and_claim_next", held[1] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
+        ("complete_document_job", held[2]),
+    ], "the next job is claimed with each completion, but not with the third: no more may be claimed"
     assert len(fake.jobs) == 2, "two jobs left for the next invocation"
 
 
@@ -31,6 +36,29 @@ def test_stops_when_no_work_is_left(queue, fake, clock) -> None:
     fake.jobs = [job_row()]
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
     assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "no_work")
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_claim_next"]
+
+
+def test_a_completion_near_the_end_of_the_budget_claims_nothing_with_it(queue, fake, clock) -> None:
+    fake.jobs = [job_row(), job_row()]
+
+    # After 215 s, 25 s of the 240 s budget are left: too little to start another job.
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: clock.advance(215), clock)
+
+    assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "time_budget")
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job"]
+    assert len(fake.jobs) == 1
+
+
+def test_a_job_claimed_with_a_completion_whose_lease_was_lost_is_still_run(queue, fake, clock) -> None:
+    fake.jobs = [job_row(generation=1), job_row(generation=2)]
+    fake.guarded = False  # the first job's completion is refused: its lease was lost
+    ran = []
+
+    summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: ran.append(job.generation), clock)
+
+    assert ran == [1, 2]
+    assert (summary.claimed, summary.lost) == (2, 2)
 
 
 def test_claims_nothing_new_with_less_than_30_seconds_left(queue, fake, clock) -> None:
@@ -57,10 +85,9 @@ def test_a_job_still_running_when_the_budget_runs_out_is_released_without_delay(
     [(_, release)] = fake.rpc_calls("release_document_job")
     assert release["p_retry_after"] == "0.000 seconds"
     assert release["p_error_code"] == "time_budget"
-    assert [name for name, _ in fake.rpc_calls()] == [
-        "extend_document_job_lease",
-        "release_document_job",
-    ], "the lease is extended before each step, and the job is not failed"
+    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job"], (
+        "the fresh lease is not extended, and the job is not failed"
+    )
 
 
 def test_a_lost_lease_stops_the_job_and_writes_nothing_more(queue, fake, clock) -> None:
@@ -69,6 +96,7 @@ def test_a_lost_lease_stops_the_job_and_writes_nothing_more(queue, fake, clock) 
     after_checkpoint = []
 
     def job(job, checkpoint) -> None:
+        clock.advance(31)  # over a tenth of the lease (300 s): the checkpoint extends it
         checkpoint()
         after_checkpoint.append("worked on")
 
@@ -88,7 +116,7 @@ def test_a_lease_lost_at_completion_counts_as_lost(queue, fake, clock) -> None:
 
 def test_an_outcome_that_cannot_be_recorded_is_logged_and_the_loop_goes_on(queue, fake, clock, caplog) -> None:
     fake.jobs = [job_row(), job_row()]
-    fake.unreachable_rpcs = {"complete_document_job"}
+    fake.unreachable_rpcs = {"complete_document_job", "complete_document_job_and_claim_next"}
 
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
 
@@ -180,3 +208,47 @@ def test_every_outcome_has_its_own_counter() -> None:
         summary.add(outcome)
         counters = {name: value for name, value in summary.model_dump().items() if isinstance(value, int) and value}
         assert counters == {outcome.value: 1}
+
+
+def test_a_checkpoint_extends_the_lease_only_once_a_tenth_of_it_has_passed(queue, fake, clock) -> None:
+    fake.jobs = [job_row()]
+    stored = StoredAttachment(
+        provider_attachment_id="a", filename=None, content_type=None, size_bytes=1, sha256="0" * 64, bucket="b",
+        storage_path="p",
+    )  # fmt: skip
+    seen = []
+
+    def steps(job, checkpoint) -> None:
+        def step(label: str) -> None:
+            checkpoint()
+            seen.append((label, [name for name, _ in fake.rpc_calls()]))
+
+        step("just claimed: fresh")
+        clock.advance(29)
+        step("29 s later: still fresh")
+        clock.advance(2)
+        step("31 s after the claim: extended")
+        clock.advance(29)
+        step("29 s after the extension: fresh")
+        clock.advance(31)
+        queue.record_attachment(job, stored)  # renews the lease too
+        clock.advance(29)
+        step("29 s after recording an attachment: fresh")
+        clock.advance(2)
+        step("31 s after it: extended")
+
+    summary = run_invocation(queue, "fetch_email", steps, clock)
+
+    assert summary.completed == 1
+    extended = ["extend_document_job_lease"]
+    recorded = [*extended, "record_document_attachment"]
+    assert seen == [
+        ("just claimed: fresh", []),
+        ("29 s later: still fresh", []),
+        ("31 s after the claim: extended", extended),
+        ("29 s after the extension: fresh", extended),
+        ("29 s after recording an attachment: fresh", recorded),
+        ("31 s after it: extended", [*recorded, "extend_document_job_lease"]),
+    ]
+    [(_, record)] = fake.rpc_calls("record_document_attachment")
+    assert record["p_lease"] == "300.000 seconds"

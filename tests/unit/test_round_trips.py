@@ -1,0 +1,81 @@
+"""Round trips to the database per job: each one is an HTTP request through PostgREST when
+deployed. A job with n attachments costs claim + n x record (which renews the lease) + complete
+(which claims the next job): n + 2 queue calls, and two reads (the e-mail row, the attachments
+already stored). This test fails if the count grows; it counts requests, it does not time them."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from lib import fetch_email
+from lib.attachment_storage import AttachmentStorage
+from lib.fax_records import FaxRecords
+from lib.resend_client import ResendClient
+from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
+from tests.unit.fake_supabase import KEY, URL, job_row
+from tests.unit.test_fetch_email import PDF, RESEND, attachment, page
+
+READS_PER_JOB = 2  # the e-mail row and the attachments already stored (PostgREST table reads)
+
+
+def database_requests(router) -> list[str]:
+    """The path of every request to PostgREST (not Storage), in order."""
+    return [
+        call.request.url.path.removeprefix("/rest/v1/")
+        for call in router.calls
+        if str(call.request.url).startswith(f"{URL}/rest/v1/")
+    ]
+
+
+def invocation(queue, fake, router, clock, http, client, jobs: int, attachments: int):
+    for n in range(jobs):
+        email_row = f"6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a1{n}"
+        fake.emails[email_row] = f"em_{n}"
+        fake.jobs.append(job_row(fax_received_email_id=email_row))
+        router.get(f"{RESEND}/emails/receiving/em_{n}/attachments").mock(
+            return_value=httpx.Response(200, json=page(*(attachment(10 * n + i) for i in range(attachments))))
+        )
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    context = fetch_email.FetchContext(
+        queue=queue,
+        records=FaxRecords(client),
+        resend=ResendClient(http, RESEND, "re_test_key"),
+        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
+        max_bytes=1_000,
+    )
+    return run_invocation(queue, fetch_email.KIND, lambda job, cp: fetch_email.run(job, context, cp), clock)
+
+
+@pytest.mark.parametrize("attachments", [1, 2, 5])
+def test_one_job_with_n_attachments_costs_n_plus_2_queue_calls(
+    queue, fake, router, clock, http, client, attachments
+) -> None:
+    summary = invocation(queue, fake, router, clock, http, client, jobs=1, attachments=attachments)
+
+    assert (summary.completed, len(fake.uploads)) == (1, attachments)
+    requests = database_requests(router)
+    queue_calls = [path for path in requests if path.startswith("rpc/")]
+    assert queue_calls == [
+        "rpc/claim_document_jobs",
+        *["rpc/record_document_attachment"] * attachments,
+        "rpc/complete_document_job_and_claim_next",  # it finds no next job: no further claim
+    ]
+    assert len(queue_calls) == attachments + 2, "was 2n + 3 before extend and the next claim were folded in"
+    assert len(requests) == attachments + 2 + READS_PER_JOB
+
+
+@pytest.mark.parametrize("attachments", [1, 3])
+def test_jobs_after_the_first_cost_one_call_less(queue, fake, router, clock, http, client, attachments) -> None:
+    jobs = MAX_JOBS_PER_INVOCATION
+    summary = invocation(queue, fake, router, clock, http, client, jobs=jobs, attachments=attachments)
+
+    assert summary.completed == jobs
+    queue_calls = [path for path in database_requests(router) if path.startswith("rpc/")]
+    # One claim for the invocation; each job's completion claims the next, but the last one's
+    # does not ask: the invocation may claim no more than MAX_JOBS_PER_INVOCATION.
+    assert len(queue_calls) == 1 + jobs * (attachments + 1)
+    assert queue_calls.count("rpc/claim_document_jobs") == 1
+    assert queue_calls[-1] == "rpc/complete_document_job"
+    assert "rpc/extend_document_job_lease" not in queue_calls
+    assert len(database_requests(router)) == len(queue_calls) + jobs * READS_PER_JOB
