@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -476,6 +477,7 @@ class QueueMachine(RuleBasedStateMachine):
         assert wrong == []
 
 
+@pytest.mark.slow  # hundreds of generated sequences against the real database
 def test_queue_functions_follow_the_state_machine(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> None:
     with connect(stack_env["DATABASE_URL"]) as conn:
         conn.execute("set role service_role")
