@@ -36,6 +36,7 @@ import base64
 import contextlib
 import json
 import os
+import queue
 import re
 import selectors
 import signal
@@ -415,8 +416,10 @@ def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline
         return "500 (the runtime refused the connection)"
     upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     client_open = True
-    with upstream, selectors.DefaultSelector() as selector:
-        upstream.sendall(forwarded)
+    outgoing: queue.Queue[bytes | None] = queue.Queue()
+    outgoing.put(forwarded)
+    threading.Thread(target=_write_all, args=(upstream, outgoing), daemon=True).start()
+    with upstream, selectors.DefaultSelector() as selector, _closing(outgoing):
         selector.register(upstream, selectors.EVENT_READ)
         selector.register(client, selectors.EVENT_READ)
         while True:
@@ -448,10 +451,28 @@ def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline
                         except OSError:
                             client_open = False  # the caller gave up; the function runs on, as on Vercel
                 elif data:
-                    upstream.sendall(data)
+                    outgoing.put(data)
                 else:
                     selector.unregister(client)  # the caller closed its side; keep relaying the answer
                     client_open = False
+
+
+def _write_all(sock: socket.socket, outgoing: queue.Queue[bytes | None]) -> None:
+    """Writes what the caller sends, in order, on a thread of its own: a function that answers
+    before it has read the whole body (a 413) must not keep its answer from being read."""
+    while (data := outgoing.get()) is not None:
+        try:
+            sock.sendall(data)
+        except OSError:
+            return  # the function closed its side; its answer is read all the same
+
+
+@contextlib.contextmanager
+def _closing(outgoing: queue.Queue[bytes | None]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        outgoing.put(None)
 
 
 def serve(build: Build, port_file: Path, warm: bool) -> None:
