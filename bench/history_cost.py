@@ -16,7 +16,7 @@ import psycopg
 
 from bench.common import Section, Table, connect, fmt, median, percentile, run_alone
 
-TRIGGERS = ("document_jobs_note_claim", "document_jobs_record_attempt", "document_jobs_alert_failed")
+TRIGGERS = ("document_jobs_record_attempt", "document_jobs_alert_failed")
 # Nothing listens there: the dispatcher's POST is refused at once. The alert is queued all the same.
 ALERT_URL = "http://127.0.0.1:9/alerts"
 BACKLOG = 100
@@ -89,8 +89,8 @@ def run(quick: bool = False) -> Section:
         "Attempt history and failure alerts: cost per job",
         f"Claim then complete, and claim then a permanent failure (an alert URL stored, so the alert is "
         f"queued through pg_net), on one connection as postgres, {settings.jobs} jobs per run after "
-        f"{settings.warmup} to warm up, {settings.runs} run(s) per mode, the modes alternating: with the three "
-        "triggers on document_jobs (claim note, attempt row, failure alert) and with them disabled. A backlog of "
+        f"{settings.warmup} to warm up, {settings.runs} run(s) per mode, the modes alternating: with the two "
+        "triggers on document_jobs (attempt row, failure alert) and with them disabled. A backlog of "
         f"{BACKLOG} target-less queued jobs; each job taken is replaced (untimed). Latency: the median over the "
         "runs of each run's p50; rows and WAL: per job, from the database's counters (WAL includes the untimed "
         "insert of the replacement job, the same in both modes).",

@@ -60,7 +60,6 @@ select set_eq(
         'document_jobs_internal.try_timestamptz(text)',
         'document_jobs_internal.text_array(jsonb)',
         'document_jobs_internal.refuse_attempt_update()',
-        'document_jobs_internal.note_claim()',
         'document_jobs_internal.record_attempt()',
         'document_jobs_internal.post_alert(jsonb)',
         'document_jobs_internal.chat_text(text,integer)',
