@@ -1,15 +1,16 @@
 """Throughput: no-op jobs per second at 1, 4 and 8 concurrent connections, against a ceiling,
 with durability off (as the throwaway test cluster runs) and on (as hosted Supabase runs).
 
-- this queue: N threads, each with its own connection, in a loop: as the worker calls it (one
-  claim, then complete_document_job_and_claim_next for each job: one call and one transaction a
-  job), and as two calls a job (claim_document_jobs then complete_document_job);
-- Procrastinate, in a schema of its own (installed with its own schema API, dropped afterwards):
-  its real worker (App.run_worker_async, concurrency N over a pool of N connections, an async
-  no-op task, wait=False so it stops when the queue is empty), and its two SQL calls
-  (procrastinate_fetch_job_v2, procrastinate_finish_job_v1) driven by the same threads as ours;
 - the ceiling: pgbench's TPS for a one-row update on a small table at the same concurrency,
-  halved, since a job needs at least two transactions (its claim and its completion).
+  halved, since a job needs two state changes (its claim and its completion);
+- this queue driven by pgbench, the ceiling's own client, so that the ratio is the database's
+  alone: as the worker calls it (complete_document_job_and_claim_next: one transaction a job), as
+  two calls a job, the two calls as they were before the per-call work, and the bare statements;
+- this queue driven from Python, one process per connection (as deployed workers are), the same
+  two ways; Procrastinate, in a schema of its own (installed with its own schema API, dropped
+  afterwards): its real worker (App.run_worker_async, concurrency N over a pool of N connections,
+  an async no-op task, wait=False so it stops when the queue is empty), and its two SQL calls
+  (procrastinate_fetch_job_v2, procrastinate_finish_job_v1) driven by the same processes as ours.
 
 Every figure is the median over `runs` runs; each run starts from a freshly filled queue. The
 durability settings (fsync, synchronous_commit, full_page_writes) are switched on the same
@@ -22,14 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import re
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from uuid import UUID
 
@@ -52,7 +56,7 @@ PGBENCH_JOBS_PER_SECOND = 20_000
 @dataclass(frozen=True)
 class Settings:
     concurrency: tuple[int, ...]
-    seconds: float  # per run, for the thread harness and pgbench
+    seconds: float  # per run, for the process harness and pgbench
     jobs: int  # queued before each run of this queue / Procrastinate's SQL (more than a run can take)
     worker_jobs: int  # queued before each run of Procrastinate's worker (it runs until they are done)
     runs: int
@@ -62,64 +66,82 @@ FULL = Settings(concurrency=(1, 4, 8), seconds=2.0, jobs=30_000, worker_jobs=2_0
 QUICK = Settings(concurrency=(2,), seconds=0.3, jobs=6_000, worker_jobs=100, runs=1)
 
 
-# --- the thread harness ---------------------------------------------------------------------------
+# --- the process harness ---------------------------------------------------------------------------
 
 
 def claim_complete_loop(
-    conninfo: str, threads: int, seconds: float, step: Callable[[psycopg.Connection], bool]
+    conninfo: str, processes: int, seconds: float, make_step: Callable[[], Callable[[psycopg.Connection], bool]]
 ) -> float:
-    """Jobs per second: `threads` connections each running `step` (one claim and its completion)
-    until `seconds` have passed or the queue is empty."""
-    connections = [psycopg.connect(conninfo, autocommit=True) for _ in range(threads)]
-    barrier = threading.Barrier(threads + 1)
-    done = [0] * threads
-    stop_at = [0.0]
-
-    def loop(index: int) -> None:
-        conn = connections[index]
-        barrier.wait()
-        while time.perf_counter() < stop_at[0] and step(conn):
-            done[index] += 1
-
-    workers = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
+    """Jobs per second: `processes` processes, each with its own connection, running the step that
+    `make_step` makes (one job: its claim and its completion) until `seconds` have passed or the
+    queue is empty. Processes rather than threads: a deployed worker is a process of its own (one
+    per function instance), and threads of one interpreter would share its lock."""
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(processes + 1, timeout=60)
+    results = context.Queue()
+    workers = [
+        context.Process(target=loop, args=(conninfo, seconds, make_step, ready, results)) for _ in range(processes)
+    ]
     for worker in workers:
         worker.start()
-    started = time.perf_counter()
-    stop_at[0] = started + seconds
-    barrier.wait()
-    for worker in workers:
-        worker.join()
-    elapsed = time.perf_counter() - started
-    for conn in connections:
-        conn.close()
-    return sum(done) / elapsed
+    try:
+        ready.wait()
+        counts = [results.get(timeout=seconds + 60) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(timeout=10)
+            if worker.is_alive():
+                worker.terminate()
+    if any(worker.exitcode != 0 for worker in workers):
+        raise RuntimeError(f"a benchmark process failed: exit codes {[worker.exitcode for worker in workers]}")
+    started = min(start for _, start, _ in counts)
+    finished = max(end for _, _, end in counts)
+    return sum(done for done, _, _ in counts) / (finished - started)
 
 
-def ours_step(conn: psycopg.Connection) -> bool:
-    row = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
-    if row is None:
-        return False
-    conn.execute("select public.complete_document_job(%s, %s)", row)
-    return True
+def loop(conninfo: str, seconds: float, make_step: Callable[[], Callable[[psycopg.Connection], bool]],
+         ready: Barrier, results: Queue) -> None:  # fmt: skip
+    """One process of claim_complete_loop: (jobs done, start, end), on the machine's monotonic clock."""
+    step = make_step()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        ready.wait()
+        started = time.monotonic()
+        stop_at = started + seconds
+        done = 0
+        while time.monotonic() < stop_at and step(conn):
+            done += 1
+        results.put((done, started, time.monotonic()))
+
+
+def two_calls_step() -> Callable[[psycopg.Connection], bool]:
+    """claim_document_jobs, then complete_document_job: two calls and two transactions a job."""
+
+    def step(conn: psycopg.Connection) -> bool:
+        row = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
+        if row is None:
+            return False
+        conn.execute("select public.complete_document_job(%s, %s)", row)
+        return True
+
+    return step
 
 
 def worker_step() -> Callable[[psycopg.Connection], bool]:
     """As the worker calls the queue: the first job claimed alone, every later one with the
     completion of the one before (complete_document_job_and_claim_next). One step per job."""
-    held: dict[int, tuple[object, int] | None] = {}
+    held: list[tuple[object, int] | None] = []
 
     def step(conn: psycopg.Connection) -> bool:
-        key = id(conn)
-        if key not in held:
-            held[key] = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
-        job = held[key]
+        if not held:
+            held.append(conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone())
+        job = held[0]
         if job is None:
             return False
         answer = conn.execute(
             "select public.complete_document_job_and_claim_next(%s, %s, 'fetch_email')", job
         ).fetchone()[0]
         following = answer["next_job"]
-        held[key] = None if following is None else (UUID(following["id"]), following["generation"])
+        held[0] = None if following is None else (UUID(following["id"]), following["generation"])
         return True
 
     return step
@@ -207,6 +229,8 @@ def procrastinate_worker(concurrency: int, jobs: int) -> float:
 
 
 def procrastinate_sql_step(worker_id: int) -> Callable[[psycopg.Connection], bool]:
+    """Its fetch and finish, as two_calls_step calls ours (with functools.partial, a step factory)."""
+
     def step(conn: psycopg.Connection) -> bool:
         row = conn.execute(
             "select id from procrastinate_fetch_job_v2(%s::varchar[], %s)", ([QUEUE], worker_id)
@@ -235,11 +259,11 @@ def install_ceiling() -> None:
         conn.execute(f"vacuum analyze {CEILING_SCHEMA}.counter")
 
 
-def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
+def pgbench_tps(clients: int, seconds: float, script: Path, defines: tuple[str, ...] = ()) -> float:
     target = conninfo_to_dict(admin_conninfo())
     result = subprocess.run(
         [str(PGBENCH), "-n", "-M", "prepared", "-f", str(script), "-c", str(clients), "-j", str(clients),
-         "-T", str(max(1, round(seconds))),
+         "-T", str(max(1, round(seconds))), *(arg for define in defines for arg in ("-D", define)),
          "-h", str(target["host"]), "-p", str(target["port"]), "-U", str(target["user"]), str(target["dbname"])],
         capture_output=True, text=True,
     )  # fmt: skip
@@ -251,12 +275,13 @@ def pgbench_tps(clients: int, seconds: float, script: Path) -> float:
     return float(match.group(1))
 
 
-# --- the same claim -> complete driven by pgbench: where this queue's time goes -------------------------
+# --- the same jobs driven by pgbench: the database's own cost -------------------------------------------
 
+# The state before the per-call work, in a schema of the benchmark's own, on the same table:
 # claim_document_jobs and complete_document_job as they were before the checks moved inline
-# (migration 20261130003100), in a schema of the benchmark's own, on the same table: every
-# argument checked through a document_jobs_internal helper (a PL/pgSQL call with its own SET
-# search_path each), and the kind read from document_job_kinds on every claim.
+# (migration 20261130003100), every argument checked through a document_jobs_internal helper (a
+# PL/pgSQL call with its own SET search_path each) and the kind read from document_job_kinds on
+# every claim; and the claim's BEFORE trigger (dropped by migration 20261130004000).
 BEFORE_FIX = f"""
 drop schema if exists {BEFORE_SCHEMA} cascade;
 create schema {BEFORE_SCHEMA};
@@ -293,25 +318,60 @@ begin
     return found;
 end;
 $$;
+-- The claim's note of its attempt, as a BEFORE trigger on every generation change (until
+-- migration 20261130004000); created on public.document_jobs only while this arm runs.
+create function {BEFORE_SCHEMA}.note_claim() returns trigger
+language plpgsql set search_path = '' as $$
+begin
+    new.attempt_started_at := now();
+    new.attempt_invocation_id := left(
+        nullif(current_setting('request.headers', true), '')::jsonb ->> 'x-document-jobs-invocation', 200);
+    return new;
+end;
+$$;
 """
+
+NOTE_CLAIM_TRIGGER = f"""create trigger bench_before_note_claim before update on public.document_jobs
+    for each row when (new.generation is distinct from old.generation)
+    execute function {BEFORE_SCHEMA}.note_claim()"""
+
+
+@dataclass(frozen=True)
+class Variant:
+    column: str
+    script: str
+    defines: tuple[str, ...] = ()  # pgbench -D: variables the script starts with
+    setup: str = ""  # SQL run before the arm, and its undoing after it
+    teardown: str = ""
+
+
 COMPLETE = "select public.complete_document_job(:id::uuid, :generation);\n"
-PGBENCH_VARIANTS = {  # key: (column, pgbench script)
-    "deployed": (
-        "as deployed",
+PGBENCH_VARIANTS = {
+    # Each client's variables last across its transactions: the job that one claims, the next completes.
+    "worker_calls_pgbench": Variant(
+        "as the worker calls it",
+        "select r -> 'next_job' ->> 'id' as id, r -> 'next_job' ->> 'generation' as generation"
+        " from public.complete_document_job_and_claim_next(:id::uuid, :generation, 'fetch_email') r \\gset\n",
+        defines=("id=00000000-0000-0000-0000-000000000000", "generation=0"),  # the first completes nothing
+    ),
+    "deployed": Variant(
+        "two calls a job",
         "select id, generation from public.claim_document_jobs('fetch_email') \\gset\n" + COMPLETE,
     ),
-    "before": (
-        "checks as before",
+    "before": Variant(
+        "two calls, as before",
         f"select id, generation from {BEFORE_SCHEMA}.claim_document_jobs('fetch_email') \\gset\n"
         f"select {BEFORE_SCHEMA}.complete_document_job(:id::uuid, :generation);\n",
+        setup=NOTE_CLAIM_TRIGGER,
+        teardown="drop trigger bench_before_note_claim on public.document_jobs",
     ),
-    "bare": (
+    "bare": Variant(
         "bare statements",
         "with picked as materialized (select c.id from public.document_jobs_claimable c where c.kind = 'fetch_email'"
         " order by c.run_after, c.created_at limit 1 for update skip locked)"
         " update public.document_jobs j set status = 'running', attempts = j.attempts + 1,"
         " generation = j.generation + 1, lease_until = now() + interval '5 minutes',"
-        " started_at = coalesce(j.started_at, now()) from picked where j.id = picked.id"
+        " started_at = coalesce(j.started_at, now()), attempt_started_at = now() from picked where j.id = picked.id"
         " returning j.id, j.generation \\gset\n"
         "update public.document_jobs j set status = 'completed', lease_until = null, finished_at = now()"
         " where j.id = :id::uuid and j.generation = :generation and j.status = 'running';\n",
@@ -362,6 +422,7 @@ MODES = ("off", "on")
 def run(quick: bool = False) -> Section:
     settings = QUICK if quick else FULL
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
+    seconds = max(1, round(settings.seconds))
     section = Section(
         "throughput",
         "Throughput",
@@ -370,23 +431,24 @@ def run(quick: bool = False) -> Section:
         "durability off (fsync, synchronous_commit and full_page_writes off: the throwaway test cluster) and on "
         "(all three on, as hosted Supabase runs); the same cluster in the same run, switched with ALTER SYSTEM and "
         "a reload (all three take effect without a restart), every other setting unchanged. Each durability "
-        "setting has its own ceiling. This queue: one Python thread per connection (psycopg, prepared after 5 "
-        f"uses), for {settings.seconds:g} s, from {settings.jobs:,} queued jobs, called two ways: as the worker "
-        "calls it (one claim, then complete_document_job_and_claim_next for each job: one call and one "
-        "transaction a job) and as two calls a job (claim_document_jobs, complete_document_job). "
-        "Procrastinate (same server, its own schema installed with its schema API): its real worker "
-        "(run_worker_async, concurrency N, a pool of N connections, an async no-op task, wait=False) timed from "
-        f"start to an empty queue of {settings.worker_jobs:,} jobs; and its two SQL calls (fetch_job_v2, "
-        "finish_job_v1) driven by the same threads as this queue. Ceiling: pgbench -M prepared, a one-row update "
-        f"on a {CEILING_ROWS:,}-row table, -c N -j N, for {max(1, round(settings.seconds))} s, halved, measured "
-        "before and after the other arms of each run (the disk's flush time drifts); every arm starts right after "
-        "a CHECKPOINT, so that none of them pays for the writes of the queue's refill "
-        "(a job needs two state changes, its claim and its completion; the worker's combined call makes them in "
-        "one transaction per job, so it may pass 1.0x). The client (Python or pgbench) shares the machine's cores "
-        "with the server. The second table of each setting drives the two-call claim -> complete with pgbench "
-        "instead (-M prepared, the same C client as the ceiling), to tell the client's cost from the database's: "
-        "as deployed; with the argument checks as they were before (helper calls, the kind read on every claim; "
-        "in a schema of the benchmark's own, on the same table); and as the bare statements without any function.",
+        "setting has its own ceiling: pgbench -M prepared, a one-row update on a "
+        f"{CEILING_ROWS:,}-row table, -c N -j N, for {seconds} s, halved (a job needs two state changes, its "
+        "claim and its completion; the worker's combined call makes them in one transaction, so it may pass "
+        "1.0x), measured before and after the other arms of each run (the disk's flush time drifts). Every arm "
+        "starts right after a CHECKPOINT, so that none of them pays for the writes of the queue's refill. "
+        "The first table of each setting drives this queue with pgbench, the ceiling's own C client (-M "
+        f"prepared, for {seconds} s, from a backlog it cannot empty): as the worker calls it (one "
+        "complete_document_job_and_claim_next a job: the completion of the job the client holds and the claim of "
+        "its next, one transaction); as two calls a job (claim_document_jobs, complete_document_job); the same "
+        "two calls as they were before the per-call work (argument checks through helper functions, the kind "
+        "read on every claim, the claim noted by a BEFORE trigger; in a schema of the benchmark's own, on the "
+        "same table); and as the bare statements without any function. The second table drives it from Python, "
+        "one process per connection as deployed workers are (psycopg, prepared after 5 uses), for "
+        f"{settings.seconds:g} s, from {settings.jobs:,} queued jobs, the same two ways; beside it Procrastinate "
+        "(same server, its own schema installed with its schema API): its real worker (run_worker_async, "
+        "concurrency N, a pool of N connections, an async no-op task, wait=False) timed from start to an empty "
+        f"queue of {settings.worker_jobs:,} jobs, and its two SQL calls (fetch_job_v2, finish_job_v1) driven by "
+        "the same processes as this queue. Every client shares the machine's cores with the server.",
     )
     conninfo = env("DATABASE_URL")
     install_procrastinate()
@@ -396,14 +458,15 @@ def run(quick: bool = False) -> Section:
             admin.execute(BEFORE_FIX)
             script = Path(folder) / "one_row_update.sql"
             script.write_text(CEILING_SCRIPT)
-            variants = {key: Path(folder) / f"{key}.sql" for key in PGBENCH_VARIANTS}
-            for key, path in variants.items():
-                path.write_text(PGBENCH_VARIANTS[key][1])
+            scripts = {key: Path(folder) / f"{key}.sql" for key in PGBENCH_VARIANTS}
+            for key, path in scripts.items():
+                path.write_text(PGBENCH_VARIANTS[key].script)
             for mode in MODES:
                 with durability(mode):
-                    section.tables += measure(mode, settings, conninfo, admin, script, variants, section.figures)
+                    section.tables += measure(mode, settings, conninfo, admin, script, scripts, section.figures)
     finally:
         with connect() as conn:
+            conn.execute("drop trigger if exists bench_before_note_claim on public.document_jobs")
             for schema in (PROCRASTINATE_SCHEMA, CEILING_SCHEMA, BEFORE_SCHEMA):
                 conn.execute(f"drop schema if exists {schema} cascade")
             conn.execute("truncate public.document_jobs cascade")
@@ -415,52 +478,65 @@ def measure(
     settings: Settings,
     conninfo: str,
     admin: psycopg.Connection,
-    script: Path,
-    variants: dict[str, Path],
+    ceiling_script: Path,
+    scripts: dict[str, Path],
     figures_out: dict[str, float],
 ) -> list[Table]:
     label = f"durability {mode}" + (" (as hosted Supabase)" if mode == "on" else " (throwaway test cluster)")
-    headers = ["connections", "ceiling (pgbench TPS / 2)", "as the worker calls it", "ratio", "two calls a job",
-               "ratio", "Procrastinate worker", "ratio", "Procrastinate SQL", "ratio"]  # fmt: skip
-    table = Table(f"jobs per second, Python clients, {label} (ratio: to the ceiling)", headers)
-    diagnostic = Table(
-        f"jobs per second, claim -> complete driven by pgbench, {label} (ratio: to the ceiling)",
-        ["connections", *(f"{name}{suffix}" for name, _ in PGBENCH_VARIANTS.values() for suffix in ("", " ratio"))],
+    ceiling_column = "ceiling (pgbench TPS / 2)"
+    by_pgbench = Table(
+        f"jobs per second, driven by pgbench, {label} (ratio: to the ceiling)",
+        ["connections", ceiling_column,
+         *(cell for variant in PGBENCH_VARIANTS.values() for cell in (variant.column, "ratio"))],
+    )  # fmt: skip
+    python_arms = {"worker_calls": "as the worker calls it", "ours": "two calls a job",
+                   "worker": "Procrastinate worker", "sql": "Procrastinate SQL"}  # fmt: skip
+    by_python = Table(
+        f"jobs per second, Python clients (a process per connection), {label} (ratio: to the ceiling)",
+        ["connections", ceiling_column, *(cell for column in python_arms.values() for cell in (column, "ratio"))],
     )
     for n in settings.concurrency:
-        samples: dict[str, list[float]] = {"ceiling": [], "worker_calls": [], "ours": [], "worker": [], "sql": []}
-        samples |= {key: [] for key in variants}
+        samples: dict[str, list[float]] = {key: [] for key in ("ceiling", *PGBENCH_VARIANTS, *python_arms)}
         for _ in range(settings.runs):
             # The ceiling before and after the arms: the disk's flush time drifts while a run goes on.
             admin.execute("checkpoint")
-            samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
-            fill_ours(admin, settings.jobs)
-            samples["worker_calls"].append(claim_complete_loop(conninfo, n, settings.seconds, worker_step()))
-            fill_ours(admin, settings.jobs)
-            samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, ours_step))
-            for key, path in variants.items():
+            samples["ceiling"].append(pgbench_tps(n, settings.seconds, ceiling_script) / 2)
+            for key, variant in PGBENCH_VARIANTS.items():
                 fill_ours(admin, PGBENCH_JOBS_PER_SECOND * max(1, round(settings.seconds)))
-                samples[key].append(pgbench_tps(n, settings.seconds, path))
+                if variant.setup:
+                    admin.execute(variant.setup)
+                try:
+                    samples[key].append(pgbench_tps(n, settings.seconds, scripts[key], variant.defines))
+                finally:
+                    if variant.teardown:
+                        admin.execute(variant.teardown)
+            fill_ours(admin, settings.jobs)
+            samples["worker_calls"].append(claim_complete_loop(conninfo, n, settings.seconds, worker_step))
+            fill_ours(admin, settings.jobs)
+            samples["ours"].append(claim_complete_loop(conninfo, n, settings.seconds, two_calls_step))
             fill_procrastinate(settings.worker_jobs)
             samples["worker"].append(procrastinate_worker(n, settings.worker_jobs))
             fill_procrastinate(settings.jobs)
             with connect(procrastinate_conninfo()) as conn:
-                worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()
-            step = procrastinate_sql_step(worker_id[0])
-            samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, step))
+                worker_id = conn.execute("select worker_id from procrastinate_register_worker_v1()").fetchone()[0]
+            sql_step = partial(procrastinate_sql_step, worker_id)
+            samples["sql"].append(claim_complete_loop(procrastinate_conninfo(), n, settings.seconds, sql_step))
             admin.execute("checkpoint")
-            samples["ceiling"].append(pgbench_tps(n, settings.seconds, script) / 2)
+            samples["ceiling"].append(pgbench_tps(n, settings.seconds, ceiling_script) / 2)
         figures = {name: median(values) for name, values in samples.items()}
         ceiling = figures["ceiling"]
-        arms = ("worker_calls", "ours", "worker", "sql")
-        table.add(n, fmt(ceiling), *(c for a in arms for c in (fmt(figures[a]), fmt_ratio(ratio(figures[a], ceiling)))))
-        diagnostic.add(
-            n, *(cell for key in variants for cell in (fmt(figures[key]), fmt_ratio(ratio(figures[key], ceiling))))
-        )
+
+        by_pgbench.add(n, fmt(ceiling), *ratio_cells(figures, PGBENCH_VARIANTS, ceiling))
+        by_python.add(n, fmt(ceiling), *ratio_cells(figures, python_arms, ceiling))
         for name, value in figures.items():
             figures_out[f"{mode}_{name}_{n}"] = value
             figures_out[f"{mode}_{name}_ratio_{n}"] = ratio(value, ceiling)
-    return [table, diagnostic]
+    return [by_pgbench, by_python]
+
+
+def ratio_cells(figures: dict[str, float], keys: Iterable[str], ceiling: float) -> list[str]:
+    """Each arm's figure and its ratio to the ceiling, side by side."""
+    return [cell for key in keys for cell in (fmt(figures[key]), fmt_ratio(ratio(figures[key], ceiling)))]
 
 
 if __name__ == "__main__":

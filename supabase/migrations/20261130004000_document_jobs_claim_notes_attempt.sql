@@ -1,11 +1,12 @@
 -- The claim notes its own attempt (when it started, which invocation made it) in the same UPDATE,
 -- instead of a BEFORE trigger doing it on every generation change.
 --
--- Measured by make bench (server CPU per job, claim -> complete in one call): the trigger was a
+-- Measured on a running stack (perf, and the database's CPU time per job): the trigger was a
 -- PL/pgSQL call on every claim, and its WHEN clause was prepared again in every UPDATE of a job,
--- about 7 % of the database's time per job. Only a claim changes the generation (the fencing
--- token: "+1 on every claim"), so the claim is the one place that knows an attempt starts. The
--- attempt row is still written by the AFTER trigger of 20261130002000, whatever ends the attempt.
+-- 5 to 7 % of the database's time per job; make bench compares the two in one run. Only a claim
+-- changes the generation (the fencing token: "+1 on every claim"), so the claim is the one place
+-- that knows an attempt starts. The attempt row is still written by the AFTER trigger of
+-- 20261130002000, whatever ends the attempt.
 --
 -- The rest of claim_document_jobs is as in 20261130003100.
 
