@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 # The default p_lease of claim_document_jobs and extend_document_job_lease too (tests/test_constants.py).
 DEFAULT_LEASE = timedelta(minutes=5)
+# The database refuses a longer p_lease (claim_document_jobs, extend_document_job_lease,
+# record_document_attachment): a worker set above it could claim nothing at all.
+MAX_LEASE = timedelta(hours=1)
 # fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
 # require_retry_after): a provider that asks for more (a quota) is asked again after this.
 MAX_RETRY_AFTER = timedelta(days=1)

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from lib.queue import DEFAULT_LEASE
+from lib.queue import DEFAULT_LEASE, MAX_LEASE
 
 
 class ConfigError(RuntimeError):
@@ -95,7 +95,7 @@ class WorkerSettings(SupabaseSettings):
     # Resend accepts e-mails of up to 40 MB in all: no single attachment can be larger.
     attachment_max_bytes: int = Field(default=40 * 1024 * 1024, gt=0)
     # Shorter only for tests and chaos runs; a lease must outlast the slowest attachment step.
-    job_lease_seconds: int = Field(default=int(DEFAULT_LEASE.total_seconds()), ge=5)
+    job_lease_seconds: int = Field(default=int(DEFAULT_LEASE.total_seconds()), ge=5, le=int(MAX_LEASE.total_seconds()))
     # Capped by the invocation's deadline anyway (lib/budget.py); more than maxDuration is a mistake.
     resend_timeout_seconds: float = Field(default=30.0, gt=0, le=300, allow_inf_nan=False)
 

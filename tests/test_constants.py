@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from lib import fetch_email
-from lib.queue import DEFAULT_LEASE
+from lib.queue import DEFAULT_LEASE, MAX_LEASE
 from lib.settings import WorkerSettings
 from lib.supabase_client import TIMEOUT
 from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
@@ -76,3 +76,13 @@ def test_the_webhook_enqueues_the_kind_the_worker_claims(db) -> None:
     kind = db.execute("select kind from document_jobs where id = %s", (recorded["job_id"],)).fetchone()["kind"]
     assert kind == fetch_email.KIND
     assert db.execute("select 1 from document_job_kinds where kind = %s", (fetch_email.KIND,)).fetchone()
+
+
+@pytest.mark.parametrize("function", ["claim_document_jobs('fetch_email', 1, %s)",
+                                      "extend_document_job_lease(gen_random_uuid(), 1, %s)"])  # fmt: skip
+def test_the_longest_lease_the_worker_may_ask_for_is_the_databases(tx, function) -> None:
+    # JOB_LEASE_SECONDS is capped at MAX_LEASE (lib/settings.py): a longer one would be refused by
+    # the database on every call, and the worker would claim nothing.
+    tx.execute(f"select * from {function}", (MAX_LEASE,))
+    with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
+        tx.execute(f"select * from {function}", (MAX_LEASE + timedelta(seconds=1),))

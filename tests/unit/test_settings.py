@@ -30,6 +30,7 @@ INVALID = [
     ("ATTACHMENT_MAX_BYTES", "0"),
     ("ATTACHMENT_MAX_BYTES", "forty megabytes"),
     ("JOB_LEASE_SECONDS", "2"),
+    ("JOB_LEASE_SECONDS", "3601"),  # the database refuses a lease over an hour: every claim would fail
     ("RESEND_TIMEOUT_SECONDS", "0"),
     ("RESEND_TIMEOUT_SECONDS", "nan"),
     ("RESEND_TIMEOUT_SECONDS", "inf"),
