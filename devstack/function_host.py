@@ -162,9 +162,6 @@ class Instance:
     process: subprocess.Popen[bytes]
     ipc: socket.socket
     port: int = 0
-    started_at: float = field(default_factory=time.monotonic)
-    ready_at: float = 0.0
-    messages: list[dict] = field(default_factory=list)
     ready: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -265,14 +262,13 @@ class FunctionHost(socketserver.ThreadingTCPServer):
     def _on_message(self, instance: Instance, message: dict) -> None:
         kind, payload = message.get("type"), message.get("payload", {})
         if kind == "server-started":
-            instance.port, instance.ready_at = int(payload["httpPort"]), time.monotonic()
+            instance.port = int(payload["httpPort"])
             instance.ready.set()
         elif kind == "log":
             text = base64.b64decode(payload.get("message", "")).decode(errors="replace")
             self.write_log(text if text.endswith("\n") else text + "\n")
         elif kind == "unrecoverable-error":
             self.write_log(f"function_host: {instance.bundle.route} failed to start: {payload.get('message')}\n")
-        instance.messages.append(message)
 
     def write_log(self, text: str) -> None:
         with self._log_lock:
