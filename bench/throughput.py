@@ -129,19 +129,21 @@ def two_calls_step() -> Callable[[psycopg.Connection], bool]:
 def worker_step() -> Callable[[psycopg.Connection], bool]:
     """As the worker calls the queue: the first job claimed alone, every later one with the
     completion of the one before (complete_document_job_and_claim_next). One step per job."""
-    held: list[tuple[object, int] | None] = []
+    claimed = False
+    job: tuple[object, int] | None = None
 
     def step(conn: psycopg.Connection) -> bool:
-        if not held:
-            held.append(conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone())
-        job = held[0]
+        nonlocal claimed, job
+        if not claimed:
+            job = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
+            claimed = True
         if job is None:
             return False
         answer = conn.execute(
             "select public.complete_document_job_and_claim_next(%s, %s, 'fetch_email')", job
         ).fetchone()[0]
         following = answer["next_job"]
-        held[0] = None if following is None else (UUID(following["id"]), following["generation"])
+        job = None if following is None else (UUID(following["id"]), following["generation"])
         return True
 
     return step
@@ -259,11 +261,16 @@ def install_ceiling() -> None:
         conn.execute(f"vacuum analyze {CEILING_SCHEMA}.counter")
 
 
+def pgbench_seconds(seconds: float) -> int:
+    """pgbench -T takes whole seconds."""
+    return max(1, round(seconds))
+
+
 def pgbench_tps(clients: int, seconds: float, script: Path, defines: tuple[str, ...] = ()) -> float:
     target = conninfo_to_dict(admin_conninfo())
     result = subprocess.run(
         [str(PGBENCH), "-n", "-M", "prepared", "-f", str(script), "-c", str(clients), "-j", str(clients),
-         "-T", str(max(1, round(seconds))), *(arg for define in defines for arg in ("-D", define)),
+         "-T", str(pgbench_seconds(seconds)), *(arg for define in defines for arg in ("-D", define)),
          "-h", str(target["host"]), "-p", str(target["port"]), "-U", str(target["user"]), str(target["dbname"])],
         capture_output=True, text=True,
     )  # fmt: skip
@@ -422,7 +429,7 @@ MODES = ("off", "on")
 def run(quick: bool = False) -> Section:
     settings = QUICK if quick else FULL
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
-    seconds = max(1, round(settings.seconds))
+    seconds = pgbench_seconds(settings.seconds)
     section = Section(
         "throughput",
         "Throughput",
@@ -466,7 +473,7 @@ def run(quick: bool = False) -> Section:
                     section.tables += measure(mode, settings, conninfo, admin, script, scripts, section.figures)
     finally:
         with connect() as conn:
-            conn.execute("drop trigger if exists bench_before_note_claim on public.document_jobs")
+            # The cascade also takes the "before" arm's trigger on document_jobs, had its teardown not run.
             for schema in (PROCRASTINATE_SCHEMA, CEILING_SCHEMA, BEFORE_SCHEMA):
                 conn.execute(f"drop schema if exists {schema} cascade")
             conn.execute("truncate public.document_jobs cascade")
@@ -502,7 +509,7 @@ def measure(
             admin.execute("checkpoint")
             samples["ceiling"].append(pgbench_tps(n, settings.seconds, ceiling_script) / 2)
             for key, variant in PGBENCH_VARIANTS.items():
-                fill_ours(admin, PGBENCH_JOBS_PER_SECOND * max(1, round(settings.seconds)))
+                fill_ours(admin, PGBENCH_JOBS_PER_SECOND * pgbench_seconds(settings.seconds))
                 if variant.setup:
                     admin.execute(variant.setup)
                 try:
