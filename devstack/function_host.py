@@ -10,7 +10,9 @@ build vendors, started in IPC mode as the platform starts it:
   socket. The runtime imports the function, serves it on a loopback port and announces the port
   with a `server-started` message; its logs arrive as `log` messages and go to this host's log.
 - The router applies `.vercel/output/config.json`'s routes (filesystem first, then rewrites and
-  statuses, then the error phase) and serves `.vercel/output/static` for everything else.
+  statuses, then the error phase) and serves `.vercel/output/static` for everything else, with
+  the Content-Type of the file's extension and the headers of the routes vercel.json's "headers"
+  made (applied here to static files and to the router's own answers, not to functions').
 - One runtime process per invocation, like a cold instance (`--warm` keeps instances and reuses
   idle ones, like a warm one). Served from the stack, instances read bytecode compiled at build
   time (devstack/vercel_build.py, `precompile`): faster starts, same behaviour.
@@ -35,6 +37,7 @@ import argparse
 import base64
 import contextlib
 import json
+import mimetypes
 import os
 import queue
 import re
@@ -61,6 +64,9 @@ MAX_HEAD_BYTES = 64 * 1024
 PROJECT_VARIABLES = (
     "SUPABASE_URL",
     "SUPABASE_SERVICE_ROLE_KEY",
+    "SUPABASE_PUBLISHABLE_KEY",
+    "SUPABASE_ANON_KEY",
+    "SUPABASE_JWT_SECRET",
     "INTERNAL_FUNCTION_SECRET",
     "INTERNAL_FUNCTION_SECRET_PREVIOUS",
     "RESEND_API_KEY",
@@ -128,6 +134,16 @@ class Routes:
         if result is None:
             result = Answer(404, "NOT_FOUND")
         return self._error_phase(path, result) if isinstance(result, Answer) else result
+
+    def headers(self, path: str) -> dict[str, str]:
+        """The headers of the routes before the filesystem phase whose src matches (vercel.json's "headers")."""
+        found: dict[str, str] = {}
+        for route in self.routes:
+            if "handle" in route:
+                break
+            if "headers" in route and re.match(route["src"], path):
+                found.update(route["headers"])
+        return found
 
     def _error_phase(self, path: str, answer: Answer) -> Answer:
         in_error_phase = False
@@ -323,12 +339,12 @@ def _entrypoint(bundle: Bundle) -> str:
     return bundle.route.lstrip("/") + ".py"
 
 
-def _platform_error(status: int, code: str, page: Path | None = None) -> bytes:
+def _platform_error(status: int, code: str, page: Path | None = None, extra: str = "") -> bytes:
     body = page.read_bytes() if page else f"An error occurred with this function\n\n{code}\n".encode()
     reason = {404: "Not Found", 500: "Internal Server Error", 504: "Gateway Timeout"}.get(status, "Error")
     content_type = "text/html; charset=utf-8" if page else "text/plain; charset=utf-8"
     return (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nx-vercel-error: {code}\r\n"
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nx-vercel-error: {code}\r\n{extra}"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body
 
@@ -348,15 +364,19 @@ class Router(socketserver.BaseRequestHandler):
         if len(parts) != 3:
             client.sendall(_platform_error(400, "BAD_REQUEST"))
             return
-        target = self.server.routes.resolve(parts[1].split("?", 1)[0])
+        path = parts[1].split("?", 1)[0]
+        target = self.server.routes.resolve(path)
+        extra = "".join(f"{name}: {value}\r\n" for name, value in self.server.routes.headers(path).items())
         if isinstance(target, Answer):
-            client.sendall(_platform_error(target.status, target.code, target.static_file))
+            client.sendall(_platform_error(target.status, target.code, target.static_file, extra))
             status = str(target.status)
         elif isinstance(target, Static):
             body = target.file.read_bytes()
-            client.sendall(
-                f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
-            )
+            content_type = mimetypes.guess_type(target.file.name)[0] or "application/octet-stream"
+            if content_type.startswith("text/"):
+                content_type += "; charset=utf-8"
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{extra}Content-Length: {len(body)}\r\n"
+            client.sendall(f"{head}Connection: close\r\n\r\n".encode() + body)
             status = "200"
         else:
             status = self.invoke(target, head, rest, client, arrived)

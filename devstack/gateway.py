@@ -1,15 +1,18 @@
 """The local API gateway: one HTTP server that plays Supabase's API host for the local stack.
-/rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in. Local stack
-only; never deployed.
+/rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in, /auth/v1/...
+to the Auth stand-in (devstack/auth.py). Local stack only; never deployed.
 
 python -m devstack.gateway --port-file FILE
 
 Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it accepts
 connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
 "authenticator", as PostgREST does, and switches to the JWT's role per request),
-SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR. Logs one line per request to stderr, never headers.
+SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR, and for Auth DEVSTACK_AUTH_SIGNING_KEY,
+DEVSTACK_AUTH_KEY_ID, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_FOLDER (SUPABASE_SECRET_KEY when set).
+Logs one line per request to stderr, never headers.
 GET /_control/requests answers how many requests it has served, by method and path (for tests and
-the benchmarks that count round trips).
+the benchmarks that count round trips); POST /_control/auth {"access_token_seconds": N} sets the
+lifetime of the access tokens Auth issues from then on (tests of refreshing).
 """
 
 from __future__ import annotations
@@ -33,14 +36,18 @@ from urllib.parse import parse_qsl, urlsplit
 from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
+from devstack.auth import Auth, Keys
 from devstack.postgrest import Backend, Request, Response
 from devstack.storage import Storage
 
-REQUIRED_ENV = ("DEVSTACK_AUTHENTICATOR_DATABASE_URL", "SUPABASE_JWT_SECRET", "DEVSTACK_STORAGE_DIR")
+REQUIRED_ENV = (
+    "DEVSTACK_AUTHENTICATOR_DATABASE_URL", "SUPABASE_JWT_SECRET", "DEVSTACK_STORAGE_DIR", "DEVSTACK_AUTH_SIGNING_KEY",
+    "DEVSTACK_AUTH_KEY_ID", "SUPABASE_PUBLISHABLE_KEY", "DEVSTACK_FOLDER",
+)  # fmt: skip
 MAX_BODY_BYTES = 64 * 1024 * 1024  # above Storage's 50 MB upload limit, so that limit is the one reported
 POOL_MIN, POOL_MAX = 2, 20
 POOL_TIMEOUT_S = 10.0  # PostgREST's default db-pool-acquisition-timeout
-REST_PREFIX, STORAGE_PREFIX = "/rest/v1", "/storage/v1"
+REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX = "/rest/v1", "/storage/v1", "/auth/v1"
 
 
 class ConnectionFaults:
@@ -75,10 +82,12 @@ class ConnectionFaults:
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, backend: Backend, storage: Storage) -> None:
+    def __init__(self, backend: Backend, storage: Storage, auth_keys: Keys, auth_state: Path) -> None:
         super().__init__(("127.0.0.1", 0), GatewayHandler)
         self.backend = backend
         self.storage = storage
+        # Auth names itself in every token it signs ("iss"): {SUPABASE_URL}/auth/v1, this server's own URL.
+        self.auth = Auth(auth_state, auth_keys, f"http://127.0.0.1:{self.server_address[1]}{AUTH_PREFIX}")
         self.faults = ConnectionFaults()
         self.requests: Counter[str] = Counter()  # "POST /rest/v1/rpc/claim_document_jobs" -> count
         self.requests_lock = threading.Lock()
@@ -112,6 +121,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
                     self.server.faults.configure(json.loads(body or b"{}"))
                 self.send(Response.json(200, dict(self.server.faults.dropped)))
                 return
+            if url.path == "/_control/auth" and self.command == "POST":
+                self.server.auth.set_access_token_seconds(json.loads(body)["access_token_seconds"])
+                self.send(Response.json(200, {}))
+                return
             if url.path == "/_control/requests":
                 with self.server.requests_lock:
                     self.send(Response.json(200, dict(self.server.requests)))
@@ -137,11 +150,13 @@ class GatewayHandler(BaseHTTPRequestHandler):
         print(f"{self.command} {url.path} {response.status} {elapsed_ms:.1f}ms", file=sys.stderr, flush=True)
 
     def dispatch(self, path: str, query: list[tuple[str, str]], body: bytes) -> Response:
-        for prefix in (REST_PREFIX, STORAGE_PREFIX):
+        for prefix in (REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX):
             if path == prefix or path.startswith(prefix + "/"):
                 request = Request(self.command, path[len(prefix) + 1 :], query, self.headers, body)
                 if prefix == REST_PREFIX:
                     return postgrest.handle(self.server.backend, request)
+                if prefix == AUTH_PREFIX:
+                    return self.server.auth.handle(request)
                 return self.server.storage.handle(request)
         return Response.json(404, {"message": "no Route matched with those values"})
 
@@ -223,7 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     pool.open(wait=True, timeout=15.0)  # fail here, before announcing a port, if the database is unreachable
     try:
         backend = Backend(pool, os.environ["SUPABASE_JWT_SECRET"])
-        server = GatewayServer(backend, Storage(backend, storage_dir))
+        auth_keys = Keys(
+            signing_key_pem=os.environ["DEVSTACK_AUTH_SIGNING_KEY"],
+            key_id=os.environ["DEVSTACK_AUTH_KEY_ID"],
+            jwt_secret=os.environ["SUPABASE_JWT_SECRET"],
+            publishable_key=os.environ["SUPABASE_PUBLISHABLE_KEY"],
+            secret_key=os.environ.get("SUPABASE_SECRET_KEY"),
+        )
+        auth_state = Path(os.environ["DEVSTACK_FOLDER"]) / "auth.json"
+        server = GatewayServer(backend, Storage(backend, storage_dir), auth_keys, auth_state)
         stop_on_signals(server)
         port = server.server_address[1]
         write_port_file(args.port_file, port)

@@ -7,7 +7,7 @@ import binascii
 from typing import Annotated, Self
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lib.queue import DEFAULT_LEASE, MAX_LEASE
@@ -67,7 +67,10 @@ class _EnvSettings(BaseSettings):
             return cls()
         except ValidationError as error:
             # pydantic's "msg" never holds the input (that is "input"), so no value is repeated.
-            problems = sorted({f"{str(e['loc'][0]).upper()} ({e['msg']})" for e in error.errors() if e["loc"]})
+            problems = sorted(
+                {f"{str(e['loc'][0]).upper()} ({e['msg']})" if e["loc"] else e["msg"].removeprefix("Value error, ")
+                 for e in error.errors()}
+            )  # fmt: skip
             raise ConfigError(f"missing or invalid environment variables: {'; '.join(problems)}") from None
 
 
@@ -105,3 +108,31 @@ class WebhookSettings(SupabaseSettings):
     resend_webhook_secret: Annotated[SecretStr, AfterValidator(_webhook_secret)]
     # The event carries metadata only, never attachment content.
     webhook_max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+
+
+class AdminSettings(SupabaseSettings):
+    """The admin screen's function. The page signs in with the publishable key (the legacy anon key
+    on an older project): it is public by design, and the only key the browser ever gets."""
+
+    supabase_publishable_key: str | None = Field(default=None, min_length=1)
+    supabase_anon_key: str | None = Field(default=None, min_length=1)
+    # A legacy project's JWT secret, to verify its HS256 access tokens here; without it they are
+    # verified by asking Auth. Projects on asymmetric signing keys need neither.
+    supabase_jwt_secret: SecretStr | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _a_browser_key(self) -> Self:
+        if not (self.supabase_publishable_key or self.supabase_anon_key):
+            raise ValueError("SUPABASE_PUBLISHABLE_KEY (or, on an older project, SUPABASE_ANON_KEY) must be set")
+        return self
+
+    @property
+    def browser_key(self) -> str:
+        key = self.supabase_publishable_key or self.supabase_anon_key
+        assert key is not None  # the validator above
+        return key
+
+    @property
+    def auth_url(self) -> str:
+        """Supabase Auth, and the issuer ("iss") of the access tokens it signs."""
+        return f"{self.supabase_url}/auth/v1"
