@@ -41,8 +41,8 @@ send, as the real service answers, from its public reference and source:
 
 Left out: sign-ups, magic links, OTP, MFA, OAuth, e-mail confirmation mails, rate limits, hooks.
 Users and sessions live in a JSON file (DEVSTACK_FOLDER/auth.json), so that a restarted gateway
-keeps them. POST /_control/auth {"access_token_seconds": N} (on the gateway) shortens the tokens
-it issues, for tests of refreshing.
+keeps them. POST /_control/auth {"access_token_seconds": N, "refresh_reuse_interval_s": N} (on the
+gateway) shortens the tokens it issues and the reuse interval, for tests of refreshing.
 """
 
 from __future__ import annotations
@@ -261,14 +261,20 @@ class Auth:
     def access_token_seconds(self) -> int:
         return int(self.state.data["settings"].get("access_token_seconds", DEFAULT_ACCESS_TOKEN_SECONDS))
 
-    def set_access_token_seconds(self, seconds: int) -> None:
+    def configure(self, settings: dict[str, Any]) -> None:
+        """Tests only: {"access_token_seconds": N, "refresh_reuse_interval_s": N}; null restores the default."""
         with self.state.lock:
-            self.state.data["settings"]["access_token_seconds"] = int(seconds)
+            for name in ("access_token_seconds", "refresh_reuse_interval_s"):
+                if name in settings:
+                    if settings[name] is None:
+                        self.state.data["settings"].pop(name, None)
+                    else:
+                        self.state.data["settings"][name] = float(settings[name])
             self.state.save()
 
     def issue(self, user: dict[str, Any], session_id: str, refresh_token: str) -> dict[str, Any]:
         issued = int(time.time())
-        lifetime = self.access_token_seconds()
+        lifetime = int(self.access_token_seconds())
         claims = {
             "iss": self.issuer,
             "sub": user["id"],
@@ -326,7 +332,8 @@ class Auth:
             if record is None or session is None:
                 raise AuthError(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
             if record["used_at"] is not None:
-                if time.time() - record["used_at"] > REFRESH_REUSE_INTERVAL_S:
+                reuse_interval = self.state.data["settings"].get("refresh_reuse_interval_s", REFRESH_REUSE_INTERVAL_S)
+                if time.time() - record["used_at"] > reuse_interval:
                     self.end_sessions([record["session_id"]])
                     self.state.save()
                     raise AuthError(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")

@@ -11,8 +11,8 @@ SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR, and for Auth DEVSTACK_AUTH_SIGNING
 DEVSTACK_AUTH_KEY_ID, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_FOLDER (SUPABASE_SECRET_KEY when set).
 Logs one line per request to stderr, never headers.
 GET /_control/requests answers how many requests it has served, by method and path (for tests and
-the benchmarks that count round trips); POST /_control/auth {"access_token_seconds": N} sets the
-lifetime of the access tokens Auth issues from then on (tests of refreshing).
+the benchmarks that count round trips); POST /_control/auth {"access_token_seconds": N,
+"refresh_reuse_interval_s": N} sets how Auth issues and renews tokens from then on (tests).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
                 self.send(Response.json(200, dict(self.server.faults.dropped)))
                 return
             if url.path == "/_control/auth" and self.command == "POST":
-                self.server.auth.set_access_token_seconds(json.loads(body)["access_token_seconds"])
+                self.server.auth.configure(json.loads(body))
                 self.send(Response.json(200, {}))
                 return
             if url.path == "/_control/requests":

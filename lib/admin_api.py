@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 
 from lib import log
-from lib.database import DatabaseError, execute
+from lib.database import DatabaseError, Executable, execute
 from lib.http_handler import Reply, UnreadableBody, json_reply
 from lib.settings import AdminSettings, ConfigError
 
@@ -111,15 +111,19 @@ class Context:
             self._client = service_client(self.settings, self.http)
         return self._client
 
-    def rpc(self, function: str, params: dict[str, Any]) -> Any:
+    def read(self, what: str, request: Callable[[Client], Executable]) -> Any:
+        """One database call (an RPC, a table read), timed for Server-Timing; Problem when it fails."""
         client = self.client  # its import is not the database's time
         started = time.monotonic()
         try:
-            return execute(function, client.rpc(function, params))
+            return execute(what, request(client))
         except DatabaseError as error:
             raise database_problem(error) from None
         finally:
             self.call.database_s += time.monotonic() - started
+
+    def rpc(self, function: str, params: dict[str, Any]) -> Any:
+        return self.read(function, lambda client: client.rpc(function, params))
 
     def require_admin(self) -> Operator:
         from lib.operator_auth import confirm_admin
@@ -198,15 +202,23 @@ def _id(call: Call) -> str:
 
 
 def me(context: Context) -> dict[str, Any]:
+    """The operator, and what the page's filters offer: the job kinds, and the error codes jobs can have."""
+    from lib.failures import FailureCode
+
     who = context.operator
-    return {"user_id": who.user_id, "email": who.email, "role": who.role}
+    kinds = context.read("read kinds", lambda client: client.table("document_job_kinds").select("kind").order("kind"))
+    return {
+        "user_id": who.user_id,
+        "email": who.email,
+        "role": who.role,
+        "kinds": [row["kind"] for row in kinds],
+        # The worker's codes, and the two the database itself writes (the sweep, a cancellation).
+        "error_codes": sorted({code.value for code in FailureCode} | {"cancelled", "lease_expired"}),
+    }
 
 
 def overview(context: Context) -> dict[str, Any]:
-    from lib.failures import FailureCode
-
     data: dict[str, Any] = context.rpc("document_jobs_admin_overview", {})
-    data["error_codes"] = sorted({code.value for code in FailureCode} | {"cancelled", "lease_expired"})
     return data
 
 
@@ -259,15 +271,8 @@ def download(context: Context) -> dict[str, Any]:
     from lib.supabase_http import request_headers, server_key
 
     attachment_id = _id(context.call)
-    client = context.client
-    started = time.monotonic()
-    try:
-        rows = execute("read attachment", client.table("fax_received_email_attachments")
-                       .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
-    except DatabaseError as error:
-        raise database_problem(error) from None
-    finally:
-        context.call.database_s += time.monotonic() - started
+    rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
+                        .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
     if not rows:
         raise Problem(404, "not_found", "no such attachment")
     row = rows[0]
