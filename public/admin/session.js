@@ -2,16 +2,20 @@
 // key the page has): POST /auth/v1/token?grant_type=password and ?grant_type=refresh_token, and
 // POST /auth/v1/logout.
 //
-// The session lives in localStorage, shared by every tab of the page. The access token is renewed
-// before it expires (at most a minute before; earlier for short-lived tokens) by one tab at a
-// time: a Web Lock serializes the refreshers, and whoever holds it first reads the stored session
-// again, so a tab that finds it already renewed uses that one. Refresh tokens are single-use, so
-// two tabs refreshing the same one would end the session. A refresh that Auth refuses ends the
-// session at once, with a message; one that cannot reach Auth is tried again until the access
-// token expires, and then the session ends, with a message.
+// The session lives in localStorage, shared by every tab of the page. Its access token is renewed
+// before it expires (at most a minute before; earlier for short-lived tokens) by one tab alone: the
+// tab holding a Web Lock that tabs queue for (when it closes, the next one takes it). Refresh
+// tokens are single-use, and localStorage reaches other tabs a moment late, so two tabs that each
+// refreshed would sooner or later use one twice and end the session. The others take the new
+// session from the storage event; one that finds its token expired asks the refreshing tab (a
+// BroadcastChannel) and waits. A renewal that Auth refuses ends the session at once, in every tab,
+// with a message; one that cannot reach Auth is tried again until the access token expires, and
+// then the session ends, with a message.
 
 const STORAGE_KEY = "document-jobs-admin-session";
-const LOCK_NAME = "document-jobs-admin-refresh";
+const ENDED_KEY = "document-jobs-admin-ended"; // why the session ended, for the other tabs
+const LOCK_NAME = "document-jobs-admin-refresher";
+const WAIT_FOR_RENEWAL_MS = 15000;
 const API_VERSION = "2024-01-01"; // Auth's error shape: {"code", "message"}
 const RETRY_AFTER_MS = 5000;
 
@@ -21,8 +25,10 @@ const config = {
 };
 
 let timer = null;
+let refresher = !navigator.locks; // without Web Locks (an old browser), every tab renews its own
 let onEnded = () => {};
 let onChanged = () => {};
+const channel = "BroadcastChannel" in window ? new BroadcastChannel(LOCK_NAME) : null;
 
 export class AuthRefused extends Error {
   constructor(status, code, message) {
@@ -83,7 +89,8 @@ function renewAt(session) {
 
 function schedule(session) {
   clearTimeout(timer);
-  timer = setTimeout(() => refresh(session.refresh_token).catch(() => {}), Math.max(0, renewAt(session) - Date.now()));
+  if (!refresher || !session) return;
+  timer = setTimeout(() => renew(session.refresh_token).catch(() => {}), Math.max(0, renewAt(session) - Date.now()));
 }
 
 /** Sign in; the session, or AuthRefused with Auth's own message (a wrong password: "Invalid login credentials"). */
@@ -91,33 +98,55 @@ export async function signIn(email, password) {
   return store(await auth("token?grant_type=password", { email, password }));
 }
 
-/** A new access token for the session whose refresh token is `used`, unless another tab already renewed it. */
-export async function refresh(used) {
-  const run = async () => {
-    const current = stored();
-    if (!current) throw new AuthRefused(401, "no_session", "signed out");
-    if (current.refresh_token !== used && secondsLeft(current) > 0) {
-      schedule(current); // another tab renewed it while we waited for the lock
-      return current;
-    }
-    try {
-      return store(await auth("token?grant_type=refresh_token", { refresh_token: current.refresh_token }));
-    } catch (error) {
-      if (error instanceof AuthRefused && error.status >= 400 && error.status < 500) {
-        end("signedOut.expired");
-        throw error;
-      }
-      // Auth unreachable: try again while the access token lasts, then give up.
-      if (secondsLeft(current) > RETRY_AFTER_MS / 1000) {
-        clearTimeout(timer);
-        timer = setTimeout(() => refresh(current.refresh_token).catch(() => {}), RETRY_AFTER_MS);
-      } else {
-        end("signedOut.expired");
-      }
+// The refreshing tab's renewal of the session whose refresh token is `used` (unless already renewed).
+async function renew(used) {
+  const current = stored();
+  if (!current) throw new AuthRefused(401, "no_session", "signed out");
+  if (current.refresh_token !== used) {
+    schedule(current);
+    return current;
+  }
+  try {
+    return store(await auth("token?grant_type=refresh_token", { refresh_token: current.refresh_token }));
+  } catch (error) {
+    if (error instanceof AuthRefused && error.status >= 400 && error.status < 500) {
+      end("signedOut.expired");
       throw error;
     }
-  };
-  return navigator.locks ? navigator.locks.request(LOCK_NAME, run) : run();
+    // Auth unreachable: try again while the access token lasts, then give up.
+    if (secondsLeft(current) > RETRY_AFTER_MS / 1000) {
+      clearTimeout(timer);
+      timer = setTimeout(() => renew(current.refresh_token).catch(() => {}), RETRY_AFTER_MS);
+    } else {
+      end("signedOut.expired");
+    }
+    throw error;
+  }
+}
+
+// Another tab's: ask the refreshing tab, and wait for the renewed session to arrive.
+function renewal(used) {
+  return new Promise((resolve, reject) => {
+    const deadline = setTimeout(() => {
+      window.removeEventListener("storage", arrived);
+      reject(new AuthRefused(401, "no_renewal", "the session was not renewed"));
+    }, WAIT_FOR_RENEWAL_MS);
+    function arrived(event) {
+      if (event.key !== STORAGE_KEY) return;
+      const next = stored();
+      clearTimeout(deadline);
+      window.removeEventListener("storage", arrived);
+      if (next && next.refresh_token !== used) resolve(next);
+      else reject(new AuthRefused(401, "no_session", "signed out"));
+    }
+    window.addEventListener("storage", arrived);
+    channel?.postMessage({ renew: used });
+  });
+}
+
+/** A new access token for the session whose refresh token is `used`, unless it was renewed already. */
+export async function refresh(used) {
+  return refresher ? renew(used) : renewal(used);
 }
 
 /** The current access token, renewed first when it has expired. */
@@ -130,6 +159,7 @@ export async function accessToken() {
 
 function end(reason) {
   clearTimeout(timer);
+  localStorage.setItem(ENDED_KEY, reason);
   localStorage.removeItem(STORAGE_KEY);
   onEnded(reason);
 }
@@ -154,9 +184,16 @@ export function current() {
 export function watch(changed, endedWith) {
   onChanged = changed;
   onEnded = endedWith;
-  const session = stored();
-  if (session) schedule(session);
-  // Other tabs: a renewal there, or a sign-out.
+  // Queue for the refresher's lock; held for as long as this tab lives.
+  navigator.locks?.request(LOCK_NAME, () => {
+    refresher = true;
+    schedule(stored());
+    return new Promise(() => {});
+  });
+  channel?.addEventListener("message", (event) => {
+    if (refresher && event.data?.renew) renew(event.data.renew).catch(() => {});
+  });
+  // Other tabs: a renewal there, a sign-in, or the end of the session.
   window.addEventListener("storage", (event) => {
     if (event.key !== STORAGE_KEY) return;
     const next = stored();
@@ -165,7 +202,8 @@ export function watch(changed, endedWith) {
       onChanged(next);
     } else {
       clearTimeout(timer);
-      onEnded("signedOut.otherTab");
+      const reason = localStorage.getItem(ENDED_KEY);
+      onEnded(reason && reason !== "signedOut.byYou" ? reason : "signedOut.otherTab");
     }
   });
 }
