@@ -5,6 +5,10 @@
 -- The job list's filter is defined once (job_filter, job_filter_sql) and used both to list jobs
 -- and to take a bulk action's snapshot (20261201004300), so the jobs an operator sees are the jobs
 -- an action counts.
+--
+-- The views' functions run with JIT off: they read pages of index entries, and compiling a plan
+-- costs hundreds of milliseconds, which a misestimate alone (document_job_kinds, a table of one
+-- row that is never analyzed, is guessed at 880 rows) was enough to trigger (make bench).
 
 -- A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from",
 -- "received_to", "q"}, every key optional; anything else is refused with 22023 and a message
@@ -143,21 +147,46 @@ as $$
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 
--- The jobs that match a filter and p_extra (a keyset condition), as a query of (id, created_at,
--- fax_received_email_id) for the caller to order by (created_at desc, id desc) and limit: one
--- branch per state, so that each branch is a range scan of document_jobs_by_status_received (or
--- of document_jobs_by_error_code, with an error code) and the planner merges them in that order
--- (Merge Append), reading about as many rows as the caller's LIMIT whichever states are shown.
-create function document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text)
+-- The newest p_limit jobs that match a filter and p_extra (a keyset condition), as a query of
+-- (id, created_at, fax_received_email_id) for the caller to order by (created_at desc, id desc)
+-- and limit again: one branch per state, each with its own ORDER BY and LIMIT, so that each is a
+-- range scan of document_jobs_by_status_received (or of document_jobs_by_error_code, with an
+-- error code) that stops after p_limit entries, and the planner merges the branches in that
+-- order (Merge Append). Without the branches' own LIMIT, PostgreSQL 15 plans the union of a
+-- million completed jobs as a scan and a sort of all of them (make bench, section "Admin screen").
+create function document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text, p_limit int)
 returns text
 language sql
 immutable
 set search_path = ''
 as $$
     select string_agg(format(
-               'select j.id, j.created_at, j.fax_received_email_id from public.document_jobs j where j.status = %L and %s and %s',
-               s, document_jobs_internal.job_filter_sql(p_filter - 'states'), p_extra), ' union all ')
+               '(select j.id, j.created_at, j.fax_received_email_id from public.document_jobs j'
+               ' where j.status = %L and %s and %s order by j.created_at desc, j.id desc limit %s)',
+               s, document_jobs_internal.job_filter_sql(p_filter - 'states'), p_extra, p_limit), ' union all ')
       from jsonb_array_elements_text(coalesce(p_filter -> 'states', '["queued", "running", "completed", "failed"]')) s
+$$;
+
+-- The e-mails whose provider's id is p_provider_email_id, whichever the provider: the unique
+-- index is on (provider, provider_email_id), so the providers are listed first (a loose index
+-- scan, one probe each), and each is looked up with its id. A plain search by the id alone would
+-- read the whole table.
+create function document_jobs_internal.emails_with_provider_id(p_provider_email_id text)
+returns setof uuid
+language sql
+stable
+set search_path = ''
+as $$
+    with recursive providers (provider) as (
+        select min(e.provider) from public.fax_received_emails e
+        union all
+        select (select min(e.provider) from public.fax_received_emails e where e.provider > p.provider)
+          from providers p
+         where p.provider is not null
+    )
+    select e.id
+      from providers p
+      join public.fax_received_emails e on e.provider = p.provider and e.provider_email_id = p_provider_email_id
 $$;
 
 -- A job as the list shows it.
@@ -183,12 +212,12 @@ $$;
 -- jobs change. "count" is exact up to 10,000 ("count_capped" when there are more), for filters
 -- without a search term, on the first page only.
 --
--- A search term is looked for in the newest 2,000 jobs the other filters match first (cheap when
+-- A search term is looked for in the newest 1,000 jobs the other filters match first (cheap when
 -- the term is common). When those hold less than a page, the term is looked up in its indexes
 -- instead: the job and e-mail ids, the provider's e-mail id, and the trigram index on sender and
 -- subject, which needs at least three characters; that answer is exact when it finds at most
 -- 5,000 e-mails. Otherwise (a term shorter than three characters, such as most Japanese words of
--- two characters, or a term in more than 5,000 e-mails) the page holds what the 2,000 jobs held,
+-- two characters, or a term in more than 5,000 e-mails) the page holds what the 1,000 jobs held,
 -- "partial" is true, "searched_until" says how far back it looked, and "next" continues the search
 -- from there: nothing is skipped, it only takes more pages.
 create function public.document_jobs_admin_jobs(
@@ -202,16 +231,16 @@ language plpgsql
 stable
 security definer
 set search_path = ''
+set jit = off  -- see the top of this file
 as $$
 declare
-    c_walk constant int := 2000;
+    c_walk constant int := 1000;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
     v_filter jsonb := document_jobs_internal.job_filter(p_filter);
     v_q text := v_filter ->> 'q';
     v_keyset text := 'true';
     v_ids uuid[];
-    v_scanned int;
     v_oldest_created_at timestamptz;
     v_oldest_id uuid;
     v_emails uuid[];
@@ -229,55 +258,71 @@ begin
 
     if v_q is null then
         execute format('select array(select q.id from (%s) q order by q.created_at desc, q.id desc limit %s)',
-                       document_jobs_internal.jobs_by_state_sql(v_filter, v_keyset), p_limit + 1)
+                       document_jobs_internal.jobs_by_state_sql(v_filter, v_keyset, p_limit + 1), p_limit + 1)
            into v_ids;
         if p_after_id is null then
             execute format('select count(*) from (select 1 from (%s) q limit %s) c',
-                           document_jobs_internal.jobs_by_state_sql(v_filter, 'true'), c_count_cap + 1)
+                           document_jobs_internal.jobs_by_state_sql(v_filter, 'true', c_count_cap + 1), c_count_cap + 1)
                into v_count;
         end if;
     else
         if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-            -- The newest jobs first: a common term fills a page here.
+            -- The newest jobs first: a common term fills a page here. The walk's jobs come in
+            -- order, so the term is checked job by job and the check stops with a full page.
             execute format(
-                'with scanned as (select q.* from (%s) q order by q.created_at desc, q.id desc limit %s)
-                 select array(select j.id from scanned j where %s order by j.created_at desc, j.id desc limit %s),
-                        (select count(*) from scanned),
-                        (select s.created_at from scanned s order by s.created_at, s.id limit 1),
-                        (select s.id from scanned s order by s.created_at, s.id limit 1)',
-                document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset), c_walk,
+                'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
+                                                order by q.created_at desc, q.id desc limit %s) j
+                               where %s order by j.created_at desc, j.id desc limit %s)',
+                document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk,
                 document_jobs_internal.job_search_sql(v_q), p_limit + 1)
-               into v_ids, v_scanned, v_oldest_created_at, v_oldest_id;
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                -- Where the walk ended, when it read all of its jobs (the oldest of them); none
+                -- when fewer jobs match the other filters, and the walk's answer is exact.
+                execute format(
+                    'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
+                    document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk - 1)
+                   into v_oldest_created_at, v_oldest_id;
+            end if;
         end if;
-        if v_ids is null or (cardinality(v_ids) <= p_limit and v_scanned = c_walk) then
-            -- Not enough there: look the term up in the indexes, if they can answer exactly.
+        if v_ids is null or (cardinality(v_ids) <= p_limit and v_oldest_id is not null) then
+            -- Not enough there: look the term up in the indexes, if they can answer exactly (the
+            -- trigram index needs three characters; a UUID has 36).
             if length(v_q) >= 3 then
                 execute format(
                     'select array(select e.id from public.fax_received_emails e where %s ilike %L
-                                  union select e.id from public.fax_received_emails e where e.provider_email_id = %L
+                                  union select x from document_jobs_internal.emails_with_provider_id(%L) x
                                   limit %s)',
                     document_jobs_internal.email_text_sql('e'), document_jobs_internal.like_pattern(v_q), v_q,
                     c_candidates + 1)
                    into v_emails;
-            else
-                v_emails := array(select e.id from public.fax_received_emails e where e.provider_email_id = v_q);
             end if;
-            if cardinality(v_emails) <= c_candidates and (length(v_q) >= 3 or v_ids is null) then
+            if v_emails is not null and cardinality(v_emails) <= c_candidates then
+                -- Their jobs (each branch through an index on the e-mail: the finished ones, and
+                -- the live one of each kind, probed one e-mail at a time; "limit 1", which the
+                -- unique index makes exact, keeps the planner from hashing every live job
+                -- instead), and a job or e-mail named by its id.
                 v_candidates := array(
                     select j.id from public.document_jobs j
                      where j.fax_received_email_id = any (v_emails) and j.status in ('completed', 'failed')
                     union all
-                    select j.id from public.document_job_kinds k
-                      join public.document_jobs j on j.kind = k.kind and j.fax_received_email_id = any (v_emails)
-                     where j.status in ('queued', 'running')
+                    select l.id
+                      from unnest(v_emails) x(email_id)
+                     cross join public.document_job_kinds k
+                     cross join lateral (
+                           select j.id from public.document_jobs j
+                            where j.kind = k.kind and j.fax_received_email_id = x.email_id
+                              and j.status in ('queued', 'running')
+                            limit 1) l
                     union all
                     select j.id from public.document_jobs j
                      where v_q ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                        and (j.id = v_q::uuid or j.fax_received_email_id = v_q::uuid));
+                -- Every candidate matches the term already: the other filters decide.
                 execute format(
                     'select array(select j.id from public.document_jobs j where j.id = any (%L::uuid[]) and %s and %s
                                   order by j.created_at desc, j.id desc limit %s)',
-                    v_candidates, document_jobs_internal.job_filter_sql(v_filter), v_keyset, p_limit + 1)
+                    v_candidates, document_jobs_internal.job_filter_sql(v_filter - 'q'), v_keyset, p_limit + 1)
                    into v_ids;
             else
                 v_partial := coalesce(cardinality(v_ids) <= p_limit, false);
@@ -316,6 +361,7 @@ language plpgsql
 stable
 security definer
 set search_path = ''
+set jit = off  -- see the top of this file
 as $$
 declare
     v_job public.document_jobs;
@@ -362,6 +408,7 @@ language plpgsql
 stable
 security definer
 set search_path = ''
+set jit = off  -- see the top of this file
 as $$
 declare
     v_entries jsonb;
@@ -469,14 +516,31 @@ returns jsonb
 language plpgsql
 security definer
 set search_path = ''
+set jit = off  -- see the top of this file
 as $$
 declare
     v_settled timestamptz := date_trunc('hour', now() - interval '10 minutes', 'UTC');
     v_now_hour timestamptz := date_trunc('hour', now(), 'UTC');
     v_completed bigint;
     v_estimated boolean := true;
+    v_failed bigint;
+    v_coded bigint;
+    v_failed_by_code jsonb;
 begin
     perform document_jobs_internal.fill_hourly_outcomes();
+
+    select count(*) into v_failed from public.document_jobs j where j.status = 'failed';
+    -- By error code from document_jobs_by_error_code alone (an index-only scan); failed jobs
+    -- without a code, if any, are the difference.
+    select coalesce(jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code), '[]'),
+           coalesce(sum(f.n), 0)
+      into v_failed_by_code, v_coded
+      from (select j.last_error_code as code, count(*) as n from public.document_jobs j
+             where j.last_error_code is not null and j.status = 'failed' group by 1) f;
+    if v_failed > v_coded then
+        v_failed_by_code := v_failed_by_code
+                            || jsonb_build_array(jsonb_build_object('error_code', '(none)', 'count', v_failed - v_coded));
+    end if;
 
     select round(c.reltuples * s.most_common_freqs[array_position(s.most_common_vals::text::text[], 'completed')])::bigint
       into v_completed
@@ -495,7 +559,7 @@ begin
         'states', jsonb_build_object(
             'queued', (select count(*) from public.document_jobs j where j.status = 'queued'),
             'running', (select count(*) from public.document_jobs j where j.status = 'running'),
-            'failed', (select count(*) from public.document_jobs j where j.status = 'failed'),
+            'failed', v_failed,
             'completed', v_completed,
             'completed_estimated', v_estimated),
         'oldest_waiting', (
@@ -519,10 +583,7 @@ begin
                       from public.document_job_attempts a
                      where a.outcome <> 'completed' and a.finished_at > now() - interval '24 hours'
                      group by 1) f), '[]'),
-        'failed_by_error_code', coalesce((
-            select jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code)
-              from (select coalesce(j.last_error_code, '(none)') as code, count(*) as n
-                      from public.document_jobs j where j.status = 'failed' group by 1) f), '[]'),
+        'failed_by_error_code', v_failed_by_code,
         'hours', coalesce((
             select jsonb_agg(jsonb_build_object('hour', h.hour, 'completed', h.completed, 'failed', h.failed,
                                                 'retried', h.retried, 'latency_p50_ms', round(h.latency_p50_ms),

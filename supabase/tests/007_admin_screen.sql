@@ -5,7 +5,7 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions, t;
-select plan(76);
+select plan(78);
 
 create schema t;
 -- p_n e-mails with a job each, received a minute apart from a minute ago (the newest first in the list).
@@ -126,25 +126,30 @@ select is(t.all_pages('{"q": "0% done"}', 10), t.expected($$e.subject like '100%
 select is(t.all_pages('{"q": "e_n"}', 10), t.expected($$e.subject like '%%done_now%%'$$), '... and _ an underscore');
 select is(t.all_pages('{"q": "請求書", "states": ["completed"]}', 10), '{}'::uuid[], 'a search with a state filter');
 
--- A term in none of the newest 2,000 jobs: one of three characters or more is found through the
--- trigram index at once; a shorter one is searched 2,000 jobs at a time, every page saying so.
+-- A term in none of the newest 1,000 jobs: one of three characters or more is found through the
+-- trigram index at once; a shorter one is searched 1,000 jobs at a time, every page saying so.
 insert into public.fax_received_emails (provider_email_id, subject, data, created_at)
-select 'filler' || i, 'nothing to see', '{}', now() + make_interval(secs => i) from generate_series(1, 2100) i;
+select 'filler' || i, 'nothing to see', '{}', now() + make_interval(secs => i) from generate_series(1, 1100) i;
 insert into public.document_jobs (kind, fax_received_email_id, status, finished_at, created_at)
 select 'fetch_email', e.id, 'completed', now(), e.created_at
   from public.fax_received_emails e where e.provider_email_id like 'filler%';
-select is(t.page('{"q": "注文書"}', 10) -> 'partial', 'false', 'a term of three characters behind 2,000 newer jobs ...');
+select is(t.page('{"q": "注文書"}', 10) -> 'partial', 'false', 'a term of three characters behind 1,000 newer jobs ...');
 select is(t.ids(t.page('{"q": "注文書"}', 10)), (t.expected($$e.subject like '%%注文書%%'$$))[1:10],
           '... gives its first page exactly');
 select is(t.page('{"q": "注文"}', 10) - 'filter' - 'searched_until',
           jsonb_build_object('jobs', '[]'::jsonb, 'next', jsonb_build_object(
               'created_at', (select min(created_at) from (select created_at from public.document_jobs
-                                                           order by created_at desc limit 2000) n),
-              'id', (select id from public.document_jobs order by created_at desc, id desc offset 1999 limit 1)),
+                                                           order by created_at desc limit 1000) n),
+              'id', (select id from public.document_jobs order by created_at desc, id desc offset 999 limit 1)),
                              'partial', true, 'count', null, 'count_capped', false),
           'a term of two characters says its page is partial, and where to go on from');
 select is(t.all_pages('{"q": "注文"}', 10), t.expected($$e.subject like '%%注文%%'$$),
           'following next, it finds every match, in order, none twice');
+select is(t.ids(t.page('{"q": "nf1"}', 10)), array[(t.job('nf1')).id],
+          'the provider''s e-mail id behind 1,000 newer jobs, through its index');
+update public.fax_received_emails set provider = 'another_provider' where provider_email_id = 'nf4';
+select is(t.ids(t.page('{"q": "nf4"}', 10)), array[(t.job('nf4')).id], '... whichever the provider');
+update public.fax_received_emails set provider = 'resend' where provider_email_id = 'nf4';
 delete from public.document_jobs j using public.fax_received_emails e
  where e.id = j.fax_received_email_id and e.provider_email_id like 'filler%';
 delete from public.fax_received_emails where provider_email_id like 'filler%';
