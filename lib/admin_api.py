@@ -179,8 +179,9 @@ def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
             raise Problem(405, "method_not_allowed", f"{call.method} is not allowed here")
         raise Problem(404, "not_found", "no such page of the admin API")
     from lib.operator_auth import Refused, authenticate
+    from lib.supabase_http import http_client
 
-    with httpx.Client() as http:
+    with http_client() as http:
         try:
             operator, token = authenticate(call.headers.get("authorization"), settings, http)
             return route(Context(call, settings, http, operator, token))

@@ -6,7 +6,25 @@ supabase-py, goes through this module, so that a change of Supabase's key rules 
 
 from __future__ import annotations
 
+import functools
+import ssl
+
+import httpx
+
 from lib.settings import SupabaseSettings
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS settings (certifi's CA bundle), made once per process. Loading the bundle
+    takes tens of milliseconds, which a client made per request would pay on every request; the
+    threads of an instance share the context, which nothing changes once it is made."""
+    return httpx.create_ssl_context()
+
+
+def http_client() -> httpx.Client:
+    """A client for one request's calls to Supabase (its connections close with it)."""
+    return httpx.Client(verify=tls_context())
 
 
 def server_key(settings: SupabaseSettings) -> str:

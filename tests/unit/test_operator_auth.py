@@ -41,9 +41,11 @@ class Keys:
 
 @pytest.fixture
 def settings() -> AdminSettings:
-    # A URL of its own per test: the JWKS clients live for the process, one per URL.
+    # A URL of its own per test: the JWKS clients live for the process, one per URL. Every field is
+    # named, so that a stack's environment (its SUPABASE_JWT_SECRET) does not reach these settings.
     return AdminSettings(supabase_url=f"https://{uuid.uuid4().hex[:12]}.supabase.co",
-                         supabase_service_role_key="service", supabase_publishable_key="sb_publishable_x")  # fmt: skip
+                         supabase_service_role_key="service", supabase_publishable_key="sb_publishable_x",
+                         supabase_anon_key=None, supabase_jwt_secret=None)  # fmt: skip
 
 
 @pytest.fixture
