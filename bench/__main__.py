@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (
+    admin_views,
     backlog_drain,
     claim_cost,
     cold_start,
@@ -37,6 +38,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "cold_start": cold_start.run,
     "webhook_latency": webhook_latency.run,
     "backlog_drain": backlog_drain.run,
+    "admin_views": admin_views.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
 

@@ -22,6 +22,7 @@ SECTIONS = (
     "== Cold start through Vercel's runtime ==",
     "== Webhook to attachments stored ==",
     "== Backlog drain ==",
+    "== Admin screen: server time of its views on a big table ==",
 )
 
 
