@@ -29,10 +29,15 @@ pytestmark = pytest.mark.slow  # a browser, and a worker run through the whole s
 XSS_SUBJECT = '<img src=x onerror="window.__xss=1">'
 XSS_FILENAME = "<script>window.__xss=2</script>.pdf"
 WAIT_MS = 90_000
+# How long an expectation waits for the page by default. Every API call here starts a cold instance
+# of Vercel's runtime on the function host (a second or two, more on a busy machine), so a view can
+# take several seconds to appear; a bound on waiting, not a timing.
+EXPECT_MS = 30_000
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_MS)
     with sync_playwright() as playwright:
         launched = browser.launch(playwright)
         yield launched

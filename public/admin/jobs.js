@@ -192,7 +192,7 @@ export async function render(container, params) {
   const load = async () => {
     try {
       const page = await api(`jobs?${apiParams}`);
-      const counted = page.count !== null ? t("jobs.count", { count: number(page.count) })
+      const counted = page.count !== null ? t(page.count === 1 ? "jobs.countOne" : "jobs.count", { count: number(page.count) })
         : page.count_capped ? t("jobs.countCapped", { count: number(10000) }) : null;
       replace(
         results,
