@@ -41,6 +41,11 @@ function frame(label, maxValue, format, hours, withDay) {
   return { svg, y, slot, plotHeight };
 }
 
+// A chart with its caption, its legend and the table of its figures.
+function chartBox(label, svg, swatches, table) {
+  return h("figure", { class: "chart-box" }, h("figcaption", {}, label), svg, legend(swatches), table);
+}
+
 function legend(entries) {
   return h(
     "ul",
@@ -101,14 +106,8 @@ export function outcomeBars(hours, withDay, label) {
     label: one.label,
     swatch: swatchSvg(s("rect", { x: 0, y: 0, width: 28, height: 12, class: one.className, fill: one.fill }), one.fill ? hatch() : null),
   }));
-  return h(
-    "figure",
-    { class: "chart-box" },
-    h("figcaption", {}, label),
-    svg,
-    legend(swatches),
-    figuresTable(hours, series.map((one) => ({ ...one, format: (v) => number(v || 0) })), withDay),
-  );
+  return chartBox(label, svg, swatches,
+    figuresTable(hours, series.map((one) => ({ ...one, format: (v) => number(v || 0) })), withDay));
 }
 
 /** p50 and p95 of webhook-to-stored latency per hour: p50 solid with circles, p95 dashed with squares. */
@@ -143,12 +142,6 @@ export function latencyLines(hours, withDay, label, formatMs) {
     label: one.label,
     swatch: swatchSvg(s("g", {}, s("line", { x1: 0, y1: 6, x2: 28, y2: 6, class: one.className }), mark(one, 14, 6, one.label)), null),
   }));
-  return h(
-    "figure",
-    { class: "chart-box" },
-    h("figcaption", {}, label),
-    svg,
-    legend(swatches),
-    figuresTable(hours, series.map((one) => ({ ...one, format: (v) => (v === null || v === undefined ? "–" : formatMs(v)) })), withDay),
-  );
+  return chartBox(label, svg, swatches,
+    figuresTable(hours, series.map((one) => ({ ...one, format: (v) => (v === null || v === undefined ? "–" : formatMs(v)) })), withDay));
 }
