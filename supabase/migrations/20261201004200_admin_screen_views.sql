@@ -244,7 +244,7 @@ declare
     v_oldest_created_at timestamptz;
     v_oldest_id uuid;
     v_emails uuid[];
-    v_candidates uuid[];
+    v_job_id uuid;
     v_partial boolean := false;
     v_count int;
     v_next jsonb;
@@ -297,33 +297,36 @@ begin
                     c_candidates + 1)
                    into v_emails;
             end if;
+            if v_q ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+                v_job_id := v_q::uuid;  -- a job's id, or an e-mail's: its jobs are found as the others'
+                v_emails := v_emails || v_job_id;
+            end if;
             if v_emails is not null and cardinality(v_emails) <= c_candidates then
-                -- Their jobs (each branch through an index on the e-mail: the finished ones, and
-                -- the live one of each kind, probed one e-mail at a time; "limit 1", which the
-                -- unique index makes exact, keeps the planner from hashing every live job
-                -- instead), and a job or e-mail named by its id.
-                v_candidates := array(
-                    select j.id from public.document_jobs j
-                     where j.fax_received_email_id = any (v_emails) and j.status in ('completed', 'failed')
-                    union all
-                    select l.id
-                      from unnest(v_emails) x(email_id)
-                     cross join public.document_job_kinds k
-                     cross join lateral (
-                           select j.id from public.document_jobs j
-                            where j.kind = k.kind and j.fax_received_email_id = x.email_id
-                              and j.status in ('queued', 'running')
-                            limit 1) l
-                    union all
-                    select j.id from public.document_jobs j
-                     where v_q ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                       and (j.id = v_q::uuid or j.fax_received_email_id = v_q::uuid));
-                -- Every candidate matches the term already: the other filters decide.
+                -- Their jobs that the other filters keep, newest first (each branch through an
+                -- index on the e-mail: the finished ones, and the live one of each kind, probed one
+                -- e-mail at a time; "limit 1", which the unique index makes exact, keeps the planner
+                -- from hashing every live job instead), and a job named by its id. Every one of
+                -- them matches the term already.
                 execute format(
-                    'select array(select j.id from public.document_jobs j where j.id = any (%L::uuid[]) and %s and %s
-                                  order by j.created_at desc, j.id desc limit %s)',
-                    v_candidates, document_jobs_internal.job_filter_sql(v_filter - 'q'), v_keyset, p_limit + 1)
-                   into v_ids;
+                    'select array(select c.id from (
+                         select j.id, j.created_at from public.document_jobs j
+                          where j.fax_received_email_id = any ($1) and j.status in (''completed'', ''failed'')
+                            and %1$s and %2$s
+                         union
+                         select l.id, l.created_at
+                           from unnest($1) x(email_id)
+                          cross join public.document_job_kinds k
+                          cross join lateral (
+                                select j.id, j.created_at from public.document_jobs j
+                                 where j.kind = k.kind and j.fax_received_email_id = x.email_id
+                                   and j.status in (''queued'', ''running'') and %1$s and %2$s
+                                 limit 1) l
+                         union
+                         select j.id, j.created_at from public.document_jobs j where j.id = $2 and %1$s and %2$s
+                     ) c order by c.created_at desc, c.id desc limit %3$s)',
+                    document_jobs_internal.job_filter_sql(v_filter - 'q'), v_keyset, p_limit + 1)
+                   into v_ids
+                  using v_emails, v_job_id;
             else
                 v_partial := coalesce(cardinality(v_ids) <= p_limit, false);
             end if;
