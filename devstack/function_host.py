@@ -60,7 +60,8 @@ MAX_HEAD_BYTES = 64 * 1024
 # Environment variables a Vercel project would set for the functions: the settings lib/ reads.
 PROJECT_VARIABLES = (
     "SUPABASE_URL",
-    "SUPABASE_SERVICE_ROLE_KEY",
+    "SUPABASE_SECRET_KEY",
+    "SUPABASE_SERVICE_ROLE_KEY",  # a project with legacy keys (tests/test_end_to_end.py plays one)
     "INTERNAL_FUNCTION_SECRET",
     "INTERNAL_FUNCTION_SECRET_PREVIOUS",
     "RESEND_API_KEY",
