@@ -121,8 +121,10 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:  # gone between the signal and the read (ProcessLookupError, FileNotFoundError)
+        return False
 
 
 def logged(log: Path, text: str, within_s: float = 10.0) -> str:
