@@ -62,6 +62,18 @@ def test_every_requirement_is_installed_at_its_pinned_version(build) -> None:
             assert installed.get(normalized(name)) == version, f"{bundle.route}: {name}=={version} not installed"
 
 
+def in_bundle(bundle: vercel_build.Bundle, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The base interpreter in the bundle, as the runtime starts it (PYTHONPATH=_vendor, no virtualenv)."""
+    return subprocess.run(
+        [base_interpreter(bundle.config["runtime"]), *arguments],
+        cwd=bundle.folder,
+        env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_every_requirement_imports_inside_the_bundle(build) -> None:
     """Imported as the runtime would (PYTHONPATH=_vendor, the base interpreter, no virtualenv):
     the worker imports supabase only after authenticating, so a probe alone would not show it."""
@@ -76,14 +88,7 @@ def test_every_requirement_imports_inside_the_bundle(build) -> None:
         "print(json.dumps(sorted(wanted)))\n"
     )
     for bundle in build.bundles().values():
-        result = subprocess.run(
-            [base_interpreter(bundle.config["runtime"]), "-c", script, json.dumps(list(requirements(build)))],
-            cwd=bundle.folder,
-            env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = in_bundle(bundle, "-c", script, json.dumps(list(requirements(build))))
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout) == [], f"{bundle.route}: not importable: {result.stdout}"
 
@@ -120,14 +125,7 @@ def test_both_bundles_carry_bytecode_for_lib_and_vendor(build) -> None:
         # Unchecked-hash bytecode (the flags word is 1): valid whatever the unpacked files' times are.
         assert cached(bundle.folder / "lib" / "queue.py").read_bytes()[4:8] == (1).to_bytes(4, "little")
         # And the runtime reads it: -v names every code object it loads from a .pyc.
-        loaded = subprocess.run(
-            [base_interpreter(bundle.config["runtime"]), "-v", "-c", "import lib.worker_endpoint, supabase"],
-            cwd=bundle.folder,
-            env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        loaded = in_bundle(bundle, "-v", "-c", "import lib.worker_endpoint, supabase")
         assert loaded.returncode == 0, loaded.stderr
         for module in ("lib/worker_endpoint", "_vendor/supabase/_sync/client", "_vendor/pydantic/main"):
             source = bundle.folder / f"{module}.py"
