@@ -216,7 +216,7 @@ def instance_memory(f: Figures) -> str | None:
         f"{fmt(f.get(s, 'per_job_mib'), 0)} MiB a job: a job holds its attachment whole while it downloads, hashes "
         "and uploads it. "
         + (
-            "That fits with twice the headroom, so the attachment is not streamed from the download to the upload; "
+            "That fits with twice the headroom, so the attachment is not streamed from the download to the upload. "
             if fits
             else "That does not fit with twice the headroom: the attachment must be streamed. "
         )

@@ -8,8 +8,8 @@ sample provider in this process and their jobs enqueued without a kick (the cron
 then as many worker calls at once go through one instance (devstack/function_host.py, fluid mode,
 that concurrency), each claiming one job. The instance's peak resident set (VmHWM in
 /proc/<pid>/status) is read after a first call with an empty queue (the imports) and after the
-wave. Vercel's default for a function is 2 GB of memory (docs: functions/configuring-functions/
-memory; 2 GiB here), and the figure must fit in half of it.
+wave. A Vercel function has 2 GB of memory by default (also Hobby's maximum, docs:
+functions/limitations; taken as 2 GiB here), and the figure must fit in half of it.
 
 python -m devstack run -- .venv/bin/python -m bench.instance_memory [--quick]
 """
