@@ -8,8 +8,10 @@ sample provider in this process and their jobs enqueued without a kick (the cron
 then as many worker calls at once go through one instance (devstack/function_host.py, fluid mode,
 that concurrency), each claiming one job. The instance's peak resident set (VmHWM in
 /proc/<pid>/status) is read after a first call with an empty queue (the imports) and after the
-wave. A Vercel function has 2 GB of memory by default (also Hobby's maximum, docs:
-functions/limitations; taken as 2 GiB here), and the figure must fit in half of it.
+wave. A Vercel function under Fluid compute has 2 GB of memory by default (the Standard size, 1
+vCPU / 2 GB: Vercel's changelog "Higher defaults and limits for Vercel Functions running Fluid
+compute"; also Hobby's maximum, docs: functions/limitations; taken as 2 GiB here), and the figure
+must fit in half of it.
 
 python -m devstack run -- .venv/bin/python -m bench.instance_memory [--quick]
 """
