@@ -180,10 +180,14 @@ class Chaos:
         workers = set(running_workers(self.invocations))
         active = self.active.refresh()
         mid_job = [pid for pid in active if pid in workers and pid not in self.killed]
+        if not self.every_claim_logged(conn):
+            # Some instance holds a job its log does not show yet: it would be hit outside its budget.
+            # About half the steps are skipped so, hence the odds below are twice what they were.
+            mid_job = []
         # A kill or a freeze takes every job of the instance: only instances none of whose jobs met
         # that fault yet are candidates, so that no job meets more faults than it has attempts.
         killable = [pid for pid in mid_job if all("kill" not in self.hit_jobs[job] for job in active[pid])]
-        if killable and self.rng.random() < 0.15:
+        if killable and self.rng.random() < 0.3:
             victim = self.rng.choice(killable)
             for job in active[victim]:
                 self.hit_jobs[job].add("kill")
@@ -194,7 +198,7 @@ class Chaos:
             self.faults.jobs_killed += len(active[victim])
             mid_job.remove(victim)
         freezable = [pid for pid in mid_job if all("freeze" not in self.hit_jobs[job] for job in active[pid])]
-        if self.frozen is None and freezable and self.rng.random() < 0.1:
+        if self.frozen is None and freezable and self.rng.random() < 0.2:
             victim = self.rng.choice(freezable)
             for job in active[victim]:
                 self.hit_jobs[job].add("freeze")
@@ -209,6 +213,14 @@ class Chaos:
                                 (list(jobs),)).fetchall()  # fmt: skip
             if all(row["generation"] > jobs[row["id"]] for row in rows) or now - since > 6 * LEASE_S:
                 self.thaw()
+
+    def every_claim_logged(self, conn: psycopg.Connection) -> bool:
+        """Whether every running job (and generation) in the database is in some instance's log. An
+        instance runs several invocations, and one may be between its claim and the job_started
+        line; read after the log, so a claim the log missed shows here."""
+        logged = {(job, generation) for jobs in self.active.by_pid.values() for job, generation in jobs.items()}
+        running = conn.execute("select id::text, generation from document_jobs where status = 'running'")
+        return all((row["id"], row["generation"]) in logged for row in running)
 
     def thaw(self) -> None:
         if self.frozen:
@@ -295,7 +307,16 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
                         "but no such write by that generation is in the database's history")  # fmt: skip
 
     # No two live lease holders at once: when executions of one job overlap, the earlier one's
-    # lease (as it knew it) had passed before the later one claimed the job.
+    # lease had passed before the later one claimed the job, in the database's record (the
+    # lease_until the claim replaced) and as the earlier worker itself knew it. The times are the
+    # database's where it has them: a log line is written after the write it reports, and a worker
+    # whose instance is slow or frozen in between would seem to hold the job longer than it did.
+    claim_rows = {(str(r["job_id"]), r["new_generation"]): r for r in audit
+                  if r["new_generation"] > r["old_generation"]}  # fmt: skip
+    gave_up: dict[tuple[str, int], float] = {}
+    for r in audit:
+        if r["old_status"] == "running" and r["new_status"] != "running" and r["new_generation"] == r["old_generation"]:
+            gave_up.setdefault((str(r["job_id"]), r["old_generation"]), r["at"].timestamp())
     overlaps = 0
     per_job: dict[str, list[Execution]] = defaultdict(list)
     for run in runs:
@@ -303,11 +324,15 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
     for job_runs in per_job.values():
         job_runs.sort(key=lambda r: r.generation)
         for earlier, later in itertools.pairwise(job_runs):
-            if earlier.ended is None or earlier.ended <= later.started:
+            claim = claim_rows.get((later.job_id, later.generation))
+            claimed_at = claim["at"].timestamp() if claim else later.started
+            ends = [t for t in (earlier.ended, gave_up.get((earlier.job_id, earlier.generation))) if t is not None]
+            if not ends or min(ends) <= claimed_at:
                 continue  # no overlap (or a frozen run still unaccounted for: it wrote nothing, see above)
-            held = earlier.lease_held_until or (earlier.started + LEASE_S)
-            if held > later.started + 0.05:
-                overlaps += 1
+            overlaps += 1
+            replaced = claim["old_lease_until"] if claim and claim["old_status"] == "running" else None
+            held = max(earlier.lease_held_until or 0.0, replaced.timestamp() if replaced else 0.0)
+            if held > claimed_at + 0.001:  # the log rounds to the millisecond
                 problems.append(f"job {earlier.job_id}: generations {earlier.generation} and {later.generation} "
                                 f"held live leases at once")  # fmt: skip
 
@@ -321,9 +346,7 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         "jobs": dict(statuses),
         "claims": claims,
         "executions": dict(outcomes),
-        "overlapping_executions_checked": sum(
-            1 for runs_ in per_job.values() for a, b in itertools.pairwise(runs_) if a.ended and a.ended > b.started
-        ),
+        "overlapping_executions_checked": overlaps,
         "stale_writes_refused (outcome lost)": outcomes.get("lost", 0),
         "recorded_outcomes_without_matching_write": len(unmatched),
         "last_error_codes": dict(errors),
