@@ -222,7 +222,7 @@ def run(quick: bool) -> Section:
             filled_s = fill(conn, settings)
             build = vercel_build.build_working_tree()
             with tempfile.TemporaryDirectory(prefix="bench-admin-") as state, open(os.devnull, "wb") as quiet:
-                host = FunctionHost(build, dict(os.environ), Path(state), warm=True, log=quiet)
+                host = FunctionHost(build, dict(os.environ), Path(state), log=quiet)
                 threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
                 try:
                     url = f"http://127.0.0.1:{host.server_address[1]}"

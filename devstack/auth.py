@@ -36,8 +36,8 @@ send, as the real service answers, from its public reference and source:
   X-JWT-AUD, X-Use-Cookie, X-Supabase-Api-Version) and apikey, which Supabase's gateway takes
   in front of it. Other answers to a request with an Origin echo it, with
   Access-Control-Expose-Headers: X-Total-Count, Link, X-Supabase-Api-Version.
-- Every request but a preflight and the JWKS needs an apikey header (the publishable or anon
-  key, or a secret one): without one, the gateway's 401 "No API key found in request".
+- API keys are the gateway's (devstack/gateway.py applies Supabase's key rules to every path,
+  the JWKS included, before Auth sees a request; a preflight needs none).
 
 Left out: sign-ups, magic links, OTP, MFA, OAuth, e-mail confirmation mails, rate limits, hooks.
 Users and sessions live in a JSON file (DEVSTACK_FOLDER/auth.json), so that a restarted gateway
@@ -108,23 +108,15 @@ class AuthError(Exception):
         self.status, self.error_code, self.message = status, error_code, message
 
 
-class GatewayRefusal(AuthError):
-    """Refused by Supabase's API gateway before Auth sees the request: {"message", "hint"}."""
-
-    def __init__(self, status: int, message: str, hint: str) -> None:
-        super().__init__(status, "", message)
-        self.hint = hint
-
-
 @dataclass(frozen=True)
 class Keys:
-    """The keys the stack made: the ES256 signing key, and the API keys that may call Auth."""
+    """The keys the stack made: the ES256 signing key, and the legacy JWT secret."""
 
     signing_key_pem: str
     key_id: str
-    jwt_secret: str  # the legacy JWT secret: the anon and service_role keys are HS256 JWTs signed with it
-    publishable_key: str
-    secret_key: str | None = None
+    # Signs the legacy anon and service_role keys, and the role JWTs the gateway hands on for a
+    # publishable or secret key.
+    jwt_secret: str
 
 
 class State:
@@ -162,8 +154,6 @@ class Auth:
             return self.preflight(request, origin)
         try:
             response = self.route(request)
-        except GatewayRefusal as refusal:
-            response = Response.json(refusal.status, {"message": refusal.message, "hint": refusal.hint})
         except AuthError as error:
             response = self.error(request, error)
         return self.with_cors(response, origin)
@@ -206,7 +196,6 @@ class Auth:
         path = request.path.strip("/")
         if path == ".well-known/jwks.json" and request.method == "GET":
             return Response.json(200, {"keys": [self.jwk]})
-        self.require_api_key(request)
         query = dict(request.query)
         if path == "token" and request.method == "POST":
             grant = query.get("grant_type")
@@ -227,15 +216,6 @@ class Auth:
 
     # -- API keys ------------------------------------------------------------------------------
 
-    def require_api_key(self, request: Request) -> None:
-        key = request.headers.get("apikey") or dict(request.query).get("apikey")
-        if not key:
-            raise GatewayRefusal(
-                401, "No API key found in request", "No `apikey` request header or url param was found."
-            )
-        if key not in (self.keys.publishable_key, self.keys.secret_key) and self.legacy_key_role(key) is None:
-            raise GatewayRefusal(401, "Invalid API key", "Double check your Supabase `anon` or `service_role` API key.")
-
     def legacy_key_role(self, token: str) -> str | None:
         """The role of a legacy anon/service_role key (an HS256 JWT with the project's JWT secret)."""
         try:
@@ -246,10 +226,8 @@ class Auth:
             return None
 
     def require_admin(self, request: Request) -> None:
-        """GoTrue's requireAdmin: the Bearer token's role must be service_role. A secret key in apikey
-        stands for it (Supabase's gateway turns it into a service_role JWT before Auth sees it)."""
-        if self.keys.secret_key and request.headers.get("apikey") == self.keys.secret_key:
-            return
+        """GoTrue's requireAdmin: the Bearer token's role must be service_role (for a secret key in
+        apikey, the gateway hands on a service_role JWT, as Supabase's does)."""
         scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             raise AuthError(401, "no_authorization", "This endpoint requires a valid Bearer token")

@@ -9,7 +9,8 @@ python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
 python -m lib.admin operators add EMAIL --role admin|viewer | list | remove EMAIL   (lib/operators.py)
 
-Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment. Every refusal, whether
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
+SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether
 of the arguments, by the database or of the network, is one line on standard error and a
 non-zero exit: 2 for arguments, 1 for what the queue or the database refused, 3 for settings.
 """

@@ -269,7 +269,7 @@ def audit(context: Context) -> dict[str, Any]:
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
     its original name. Readers may download; the URL is made for the asking operator only."""
-    from lib.supabase_http import request_headers, server_key
+    from lib.supabase_client import api_headers
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
@@ -282,7 +282,7 @@ def download(context: Context) -> dict[str, Any]:
         response = context.http.post(
             f"{storage}/object/sign/{quote(row['bucket'], safe='')}/{quote(row['storage_path'], safe='/')}",
             json={"expiresIn": SIGNED_URL_SECONDS},
-            headers=request_headers(server_key(context.settings)),
+            headers=api_headers(context.settings.server_key),
             timeout=httpx.Timeout(10.0, connect=5.0),
         )
     except httpx.HTTPError:

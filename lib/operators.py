@@ -13,8 +13,8 @@ existing user it sets the role and leaves the password alone. "remove" takes the
 keeps the user: a removed operator's next action is refused at once (the admin function asks Auth
 before every action), and their reading stops when their token expires.
 
-Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY. Exit status: 0, 1 (Auth refused), 2
-(arguments), 3 (settings).
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY). Exit
+status: 0, 1 (Auth refused), 2 (arguments), 3 (settings).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import httpx
 
 from lib.operator_auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase_http import request_headers, server_key
+from lib.supabase_client import api_headers
 
 PAGE_SIZE = 1000
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
@@ -47,7 +47,7 @@ class AuthAdmin:
     def __init__(self, http: httpx.Client, settings: SupabaseSettings) -> None:
         self.http = http
         self.base = f"{settings.supabase_url}/auth/v1/admin/users"
-        self.headers = request_headers(server_key(settings))
+        self.headers = api_headers(settings.server_key)
 
     def call(self, method: str, url: str, **kwargs: Any) -> Any:
         try:

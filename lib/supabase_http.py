@@ -1,8 +1,5 @@
-"""Raw HTTP requests to the Supabase project (Auth, Storage): which key they carry, and how.
-
-Every header of a request this code builds for Supabase, and every use of the server key outside
-supabase-py, goes through this module, so that a change of Supabase's key rules changes one place.
-"""
+"""Raw HTTP requests of the admin function to the Supabase project (Auth, Storage): one TLS
+context per process, and the headers of a request made for a signed-in user."""
 
 from __future__ import annotations
 
@@ -11,7 +8,7 @@ import ssl
 
 import httpx
 
-from lib.settings import SupabaseSettings
+from lib.supabase_client import api_headers
 
 
 @functools.cache
@@ -27,17 +24,10 @@ def http_client() -> httpx.Client:
     return httpx.Client(verify=tls_context())
 
 
-def server_key(settings: SupabaseSettings) -> str:
-    """The key with the service_role's rights: for the database, Storage and Auth's admin API only."""
-    return settings.supabase_service_role_key.get_secret_value()
-
-
 def request_headers(key: str, access_token: str | None = None) -> dict[str, str]:
-    """`apikey` always; `Authorization: Bearer` with the user's access token when acting as the
-    user, else with the key itself when it is a JWT (a legacy anon or service_role key). Supabase
-    refuses a new-style key (sb_publishable_..., sb_secret_...) as a Bearer token."""
-    headers = {"apikey": key}
-    bearer = access_token or (key if key.count(".") == 2 else None)
-    if bearer:
-        headers["Authorization"] = f"Bearer {bearer}"
+    """The key's headers (lib/supabase_client.py api_headers: `apikey`, and `Authorization` only for
+    a legacy JWT key); acting as a user, `Authorization: Bearer` carries the user's access token."""
+    headers = api_headers(key)
+    if access_token:
+        headers["Authorization"] = f"Bearer {access_token}"
     return headers

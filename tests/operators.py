@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from lib.supabase_client import api_headers
+
 
 def sign_in(env: dict[str, str], email: str, password: str) -> dict[str, Any]:
     """A session: {"access_token", "refresh_token", "expires_at", "user", ...}."""
@@ -24,8 +26,7 @@ def sign_in(env: dict[str, str], email: str, password: str) -> dict[str, Any]:
 
 
 def admin_api(env: dict[str, str]) -> dict[str, str]:
-    key = env["SUPABASE_SERVICE_ROLE_KEY"]
-    return {"apikey": key, "Authorization": f"Bearer {key}"}
+    return api_headers(env["SUPABASE_SECRET_KEY"])
 
 
 def new_account(env: dict[str, str], app_metadata: dict[str, Any] | None = None,

@@ -81,7 +81,13 @@ def test_the_page_has_a_strict_policy_and_only_the_publishable_key(stack_env) ->
 
 def test_the_page_and_its_files_never_hold_a_server_secret(stack_env) -> None:
     secrets = [
-        stack_env[name] for name in ("SUPABASE_SERVICE_ROLE_KEY", "SUPABASE_JWT_SECRET", "INTERNAL_FUNCTION_SECRET")
+        stack_env[name]
+        for name in (
+            "SUPABASE_SECRET_KEY",
+            "DEVSTACK_LEGACY_SERVICE_ROLE_KEY",
+            "SUPABASE_JWT_SECRET",
+            "INTERNAL_FUNCTION_SECRET",
+        )
     ]
     texts = [httpx.get(stack_env["ADMIN_URL"], timeout=TIMEOUT).text]
     for name in ("app.js", "session.js", "api.js", "admin.css"):
@@ -117,7 +123,8 @@ def test_tokens_that_are_not_this_projects_are_refused(stack_env, operator_sessi
         "another issuer": (signed(stack_env, {**claims, "iss": "https://other.supabase.co/auth/v1"}), "invalid_token"),
         "another audience": (signed(stack_env, {**claims, "aud": "somebody-else"}), "invalid_token"),
         "HS256 with another secret": (signed(stack_env, claims, "not-the-secret-" * 3, "HS256"), "invalid_token"),
-        "the service_role key": (stack_env["SUPABASE_SERVICE_ROLE_KEY"], "invalid_token"),
+        "the legacy service_role key": (stack_env["DEVSTACK_LEGACY_SERVICE_ROLE_KEY"], "invalid_token"),
+        "the secret key": (stack_env["SUPABASE_SECRET_KEY"], "invalid_token"),
     }
     for what, (token, code) in tokens.items():
         answer = call(stack_env, "me", token)
@@ -254,4 +261,4 @@ def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(s
     download = httpx.get(answer["url"], timeout=10)
     assert download.status_code == 200 and download.content == b"%PDF-1.4 test"
     assert "filename*=UTF-8''%E6%B3%A8%E6%96%87%E6%9B%B8%20(1).pdf" in download.headers["Content-Disposition"]
-    assert stack_env["SUPABASE_SERVICE_ROLE_KEY"] not in answer["url"]
+    assert stack_env["SUPABASE_SECRET_KEY"] not in answer["url"]

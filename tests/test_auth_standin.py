@@ -115,7 +115,7 @@ def test_the_admin_api_needs_the_service_role(auth, anon, stack_env) -> None:
     listed = httpx.get(f"{auth}/admin/users", headers=admin_api(stack_env), params={"per_page": 1}, timeout=10)
     assert listed.status_code == 200 and len(listed.json()["users"]) == 1
     assert int(listed.headers["X-Total-Count"]) >= 2 and 'rel="next"' in listed.headers["Link"]
-    anon_bearer = {**anon, "Authorization": f"Bearer {stack_env['SUPABASE_ANON_KEY']}"}
+    anon_bearer = {**anon, "Authorization": f"Bearer {stack_env['DEVSTACK_LEGACY_ANON_KEY']}"}
     refused = httpx.get(f"{auth}/admin/users", headers=anon_bearer, timeout=10)
     assert (refused.status_code, refused.json()["error_code"]) == (403, "not_admin")
 

@@ -17,7 +17,7 @@ from tests.operators import new_account, sign_in
 @pytest.fixture
 def operators_cli(stack_env, monkeypatch, capsys):
     monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
-    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", stack_env["SUPABASE_SERVICE_ROLE_KEY"])
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_SECRET_KEY"])
 
     def run(*argv: str) -> tuple[int, str, str]:
         status = admin.main(["operators", *argv])
@@ -30,7 +30,7 @@ def operators_cli(stack_env, monkeypatch, capsys):
 def test_add_creates_an_account_with_the_role_and_a_password_from_stdin(stack_env) -> None:
     email = f"new-{uuid.uuid4().hex[:8]}@example.com"
     env = {"PATH": "/usr/bin:/bin", "SUPABASE_URL": stack_env["SUPABASE_URL"],
-           "SUPABASE_SERVICE_ROLE_KEY": stack_env["SUPABASE_SERVICE_ROLE_KEY"]}  # fmt: skip
+           "SUPABASE_SECRET_KEY": stack_env["SUPABASE_SECRET_KEY"]}  # fmt: skip
     result = subprocess.run(
         [sys.executable, "-m", "lib.admin", "operators", "add", email, "--role", "viewer", "--password-stdin"],
         input="a long password\n", capture_output=True, text=True, env=env, timeout=60,

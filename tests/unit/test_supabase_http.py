@@ -1,4 +1,4 @@
-"""lib/supabase_http.py: which key a raw request to Supabase carries, and how; one TLS context per process."""
+"""lib/supabase_http.py: a request made for a signed-in user carries their token; one TLS context per process."""
 
 from __future__ import annotations
 
@@ -6,17 +6,7 @@ import jwt
 
 from lib.supabase_http import http_client, request_headers, tls_context
 
-LEGACY_KEY = jwt.encode({"role": "service_role"}, "a legacy jwt secret of enough length", "HS256")
-
-
-def test_a_new_style_key_goes_in_apikey_alone() -> None:
-    # Supabase refuses sb_publishable_/sb_secret_ keys as a Bearer token (they are not JWTs).
-    assert request_headers("sb_secret_abc") == {"apikey": "sb_secret_abc"}
-    assert request_headers("sb_publishable_abc") == {"apikey": "sb_publishable_abc"}
-
-
-def test_a_legacy_jwt_key_is_also_the_bearer() -> None:
-    assert request_headers(LEGACY_KEY) == {"apikey": LEGACY_KEY, "Authorization": f"Bearer {LEGACY_KEY}"}
+LEGACY_KEY = jwt.encode({"role": "anon"}, "a legacy jwt secret of enough length", "HS256")
 
 
 def test_acting_as_the_user_sends_their_access_token_as_the_bearer() -> None:
@@ -24,6 +14,8 @@ def test_acting_as_the_user_sends_their_access_token_as_the_bearer() -> None:
         "apikey": "sb_publishable_abc",
         "Authorization": "Bearer user.access.token",
     }
+    # A legacy anon key (a JWT) gives way to the user's token: Auth reads the user from the Bearer.
+    assert request_headers(LEGACY_KEY, access_token="user.access.token")["Authorization"] == "Bearer user.access.token"
 
 
 def test_every_client_of_the_process_shares_one_tls_context() -> None:
