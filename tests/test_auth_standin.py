@@ -60,6 +60,11 @@ def test_without_an_api_key_the_gateway_refuses(auth, stack_env) -> None:
     assert answer.status_code == 401 and answer.json()["message"] == "No API key found in request"
     wrong = httpx.get(f"{auth}/user", headers={"apikey": "sb_publishable_made_up"}, timeout=10)
     assert wrong.status_code == 401 and wrong.json()["message"] == "Invalid API key"
+    # A page across origins can read the refusal (CORS), and needs no key for the JWKS.
+    origin = "http://127.0.0.1:1"
+    cross = httpx.get(f"{auth}/user", headers={"Origin": origin}, timeout=10)
+    assert cross.status_code == 401 and cross.headers["Access-Control-Allow-Origin"] == origin
+    assert httpx.get(f"{auth}/.well-known/jwks.json", timeout=10).json()["keys"]
 
 
 def configure_auth(env: dict[str, str], **settings: float | None) -> None:
@@ -98,8 +103,11 @@ def test_user_answers_the_stored_user_and_refuses_what_auth_refuses(auth, anon, 
     set_app_metadata(stack_env, account["id"], {"document_jobs_role": None})
     user = httpx.get(f"{auth}/user", headers=bearer, timeout=10).json()
     assert user["id"] == account["id"] and "document_jobs_role" not in user["app_metadata"], "as stored now"
-    none = httpx.get(f"{auth}/user", headers=anon, timeout=10)
+    none = httpx.get(f"{auth}/user", headers={"apikey": stack_env["DEVSTACK_LEGACY_ANON_KEY"]}, timeout=10)
     assert (none.status_code, none.json()["error_code"]) == (401, "no_authorization")
+    # A publishable key alone reaches Auth as the anon role's JWT (the gateway's), which names no user.
+    anonymous = httpx.get(f"{auth}/user", headers=anon, timeout=10)
+    assert (anonymous.status_code, anonymous.json()["error_code"]) == (403, "bad_jwt")
     forged = httpx.get(f"{auth}/user", headers={**anon, "Authorization": f"Bearer {session['access_token'][:-4]}AAAA"},
                        timeout=10)  # fmt: skip
     assert (forged.status_code, forged.json()["error_code"]) == (403, "bad_jwt")
