@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -28,6 +29,8 @@ pytestmark = pytest.mark.slow  # a browser, and a worker run through the whole s
 
 XSS_SUBJECT = '<img src=x onerror="window.__xss=1">'
 XSS_FILENAME = "<script>window.__xss=2</script>.pdf"
+SERVER_SECRETS = ("SUPABASE_SECRET_KEY", "DEVSTACK_LEGACY_SERVICE_ROLE_KEY", "SUPABASE_JWT_SECRET",
+                  "INTERNAL_FUNCTION_SECRET", "RESEND_API_KEY", "RESEND_WEBHOOK_SECRET")  # fmt: skip
 WAIT_MS = 90_000
 # How long an expectation waits for the page by default. Every API call here starts a cold instance
 # of Vercel's runtime on the function host (a second or two, more on a busy machine), so a view can
@@ -45,11 +48,16 @@ def chromium() -> Iterator[Browser]:
 
 
 class Watched:
-    """A page, and what must never happen on it: a script error, a dialog, a CSP refusal."""
+    """A page, and what must never happen on it: a script error, a dialog, a CSP refusal; and every
+    request it sends (where to, and all it carries)."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
         self.problems: list[str] = []
+        self.sent: list[tuple[str, str]] = []  # (origin, everything the request carried)
+        page.on("request", lambda r: self.sent.append(
+            (urlsplit(r.url)._replace(path="", query="", fragment="").geturl(),
+             f"{r.url}\n{r.all_headers()}\n{r.post_data or ''}")))  # fmt: skip
         page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         page.on("dialog", lambda dialog: (self.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
         page.on("console", lambda m: self.problems.append(f"console: {m.text}")
@@ -167,6 +175,15 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     expect(page.locator("header nav.views")).to_contain_text("操作履歴")
     page.select_option("select.language", "en")
     assert watched.problems == []
+
+    # The page talked to its own origin and to Supabase, and never with a server secret.
+    origins = {urlsplit(stack_env[name])._replace(path="").geturl() for name in ("FUNCTIONS_URL", "SUPABASE_URL")}
+    assert {origin for origin, _ in watched.sent} == origins
+    server_secrets = [stack_env[name] for name in SERVER_SECRETS]
+    stored = page.evaluate("JSON.stringify(Object.entries(localStorage))")
+    assert not [secret for secret in server_secrets for _, sent in watched.sent if secret in sent]
+    assert not [secret for secret in server_secrets if secret in stored]
+    assert any(stack_env["SUPABASE_PUBLISHABLE_KEY"] in sent for _, sent in watched.sent)  # what it does send
     context.close()
 
 
