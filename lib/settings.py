@@ -91,7 +91,7 @@ class _Once:
         action()
 
 
-# The one piece of process state in lib/ besides logging's configuration (README, "Fluid compute").
+# Process state in lib/ is listed in the README ("Fluid compute"): this flag is one piece of it.
 _BOTH_KEYS_NOTED = _Once()
 
 
