@@ -536,7 +536,7 @@ begin
     -- By error code from document_jobs_by_error_code alone (an index-only scan); failed jobs
     -- without a code, if any, are the difference.
     select coalesce(jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code), '[]'),
-           coalesce(sum(f.n), 0)
+           coalesce(sum(f.n), 0)::bigint
       into v_failed_by_code, v_coded
       from (select j.last_error_code as code, count(*) as n from public.document_jobs j
              where j.last_error_code is not null and j.status = 'failed' group by 1) f;
