@@ -28,7 +28,10 @@ def test_control_characters_are_shown_as_their_escapes(text, shown) -> None:
 
 
 def test_ordinary_text_is_left_as_it_is() -> None:
-    assert terminal_text("ABC商事 <fax@abc-shoji.example.jp> 注文書 (3枚)") == "ABC商事 <fax@abc-shoji.example.jp> 注文書 (3枚)"
+    assert (
+        terminal_text("ABC商事 <fax@abc-shoji.example.jp> 注文書 (3枚)")
+        == "ABC商事 <fax@abc-shoji.example.jp> 注文書 (3枚)"
+    )
 
 
 def test_a_terminal_that_cannot_show_a_character_gets_its_escape() -> None:

@@ -298,7 +298,11 @@ def test_a_blank_or_overlong_email_id_gets_400_saying_which(webhook_url, record_
 def test_an_email_id_a_url_path_would_normalise_away_gets_400(webhook_url, record_rpc, email_id) -> None:
     body = json.dumps({"type": "email.received", "data": {"email_id": email_id}}).encode()
     status, answer = post(webhook_url, body, signed(body))
-    assert (status, answer["error"], answer["message"]) == (400, "invalid_email_id", "data.email_id must not be . or ..")
+    assert (status, answer["error"], answer["message"]) == (
+        400,
+        "invalid_email_id",
+        "data.email_id must not be . or ..",
+    )
     assert not record_rpc.called
 
 
