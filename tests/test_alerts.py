@@ -12,6 +12,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 
+from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, FailureCode
 from tests.receiver import Received, Receiver, receiver
 from tests.test_invoke import SECRET, store_secrets
 
@@ -424,3 +425,36 @@ def test_time_budget_releases_are_no_outage(db, hook) -> None:
         release(db, "time_budget", "the invocation's time budget ran out mid-job")
     check_health(db)
     assert alerts_until_marker(db, hook) == []
+
+
+@pytest.mark.parametrize("code", [code for code, rule in FAILURES.items() if rule.check])
+def test_every_cause_that_is_not_the_jobs_own_raises_its_outage_naming_what_to_check(db, hook, code) -> None:
+    # A deleted key, a used-up quota, a wrong RESEND_API_URL, a refused server key, a missing bucket:
+    # each waits without an attempt, and each is told once, with the setting the operator checks.
+    db.execute("select * from record_inbound_email('em_cause', 'msg_1', '{}')")
+    release(db, code, f"a release for {code}")
+    release(db, code, f"a release for {code}")
+    check_health(db)
+    check_health(db)
+
+    [alert] = [a for a in alerts_until_marker(db, hook, "document_jobs_outage") if a["cause"] == code]
+    check = FAILURES[FailureCode(code)].check
+    assert check and check in alert["text"] and alert["evidence"]["check"] == check
+    assert f"Last error: `a release for {code}`" in alert["text"]
+    job = db.execute("select status, attempts from document_jobs").fetchone()
+    assert job == {"status": "queued", "attempts": 0}
+
+
+def test_a_trickle_past_the_free_time_budget_releases_fails_and_its_alert_says_why(db, hook) -> None:
+    db.execute("select * from record_inbound_email('em_trickle', 'msg_1', '{}')")
+    db.execute("update document_jobs set attempts = max_attempts - 1, budget_releases = %s",
+               (TIME_BUDGET_FREE_RELEASES,))  # fmt: skip
+    db.execute("update document_jobs set run_after = now() where status = 'queued'")
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    left_in = db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time') as s",
+                         (job["id"], job["generation"])).fetchone()["s"]  # fmt: skip
+    assert left_in == "failed", "the last attempt, counted: failed, not released forever"
+
+    [alert] = failure_alerts(db, hook)
+    assert alert["error"]["code"] == "time_budget"
+    assert f"release {TIME_BUDGET_FREE_RELEASES + 1} in a row for the time budget" in alert["text"]
