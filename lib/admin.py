@@ -8,13 +8,14 @@ python -m lib.admin stats [--json]
 python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
 
-Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment. Every refusal, whether
-of the arguments, by the database or of the network, or an answer that is not PostgREST's (a
-SUPABASE_URL pointing elsewhere), is one line on standard error and a non-zero exit: 2 for
-arguments, 1 for what the queue or the database refused, 3 for settings. Every text printed
-from the data (a sender, a subject, a file name, an error message) goes through lib/terminal.py:
-no control sequence of a sender's reaches the terminal, and a terminal that is not UTF-8 gets
-escapes instead of a traceback.
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
+SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether of the arguments, by the
+database or of the network, or an answer that is not PostgREST's (a SUPABASE_URL pointing
+elsewhere), is one line on standard error and a non-zero exit: 2 for arguments, 1 for what the
+queue or the database refused, 3 for settings. Every text printed from the data (a sender, a
+subject, a file name, an error message) goes through lib/terminal.py: no control sequence of a
+sender's reaches the terminal, and a terminal that is not UTF-8 gets escapes instead of a
+traceback.
 """
 
 from __future__ import annotations
