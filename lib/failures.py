@@ -175,7 +175,8 @@ class JobFailure(Exception):
 # resend.com/docs/api-reference/errors classifies errors by `name`, and one status carries several
 # names (a 400 validation_error is a field's error, or, from every endpoint but sending, "API key
 # is invalid" for a key that does not exist or was deleted; older pages said 403 invalid_api_key).
-# So the name decides first, then the status. Every name the reference lists, current or older:
+# So the name decides first, then the status. Every name the reference lists, current or older,
+# but throttling's (_is_throttling):
 RESEND_NAMES: dict[str, FailureCode] = {
     "missing_api_key": FailureCode.RESEND_UNAUTHORIZED,  # 401
     "restricted_api_key": FailureCode.RESEND_UNAUTHORIZED,  # 401: a sending-only key
@@ -184,7 +185,6 @@ RESEND_NAMES: dict[str, FailureCode] = {
     "invalid_scope": FailureCode.RESEND_UNAUTHORIZED,  # 422: the key's scope
     "daily_quota_exceeded": FailureCode.RESEND_QUOTA_EXCEEDED,  # 429
     "monthly_quota_exceeded": FailureCode.RESEND_QUOTA_EXCEEDED,  # 429
-    "rate_limit_exceeded": FailureCode.RESEND_RATE_LIMITED,  # 429 (throttling: the rate-limit work)
     "method_not_allowed": FailureCode.RESEND_MISCONFIGURED,  # 405: a GET here is always allowed
     "application_error": FailureCode.RESEND_UNAVAILABLE,  # 500
     "internal_server_error": FailureCode.RESEND_UNAVAILABLE,  # 500
@@ -207,14 +207,20 @@ RESEND_4XX: dict[int, FailureCode] = {
     422: FailureCode.RESEND_REJECTED,  # invalid_parameter ("must be a valid UUID"), missing_required_field
     423: FailureCode.RESEND_UNAVAILABLE,  # undocumented: locked, for now
     425: FailureCode.RESEND_UNAVAILABLE,  # undocumented: too early
-    429: FailureCode.RESEND_RATE_LIMITED,  # without a name: a proxy's throttling
     431: FailureCode.RESEND_REJECTED,  # undocumented: headers too large
 }
 # Any other 4xx is RESEND_UNEXPECTED_ANSWER: retried, so a proxy's odd moment does not fail a
-# fax at once, and failed after the attempts with the status in its message.
+# fax at once, and failed after the attempts with the status in its message. A 429 that is not a
+# quota is throttling, decided in one place of its own (_is_throttling).
 
 _NAMES_THE_KEY = re.compile(r"\bapi[ _-]?key\b", re.IGNORECASE)
 _NAMES_THE_ENDPOINT = re.compile(r"\b(endpoint|route)\b", re.IGNORECASE)
+
+
+# Throttling, and only here: Resend's 429 `rate_limit_exceeded`, or a 429 without one of Resend's
+# names (a proxy's). A 429 naming a quota is no throttling: it is in RESEND_NAMES.
+def _is_throttling(status: int, name: str | None) -> bool:
+    return name == "rate_limit_exceeded" or (status == 429 and name not in RESEND_NAMES)
 
 
 def from_resend_error(status: int | None, name: str | None, message: str) -> FailureCode:
@@ -223,6 +229,8 @@ def from_resend_error(status: int | None, name: str | None, message: str) -> Fai
         return FailureCode.RESEND_NETWORK_ERROR
     if name == "validation_error" and _NAMES_THE_KEY.search(message):
         return FailureCode.RESEND_UNAUTHORIZED
+    if _is_throttling(status, name):
+        return FailureCode.RESEND_RATE_LIMITED
     if status == 404 and (name != "not_found" or _NAMES_THE_ENDPOINT.search(message)):
         return FailureCode.RESEND_MISCONFIGURED  # not Resend's answer about an e-mail: the URL is wrong
     if name in RESEND_NAMES:

@@ -97,6 +97,7 @@ RESEND_ANSWERS = [
     (422, "invalid_parameter", "The parameter must be a valid UUID.", "resend_rejected"),
     (422, "invalid_scope", "This endpoint does not support the specified scope.", "resend_unauthorized"),
     (429, "rate_limit_exceeded", "Too many requests.", "resend_rate_limited"),
+    (429, None, "Too Many Requests", "resend_rate_limited"),  # a proxy's throttling
     (429, "daily_quota_exceeded", "You have reached your daily email sending quota.", "resend_quota_exceeded"),
     (429, "monthly_quota_exceeded", "You have reached your monthly email sending quota.", "resend_quota_exceeded"),
     (418, None, "I'm a teapot", "resend_unexpected_answer"),
