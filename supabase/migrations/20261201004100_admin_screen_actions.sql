@@ -84,7 +84,8 @@ create index bulk_action_jobs_pending
     on document_jobs_internal.bulk_action_jobs (bulk_action_id, job_id)
     where outcome is null;
 
--- failed -> queued with its attempts reset, for every job of p_job_ids that is failed; the ids it
+-- failed -> queued with its attempts and time-budget releases reset (a retry by
+-- hand starts the count afresh, as in 20261201002100), for every job of p_job_ids that is failed; the ids it
 -- changed. The unique index on live jobs refuses a second live job for the same e-mail
 -- (unique_violation): callers decide what that means.
 create function document_jobs_internal.requeue_failed(p_job_ids uuid[])
@@ -97,6 +98,7 @@ begin
     update public.document_jobs j
        set status = 'queued',
            attempts = 0,
+           budget_releases = 0,
            run_after = now(),
            lease_until = null,
            finished_at = null
@@ -125,7 +127,7 @@ begin
 end;
 $$;
 
--- As in 20261129000300, through requeue_failed.
+-- As in 20261201002100, through requeue_failed.
 create or replace function public.retry_document_job(p_job_id uuid)
 returns boolean
 language plpgsql
