@@ -7,6 +7,7 @@ python -m lib.admin cancel JOB_ID [--reason TEXT]
 python -m lib.admin stats [--json]
 python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
+python -m lib.admin operators add EMAIL --role admin|viewer | list | remove EMAIL   (lib/operators.py)
 
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
 SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether of the arguments, by the
@@ -276,6 +277,7 @@ def parser() -> argparse.ArgumentParser:
     command("purge", purge, "delete completed jobs now (the daily cron job does this)").add_argument(
         "--older-than", metavar="INTERVAL", help="1 hour to 10 years; default: the retention setting"
     )
+    commands.add_parser("operators", help="who may use the admin screen: add, list, remove (see operators --help)")
     return root
 
 
@@ -284,6 +286,11 @@ def _refuse(error: Exception) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
+        from lib import operators
+
+        return operators.main(argv[1:])
     args = parser().parse_args(argv)
     try:
         settings = SupabaseSettings.load()
