@@ -1,8 +1,9 @@
 """The job queue's client: one method per RPC of supabase/migrations, over the service-role client.
 
 The queue's logic lives in SQL; this only names the calls and types their answers. Every write
-after a claim passes the job's (id, generation) and raises LeaseLost when the database says the
-worker no longer holds the job: the caller must then stop and write nothing more for it.
+after a claim calls a _v2 function with the job's (id, generation), whose one answer is Fenced
+({"held", "state"}); `_fenced` raises LeaseLost when it says the worker no longer holds the job:
+the caller must then stop and write nothing more for it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lib.database import DatabaseError, execute
 from lib.fax_records import StoredAttachment
@@ -36,10 +37,15 @@ FRESH_SHARE = 0.1
 
 
 class LeaseLost(Exception):
-    """The job's lease passed and another worker claimed it (or an operator changed it)."""
+    """The job's lease passed and another worker claimed it (or an operator changed it).
+    `next_job` is the job complete_and_claim_next claimed all the same (ours), or None."""
+
+    def __init__(self, function: str, job: Job, next_job: Job | None = None) -> None:
+        super().__init__(f"{function}: job {job.id} generation {job.generation} is no longer held")
+        self.next_job = next_job
 
 
-# Where fail_document_job and release_document_job left a job they still held.
+# Where fail and release left a job they still held.
 LeftIn = Literal["queued", "failed"]
 
 
@@ -61,6 +67,17 @@ class Job(BaseModel):
     started_at: datetime | None
     # Releases for the time budget since the last attachment stored (release_document_job bounds them).
     budget_releases: int = 0
+
+
+class Fenced(BaseModel):
+    """The one answer of every fenced call (the _v2 functions): whether the job was still ours,
+    and its status after the call; the call that also claims the next job adds it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    held: bool
+    state: Literal["running", "queued", "failed", "completed"] | None
+    next_job: Job | None = None
 
 
 def interval(value: timedelta) -> str:
@@ -98,64 +115,61 @@ class Queue:
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
         return execute(function, self._client.rpc(function, params))
 
-    def _guarded(self, function: str, job: Job, **params: Any) -> None:
-        if self._rpc(function, self._holder(job, params)) is not True:
-            raise self._lost(function, job)
+    def _fenced(self, function: str, job: Job, **params: Any) -> Fenced:
+        """Every write after a claim: the answer while the job is ours, LeaseLost once it is not."""
+        answer = self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params})
+        try:
+            fenced = Fenced.model_validate(answer)
+        except ValidationError as error:
+            raise DatabaseError(function, f"unexpected answer {answer!r:.200}") from error
+        if not fenced.held:
+            raise LeaseLost(function, job, fenced.next_job)
+        return fenced
 
-    def _guarded_state(self, function: str, job: Job, **params: Any) -> LeftIn:
-        """For the writes that answer the state they left the job in, or null once it is not ours."""
-        state = self._rpc(function, self._holder(job, params))
+    def _left_in(self, function: str, job: Job, **params: Any) -> LeftIn:
+        state = self._fenced(function, job, **params).state
         if state not in ("queued", "failed"):
-            raise self._lost(function, job)
-        return "queued" if state == "queued" else "failed"
+            raise DatabaseError(function, f"a held job left in {state!r}")
+        return state
 
-    @staticmethod
-    def _holder(job: Job, params: dict[str, Any]) -> dict[str, Any]:
-        return {"p_job_id": str(job.id), "p_generation": job.generation, **params}
-
-    @staticmethod
-    def _lost(function: str, job: Job) -> LeaseLost:
-        return LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
-
-    def _claimed(self, row: dict[str, Any] | None, asked_at: float) -> Job | None:
-        if not row:
-            return None
-        job = Job.model_validate(row)
-        self._renewed(job, asked_at)
+    def _claimed(self, job: Job | None, asked_at: float) -> Job | None:
+        if job is not None:
+            self._renewed(job, asked_at)
         return job
 
     def claim(self, kind: str) -> Job | None:
         asked_at = self._wall()
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
-        return self._claimed(rows[0] if rows else None, asked_at)
+        return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
 
     def extend(self, job: Job) -> None:
         asked_at = self._wall()
-        self._guarded("extend_document_job_lease", job, p_lease=interval(self.lease))
+        self._fenced("extend_document_job_lease_v2", job, p_lease=interval(self.lease))
         self._renewed(job, asked_at)
 
     def complete(self, job: Job) -> None:
-        self._guarded("complete_document_job", job)
+        self._fenced("complete_document_job_v2", job)
 
-    def complete_and_claim_next(self, job: Job, kind: str) -> tuple[bool, Job | None]:
-        """Completes `job` and claims the next job of `kind` in one round trip: (whether `job` was
-        completed, the next job or None). False means the lease of `job` was lost; the next job,
-        if any, is ours all the same."""
+    def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
+        """Completes `job` and claims the next job of `kind` in one round trip: the next job or
+        None. When the lease of `job` was lost, LeaseLost carries the next job, which is ours all
+        the same."""
         asked_at = self._wall()
-        answer = self._rpc(
-            "complete_document_job_and_claim_next",
-            self._holder(job, {"p_kind": kind, "p_lease": interval(self.lease)}),
-        )
-        if not isinstance(answer, dict) or not isinstance(answer.get("completed"), bool):
-            raise DatabaseError("complete_document_job_and_claim_next", f"unexpected answer {answer!r:.200}")
-        return answer["completed"], self._claimed(answer.get("next_job"), asked_at)
+        try:
+            answer = self._fenced(
+                "complete_document_job_and_claim_next_v2", job, p_kind=kind, p_lease=interval(self.lease)
+            )
+        except LeaseLost as lost:
+            self._claimed(lost.next_job, asked_at)
+            raise
+        return self._claimed(answer.next_job, asked_at)
 
     def fail(
         self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
-        return self._guarded_state(
-            "fail_document_job",
+        return self._left_in(
+            "fail_document_job_v2",
             job,
             p_error_code=code,
             p_error_message=message,
@@ -167,8 +181,8 @@ class Queue:
         """Records an uploaded attachment of the job's e-mail, only while the job is still ours,
         and renews the lease in the same call."""
         asked_at = self._wall()
-        self._guarded(
-            "record_document_attachment",
+        self._fenced(
+            "record_document_attachment_v2",
             job,
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
             p_lease=interval(self.lease),
@@ -178,8 +192,8 @@ class Queue:
     def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
-        return self._guarded_state(
-            "release_document_job",
+        return self._left_in(
+            "release_document_job_v2",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,

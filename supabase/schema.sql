@@ -64,7 +64,7 @@ CREATE FUNCTION document_jobs_internal.alert_job_failed() RETURNS trigger
     SET search_path TO ''
     AS $$
 begin
-    if new.last_error_code = 'cancelled' and current_setting('document_jobs.bulk_action', true) = 'on' then
+    if new.attempt_outcome = 'cancelled' and current_setting('document_jobs.bulk_action', true) = 'on' then
         return null;
     end if;
     begin
@@ -264,6 +264,7 @@ begin
        set status = 'failed',
            lease_until = null,
            finished_at = now(),
+           attempt_outcome = 'cancelled',
            last_error_code = 'cancelled',
            last_error_message = coalesce(left(p_reason, 4000), 'cancelled by an operator')
      where j.id = any (p_job_ids) and j.status in ('queued', 'running')
@@ -512,6 +513,7 @@ begin
        set status = 'failed',
            lease_until = null,
            finished_at = now(),
+           attempt_outcome = 'lease_expired',
            last_error_code = 'lease_expired',
            last_error_message = 'the lease of the last attempt expired before the job finished'
      where j.id = any (array(
@@ -589,6 +591,8 @@ CREATE TABLE public.document_jobs (
     attempt_started_at timestamp with time zone,
     attempt_invocation_id text,
     budget_releases integer DEFAULT 0 NOT NULL,
+    attempt_outcome text,
+    CONSTRAINT document_jobs_attempt_outcome_check CHECK ((attempt_outcome = ANY (ARRAY['completed'::text, 'retried'::text, 'released'::text, 'failed'::text, 'lease_expired'::text, 'cancelled'::text]))),
     CONSTRAINT document_jobs_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT document_jobs_lease_only_while_running CHECK (((status = 'running'::text) = (lease_until IS NOT NULL))),
     CONSTRAINT document_jobs_max_attempts_check CHECK ((max_attempts > 0)),
@@ -632,6 +636,13 @@ COMMENT ON COLUMN public.document_jobs.attempt_invocation_id IS 'The worker invo
 --
 
 COMMENT ON COLUMN public.document_jobs.budget_releases IS 'Releases for the time budget since the job last stored an attachment (or was retried by hand); from the 4th on, each counts an attempt.';
+
+
+--
+-- Name: COLUMN document_jobs.attempt_outcome; Type: COMMENT; Schema: public; Owner: postgres
+--
+
+COMMENT ON COLUMN public.document_jobs.attempt_outcome IS 'How the last attempt ended, null while one runs (a claim clears it): written by the function that ended it (complete, fail, release, cancel, the expired-lease sweep); document_job_attempts copies it.';
 
 
 --
@@ -924,6 +935,60 @@ ALTER FUNCTION document_jobs_internal.like_pattern(p_q text) OWNER TO postgres;
 
 
 --
+-- Name: limits(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) RETURNS record
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select
+        -- a live worker renews its lease with every attachment, and an invocation lives 300 s:
+        -- a longer lease only parks a dead worker's job
+        interval '1 hour',
+        'p_lease must be more than 0 and at most 1 hour',
+        -- a provider asking for more (a monthly quota) is asked again after a day
+        interval '1 day',
+        'p_retry_after must be between 0 and 1 day',
+        -- time-budget releases in a row (no attachment stored between them) that give their
+        -- attempt back; from the next one on, each counts
+        3,
+        -- what one worker invocation handles at most (the fan-out divides by it)
+        3,
+        -- the request header (lowercased, as PostgREST gives request.headers) naming the invocation
+        'x-document-jobs-invocation'
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) OWNER TO postgres;
+
+
+--
+-- Name: FUNCTION limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text); Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+--
+
+COMMENT ON FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) IS 'The bounds and timings the queue functions share, each defined once (tests/test_constants.py pins Python to them).';
+
+
+--
+-- Name: next_run_after(integer, interval); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) RETURNS timestamp with time zone
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    select now() + case
+        when p_failed_attempt is null then coalesce(p_retry_after, interval '0')
+        else greatest(document_jobs_internal.backoff(p_failed_attempt), coalesce(p_retry_after, interval '0'))
+    end
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) OWNER TO postgres;
+
+
+--
 -- Name: one_line(text, integer); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -1092,13 +1157,12 @@ declare
     v_outcome text;
     v_lease_passed boolean;
 begin
+    -- A claim that changed the generation of a running job took it over: the lease had passed.
+    -- Otherwise the function that ended the attempt said how; an UPDATE by hand that did not is
+    -- recorded as failed.
     v_outcome := case
-        when new.status = 'running' then 'lease_expired'
-        when new.status = 'completed' then 'completed'
-        when new.status = 'queued' and new.attempts < old.attempts then 'released'
-        when new.status = 'queued' then 'retried'
-        when new.last_error_code in ('lease_expired', 'cancelled') then new.last_error_code
-        else 'failed'
+        when new.generation <> old.generation then 'lease_expired'
+        else coalesce(new.attempt_outcome, 'failed')
     end;
     v_lease_passed := v_outcome = 'lease_expired';
     insert into public.document_job_attempts
@@ -1259,24 +1323,6 @@ ALTER FUNCTION document_jobs_internal.require_kind(p_kind text) OWNER TO postgre
 
 
 --
--- Name: require_lease(interval); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
---
-
-CREATE FUNCTION document_jobs_internal.require_lease(p_lease interval) RETURNS void
-    LANGUAGE plpgsql IMMUTABLE
-    SET search_path TO ''
-    AS $$
-begin
-    perform document_jobs_internal.require(
-        p_lease > interval '0' and p_lease <= interval '1 hour', 'p_lease must be more than 0 and at most 1 hour');
-end;
-$$;
-
-
-ALTER FUNCTION document_jobs_internal.require_lease(p_lease interval) OWNER TO postgres;
-
-
---
 -- Name: require_retention(text, interval); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -1306,8 +1352,8 @@ CREATE FUNCTION document_jobs_internal.require_retry_after(p_retry_after interva
     AS $$
 begin
     perform document_jobs_internal.require(
-        p_retry_after is null or p_retry_after between interval '0' and interval '1 day',
-        'p_retry_after must be between 0 and 1 day');
+        p_retry_after is null or p_retry_after between interval '0' and (document_jobs_internal.limits()).retry_after_max,
+        (document_jobs_internal.limits()).retry_after_rule);
 end;
 $$;
 
@@ -1600,18 +1646,19 @@ CREATE FUNCTION public.claim_document_jobs(p_kind text, p_limit integer DEFAULT 
     AS $$
 declare
     -- Real PostgREST gives SQL the request's headers as JSON with lowercased names in the setting
-    -- request.headers; the worker sends its Vercel request id in x-document-jobs-invocation.
+    -- request.headers; the worker sends its Vercel request id in limits().invocation_header.
     -- Outside a PostgREST request the setting is unset (null) or empty (''), and the id is null.
     v_invocation_id text := left(
-        nullif(current_setting('request.headers', true), '')::jsonb ->> 'x-document-jobs-invocation', 200);
+        nullif(current_setting('request.headers', true), '')::jsonb
+            ->> (document_jobs_internal.limits()).invocation_header, 200);
 begin
     -- Every job of one claim shares its lease: a claimer that dies strands all of them until it
     -- passes. The worker claims one at a time; 100 is plenty for any batch.
     if p_limit is null or p_limit not between 1 and 100 then
         raise exception using errcode = '22023', message = 'p_limit must be between 1 and 100';
     end if;
-    if p_lease is null or p_lease <= interval '0' or p_lease > interval '1 hour' then
-        raise exception using errcode = '22023', message = 'p_lease must be more than 0 and at most 1 hour';
+    if p_lease is null or p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
     end if;
     perform document_jobs_internal.fail_expired();
 
@@ -1626,7 +1673,8 @@ begin
            lease_until = now() + p_lease,
            started_at = coalesce(j.started_at, now()),
            attempt_started_at = now(),
-           attempt_invocation_id = v_invocation_id
+           attempt_invocation_id = v_invocation_id,
+           attempt_outcome = null
      where j.id = any (array(
                select c.id
                  from public.document_jobs_claimable c
@@ -1650,6 +1698,57 @@ ALTER FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease 
 --
 
 CREATE FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$ select (public.complete_document_job_v2(p_job_id, p_generation) ->> 'held')::boolean $$;
+
+
+ALTER FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) OWNER TO postgres;
+
+
+--
+-- Name: complete_document_job_and_claim_next(uuid, integer, text, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval DEFAULT '00:05:00'::interval) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object('completed', a -> 'held', 'next_job', a -> 'next_job')
+      from public.complete_document_job_and_claim_next_v2(p_job_id, p_generation, p_kind, p_lease) a
+$$;
+
+
+ALTER FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) OWNER TO postgres;
+
+
+--
+-- Name: complete_document_job_and_claim_next_v2(uuid, integer, text, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+    v_next public.document_jobs;
+begin
+    v_answer := public.complete_document_job_v2(p_job_id, p_generation);
+    select * into v_next from public.claim_document_jobs(p_kind, 1, p_lease);
+    return v_answer || jsonb_build_object('next_job', case when v_next.id is null then null else to_jsonb(v_next) end);
+end;
+$$;
+
+
+ALTER FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) OWNER TO postgres;
+
+
+--
+-- Name: complete_document_job_v2(uuid, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -1661,38 +1760,15 @@ begin
     update public.document_jobs j
        set status = 'completed',
            lease_until = null,
-           finished_at = now()
+           finished_at = now(),
+           attempt_outcome = 'completed'
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
-    return found;
+    return jsonb_build_object('held', found, 'state', case when found then 'completed' end);
 end;
 $$;
 
 
-ALTER FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) OWNER TO postgres;
-
-
---
--- Name: complete_document_job_and_claim_next(uuid, integer, text, interval); Type: FUNCTION; Schema: public; Owner: postgres
---
-
-CREATE FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval DEFAULT '00:05:00'::interval) RETURNS jsonb
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO ''
-    AS $$
-declare
-    v_completed boolean;
-    v_next public.document_jobs;
-begin
-    v_completed := public.complete_document_job(p_job_id, p_generation);
-    select * into v_next from public.claim_document_jobs(p_kind, 1, p_lease);
-    return jsonb_build_object(
-        'completed', v_completed,
-        'next_job', case when v_next.id is null then null else to_jsonb(v_next) end);
-end;
-$$;
-
-
-ALTER FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) OWNER TO postgres;
+ALTER FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) OWNER TO postgres;
 
 
 --
@@ -2108,6 +2184,19 @@ ALTER FUNCTION public.enqueue_document_job(p_kind text, p_fax_received_email_id 
 --
 
 CREATE FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval DEFAULT '00:05:00'::interval) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$ select (public.extend_document_job_lease_v2(p_job_id, p_generation, p_lease) ->> 'held')::boolean $$;
+
+
+ALTER FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) OWNER TO postgres;
+
+
+--
+-- Name: extend_document_job_lease_v2(uuid, integer, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -2116,18 +2205,18 @@ begin
         raise exception using errcode = '22023',
             message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
     end if;
-    if p_lease is null or p_lease <= interval '0' or p_lease > interval '1 hour' then
-        raise exception using errcode = '22023', message = 'p_lease must be more than 0 and at most 1 hour';
+    if p_lease is null or p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
     end if;
     update public.document_jobs j
        set lease_until = now() + p_lease
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
-    return found;
+    return jsonb_build_object('held', found, 'state', case when found then 'running' end);
 end;
 $$;
 
 
-ALTER FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) OWNER TO postgres;
+ALTER FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) OWNER TO postgres;
 
 
 --
@@ -2135,6 +2224,22 @@ ALTER FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation inte
 --
 
 CREATE FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select public.fail_document_job_v2(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
+                                       p_retry_after) ->> 'state'
+$$;
+
+
+ALTER FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) OWNER TO postgres;
+
+
+--
+-- Name: fail_document_job_v2(uuid, integer, text, text, boolean, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -2152,28 +2257,28 @@ begin
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
        for update;
     if not found then
-        return null;
+        return jsonb_build_object('held', false, 'state', null);
     end if;
 
     v_retry := p_retryable and v_job.attempts < v_job.max_attempts;
     update public.document_jobs j
        set status = case when v_retry then 'queued' else 'failed' end,
            run_after = case
-                           when v_retry then now() + greatest(document_jobs_internal.backoff(v_job.attempts),
-                                                              coalesce(p_retry_after, interval '0'))
+                           when v_retry then document_jobs_internal.next_run_after(v_job.attempts, p_retry_after)
                            else j.run_after
                        end,
            lease_until = null,
            finished_at = case when v_retry then null else now() end,
+           attempt_outcome = case when v_retry then 'retried' else 'failed' end,
            last_error_code = p_error_code,
            last_error_message = left(p_error_message, 4000)
      where j.id = p_job_id;
-    return case when v_retry then 'queued' else 'failed' end;
+    return jsonb_build_object('held', true, 'state', case when v_retry then 'queued' else 'failed' end);
 end;
 $$;
 
 
-ALTER FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) OWNER TO postgres;
+ALTER FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) OWNER TO postgres;
 
 
 --
@@ -2185,7 +2290,7 @@ CREATE FUNCTION public.invoke_document_jobs(p_max_invocations integer DEFAULT 4)
     SET search_path TO ''
     AS $$
 declare
-    c_jobs_per_invocation constant int := 3;  -- lib/worker.py: MAX_JOBS_PER_INVOCATION
+    c_jobs_per_invocation constant int := (document_jobs_internal.limits()).jobs_per_invocation;
     v_claimable bigint;
 begin
     perform document_jobs_internal.require(
@@ -2288,6 +2393,23 @@ ALTER FUNCTION public.purge_document_jobs(p_older_than interval) OWNER TO postgr
 --
 
 CREATE FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select (public.record_document_attachment_v2(p_job_id, p_generation, p_provider_attachment_id, p_filename,
+                                                 p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path,
+                                                 p_lease) ->> 'held')::boolean
+$$;
+
+
+ALTER FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) OWNER TO postgres;
+
+
+--
+-- Name: record_document_attachment_v2(uuid, integer, text, text, text, bigint, text, text, text, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -2304,9 +2426,10 @@ begin
          where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
            for share;
     else
-        if p_lease <= interval '0' or p_lease > interval '1 hour' then
-            raise exception using errcode = '22023', message = 'p_lease must be more than 0 and at most 1 hour';
+        if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+            raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
         end if;
+        -- Storing an attachment ends a streak of time-budget releases (release_document_job_v2).
         update public.document_jobs j
            set lease_until = now() + p_lease,
                budget_releases = 0
@@ -2314,7 +2437,7 @@ begin
         returning j.fax_received_email_id into v_email_id;
     end if;
     if not found then
-        return false;
+        return jsonb_build_object('held', false, 'state', null);
     end if;
     insert into public.fax_received_email_attachments as a
            (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
@@ -2329,12 +2452,12 @@ begin
            bucket = excluded.bucket,
            storage_path = excluded.storage_path,
            updated_at = now();
-    return true;
+    return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
 
 
-ALTER FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) OWNER TO postgres;
+ALTER FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) OWNER TO postgres;
 
 
 --
@@ -2390,11 +2513,27 @@ ALTER FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_i
 --
 
 CREATE FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select public.release_document_job_v2(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message)
+           ->> 'state'
+$$;
+
+
+ALTER FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) OWNER TO postgres;
+
+
+--
+-- Name: release_document_job_v2(uuid, integer, interval, text, text); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
-    c_free_budget_releases constant int := 3;
+    c_free_budget_releases constant int := (document_jobs_internal.limits()).free_budget_releases;
     v_job public.document_jobs;
     v_counted boolean;
     v_failed boolean;
@@ -2406,17 +2545,22 @@ begin
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
        for update;
     if not found then
-        return null;
+        return jsonb_build_object('held', false, 'state', null);
     end if;
+    -- A time-budget release past the free ones counts its attempt, and may be the last.
     v_counted := p_error_code = 'time_budget' and v_job.budget_releases >= c_free_budget_releases;
     v_failed := v_counted and v_job.attempts >= v_job.max_attempts;
     update public.document_jobs j
        set status = case when v_failed then 'failed' else 'queued' end,
            attempts = case when v_counted then j.attempts else greatest(j.attempts - 1, 0) end,
            budget_releases = j.budget_releases + case when p_error_code = 'time_budget' then 1 else 0 end,
-           run_after = case when v_failed then j.run_after else now() + coalesce(p_retry_after, interval '0') end,
+           run_after = case
+                           when v_failed then j.run_after
+                           else document_jobs_internal.next_run_after(null, p_retry_after)
+                       end,
            lease_until = null,
            finished_at = case when v_failed then now() end,
+           attempt_outcome = case when v_failed then 'failed' when v_counted then 'retried' else 'released' end,
            last_error_code = coalesce(p_error_code, j.last_error_code),
            last_error_message = case
                when p_error_code is null then j.last_error_message
@@ -2426,12 +2570,12 @@ begin
                else left(p_error_message, 4000)
            end
      where j.id = p_job_id;
-    return case when v_failed then 'failed' else 'queued' end;
+    return jsonb_build_object('held', true, 'state', case when v_failed then 'failed' else 'queued' end);
 end;
 $$;
 
 
-ALTER FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) OWNER TO postgres;
+ALTER FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) OWNER TO postgres;
 
 
 --
@@ -3248,6 +3392,20 @@ REVOKE ALL ON FUNCTION document_jobs_internal.like_pattern(p_q text) FROM PUBLIC
 
 
 --
+-- Name: FUNCTION limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION next_run_after(p_failed_attempt integer, p_retry_after interval); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION one_line(p_text text, p_max integer); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3336,13 +3494,6 @@ REVOKE ALL ON FUNCTION document_jobs_internal.require_holder(p_job_id uuid, p_ge
 --
 
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION require_lease(p_lease interval); Type: ACL; Schema: document_jobs_internal; Owner: postgres
---
-
-REVOKE ALL ON FUNCTION document_jobs_internal.require_lease(p_lease interval) FROM PUBLIC;
 
 
 --
@@ -3437,6 +3588,22 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 
 
 --
+-- Name: FUNCTION complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
+
+
+--
+-- Name: FUNCTION complete_document_job_v2(p_job_id uuid, p_generation integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+
+--
 -- Name: FUNCTION document_jobs_admin_audit(p_before bigint, p_limit integer); Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -3493,11 +3660,27 @@ GRANT ALL ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generati
 
 
 --
+-- Name: FUNCTION extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) TO service_role;
+
+
+--
 -- Name: FUNCTION fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
+
+
+--
+-- Name: FUNCTION fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
 
 --
@@ -3533,6 +3716,14 @@ GRANT ALL ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generat
 
 
 --
+-- Name: FUNCTION record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) TO service_role;
+
+
+--
 -- Name: FUNCTION record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb); Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -3546,6 +3737,14 @@ GRANT ALL ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_we
 
 REVOKE ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
+
+
+--
+-- Name: FUNCTION release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
 
 --

@@ -137,8 +137,8 @@ def test_a_job_costs_n_plus_2_queue_calls_through_postgrest(db, provider, worker
     served = {path: after[path] - before.get(path, 0) for path in after if after[path] != before.get(path, 0)}
     assert {path: n for path, n in served.items() if "/rest/v1/rpc/" in path} == {
         "POST /rest/v1/rpc/claim_document_jobs": 1,
-        "POST /rest/v1/rpc/record_document_attachment": attachments,
-        "POST /rest/v1/rpc/complete_document_job_and_claim_next": 1,
+        "POST /rest/v1/rpc/record_document_attachment_v2": attachments,
+        "POST /rest/v1/rpc/complete_document_job_and_claim_next_v2": 1,
     }
     reads = {path: n for path, n in served.items() if path.startswith("GET /rest/v1/")}
     assert reads == {"GET /rest/v1/fax_received_emails": 1, "GET /rest/v1/fax_received_email_attachments": 1}

@@ -60,10 +60,10 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 
 @dataclass
 class FakeSupabase:
-    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next;
-    `guarded` is what extend, complete and record_document_attachment answer (False: the lease is
-    lost). fail and release answer the state they left the job in, as the database decides it
-    (null once the lease is lost); `fail_answer` overrides that decision."""
+    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next_v2;
+    `guarded` is whether every fenced call (the _v2 functions) finds the job still held (False: the
+    lease is lost). fail and release answer the state they left the job in, as the database
+    decides it; `fail_answer` overrides that decision."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
@@ -77,7 +77,7 @@ class FakeSupabase:
     table_error: httpx.Response | None = None  # what table reads answer instead of rows
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
     fail_answer: str | None = None
-    release_answer: str = "queued"  # what release_document_job answers while the lease holds
+    release_answer: str = "queued"  # what release_document_job_v2 answers while the lease holds
     table_errors: dict[str, httpx.Response] = field(default_factory=dict)  # by table: what its reads answer
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
@@ -103,15 +103,22 @@ class FakeSupabase:
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self._next_job()] if self.jobs else [])
-        if name == "complete_document_job_and_claim_next":
-            return httpx.Response(
-                200, json={"completed": self.guarded, "next_job": self._next_job() if self.jobs else None}
-            )
-        if name in ("fail_document_job", "release_document_job"):
-            return httpx.Response(200, json=self._left_in(name, body) if self.guarded else None)
-        if name == "record_document_attachment" and self.guarded:
+        # Every fenced call answers as the _v2 functions do: {"held", "state"} (and "next_job").
+        if name == "complete_document_job_and_claim_next_v2":
+            next_job = self._next_job() if self.jobs else None
+            return httpx.Response(200, json=self._fenced("completed") | {"next_job": next_job})
+        if name in ("fail_document_job_v2", "release_document_job_v2"):
+            return httpx.Response(200, json=self._fenced(self._left_in(name, body)))
+        if name == "record_document_attachment_v2" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
-        return httpx.Response(200, json=self.guarded)
+        if name == "complete_document_job_v2":
+            return httpx.Response(200, json=self._fenced("completed"))
+        if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
+            return httpx.Response(200, json=self._fenced("running"))
+        raise AssertionError(f"the worker called an RPC the fake does not know: {name}")
+
+    def _fenced(self, state: str) -> dict[str, Any]:
+        return {"held": True, "state": state} if self.guarded else {"held": False, "state": None}
 
     def _next_job(self) -> dict[str, Any]:
         job = self.jobs.pop(0)
@@ -119,7 +126,7 @@ class FakeSupabase:
         return job
 
     def _left_in(self, name: str, body: dict[str, Any]) -> str:
-        if name == "release_document_job":
+        if name == "release_document_job_v2":
             return self.release_answer
         if self.fail_answer is not None:
             return self.fail_answer

@@ -58,8 +58,8 @@ def test_one_job_with_n_attachments_costs_n_plus_2_queue_calls(
     queue_calls = [path for path in requests if path.startswith("rpc/")]
     assert queue_calls == [
         "rpc/claim_document_jobs",
-        *["rpc/record_document_attachment"] * attachments,
-        "rpc/complete_document_job_and_claim_next",  # it finds no next job: no further claim
+        *["rpc/record_document_attachment_v2"] * attachments,
+        "rpc/complete_document_job_and_claim_next_v2",  # it finds no next job: no further claim
     ]
     assert len(queue_calls) == attachments + 2, "was 2n + 3 before extend and the next claim were folded in"
     assert len(requests) == attachments + 2 + READS_PER_JOB
@@ -76,6 +76,6 @@ def test_jobs_after_the_first_cost_one_call_less(queue, fake, router, clock, htt
     # does not ask: the invocation may claim no more than MAX_JOBS_PER_INVOCATION.
     assert len(queue_calls) == 1 + jobs * (attachments + 1)
     assert queue_calls.count("rpc/claim_document_jobs") == 1
-    assert queue_calls[-1] == "rpc/complete_document_job"
-    assert "rpc/extend_document_job_lease" not in queue_calls
+    assert queue_calls[-1] == "rpc/complete_document_job_v2"
+    assert "rpc/extend_document_job_lease_v2" not in queue_calls
     assert len(database_requests(router)) == len(queue_calls) + jobs * READS_PER_JOB
