@@ -23,13 +23,13 @@ from lib.storable import storable_text
 if TYPE_CHECKING:
     from supabase import Client
 
-# The default p_lease of claim_document_jobs and extend_document_job_lease too (tests/test_constants.py).
+# The bounds are the database's (claim_document_jobs' default p_lease; document_jobs_internal.
+# limits()); tests/test_constants.py pins these to them.
+# The default lease of a claim.
 DEFAULT_LEASE = timedelta(minutes=5)
-# The database refuses a longer p_lease (claim_document_jobs, extend_document_job_lease,
-# record_document_attachment): a worker set above it could claim nothing at all.
+# The database refuses a longer p_lease: a worker set above it could claim nothing at all.
 MAX_LEASE = timedelta(hours=1)
-# fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
-# require_retry_after): a provider that asks for more (a quota) is asked again after this.
+# The database refuses a longer wait: a provider that asks for more (a quota) is asked again after this.
 MAX_RETRY_AFTER = timedelta(days=1)
 # A lease renewed less than this share of it ago is fresh: extending it again would cost a round
 # trip and gain almost nothing (see Queue.lease_is_fresh).
