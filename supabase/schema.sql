@@ -38,6 +38,24 @@ COMMENT ON SCHEMA public IS 'standard public schema';
 
 
 --
+-- Name: limits; Type: TYPE; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE TYPE document_jobs_internal.limits AS (
+	lease_max interval,
+	lease_rule text,
+	retry_after_max interval,
+	retry_after_rule text,
+	free_budget_releases integer,
+	jobs_per_invocation integer,
+	invocation_header text
+);
+
+
+ALTER TYPE document_jobs_internal.limits OWNER TO postgres;
+
+
+--
 -- Name: alert_body(jsonb, jsonb); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -938,7 +956,7 @@ ALTER FUNCTION document_jobs_internal.like_pattern(p_q text) OWNER TO postgres;
 -- Name: limits(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
-CREATE FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) RETURNS record
+CREATE FUNCTION document_jobs_internal.limits() RETURNS document_jobs_internal.limits
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
     AS $$
@@ -960,14 +978,14 @@ CREATE FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_
 $$;
 
 
-ALTER FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) OWNER TO postgres;
+ALTER FUNCTION document_jobs_internal.limits() OWNER TO postgres;
 
 
 --
--- Name: FUNCTION limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text); Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+-- Name: FUNCTION limits(); Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
 --
 
-COMMENT ON FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) IS 'The bounds and timings the queue functions share, each defined once (tests/test_constants.py pins Python to them).';
+COMMENT ON FUNCTION document_jobs_internal.limits() IS 'The bounds and timings the queue functions share, each defined once (tests/test_constants.py pins Python to them).';
 
 
 --
@@ -3392,10 +3410,10 @@ REVOKE ALL ON FUNCTION document_jobs_internal.like_pattern(p_q text) FROM PUBLIC
 
 
 --
--- Name: FUNCTION limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+-- Name: FUNCTION limits(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
-REVOKE ALL ON FUNCTION document_jobs_internal.limits(OUT lease_max interval, OUT lease_rule text, OUT retry_after_max interval, OUT retry_after_rule text, OUT free_budget_releases integer, OUT jobs_per_invocation integer, OUT invocation_header text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.limits() FROM PUBLIC;
 
 
 --

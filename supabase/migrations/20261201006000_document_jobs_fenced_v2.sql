@@ -18,18 +18,21 @@
 --    limits(); the next attempt's time is decided in one function, next_run_after(). The unused
 --    require_lease goes.
 
--- The bounds. Immutable and without arguments: the planner folds a call into a constant once per
--- statement plan, so reading them costs nothing per call. tests/test_constants.py pins the
--- Python side (lib/queue.py, lib/failures.py, lib/worker.py, lib/supabase_client.py) to them.
-create function document_jobs_internal.limits(
-    out lease_max interval,
-    out lease_rule text,
-    out retry_after_max interval,
-    out retry_after_rule text,
-    out free_budget_releases int,
-    out jobs_per_invocation int,
-    out invocation_header text
-)
+-- The bounds. An immutable function without arguments that returns a named composite type (not
+-- a record: the planner cannot fold those) is folded into a constant once per statement plan, so
+-- reading them costs nothing per call. tests/test_constants.py pins the Python side
+-- (lib/queue.py, lib/failures.py, lib/worker.py, lib/supabase_client.py) to them.
+create type document_jobs_internal.limits as (
+    lease_max interval,
+    lease_rule text,
+    retry_after_max interval,
+    retry_after_rule text,
+    free_budget_releases int,
+    jobs_per_invocation int,
+    invocation_header text
+);
+create function document_jobs_internal.limits()
+returns document_jobs_internal.limits
 language sql
 immutable
 set search_path = ''
