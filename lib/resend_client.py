@@ -2,6 +2,8 @@
 
 Every call has a timeout, a User-Agent (without one Resend answers 403) and the API key; error
 answers become ResendError with Resend's own fields (statusCode, name, message) and retry-after.
+API requests keep to the team's rate limit through a Pacing (lib/rate_limit.py); downloads go to
+another host (download_url), which the rate limit does not cover.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import email.utils
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 from urllib.parse import quote
 
 import httpx
@@ -123,12 +126,23 @@ def _parse_page(content: bytes) -> _AttachmentPage:
         raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
 
 
+class Pacing(Protocol):
+    """What the client asks before and tells after each API request (lib/rate_limit.py)."""
+
+    def before_request(self, deadline: Deadline | None) -> None: ...
+
+    def after_response(self, headers: httpx.Headers, error: ResendError | None) -> None: ...
+
+
 class ResendClient:
     """Every call takes an optional Deadline (lib/budget.py): no wait outlasts it, and a download
     stops at it even while bytes keep trickling in (DeadlinePassed)."""
 
-    def __init__(self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0) -> None:
+    def __init__(
+        self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0, pacing: Pacing | None = None
+    ) -> None:
         self._http = http
+        self._pacing = pacing
         self._timeout_s = timeout
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -140,6 +154,8 @@ class ResendClient:
     def _get_json(self, path: str, params: dict[str, str | int], deadline: Deadline | None) -> bytes:
         if deadline:
             deadline.check("Resend")
+        if self._pacing:  # waits for the request's slot, never past the deadline
+            self._pacing.before_request(deadline)
         try:
             response = self._http.get(
                 f"{self._base_url}{path}", params=params, headers=self._headers, timeout=self._timeout(deadline)
@@ -150,8 +166,11 @@ class ResendClient:
             raise ResendTimeout(None, None, f"timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
             raise ResendError(None, None, f"{type(error).__name__}") from error
-        if response.status_code != 200:
-            raise _error(response)
+        refused = _error(response) if response.status_code != 200 else None
+        if self._pacing:
+            self._pacing.after_response(response.headers, refused)
+        if refused:
+            raise refused
         return response.content
 
     def list_attachments(self, email_id: str, deadline: Deadline | None = None) -> list[Attachment]:

@@ -47,7 +47,7 @@ def delay(action: str) -> timedelta:
     if action.endswith("no delay") or "," not in action:
         return timedelta(0)
     amount, unit = action.split(",", 1)[1].split()
-    return timedelta(hours=int(amount)) if unit == "h" else timedelta(minutes=int(amount))
+    return timedelta(**{{"h": "hours", "min": "minutes", "s": "seconds"}[unit]: int(amount)})
 
 
 def test_the_readmes_failure_table_is_the_one_in_lib() -> None:
