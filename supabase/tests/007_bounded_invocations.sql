@@ -25,30 +25,30 @@ select vault.create_secret('bounded-invocations-test-secret', 'internal_function
 update document_jobs_settings set max_invocations_in_flight = null;
 update document_jobs_rate_limits set requests_per_second = 5, share_for_others = 0.2 where provider = 'resend';
 
-select is(document_jobs_internal.invocation_cap(), 8, 'the cap by default: twice the 4 requests a second the limiter allows');
+select is(document_jobs_internal.invocation_cap(), 12, 'the cap by default: three times the 4 requests a second the limiter allows');
 
--- A burst of 12 e-mails: each kicks, but only while fewer than the cap are in flight.
-select record_inbound_email('em_burst_' || n, 'msg_' || n, '{}') from generate_series(1, 12) n;
-select is(t.posts(), 8::bigint, '12 kicks queue 8 worker POSTs: the cap');
-select is((select count(*) from net.http_request_queue where url like '%/api/internal/document-jobs'), 8::bigint,
+-- A burst of 20 e-mails: each kicks, but only while fewer than the cap are in flight.
+select record_inbound_email('em_burst_' || n, 'msg_' || n, '{}') from generate_series(1, 20) n;
+select is(t.posts(), 12::bigint, '20 kicks queue 12 worker POSTs: the cap');
+select is((select count(*) from net.http_request_queue where url like '%/api/internal/document-jobs'), 12::bigint,
           '... which are the requests pg_net will send');
-select is((select count(*) from document_jobs where status = 'queued'), 12::bigint, 'every e-mail has its job');
-select is(t.in_flight(), 8, 'all 8 are in flight until answered');
+select is((select count(*) from document_jobs where status = 'queued'), 20::bigint, 'every e-mail has its job');
+select is(t.in_flight(), 12, 'all 12 are in flight until answered');
 select is(invoke_document_jobs(), 0, 'the cron''s fan-out starts nothing more while the cap is reached');
 
 select t.answer(3);
-select is(t.in_flight(), 5, 'three answered: five in flight');
-select is(invoke_document_jobs(), 3, 'the fan-out (12 claimable: 4 invocations) starts only the 3 that fit');
-select is(t.in_flight(), 8, '... up to the cap');
+select is(t.in_flight(), 9, 'three answered: nine in flight');
+select is(invoke_document_jobs(), 3, 'the fan-out (20 claimable: 7 invocations) starts only the 3 that fit');
+select is(t.in_flight(), 12, '... up to the cap');
 
 update document_jobs_internal.worker_requests
    set created_at = clock_timestamp() - interval '301 seconds'
  where request_id in (select request_id from document_jobs_internal.worker_requests
                        where request_id not in (select id from net._http_response) order by request_id limit 2);
-select is(t.in_flight(), 6, 'a POST never answered stops counting once its maxDuration (300 s) has passed');
+select is(t.in_flight(), 10, 'a POST never answered stops counting once its maxDuration (300 s) has passed');
 update document_jobs_internal.worker_requests set created_at = clock_timestamp() - interval '299 seconds'
  where created_at < clock_timestamp() - interval '300 seconds';
-select is(t.in_flight(), 8, '... and not before');
+select is(t.in_flight(), 12, '... and not before');
 
 update document_jobs_settings set max_invocations_in_flight = 2;
 select is(document_jobs_internal.invocation_cap(), 2, 'the cap is a setting');

@@ -119,7 +119,7 @@ create table t.learned as select n, r.* from generate_series(1, 2) n cross join 
 select ok((select t.near(b.slot_at - a.slot_at, interval '125 milliseconds') from t.learned a, t.learned b
             where a.n = 1 and b.n = 2),
           '... and are spaced by it: 10 a second less a fifth, 125 ms apart');
-select is(document_jobs_internal.invocation_cap(), 16, 'the default cap follows the learned rate: twice 8 a second');
+select is(document_jobs_internal.invocation_cap(), 20, 'the default cap follows the learned rate: three times 8 a second, at most 20');
 
 -- A 429 that came anyway: nobody gets a slot before its retry-after.
 create table t.paused as select (note_provider_rate_limit('resend', null, '3 seconds') ->> 'paused_until')::timestamptz
