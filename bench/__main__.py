@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (
-    backlog_drain,
+    burst_drain,
     claim_cost,
     cold_start,
     history_cost,
@@ -36,7 +36,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "import_time": import_time.run,
     "cold_start": cold_start.run,
     "webhook_latency": webhook_latency.run,
-    "backlog_drain": backlog_drain.run,
+    "burst_drain": burst_drain.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
 

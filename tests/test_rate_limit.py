@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import timedelta
 
 import httpx
 import pytest
 
+from bench.flow import cron_paused, dispatcher_frozen, in_flight, peak_in_flight, wait_until
 from devstack import inbound, stack
 from devstack.resend_provider import RESEND_RATE_LIMIT
 from lib.worker_endpoint import handle
@@ -110,57 +109,10 @@ def test_a_429_releases_the_job_spends_no_attempt_and_pauses_every_worker(db, ad
     assert db.execute("select status, attempts from document_jobs").fetchone() == {"status": "completed", "attempts": 1}
 
 
-@contextmanager
-def pg_net_frozen(stack_env) -> Iterator[None]:
-    """The stack's pg_net dispatcher stopped: requests wait in net.http_request_queue."""
-    pid = stack.attach(stack_env["DEVSTACK_FOLDER"]).pids["pg_net_dispatcher"]
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.kill(pid, signal.SIGCONT)
-
-
-@contextmanager
-def cron_paused(admin) -> Iterator[None]:
-    admin.execute("select cron.alter_job(jobid, active := false) from cron.job where jobname = 'document-jobs'")
-    try:
-        yield
-    finally:
-        admin.execute("select cron.alter_job(jobid, active := true) from cron.job where jobname = 'document-jobs'")
-
-
 def store_vault_secrets(admin, stack_env) -> None:
     admin.execute("set role postgres")
     stack.store_vault_secrets(admin, stack_env)
     admin.execute("reset role")
-
-
-def wait_for(condition, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
-def in_flight(admin) -> int:
-    return admin.execute("select document_jobs_internal.invocations_in_flight() as n").fetchone()["n"]
-
-
-def peak_in_flight(admin) -> int:
-    """The most worker POSTs at once between their POST and their answer, as the cap counts them."""
-    rows = admin.execute(
-        """select w.created_at as posted, r.created as answered
-             from document_jobs_internal.worker_requests w
-             left join net._http_response r on r.id = w.request_id"""
-    ).fetchall()
-    events = sorted([(r["posted"], 1) for r in rows] + [(r["answered"], -1) for r in rows if r["answered"]],
-                    key=lambda e: (e[0], e[1]))  # an answer at the same instant ends first  # fmt: skip
-    peak = current = 0
-    for _, step in events:
-        current += step
-        peak = max(peak, current)
-    return peak
 
 
 @pytest.mark.slow  # 30 webhooks and their jobs through the function host: about a minute
@@ -175,15 +127,15 @@ def test_a_burst_of_30_webhooks_queues_at_most_the_cap_of_worker_posts(db, admin
         return inbound.deliver(stack_env["FUNCTIONS_URL"], body, headers).status_code
 
     try:
-        with pg_net_frozen(stack_env):  # nothing is sent or answered while the burst arrives
+        with dispatcher_frozen():  # nothing is sent or answered while the burst arrives
             with ThreadPoolExecutor(8) as pool:
                 assert set(pool.map(deliver, emails)) == {200}
             queued = admin.execute("select count(*) as n from document_jobs_internal.worker_requests").fetchone()["n"]
             assert queued == cap < 30, "30 kicks, but only as many worker POSTs as the cap"
             assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 30
 
-        wait_for(lambda: statuses(db) == {"completed": 30}, 120, "the burst to drain")
-        wait_for(lambda: in_flight(admin) == 0, 30, "the last invocations to answer")
+        wait_until(lambda: statuses(db) == {"completed": 30}, 120, "the burst to drain")
+        wait_until(lambda: in_flight(admin) == 0, 30, "the last invocations to answer")
         assert peak_in_flight(admin) <= cap
         assert rate_limit_stats(provider)["refused"] == 0
     finally:
@@ -198,8 +150,8 @@ def test_a_follow_up_is_started_when_work_remains_and_not_when_it_does_not(db, a
     try:
         with cron_paused(admin):
             assert admin.execute("select invoke_document_jobs(1) as n").fetchone()["n"] == 1  # one invocation
-            wait_for(lambda: statuses(db) == {"completed": emails}, 60, "the jobs to complete")
-            wait_for(lambda: in_flight(admin) == 0, 30, "the invocations to answer")
+            wait_until(lambda: statuses(db) == {"completed": emails}, 60, "the jobs to complete")
+            wait_until(lambda: in_flight(admin) == 0, 30, "the invocations to answer")
             answers = [json.loads(r["content"]) for r in admin.execute(
                 "select r.content from net._http_response r join document_jobs_internal.worker_requests w"
                 " on w.request_id = r.id order by w.created_at")]  # fmt: skip
