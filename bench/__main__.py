@@ -22,6 +22,7 @@ from bench import (
     history_cost,
     idle_cost,
     import_time,
+    instance_memory,
     report,
     throughput,
     webhook_latency,
@@ -35,6 +36,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "idle_cost": idle_cost.run,
     "import_time": import_time.run,
     "cold_start": cold_start.run,
+    "instance_memory": instance_memory.run,
     "webhook_latency": webhook_latency.run,
     "burst_drain": burst_drain.run,
 }

@@ -24,9 +24,10 @@ def markdown(sections: list[Section], host: dict[str, str], *, quick: bool, elap
         f"- **PostgreSQL:** {host['postgres']} ({host['postgres_settings']})",
         f"- **Python:** {host['python']}",
         "- **Stack:** devstack's PostgreSQL cluster on a Unix socket (Supabase's roles, real pg_cron, the pg_net "
-        "and Vault stand-ins), the PostgREST and Storage stand-ins, the function host (a real `vercel build`, each "
-        "invocation a new process of Vercel's own Python runtime in its bundle) and the Resend sample "
-        "provider, all on this machine. The benchmark's clients "
+        "and Vault stand-ins), the PostgREST and Storage stand-ins, the function host (a real `vercel build` with the "
+        "project's build environment, bytecode included, served by Vercel's own Python runtime in its bundle under "
+        "Fluid compute: concurrent invocations share a warm instance; the cold-start section starts a process per "
+        "request) and the Resend sample provider, all on this machine. The benchmark's clients "
         "share its cores with the server. **Durability:** fsync, synchronous_commit and full_page_writes are off "
         "in this throwaway cluster, so commits cost less here than on a hosted database; the throughput section "
         "also runs with all three on, as hosted Supabase runs. Every table names the setting it ran with.",

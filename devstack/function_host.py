@@ -7,26 +7,35 @@ build vendors, started in IPC mode as the platform starts it:
 
 - `python -c 'import vc__handler__python'` in the bundle's root, with the `.vc-config.json`
   environment (PYTHONPATH=_vendor), the project's variables and VERCEL_IPC_PATH naming a Unix
-  socket. The runtime imports the function, serves it on a loopback port and announces the port
-  with a `server-started` message; its logs arrive as `log` messages and go to this host's log.
+  socket. The runtime imports the function, serves it on a loopback port (a ThreadingHTTPServer:
+  a thread per request) and announces the port with a `server-started` message; its logs arrive
+  as `log` messages tagged with the request they belong to (the runtime keeps the request's ids in
+  a context variable) and go to this host's log, and to a log drain if one is given.
 - The router applies `.vercel/output/config.json`'s routes (filesystem first, then rewrites and
   statuses, then the error phase) and serves `.vercel/output/static` for everything else.
-- One runtime process per invocation, like a cold instance (`--warm` keeps instances and reuses
-  idle ones, like a warm one). Served from the stack, instances read bytecode compiled at build
-  time (devstack/vercel_build.py, `precompile`): faster starts, same behaviour.
+- Fluid compute, the default for new Vercel projects (docs: functions/fluid-compute, "Optimized
+  concurrency"): a request goes to a running instance of its function that serves fewer than
+  `concurrency` requests, else to a new instance; so concurrent requests run as threads of one
+  process, and an instance stays up after its requests. Vercel publishes no per-instance limit
+  for Python; the setting here is this host's (DEVSTACK_FUNCTIONS_CONCURRENCY). `--mode cold`
+  starts a process per request instead, as a cold start (the cold-start benchmark).
 - The request is passed on byte for byte, with Vercel's x-vercel-internal-* headers added; the
-  original URL is kept, as a rewrite keeps it.
-- maxDuration from `.vc-config.json` is enforced from the request's arrival: when it passes the
-  instance is killed and, if it had not answered, the caller gets 504 FUNCTION_INVOCATION_TIMEOUT.
-  An instance that dies without answering gives 500 FUNCTION_INVOCATION_FAILED.
+  original URL is kept, as a rewrite keeps it. The answer gets Vercel's `x-vercel-id` header.
+- maxDuration from `.vc-config.json` is enforced from each request's arrival. Vercel "will
+  terminate" a function that runs longer (docs: functions/configuring-functions/duration); under
+  Fluid its requests share one process (functions/fluid-compute, "isolation boundary": "a global
+  state/process"), and the pages do not say that only the late request ends. So, the strictest
+  reading: the instance is killed, the late request gets 504 FUNCTION_INVOCATION_TIMEOUT, and every
+  other request it had not answered yet 500 FUNCTION_INVOCATION_FAILED, as does any request of an
+  instance that dies (a crash, a SIGKILL): everything in flight on an instance ends with it.
 
-What it leaves out: regions, the network between router and instance, concurrency limits,
-request/response size limits, the "miss" route phase (which only maps `*.py` URLs).
+What it leaves out: regions, the network between router and instance, request/response size
+limits, scaling down idle instances, the "miss" route phase (which only maps `*.py` URLs).
 
-python -m devstack.function_host --port-file FILE [--build DIR] [--warm]
+python -m devstack.function_host --port-file FILE [--build DIR] [--mode fluid|cold] [--concurrency N]
 
-While an instance works on a request, the file invocations/<pid> beside FILE names its function
-(for the chaos run to pick its victims).
+While an instance works on at least one request, the file invocations/<pid> beside FILE names its
+function (for the chaos run to pick its victims).
 """
 
 from __future__ import annotations
@@ -48,19 +57,22 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from devstack import vercel_build
 from devstack.vercel_build import Build, Bundle
 
 MAX_HEAD_BYTES = 64 * 1024
+Mode = Literal["fluid", "cold"]
+DEFAULT_CONCURRENCY = 8
 # Environment variables a Vercel project would set for the functions: the settings lib/ reads.
 PROJECT_VARIABLES = (
     "SUPABASE_URL",
-    "SUPABASE_SERVICE_ROLE_KEY",
+    "SUPABASE_SECRET_KEY",
+    "SUPABASE_SERVICE_ROLE_KEY",  # a project with legacy keys (tests/test_end_to_end.py plays one)
     "INTERNAL_FUNCTION_SECRET",
     "INTERNAL_FUNCTION_SECRET_PREVIOUS",
     "RESEND_API_KEY",
@@ -159,19 +171,39 @@ class Instance:
     """One running copy of Vercel's Python runtime serving one function (a Lambda instance)."""
 
     bundle: Bundle
-    process: subprocess.Popen[bytes]
-    ipc: socket.socket
+    process: subprocess.Popen[bytes] | None = None  # None while it starts
+    ipc: socket.socket | None = None
     port: int = 0
-    ready: threading.Event = field(default_factory=threading.Event)
+    ready: threading.Event = field(default_factory=threading.Event)  # set once it serves, or is gone
+    in_flight: int = 0  # requests routed to it and not finished (the host's lock guards it)
+    peak: int = 0  # the most it served at once
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def gone(self) -> bool:
+        """Started and ended (or never got going): it takes no more requests."""
+        return self.ready.is_set() and not (self.alive and self.port)
 
     def kill(self) -> None:
+        if self.process is None:
+            return
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         self.process.wait()
+
+
+@dataclass(frozen=True)
+class FunctionLog:
+    """One line a function wrote, with the request it belongs to, as Vercel's runtime tags it."""
+
+    route: str
+    pid: int
+    invocation_id: str  # "0" for a line written outside any request (at import)
+    request_id: int
+    text: str
 
 
 class FunctionHost(socketserver.ThreadingTCPServer):
@@ -183,9 +215,10 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         build: Build,
         env: dict[str, str],
         state: Path,
-        warm: bool = False,
+        mode: Mode = "fluid",
+        concurrency: int = DEFAULT_CONCURRENCY,
         log: BinaryIO | None = None,
-        bytecode_cache: Path | None = None,
+        log_drain: Callable[[FunctionLog], None] | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", 0), Router)
         self.routes = Routes(build)
@@ -193,18 +226,23 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         self.invocations = state / "invocations"
         self.invocations.mkdir(parents=True, exist_ok=True)
         self.ipc_folder = Path(tempfile.mkdtemp(prefix="ipc-", dir=state))
-        self.warm = warm
-        self.bytecode_cache = bytecode_cache
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.mode = mode
+        self.concurrency = concurrency
         self.log = log or sys.stderr.buffer
+        self.log_drain = log_drain
         self._log_lock = threading.Lock()
         self._lock = threading.Lock()
-        self._idle: dict[str, list[Instance]] = {}
+        self._warm: dict[str, list[Instance]] = {}  # route -> its running instances (fluid)
         self._live: set[Instance] = set()
         self._request_id = 0
 
     # -- instances --------------------------------------------------------------------------
 
-    def start_instance(self, bundle: Bundle, deadline: float) -> Instance:
+    def launch(self, instance: Instance, deadline: float) -> None:
+        """Start the runtime for `instance` and wait (until `deadline`) for it to serve."""
+        bundle = instance.bundle
         ipc_path = self.ipc_folder / f"{uuid.uuid4().hex[:12]}.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(ipc_path))
@@ -220,9 +258,7 @@ class FunctionHost(socketserver.ThreadingTCPServer):
             **bundle.config.get("environment", {}),
             "VERCEL_IPC_PATH": str(ipc_path),
         }
-        if self.bytecode_cache:
-            env["PYTHONPYCACHEPREFIX"] = str(self.bytecode_cache)
-        process = subprocess.Popen(
+        instance.process = subprocess.Popen(
             [base_interpreter(bundle.config["runtime"]), "-c", "import vc__handler__python"],
             cwd=bundle.folder,
             env=env,
@@ -234,22 +270,20 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         )
         listener.settimeout(max(deadline - time.monotonic(), 0.1))
         try:
-            ipc, _ = listener.accept()
+            instance.ipc, _ = listener.accept()
         except TimeoutError:
-            ipc = socket.socket(socket.AF_UNIX)  # never connected: the runtime died or hung first
+            instance.ipc = socket.socket(socket.AF_UNIX)  # never connected: the runtime died or hung first
         finally:
             listener.close()
             ipc_path.unlink(missing_ok=True)
-        instance = Instance(bundle, process, ipc)
-        with self._lock:
-            self._live.add(instance)
         threading.Thread(target=self._read_ipc, args=(instance,), daemon=True).start()
         while not instance.ready.wait(0.02):
             if not instance.alive or time.monotonic() > deadline:
+                instance.ready.set()  # gone, or too slow for this request: nobody waits for it
                 break
-        return instance
 
     def _read_ipc(self, instance: Instance) -> None:
+        assert instance.ipc is not None
         buffer = b""
         with contextlib.suppress(OSError):
             while chunk := instance.ipc.recv(65536):
@@ -267,6 +301,12 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         elif kind == "log":
             text = base64.b64decode(payload.get("message", "")).decode(errors="replace")
             self.write_log(text if text.endswith("\n") else text + "\n")
+            if self.log_drain and instance.process:
+                context = payload.get("context") or {}
+                for line in text.splitlines():
+                    self.log_drain(FunctionLog(instance.bundle.route, instance.process.pid,
+                                               str(context.get("invocationId", "0")),
+                                               int(context.get("requestId", 0)), line))  # fmt: skip
         elif kind == "unrecoverable-error":
             self.write_log(f"function_host: {instance.bundle.route} failed to start: {payload.get('message')}\n")
 
@@ -277,34 +317,58 @@ class FunctionHost(socketserver.ThreadingTCPServer):
 
     @contextlib.contextmanager
     def instance(self, bundle: Bundle, deadline: float) -> Iterator[Instance]:
-        """A ready instance for one request: an idle warm one, or a new (cold) one."""
-        instance = None
-        with self._lock:
-            idle = self._idle.get(bundle.route, [])
-            while idle and instance is None:
-                candidate = idle.pop()
-                instance = candidate if candidate.alive else None
-        instance = instance or self.start_instance(bundle, deadline)
-        marker = self.invocations / str(instance.process.pid)
-        marker.write_text(_entrypoint(bundle))
-        reusable = False
+        """The instance for one request, once it serves (or is gone: then its port is 0)."""
+        instance, new = self._reserve(bundle)
         try:
-            yield instance
-            reusable = self.warm and instance.alive
-        finally:
-            marker.unlink(missing_ok=True)
-            if reusable:
-                with self._lock:
-                    self._idle.setdefault(bundle.route, []).append(instance)
+            if new:
+                self.launch(instance, deadline)
             else:
-                self.retire(instance)
+                instance.ready.wait(max(deadline - time.monotonic(), 0))
+            if instance.alive and instance.process:
+                with self._lock:
+                    (self.invocations / str(instance.process.pid)).write_text(_entrypoint(bundle))
+            yield instance
+        finally:
+            self._release(instance)
+
+    def _reserve(self, bundle: Bundle) -> tuple[Instance, bool]:
+        """A place on a running (or starting) instance with room, else on a new one (True)."""
+        with self._lock:
+            warm = self._warm.setdefault(bundle.route, []) if self.mode == "fluid" else []
+            warm[:] = [candidate for candidate in warm if not candidate.gone]
+            instance = next((candidate for candidate in warm if candidate.in_flight < self.concurrency), None)
+            new = instance is None
+            if instance is None:
+                instance = Instance(bundle)
+                warm.append(instance)
+                self._live.add(instance)
+            instance.in_flight += 1
+            instance.peak = max(instance.peak, instance.in_flight)
+            return instance, new
+
+    def _release(self, instance: Instance) -> None:
+        with self._lock:
+            instance.in_flight -= 1
+            idle = instance.in_flight == 0
+            if idle and instance.process:
+                (self.invocations / str(instance.process.pid)).unlink(missing_ok=True)
+        if idle and (self.mode == "cold" or instance.gone):
+            self.retire(instance)
+
+    def warm_instances(self, route: str) -> list[Instance]:
+        """The running instances of a function, oldest first (fluid mode)."""
+        with self._lock:
+            return [instance for instance in self._warm.get(route, []) if not instance.gone]
 
     def retire(self, instance: Instance) -> None:
         instance.kill()
-        with contextlib.suppress(OSError):
-            instance.ipc.shutdown(socket.SHUT_RDWR)
+        if instance.ipc is not None:
+            with contextlib.suppress(OSError):
+                instance.ipc.shutdown(socket.SHUT_RDWR)
         with self._lock:
             self._live.discard(instance)
+            with contextlib.suppress(ValueError):
+                self._warm.get(instance.bundle.route, []).remove(instance)
 
     def stop_instances(self) -> None:
         with self._lock:
@@ -316,6 +380,11 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         with self._lock:
             self._request_id += 1
             return self._request_id
+
+
+def vercel_id(invocation_id: str) -> str:
+    """The x-vercel-id of an invocation, as the request and its answer carry it (region::id)."""
+    return f"dev1::{invocation_id[:20]}"
 
 
 def _entrypoint(bundle: Bundle) -> str:
@@ -375,7 +444,7 @@ class Router(socketserver.BaseRequestHandler):
                 "x-vercel-internal-request-id": str(self.server.next_request_id()),
                 "x-vercel-internal-span-id": uuid.uuid4().hex[:16],
                 "x-vercel-internal-trace-id": uuid.uuid4().hex,
-                "x-vercel-id": f"dev1::{invocation_id[:20]}",
+                "x-vercel-id": vercel_id(invocation_id),
                 "x-forwarded-for": self.client_address[0],
                 "x-real-ip": self.client_address[0],
                 "x-forwarded-proto": "http",
@@ -383,7 +452,9 @@ class Router(socketserver.BaseRequestHandler):
             line_end = head.index(b"\r\n") + 2
             extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()).encode()
             forwarded = head[:line_end] + extra + head[line_end:] + rest
-            return _relay(client, instance, forwarded, deadline)
+            return _relay(
+                client, instance, forwarded, deadline, f"x-vercel-id: {vercel_id(invocation_id)}\r\n".encode()
+            )
 
 
 def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
@@ -402,9 +473,11 @@ def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
     return data[:end], data[end:]
 
 
-def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline: float) -> str:
-    """Pass the request to the instance and its answer back, until the instance closes the connection."""
+def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline: float, added: bytes) -> str:
+    """Pass the request to the instance and its answer back, with the `added` header lines after
+    its status line, until the instance closes the connection."""
     status = "-"
+    status_line = b""  # the answer's first bytes, until its status line is whole
     try:
         upstream = socket.create_connection(("127.0.0.1", instance.port), timeout=5)
     except OSError:
@@ -440,7 +513,13 @@ def _relay(client: socket.socket, instance: Instance, forwarded: bytes, deadline
                             return "500 (no answer)"
                         return status
                     if status == "-":
-                        status = data.split(b" ", 2)[1].decode("latin-1") if data.count(b" ") >= 2 else "?"
+                        status_line += data
+                        if b"\r\n" not in status_line:
+                            continue
+                        end = status_line.index(b"\r\n") + 2
+                        first = status_line[:end]
+                        status = first.split(b" ", 2)[1].decode("latin-1") if first.count(b" ") >= 2 else "?"
+                        data = first + added + status_line[end:]
                     if client_open:
                         try:
                             client.sendall(data)
@@ -471,8 +550,8 @@ def _closing(outgoing: queue.Queue[bytes | None]) -> Iterator[None]:
         outgoing.put(None)
 
 
-def serve(build: Build, port_file: Path, warm: bool) -> None:
-    host = FunctionHost(build, dict(os.environ), port_file.parent, warm=warm, bytecode_cache=build.bytecode_cache)
+def serve(build: Build, port_file: Path, mode: Mode, concurrency: int) -> None:
+    host = FunctionHost(build, dict(os.environ), port_file.parent, mode=mode, concurrency=concurrency)
 
     def stop(*_: object) -> None:
         host.stop_instances()
@@ -480,8 +559,10 @@ def serve(build: Build, port_file: Path, warm: bool) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    shape = f"up to {concurrency} concurrent requests per instance" if mode == "fluid" else "a process per request"
     for route, bundle in host.routes.functions.items():
-        host.write_log(f"function_host: serving {route} from {bundle.folder} (maxDuration {bundle.max_duration_s} s)\n")
+        host.write_log(f"function_host: serving {route} from {bundle.folder} (maxDuration {bundle.max_duration_s} s, "
+                       f"{mode}: {shape})\n")  # fmt: skip
     temporary = port_file.with_suffix(".tmp")
     temporary.write_text(str(host.server_address[1]))
     temporary.replace(port_file)
@@ -498,14 +579,21 @@ def main() -> None:
         help="a build folder (default: $DEVSTACK_VERCEL_BUILD, else build the working tree)",
     )
     parser.add_argument(
-        "--warm",
-        action="store_true",
-        default=os.environ.get("DEVSTACK_FUNCTIONS_WARM") == "1",
-        help="reuse idle instances instead of one per request ($DEVSTACK_FUNCTIONS_WARM=1)",
+        "--mode",
+        choices=["fluid", "cold"],
+        default=os.environ.get("DEVSTACK_FUNCTIONS_MODE", "fluid"),
+        help="fluid: concurrent requests share warm instances; cold: a process per request ($DEVSTACK_FUNCTIONS_MODE)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=int(os.environ.get("DEVSTACK_FUNCTIONS_CONCURRENCY", DEFAULT_CONCURRENCY)),
+        help=f"requests one instance serves at once in fluid mode (default {DEFAULT_CONCURRENCY}; "
+        "$DEVSTACK_FUNCTIONS_CONCURRENCY)",
     )
     args = parser.parse_args()
     build = Build(args.build) if args.build else vercel_build.build_working_tree()
-    serve(build, args.port_file, args.warm)
+    serve(build, args.port_file, args.mode, args.concurrency)
 
 
 if __name__ == "__main__":

@@ -2,45 +2,149 @@
 /rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in. Local stack
 only; never deployed.
 
+Every request first passes Supabase's API-key rules (docs: guides/api/api-keys, "How API keys
+work" and "Known limitations"; guides/getting-started/migrating-to-new-api-keys), on every path:
+
+- The key goes in the `apikey` header; without one: 401 "No API key found in request" (header
+  sb-error-code UNAUTHORIZED_MISSING_API_KEY, as Supabase's troubleshooting page shows it). Only
+  public objects (/storage/v1/object/public/...) need none: a browser's <img> sends no headers.
+- A secret key (sb_secret_...) is the service_role, a publishable key (sb_publishable_...) anon;
+  any other sb_ key, or a JWT that the project's JWT secret did not sign: 401 "Invalid API key".
+- A secret key from a browser (a User-Agent of the Mozilla/5.0 form every browser sends): 401.
+  The status is documented; the wording of this and the other refusals is the stand-in's own.
+- `Authorization` carries a user's JWT (a publishable key beside it is the normal case of a
+  signed-in user), never a publishable or secret key: any other non-JWT value is refused with
+  401, except one exactly equal to `apikey`, which the docs say is "forwarded down to your
+  project's database, but will be rejected as the value is not a JWT": it is passed on, and
+  PostgREST (PGRST301) and Storage ("Invalid Compact JWS") refuse it.
+- Without `Authorization`, a publishable or secret key reaches the services as a short-lived JWT
+  of its role, which this gateway signs: the services behind it only ever read JWTs.
+- A legacy key (the anon or service_role JWT) works as it always has: the `Authorization` JWT,
+  if any, is the caller, else anon.
+
 python -m devstack.gateway --port-file FILE
 
 Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it accepts
 connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
 "authenticator", as PostgREST does, and switches to the JWT's role per request),
-SUPABASE_JWT_SECRET and DEVSTACK_STORAGE_DIR. Logs one line per request to stderr, never headers.
-GET /_control/requests answers how many requests it has served, by method and path (for tests and
-the benchmarks that count round trips).
+SUPABASE_JWT_SECRET, SUPABASE_SECRET_KEY, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_STORAGE_DIR.
+Logs one line per request to stderr, never headers. GET /_control/requests answers how many
+requests it has served, by method and path (for tests and the benchmarks that count round trips).
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 import os
 import random
+import re
 import signal
 import sys
 import threading
 import time
 import traceback
 from collections import Counter
+from dataclasses import dataclass
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import jwt
 from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
 from devstack.postgrest import Backend, Request, Response
 from devstack.storage import Storage
 
-REQUIRED_ENV = ("DEVSTACK_AUTHENTICATOR_DATABASE_URL", "SUPABASE_JWT_SECRET", "DEVSTACK_STORAGE_DIR")
+REQUIRED_ENV = (
+    "DEVSTACK_AUTHENTICATOR_DATABASE_URL",
+    "SUPABASE_JWT_SECRET",
+    "SUPABASE_SECRET_KEY",
+    "SUPABASE_PUBLISHABLE_KEY",
+    "DEVSTACK_STORAGE_DIR",
+)
 MAX_BODY_BYTES = 64 * 1024 * 1024  # above Storage's 50 MB upload limit, so that limit is the one reported
 POOL_MIN, POOL_MAX = 2, 20
 POOL_TIMEOUT_S = 10.0  # PostgREST's default db-pool-acquisition-timeout
 REST_PREFIX, STORAGE_PREFIX = "/rest/v1", "/storage/v1"
+
+
+SECRET_PREFIX, PUBLISHABLE_PREFIX = "sb_secret_", "sb_publishable_"
+KEYLESS_PATHS = re.compile(r"/storage/v1/object/public/")
+BROWSER_USER_AGENT = re.compile(r"Mozilla/\d")
+JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+MINTED_JWT_TTL_S = 60
+
+
+@dataclass(frozen=True)
+class ProjectKeys:
+    secret: str  # sb_secret_...: the service_role
+    publishable: str  # sb_publishable_...: anon
+    jwt_secret: str  # signs the legacy keys, users' tokens and what the gateway hands on
+
+
+class KeyRefused(Exception):
+    def __init__(self, message: str, hint: str | None = None, error_code: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.hint, self.error_code = message, hint, error_code
+
+    def response(self) -> Response:
+        headers = {"sb-error-code": self.error_code} if self.error_code else {}
+        return Response.json(401, {"message": self.message, "hint": self.hint}, headers)
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def key_role(apikey: str, keys: ProjectKeys) -> str | None:
+    """The role a publishable or secret key stands for; None for a legacy key (a JWT of the project)."""
+    if apikey.startswith(SECRET_PREFIX) and _same(apikey, keys.secret):
+        return "service_role"
+    if apikey.startswith(PUBLISHABLE_PREFIX) and _same(apikey, keys.publishable):
+        return "anon"
+    if JWT_SHAPE.fullmatch(apikey):
+        try:
+            jwt.decode(apikey, keys.jwt_secret, algorithms=["HS256"], options={"verify_aud": False})
+            return None
+        except jwt.InvalidTokenError:
+            pass
+    raise KeyRefused("Invalid API key", "Double check your Supabase API key.")
+
+
+def apply_key_rules(headers: Message, path: str, keys: ProjectKeys) -> Message:
+    """The headers the services behind the gateway get (see the module's docstring), or KeyRefused."""
+    apikey = headers.get("apikey")
+    if apikey is None:
+        if KEYLESS_PATHS.match(path):
+            return headers
+        raise KeyRefused("No API key found in request", "No `apikey` request header or url param was found.",
+                         "UNAUTHORIZED_MISSING_API_KEY")  # fmt: skip
+    role = key_role(apikey, keys)
+    if role == "service_role" and BROWSER_USER_AGENT.match(headers.get("User-Agent") or ""):
+        raise KeyRefused("Forbidden use of secret API key in browser", "Secret keys are for servers only.")
+    authorization = headers.get("Authorization")
+    if authorization is not None:
+        token = authorization.strip().removeprefix("Bearer").strip()
+        if role is not None and not JWT_SHAPE.fullmatch(token) and not _same(token, apikey):
+            raise KeyRefused("Invalid authorization header",
+                             "Send a publishable or secret key in apikey, a user's JWT in Authorization.")  # fmt: skip
+        return headers
+    if role is None:
+        return headers
+    forwarded = Message()
+    for name, value in headers.items():
+        forwarded[name] = value
+    now = int(time.time())
+    minted = jwt.encode({"role": role, "iss": "supabase-local-gateway", "iat": now, "exp": now + MINTED_JWT_TTL_S},
+                        keys.jwt_secret)  # fmt: skip
+    forwarded["Authorization"] = f"Bearer {minted}"
+    return forwarded
 
 
 class ConnectionFaults:
@@ -75,10 +179,11 @@ class ConnectionFaults:
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, backend: Backend, storage: Storage) -> None:
+    def __init__(self, backend: Backend, storage: Storage, keys: ProjectKeys) -> None:
         super().__init__(("127.0.0.1", 0), GatewayHandler)
         self.backend = backend
         self.storage = storage
+        self.keys = keys
         self.faults = ConnectionFaults()
         self.requests: Counter[str] = Counter()  # "POST /rest/v1/rpc/claim_document_jobs" -> count
         self.requests_lock = threading.Lock()
@@ -122,7 +227,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
             if fault == "before":
                 self.close_connection = True  # no answer at all: the call never ran
                 return
-            response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), body)
+            try:
+                headers = apply_key_rules(self.headers, url.path, self.server.keys)
+            except KeyRefused as refused:
+                response = refused.response()
+            else:
+                response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), headers, body)
             if fault == "after":
                 self.close_connection = True  # it ran and committed; the answer is lost
                 return
@@ -136,10 +246,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
         elapsed_ms = (time.monotonic() - started) * 1000
         print(f"{self.command} {url.path} {response.status} {elapsed_ms:.1f}ms", file=sys.stderr, flush=True)
 
-    def dispatch(self, path: str, query: list[tuple[str, str]], body: bytes) -> Response:
+    def dispatch(self, path: str, query: list[tuple[str, str]], headers: Message, body: bytes) -> Response:
         for prefix in (REST_PREFIX, STORAGE_PREFIX):
             if path == prefix or path.startswith(prefix + "/"):
-                request = Request(self.command, path[len(prefix) + 1 :], query, self.headers, body)
+                request = Request(self.command, path[len(prefix) + 1 :], query, headers, body)
                 if prefix == REST_PREFIX:
                     return postgrest.handle(self.server.backend, request)
                 return self.server.storage.handle(request)
@@ -223,7 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     pool.open(wait=True, timeout=15.0)  # fail here, before announcing a port, if the database is unreachable
     try:
         backend = Backend(pool, os.environ["SUPABASE_JWT_SECRET"])
-        server = GatewayServer(backend, Storage(backend, storage_dir))
+        keys = ProjectKeys(
+            os.environ["SUPABASE_SECRET_KEY"], os.environ["SUPABASE_PUBLISHABLE_KEY"], os.environ["SUPABASE_JWT_SECRET"]
+        )
+        server = GatewayServer(backend, Storage(backend, storage_dir), keys)
         stop_on_signals(server)
         port = server.server_address[1]
         write_port_file(args.port_file, port)

@@ -42,10 +42,15 @@ WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 
 
-def api_key(jwt_secret: str, role: str) -> str:
-    """A Supabase-style API key: an HS256 JWT whose "role" claim picks the database role."""
+def legacy_api_key(jwt_secret: str, role: str) -> str:
+    """A legacy Supabase API key: an HS256 JWT whose "role" claim picks the database role."""
     now = int(time.time())
     return jwt.encode({"iss": "supabase-local", "role": role, "iat": now, "exp": now + 10 * 365 * 86400}, jwt_secret)
+
+
+def new_api_key(kind: str) -> str:
+    """A key of the form a new project has (sb_secret_..., sb_publishable_...): not a JWT."""
+    return f"sb_{kind}_{secrets.token_urlsafe(24)}"
 
 
 @dataclass
@@ -132,8 +137,13 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             DEVSTACK_STORAGE_DIR=str(database.folder / "storage"),
             DEVSTACK_VERCEL_BUILD=str(build.folder),
             SUPABASE_JWT_SECRET=jwt_secret,
-            SUPABASE_ANON_KEY=api_key(jwt_secret, "anon"),
-            SUPABASE_SERVICE_ROLE_KEY=api_key(jwt_secret, "service_role"),
+            # The keys of a new project: what the functions, the demo, the tests and the chaos run use.
+            SUPABASE_SECRET_KEY=new_api_key("secret"),
+            SUPABASE_PUBLISHABLE_KEY=new_api_key("publishable"),
+            # The same project's legacy JWT keys, under names no deployed code reads: for the runs
+            # that play a project which has not migrated (SUPABASE_SERVICE_ROLE_KEY set to this).
+            DEVSTACK_LEGACY_ANON_KEY=legacy_api_key(jwt_secret, "anon"),
+            DEVSTACK_LEGACY_SERVICE_ROLE_KEY=legacy_api_key(jwt_secret, "service_role"),
             # What the functions read on Vercel; throwaway values made for this stack alone.
             INTERNAL_FUNCTION_SECRET=secrets.token_urlsafe(32),
             RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),

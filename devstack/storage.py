@@ -13,7 +13,9 @@ service's rules and error shape where the code under test depends on them:
   {"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate", "message": ...}.
 
 There are no storage policies (RLS on storage.objects) in this project, so only service_role may
-read or write objects; any other role is refused as the real service refuses it.
+read or write objects; any other role is refused as the real service refuses it. Which role a
+request has is the gateway's to say (devstack/gateway.py, Supabase's API-key rules): the JWT in
+its Authorization header, which for a secret key is one the gateway signed.
 
 Objects live as files under DEVSTACK_STORAGE_DIR/<bucket>/<key>, each with a JSON sidecar
 "<key>#meta.json" ("#" cannot occur in a key, so a sidecar never collides with an object).
@@ -159,7 +161,11 @@ class Storage:
         try:
             claims = authenticate(request.headers, self.backend.jwt_secret)
         except AuthError as error:
-            raise StorageError("403", "InvalidJWT", "Unauthorized", str(error)) from error
+            # Storage verifies with jose, whose word for a token that is not three parts is this; it
+            # is what a secret key sent as Bearer gets (public reports of raw uploads, and the gateway
+            # docstring: the gateway passes on an Authorization equal to apikey).
+            message = "Invalid Compact JWS" if str(error).startswith("Expected 3 parts") else str(error)
+            raise StorageError("403", "InvalidJWT", "Unauthorized", message) from error
         if claims["role"] != WRITER_ROLE:
             raise access_denied()
 

@@ -7,12 +7,19 @@ holding Vercel's runtime shim (`vc__handler__python.py`) and a `.vc-config.json`
 into the bundle. The deploy copies those files in; `materialize` does the same here, so the
 local function host runs exactly what Vercel would run.
 
+The build runs with the build environment of the deployed project: its environment variables
+for Production (PROJECT_BUILD_ENV, the values the README's deploy steps set with `vercel env
+add`), written where `vercel pull --environment=production` writes them
+(`.vercel/.env.production.local`, which `vercel build --prod` loads). With
+VERCEL_PYTHON_COMPILEALL=1 among them, the pinned Python builder compiles bytecode into each
+bundle (`isCompileAllFlagEnabled` in @vercel/python), so what runs here is what deploys.
+
 The build never runs in the working tree: Vercel's Python builder writes a `pyproject.toml` and
 a `uv.lock` of its own into the folder it builds, and a stale one there would shadow
 `requirements.txt` on the next build. So the files a deploy would upload (.vercelignore applied)
 are first copied into a fresh folder, from the working tree or from a `git archive` of a ref.
 
-python -m devstack.vercel_build [--ref REF] [--json]   builds (or reuses) and prints each bundle's size
+python -m devstack.vercel_build [--ref REF] [--no-bytecode] [--json]   builds (or reuses) and prints each bundle's size
 """
 
 from __future__ import annotations
@@ -38,8 +45,11 @@ NODE_BIN = ROOT / "devstack" / "node_modules" / ".bin"
 BUILDS = ROOT / ".devstack" / "vercel"
 # What `vercel link` would write; `vercel build` reads it and, with it, needs no network or login.
 PROJECT_JSON = {"projectId": "prj_local", "orgId": "team_local", "settings": {"framework": None}}
-SKIPPED_STDLIB = r"/(test|idlelib|tkinter|site-packages)/"  # never imported by a function
-KEEP_BUILDS = 2  # the newest; an older one may still be served by a stack started before an edit
+KEEP_BUILDS = 3  # the newest; an older one may still be served by a stack started before an edit
+# The project's build-time environment variables (Production and Preview; README, "Deploying"):
+# without VERCEL_PYTHON_COMPILEALL every cold start compiles all it imports on a read-only disk.
+PROJECT_BUILD_ENV = {"VERCEL_PYTHON_COMPILEALL": "1"}
+PULLED_ENV_FILE = ".env.production.local"  # what `vercel pull --environment=production` writes
 
 
 @dataclass(frozen=True)
@@ -76,12 +86,6 @@ class Build:
     @property
     def static(self) -> Path:
         return self.output / "static"
-
-    @property
-    def bytecode_cache(self) -> Path | None:
-        """Compiled bytecode of every bundle and of the standard library, when `precompile` made it."""
-        cache = self.folder / "pycache"
-        return cache if cache.is_dir() else None
 
     def bundles(self) -> dict[str, Bundle]:
         found = {}
@@ -127,10 +131,12 @@ def stage(source: Path, names: list[str], project: Path) -> None:
         shutil.copy2(source / name, project / name)
 
 
-def stamp(root: Path, names: list[str]) -> str:
-    """Changes whenever a file that goes into the build, the CLI's pinned version or this recipe changes."""
+def stamp(root: Path, names: list[str], build_env: dict[str, str]) -> str:
+    """Changes whenever a file that goes into the build, its environment, the CLI's pinned version
+    or this recipe changes."""
     digest = hashlib.sha256((ROOT / "devstack" / "package-lock.json").read_bytes())
     digest.update(Path(__file__).read_bytes())
+    digest.update(json.dumps(build_env, sort_keys=True).encode())
     for name in names:
         path = root / name
         digest.update(f"{name}\0{path.stat().st_mode & 0o111}\0".encode())
@@ -147,10 +153,16 @@ def _locked() -> Iterator[None]:
         yield
 
 
-def build_working_tree() -> Build:
+def build_env(bytecode: bool = True) -> dict[str, str]:
+    """The project's build environment; without bytecode only for the benchmark that compares."""
+    return dict(PROJECT_BUILD_ENV) if bytecode else {}
+
+
+def build_working_tree(bytecode: bool = True) -> Build:
     """The build of the working tree as it is now; rebuilt only when its files changed."""
     names = working_tree_files()
-    key = stamp(ROOT, names)
+    env = build_env(bytecode)
+    key = stamp(ROOT, names, env)
     with _locked():
         build = Build(BUILDS / key)
         if (build.folder / "complete").exists():
@@ -158,37 +170,38 @@ def build_working_tree() -> Build:
         shutil.rmtree(build.folder, ignore_errors=True)
         project = build.folder / "project"
         stage(ROOT, names, project)
-        run_vercel_build(project)
+        run_vercel_build(project, env)
         materialize(build)
-        precompile(build)
         (build.folder / "complete").write_text(key)
         _prune()
         return build
 
 
-def build_ref(ref: str, folder: Path) -> Build:
+def build_ref(ref: str, folder: Path, bytecode: bool = True) -> Build:
     """A build of `git archive <ref>` in `folder`: exactly what is committed, nothing else."""
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, check=True, capture_output=True).stdout
     checkout = folder / "checkout"
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(checkout, filter="data")
-    return build_folder(checkout, folder)
+    return build_folder(checkout, folder, bytecode)
 
 
-def build_folder(source: Path, folder: Path) -> Build:
+def build_folder(source: Path, folder: Path, bytecode: bool = True) -> Build:
     """A build, in `folder`, of the project in `source` (a checkout, or a test's own project)."""
     names = [p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()]
     stage(source, uploaded(source, names), folder / "project")
-    run_vercel_build(folder / "project")
+    run_vercel_build(folder / "project", build_env(bytecode))
     build = Build(folder)
     materialize(build)
     return build
 
 
-def run_vercel_build(project: Path) -> None:
-    """`vercel build --yes` in `project`; what it printed goes to vercel-build.log beside it."""
+def run_vercel_build(project: Path, project_env: dict[str, str]) -> None:
+    """`vercel build --prod --yes` in `project`, with `project_env` pulled as the project's
+    Production variables; what it printed goes to vercel-build.log beside it."""
     (project / ".vercel").mkdir(exist_ok=True)
     (project / ".vercel" / "project.json").write_text(json.dumps(PROJECT_JSON))
+    (project / ".vercel" / PULLED_ENV_FILE).write_text("".join(f'{k}="{v}"\n' for k, v in project_env.items()))
     vercel = NODE_BIN / "vercel"
     if not vercel.exists():
         raise RuntimeError(f"{vercel} is missing: run `npm ci --prefix devstack` (the make targets do)")
@@ -199,10 +212,11 @@ def run_vercel_build(project: Path) -> None:
         "VERCEL_TELEMETRY_DISABLED": "1",
         "NO_UPDATE_NOTIFIER": "1",
     }
-    for name in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"):
+    # Only the pulled file says what the project's build environment is.
+    for name in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", *PROJECT_BUILD_ENV):
         env.pop(name, None)
     result = subprocess.run(
-        [str(vercel), "build", "--yes"], cwd=project, env=env, capture_output=True, text=True, timeout=600
+        [str(vercel), "build", "--prod", "--yes"], cwd=project, env=env, capture_output=True, text=True, timeout=600
     )
     (project.parent / "vercel-build.log").write_text(result.stdout + result.stderr)
     if result.returncode != 0:
@@ -219,35 +233,6 @@ def materialize(build: Build) -> None:
                 _copy(source, bundle.folder / source.relative_to(func))
         for inside, outside in bundle.config.get("filePathMap", {}).items():
             _copy(project / outside, bundle.folder / inside)
-
-
-def precompile(build: Build) -> None:
-    """Bytecode for the local stack's instances, kept outside the bundles (PYTHONPYCACHEPREFIX).
-
-    Deployed bundles hold no bytecode and set PYTHONDONTWRITEBYTECODE, so a cold instance on Vercel
-    compiles everything it imports, about half of its start-up. Here, where one small machine starts
-    a new instance for every request, that would dominate every test and demo; the cache changes
-    how fast an instance starts, nothing of what it does. The cold-start benchmark runs without it.
-    """
-    cache = build.folder / "pycache"
-    bundles = [str(bundle.folder) for bundle in build.bundles().values()]
-    if not bundles:
-        return
-    interpreter = Path(getattr(sys, "_base_executable", sys.executable))
-    stdlib = subprocess.run(
-        [interpreter, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run(
-        [interpreter, "-m", "compileall", "-q", "-j", "0", "-x", SKIPPED_STDLIB, *bundles, stdlib],
-        env=env,
-        check=False,  # a file that does not compile is compiled (and fails) at import, as deployed
-        capture_output=True,
-    )
 
 
 def _copy(source: Path, destination: Path) -> None:
@@ -274,10 +259,12 @@ def bundle_report(build: Build) -> dict[str, dict[str, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ref", help="build `git archive REF` instead of the working tree")
+    parser.add_argument("--no-bytecode", action="store_true", help="without the project's VERCEL_PYTHON_COMPILEALL")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    bytecode = not args.no_bytecode
     with tempfile.TemporaryDirectory(prefix="document-jobs-build-") as scratch:
-        build = build_ref(args.ref, Path(scratch) / "build") if args.ref else build_working_tree()
+        build = build_ref(args.ref, Path(scratch) / "build", bytecode) if args.ref else build_working_tree(bytecode)
         report = bundle_report(build)
     if args.json:
         print(json.dumps(report, indent=2))

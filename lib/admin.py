@@ -8,7 +8,8 @@ python -m lib.admin stats [--json]
 python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
 
-Reads SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY from the environment. Every refusal, whether
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
+SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether
 of the arguments, by the database or of the network, is one line on standard error and a
 non-zero exit: 2 for arguments, 1 for what the queue or the database refused, 3 for settings.
 """

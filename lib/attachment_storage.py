@@ -19,7 +19,7 @@ import httpx
 
 from lib.budget import Deadline, DeadlinePassed
 from lib.failures import FailureCode, JobFailure, from_storage_status
-from lib.supabase_client import TIMEOUT
+from lib.supabase_client import TIMEOUT, api_headers
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
 
@@ -91,10 +91,10 @@ class AttachmentStorage:
     invocation's deadline, and there is no part header that a sender's text could reach.
     """
 
-    def __init__(self, http: httpx.Client, supabase_url: str, service_role_key: str, bucket: str) -> None:
+    def __init__(self, http: httpx.Client, supabase_url: str, server_key: str, bucket: str) -> None:
         self._http = http
         self._objects = f"{supabase_url.rstrip('/')}/storage/v1/object/{quote(bucket, safe='')}"
-        self._headers = {"apikey": service_role_key, "Authorization": f"Bearer {service_role_key}"}
+        self._headers = api_headers(server_key)
         self.bucket = bucket
 
     def upload(self, key: str, data: bytes, content_type: str, deadline: Deadline | None = None) -> None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
+import threading
+from collections.abc import Callable
 from typing import Annotated, Self
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, SecretStr, ValidationError
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lib import log
 from lib.queue import DEFAULT_LEASE, MAX_LEASE
 
 
@@ -55,7 +59,40 @@ def _webhook_secret(value: SecretStr) -> SecretStr:
     return value
 
 
+PUBLISHABLE_KEY_PREFIX = "sb_publishable_"
+SERVER_KEY_VARIABLES = ("SUPABASE_SECRET_KEY", "SUPABASE_SERVICE_ROLE_KEY")
+
+
+def _server_key(value: SecretStr | None) -> SecretStr | None:
+    # A publishable key maps to the anon role: every call would be refused as a missing privilege,
+    # far from the setting that causes it.
+    if value is not None and value.get_secret_value().startswith(PUBLISHABLE_KEY_PREFIX):
+        raise ValueError("is a publishable key; the functions need the secret key (sb_secret_...)")
+    return value
+
+
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+ServerKey = Annotated[SecretStr | None, Field(default=None, min_length=1), AfterValidator(_server_key)]
+
+
+class _Once:
+    """Runs an action the first time only, in this process. A Fluid instance serves many requests as
+    threads of one process: a fact about its settings is logged once, not once per request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self, action: Callable[[], object]) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        action()
+
+
+# The one piece of process state in lib/ besides logging's configuration (README, "Fluid compute").
+_BOTH_KEYS_NOTED = _Once()
 
 
 class _EnvSettings(BaseSettings):
@@ -67,7 +104,9 @@ class _EnvSettings(BaseSettings):
             return cls()
         except ValidationError as error:
             # pydantic's "msg" never holds the input (that is "input"), so no value is repeated.
-            problems = sorted({f"{str(e['loc'][0]).upper()} ({e['msg']})" for e in error.errors() if e["loc"]})
+            # An error of the whole model (no loc) is one of ours below, naming its own variables.
+            problems = sorted({f"{str(e['loc'][0]).upper()} ({e['msg']})" if e["loc"] else
+                               e["msg"].removeprefix("Value error, ") for e in error.errors()})  # fmt: skip
             raise ConfigError(f"missing or invalid environment variables: {'; '.join(problems)}") from None
 
 
@@ -81,8 +120,36 @@ class InternalCallSettings(_EnvSettings):
 
 
 class SupabaseSettings(_EnvSettings):
+    """The project URL and its server key: the secret key (sb_secret_..., what a new project has)
+    or, on a project that still has it, the legacy service_role JWT. During a key migration both
+    may be set; the secret key wins."""
+
     supabase_url: HttpUrl
-    supabase_service_role_key: SecretStr = Field(min_length=1)
+    supabase_secret_key: ServerKey
+    supabase_service_role_key: ServerKey
+
+    @model_validator(mode="after")
+    def _a_server_key_is_set(self) -> Self:
+        if self.supabase_secret_key is None and self.supabase_service_role_key is None:
+            names = " or ".join(SERVER_KEY_VARIABLES)
+            raise ValueError(f"{names} must be set (the project's secret key, or its legacy service_role key)")
+        return self
+
+    @property
+    def server_key(self) -> str:
+        """The key every call to SUPABASE_URL carries (lib/supabase_client.py api_headers)."""
+        if self.supabase_secret_key is not None:
+            if self.supabase_service_role_key is not None:
+                _BOTH_KEYS_NOTED(_note_both_keys)
+            return self.supabase_secret_key.get_secret_value()
+        assert self.supabase_service_role_key is not None  # the validator above
+        return self.supabase_service_role_key.get_secret_value()
+
+
+def _note_both_keys() -> None:
+    secret, legacy = SERVER_KEY_VARIABLES
+    log.event("supabase_key_chosen", logging.WARNING, using=secret, ignored=legacy,
+              message=f"{secret} and {legacy} are both set; the functions use {secret}")  # fmt: skip
 
 
 class WorkerSettings(SupabaseSettings):

@@ -76,7 +76,7 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
             storage=AttachmentStorage(
                 http,
                 settings.supabase_url,
-                settings.supabase_service_role_key.get_secret_value(),
+                settings.server_key,
                 settings.attachments_bucket,
             ),
             max_bytes=settings.attachment_max_bytes,

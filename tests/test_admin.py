@@ -22,7 +22,7 @@ COMMANDS = ["list", "show", "retry", "cancel", "stats", "retention", "purge"]
 @pytest.fixture
 def cli(db, stack_env, monkeypatch, capsys):
     monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
-    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", stack_env["SUPABASE_SERVICE_ROLE_KEY"])
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_SECRET_KEY"])
 
     def run(*argv: str) -> tuple[int, str, str]:
         status = admin.main(list(argv))
@@ -104,7 +104,7 @@ def test_retry_while_another_job_is_live_shows_the_clear_error(cli, db) -> None:
 def test_cancel_while_running_stops_the_worker_at_its_next_extension(cli, db, stack_env) -> None:
     job_id, _ = email_with_job(db)
     settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
-                                supabase_service_role_key=stack_env["SUPABASE_SERVICE_ROLE_KEY"])  # fmt: skip
+                                supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"])  # fmt: skip
     import httpx
 
     with httpx.Client() as http:
@@ -131,7 +131,7 @@ def test_show_prints_the_attempt_history_with_the_invocation_that_claimed(cli, d
 
     job_id, _ = email_with_job(db)
     settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
-                                supabase_service_role_key=stack_env["SUPABASE_SERVICE_ROLE_KEY"])  # fmt: skip
+                                supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"])  # fmt: skip
     with httpx.Client() as http:
         worker = Queue(service_client(settings, http, invocation_id="iad1::first"))
         job = worker.claim("fetch_email")
@@ -211,9 +211,13 @@ def test_purge_now_with_an_explicit_age(cli, db) -> None:
 
 def test_a_missing_setting_is_a_clear_error(monkeypatch, capsys) -> None:
     monkeypatch.delenv("SUPABASE_URL", raising=False)
+    monkeypatch.delenv("SUPABASE_SECRET_KEY", raising=False)
     monkeypatch.delenv("SUPABASE_SERVICE_ROLE_KEY", raising=False)
     assert admin.main(["stats"]) == 3
-    assert "SUPABASE_SERVICE_ROLE_KEY" in capsys.readouterr().err
+    assert "SUPABASE_URL" in capsys.readouterr().err
+    monkeypatch.setenv("SUPABASE_URL", "https://project.supabase.co")
+    assert admin.main(["stats"]) == 3
+    assert "SUPABASE_SECRET_KEY or SUPABASE_SERVICE_ROLE_KEY must be set" in capsys.readouterr().err
 
 
 BAD_ARGUMENTS = [
@@ -256,7 +260,7 @@ def test_what_the_database_refuses_is_one_line_and_exit_1(cli, argv) -> None:
 def test_an_unreachable_database_is_one_line_and_exit_1(monkeypatch, capsys, argv) -> None:
     # A table read (show, list) and an RPC (stats) fail alike: nothing listens on port 9.
     monkeypatch.setenv("SUPABASE_URL", "http://127.0.0.1:9")
-    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "key")
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", "sb_secret_key")
     assert admin.main(list(argv)) == 1
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("error: ") and line.endswith("unreachable (ConnectError)")

@@ -14,7 +14,7 @@ import pytest
 from postgrest.exceptions import APIError
 
 from lib.settings import SupabaseSettings
-from lib.supabase_client import service_client
+from lib.supabase_client import api_headers, service_client
 
 NO_JOB = "00000000-0000-0000-0000-000000000000"
 
@@ -100,7 +100,7 @@ def http() -> Iterator[httpx.Client]:
 @pytest.fixture
 def client(db, stack_env, http):
     settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
-                                supabase_service_role_key=stack_env["SUPABASE_SERVICE_ROLE_KEY"])  # fmt: skip
+                                supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"])  # fmt: skip
     return service_client(settings, http)
 
 
@@ -111,9 +111,8 @@ def test_nonsense_is_refused_with_a_clear_error(client, db, stack_env, http, fun
         client.rpc(function, args).execute()
     assert (raised.value.code, words in (raised.value.message or "")) == (code, True), raised.value.message
     # supabase-py keeps only the body: the status is read from a raw call.
-    key = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
     raw = http.post(f"{stack_env['SUPABASE_URL']}/rest/v1/rpc/{function}", json=args,
-                    headers={"apikey": key, "Authorization": f"Bearer {key}"})  # fmt: skip
+                    headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]))  # fmt: skip
     assert raw.status_code == status
     assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 0
     assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 0

@@ -1,6 +1,7 @@
 """What Vercel would deploy from the committed tree: a real `vercel build` of `git archive HEAD`
-(DEPLOY_TEST_REF picks another commit), its bundles laid out as the deploy lays them out, and
-both functions probed through Vercel's own Python runtime inside them."""
+(DEPLOY_TEST_REF picks another commit) with the project's build environment
+(VERCEL_PYTHON_COMPILEALL=1, as the README's deploy steps set it), its bundles laid out as the
+deploy lays them out, and both functions probed through Vercel's own Python runtime inside them."""
 
 from __future__ import annotations
 
@@ -61,6 +62,18 @@ def test_every_requirement_is_installed_at_its_pinned_version(build) -> None:
             assert installed.get(normalized(name)) == version, f"{bundle.route}: {name}=={version} not installed"
 
 
+def in_bundle(bundle: vercel_build.Bundle, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The base interpreter in the bundle, as the runtime starts it (PYTHONPATH=_vendor, no virtualenv)."""
+    return subprocess.run(
+        [base_interpreter(bundle.config["runtime"]), *arguments],
+        cwd=bundle.folder,
+        env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_every_requirement_imports_inside_the_bundle(build) -> None:
     """Imported as the runtime would (PYTHONPATH=_vendor, the base interpreter, no virtualenv):
     the worker imports supabase only after authenticating, so a probe alone would not show it."""
@@ -75,14 +88,7 @@ def test_every_requirement_imports_inside_the_bundle(build) -> None:
         "print(json.dumps(sorted(wanted)))\n"
     )
     for bundle in build.bundles().values():
-        result = subprocess.run(
-            [base_interpreter(bundle.config["runtime"]), "-c", script, json.dumps(list(requirements(build)))],
-            cwd=bundle.folder,
-            env={"PATH": os.environ["PATH"], **bundle.config["environment"]},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = in_bundle(bundle, "-c", script, json.dumps(list(requirements(build))))
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout) == [], f"{bundle.route}: not importable: {result.stdout}"
 
@@ -94,10 +100,47 @@ def test_each_bundle_holds_only_its_own_function_and_lib(build) -> None:
             for path in bundle.files()
             if not path.relative_to(bundle.folder).as_posix().startswith("_vendor/")
         }
-        allowed = {"vc__handler__python.py", OWN_SOURCE[route]}
-        junk = {name for name in own - allowed if not re.fullmatch(r"lib/[a-z_]+\.py", name)}
+        own_bytecode = re.sub(r"([a-z_]+)\.py$", r"__pycache__/\1.cpython-312.pyc", OWN_SOURCE[route])
+        allowed = {"vc__handler__python.py", OWN_SOURCE[route], own_bytecode}
+        ours = r"lib/([a-z_]+\.py|__pycache__/[a-z_]+\.cpython-312\.pyc)"
+        junk = {name for name in own - allowed if not re.fullmatch(ours, name)}
         assert junk == set(), f"{route} bundles {sorted(junk)}"
         assert OWN_SOURCE[route] in own and "lib/queue.py" in own
+
+
+def cached(source: Path) -> Path:
+    return source.parent / "__pycache__" / f"{source.stem}.cpython-312.pyc"
+
+
+def test_both_bundles_carry_bytecode_for_lib_and_vendor(build) -> None:
+    """Else every cold start compiles all it imports: the runtime's disk is read-only and it sets
+    PYTHONDONTWRITEBYTECODE (docs/BENCHMARKS.md, cold start with and without)."""
+    assert "Compiling Python bytecode..." in (build.folder / "vercel-build.log").read_text()
+    for route, bundle in build.bundles().items():
+        sources = [p for p in bundle.files() if p.suffix == ".py" and p.name != "vc__handler__python.py"]
+        for folder in ("lib", "_vendor"):
+            inside = [p for p in sources if p.relative_to(bundle.folder).as_posix().startswith(f"{folder}/")]
+            missing = [p.relative_to(bundle.folder).as_posix() for p in inside if not cached(p).is_file()]
+            assert inside and missing == [], f"{route}: no bytecode for {missing[:5]} ({len(missing)})"
+        # Unchecked-hash bytecode (the flags word is 1): valid whatever the unpacked files' times are.
+        assert cached(bundle.folder / "lib" / "queue.py").read_bytes()[4:8] == (1).to_bytes(4, "little")
+        # And the runtime reads it: -v names every code object it loads from a .pyc.
+        loaded = in_bundle(bundle, "-v", "-c", "import lib.worker_endpoint, supabase")
+        assert loaded.returncode == 0, loaded.stderr
+        for module in ("lib/worker_endpoint", "_vendor/supabase/_sync/client", "_vendor/pydantic/main"):
+            source = bundle.folder / f"{module}.py"
+            assert f"# code object from '{cached(source)}'" in loaded.stderr, f"{route}: {module} compiled at start"
+
+
+def test_the_deploy_steps_set_the_bytecode_variable_and_nothing_switches_it_off(build) -> None:
+    """The builder skips bytecode when the project has an install or pre-deploy command."""
+    readme = (ROOT / "README.md").read_text()
+    for name, value in vercel_build.PROJECT_BUILD_ENV.items():
+        for target in ("production", "preview"):
+            assert f"vercel env add {name} {target} --value {value}" in readme
+    configured = json.loads((ROOT / "vercel.json").read_text())
+    assert {"installCommand", "buildCommand", "builds"} & set(configured) == set()
+    assert not (ROOT / "pyproject.toml").exists()  # nor a [tool.vercel] install script there
 
 
 def test_nothing_but_public_is_published_as_static_files(build) -> None:

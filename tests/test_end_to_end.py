@@ -4,6 +4,7 @@ the pg_net kick through the dispatcher, the worker, the Resend sample provider, 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from devstack import inbound, stack
+from devstack.function_host import FunctionHost
+from devstack.vercel_build import Build
 from tests.conftest import connect
 
 WAIT_S = 60
@@ -70,6 +73,30 @@ def test_webhooks_are_recorded_kicked_and_fetched_into_storage(db, env) -> None:
     assert sorted((r["provider_email_id"], r["provider_attachment_id"], r["filename"]) for r in stored) == expected
     assert len(stored_files(env)) == len(expected)
     assert all(p.read_bytes().startswith(b"%PDF-") for p in stored_files(env))
+
+
+def test_the_whole_flow_with_a_projects_legacy_service_role_key(db, stack_env, tmp_path) -> None:
+    """A project that has not migrated: only SUPABASE_SERVICE_ROLE_KEY (the legacy JWT) is set."""
+    legacy = {name: value for name, value in stack_env.items() if name != "SUPABASE_SECRET_KEY"}
+    legacy["SUPABASE_SERVICE_ROLE_KEY"] = stack_env["DEVSTACK_LEGACY_SERVICE_ROLE_KEY"]
+    with open(tmp_path / "host.log", "wb") as log:
+        host = FunctionHost(Build(Path(stack_env["DEVSTACK_VERCEL_BUILD"])), legacy, tmp_path, log=log)
+        threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{host.server_address[1]}"
+            with connect(stack_env["DATABASE_URL"]) as operator:  # the kick goes to this deployment
+                stack.store_vault_secrets(operator, {**legacy, "FUNCTIONS_URL": url})
+            emails = [inbound.add_email(stack_env["RESEND_API_URL"], attachments=2) for _ in range(3)]
+            for data in emails:
+                body = inbound.event(data)
+                answer = inbound.deliver(url, body, inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body))
+                assert answer.status_code == 200, answer.text
+            wait_until(lambda: statuses(db) == ["completed"] * 3, what="every job completed with the legacy key")
+        finally:
+            host.shutdown()
+            host.stop_instances()
+    assert count(db, "fax_received_email_attachments") == 6 == len(stored_files(stack_env))
+    assert '"supabase_key_chosen"' not in (tmp_path / "host.log").read_text()  # one key: nothing to choose
 
 
 def test_a_redelivered_webhook_creates_nothing_new(db, env) -> None:

@@ -1,20 +1,24 @@
 """The local function host against a small project of its own, built by the real `vercel build`:
-routing by config.json, one instance per request (or reused when warm), maxDuration, crashes."""
+routing by config.json, Fluid compute (concurrent requests as threads of one warm instance, up to
+its concurrency, new instances beyond), a process per request in cold mode, maxDuration and
+crashes (each taking every request of its instance), and the runtime's per-request log tags."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 
 from devstack import vercel_build
-from devstack.function_host import FunctionHost
+from devstack.function_host import FunctionHost, FunctionLog
 
 pytestmark = pytest.mark.slow  # starts function hosts and Vercel runtimes of its own
 
@@ -43,14 +47,35 @@ class handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         print(json.dumps({{"event": "answered", "pid": os.getpid()}}))
 """
+# Holds its request for ?seconds=, then answers, or ends its whole process with ?exit=1.
+HOLD = """
+import json, os, sys, time
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, urlsplit
+
+class handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        query = parse_qs(urlsplit(self.path).query)
+        print(json.dumps({"event": "holding", "vercel_id": self.headers.get("x-vercel-id")}), flush=True)
+        time.sleep(float(query.get("seconds", ["0"])[0]))
+        if query.get("exit"):
+            os._exit(3)
+        body = json.dumps({"pid": os.getpid(), "vercel_id": self.headers.get("x-vercel-id")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+"""
 FUNCTIONS = {
     "api/echo.py": HANDLER.format(setup="", action="pass"),
     "api/slow.py": HANDLER.format(setup="", action="time.sleep(30)"),
     "api/crash.py": HANDLER.format(setup="", action="os._exit(3)"),
     "api/broken.py": HANDLER.format(setup="raise RuntimeError('broken at import')", action="pass"),
+    "api/hold.py": HOLD,
 }
+HOLD_MAX_DURATION_S = 3
 VERCEL_JSON = {
-    "functions": {"api/slow.py": {"maxDuration": 2}},
+    "functions": {"api/slow.py": {"maxDuration": 2}, "api/hold.py": {"maxDuration": HOLD_MAX_DURATION_S}},
     "rewrites": [{"source": "/echo-elsewhere", "destination": "/api/echo"}],
 }
 
@@ -70,10 +95,10 @@ def build(tmp_path_factory) -> vercel_build.Build:
     return vercel_build.build_folder(source, tmp_path_factory.mktemp("build"))
 
 
-def serve(build: vercel_build.Build, state: Path, warm: bool = False) -> Iterator[tuple[str, Path]]:
+def serve(build: vercel_build.Build, state: Path, **options: object) -> Iterator[tuple[str, Path]]:
     log = open(state / "host.log", "wb")  # noqa: SIM115  # closed below, after the host stops
     env = {"INTERNAL_FUNCTION_SECRET": "project-variable", "DATABASE_URL": "not-a-project-variable"}
-    host = FunctionHost(build, env, state, warm=warm, log=log)
+    host = FunctionHost(build, env, state, log=log, **options)
     threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{host.server_address[1]}", state / "host.log"
     host.shutdown()
@@ -83,12 +108,12 @@ def serve(build: vercel_build.Build, state: Path, warm: bool = False) -> Iterato
 
 @pytest.fixture
 def cold(build, tmp_path) -> Iterator[tuple[str, Path]]:
-    yield from serve(build, tmp_path)
+    yield from serve(build, tmp_path, mode="cold")
 
 
 @pytest.fixture
-def warm(build, tmp_path) -> Iterator[tuple[str, Path]]:
-    yield from serve(build, tmp_path, warm=True)
+def fluid(build, tmp_path) -> Iterator[tuple[str, Path]]:
+    yield from serve(build, tmp_path, mode="fluid", concurrency=2)
 
 
 def alive(pid: int) -> bool:
@@ -96,8 +121,10 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:  # gone between the signal and the read (ProcessLookupError, FileNotFoundError)
+        return False
 
 
 def logged(log: Path, text: str, within_s: float = 10.0) -> str:
@@ -124,11 +151,83 @@ def test_each_request_gets_a_new_instance_that_ends_with_it(cold) -> None:
     assert gone(first["pid"]) and gone(second["pid"])
 
 
-def test_a_warm_host_reuses_an_idle_instance(warm) -> None:
-    url, _ = warm
+def test_under_fluid_an_instance_stays_up_and_serves_the_next_requests(fluid) -> None:
+    url, _ = fluid
     first = httpx.post(url + "/api/echo", timeout=60).json()
     second = httpx.post(url + "/api/echo", timeout=60).json()
     assert first["pid"] == second["pid"] and alive(first["pid"])
+
+
+def hold(url: str, seconds: float, **query: str) -> httpx.Response:
+    return httpx.post(f"{url}/api/hold", params={"seconds": str(seconds), **query}, timeout=60)
+
+
+def test_concurrent_requests_share_an_instance_up_to_its_concurrency_then_get_a_new_one(fluid) -> None:
+    url, _ = fluid  # concurrency 2
+    hold(url, 0)  # the first instance is up: the next requests need not wait for a cold start
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(lambda _: hold(url, 1.5).json(), range(3)))
+    pids = [answer["pid"] for answer in answers]
+    assert sorted(pids.count(pid) for pid in set(pids)) == [1, 2]
+    assert len({answer["vercel_id"] for answer in answers}) == 3
+
+
+def test_an_answer_carries_the_x_vercel_id_its_request_had(fluid) -> None:
+    url, _ = fluid
+    answer = hold(url, 0)
+    assert answer.headers["x-vercel-id"] == answer.json()["vercel_id"]
+    assert answer.headers["x-vercel-id"].startswith("dev1::")
+
+
+def test_a_request_past_max_duration_ends_its_instance_and_every_request_on_it(fluid) -> None:
+    url, _ = fluid
+    first = hold(url, 0).json()["pid"]
+    with ThreadPoolExecutor(2) as pool:
+        late = pool.submit(hold, url, 30)  # passes maxDuration (3 s) and takes its instance with it
+        time.sleep(0.5)
+        other = pool.submit(hold, url, 10)  # on the same instance, within its own maxDuration
+        late_answer, other_answer = late.result(), other.result()
+    assert (late_answer.status_code, late_answer.headers["x-vercel-error"]) == (504, "FUNCTION_INVOCATION_TIMEOUT")
+    assert (other_answer.status_code, other_answer.headers["x-vercel-error"]) == (500, "FUNCTION_INVOCATION_FAILED")
+    assert gone(first)
+    assert hold(url, 0).json()["pid"] != first  # the next request starts a new instance
+
+
+def test_an_instance_that_dies_takes_every_request_on_it(fluid) -> None:
+    url, _ = fluid
+    pid = hold(url, 0).json()["pid"]
+    with ThreadPoolExecutor(2) as pool:
+        waiting = pool.submit(hold, url, 5)
+        time.sleep(0.3)
+        crashing = pool.submit(hold, url, 0.5, exit="1")
+        assert crashing.result().status_code == 500
+        assert (waiting.result().status_code, waiting.result().headers["x-vercel-error"]) == (
+            500, "FUNCTION_INVOCATION_FAILED")  # fmt: skip
+    assert gone(pid)
+
+
+def test_a_killed_instance_takes_every_request_on_it(fluid) -> None:
+    url, _ = fluid
+    pid = hold(url, 0).json()["pid"]
+    with ThreadPoolExecutor(2) as pool:
+        held = [pool.submit(hold, url, 5) for _ in range(2)]
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGKILL)  # as the chaos run kills a worker
+        assert [answer.result().status_code for answer in held] == [500, 500]
+
+
+def test_each_log_line_carries_the_request_it_belongs_to(build, tmp_path) -> None:
+    lines: list[FunctionLog] = []
+    served = serve(build, tmp_path, mode="fluid", concurrency=4, log_drain=lines.append)
+    url, _ = next(served)
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: hold(url, 0.5), range(4)))
+    next(served, None)
+    held = [line for line in lines if line.text.startswith('{"event": "holding"')]
+    assert len(held) == 4 and len({line.request_id for line in held}) == 4
+    for line in held:  # the runtime's tag names the request the line was written in
+        assert json.loads(line.text)["vercel_id"] == f"dev1::{line.invocation_id[:20]}"
+    assert {json.loads(line.text)["vercel_id"] for line in held} == {a.headers["x-vercel-id"] for a in answers}
 
 
 def test_the_function_sees_project_variables_and_vercel_headers_but_not_the_host_environment(cold) -> None:

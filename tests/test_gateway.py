@@ -1,5 +1,7 @@
 """The local API gateway (devstack/gateway.py) as the deployed code sees it: through the real,
-unmodified supabase-py client, plus raw HTTP where the status code itself is the point."""
+unmodified supabase-py client (with the project's legacy JWT keys, which it sends as Supabase
+always took them), through lib/'s client with the secret key, plus raw HTTP where the status code
+itself is the point; and Supabase's API-key rules, on every path."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import pytest
 from postgrest.exceptions import APIError
 from storage3.exceptions import StorageApiError
 
+from lib.settings import SupabaseSettings
+from lib.supabase_client import api_headers, service_client
 from supabase import Client, ClientOptions, create_client
 
 BUCKET = "fax-attachments"
@@ -56,12 +60,12 @@ def supabase_client(stack_env: dict[str, str], key: str) -> Client:
 
 @pytest.fixture(scope="session")
 def service(stack_env: dict[str, str]) -> Client:
-    return supabase_client(stack_env, stack_env["SUPABASE_SERVICE_ROLE_KEY"])
+    return supabase_client(stack_env, stack_env["DEVSTACK_LEGACY_SERVICE_ROLE_KEY"])
 
 
 @pytest.fixture(scope="session")
 def anon(stack_env: dict[str, str]) -> Client:
-    return supabase_client(stack_env, stack_env["SUPABASE_ANON_KEY"])
+    return supabase_client(stack_env, stack_env["DEVSTACK_LEGACY_ANON_KEY"])
 
 
 @pytest.fixture(scope="session")
@@ -76,8 +80,7 @@ def http(stack_env: dict[str, str]) -> Iterator[httpx.Client]:
 
 
 def service_headers(stack_env: dict[str, str]) -> dict[str, str]:
-    key = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
-    return {"apikey": key, "Authorization": f"Bearer {key}"}
+    return api_headers(stack_env["SUPABASE_SECRET_KEY"])  # {"apikey": <the secret key>}
 
 
 def new_email(db: psycopg.Connection[dict], provider_email_id: str | None = None) -> str:
@@ -191,12 +194,13 @@ def test_refusals_answer_401_for_anon_and_403_for_a_signed_in_user(
 ) -> None:
     body = {"p_kind": "fetch_email"}
     as_anon = http.post(
-        "/rest/v1/rpc/claim_document_jobs", json=body, headers={"apikey": stack_env["SUPABASE_ANON_KEY"]}
+        "/rest/v1/rpc/claim_document_jobs", json=body, headers={"apikey": stack_env["DEVSTACK_LEGACY_ANON_KEY"]}
     )
     assert as_anon.status_code == 401
     assert as_anon.json()["code"] == "42501"
     user = role_key(stack_env, "authenticated")
-    as_user = http.post("/rest/v1/rpc/claim_document_jobs", json=body, headers={"Authorization": f"Bearer {user}"})
+    signed_in = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {user}"}
+    as_user = http.post("/rest/v1/rpc/claim_document_jobs", json=body, headers=signed_in)
     assert as_user.status_code == 403
     assert as_user.json()["code"] == "42501"
 
@@ -234,13 +238,16 @@ def test_an_invalid_jwt_is_401(token: str, stack_env: dict[str, str], http: http
         token = jwt.encode({"role": "service_role"}, "another-secret-that-is-long-enough-for-hs256")
     elif token == "EXPIRED":
         token = role_key(stack_env, "service_role", exp=int(time.time()) - 3600)
-    answer = http.post("/rest/v1/rpc/invoke_document_jobs", json={}, headers={"Authorization": f"Bearer {token}"})
+    # Beside a legacy key, as always: the JWT reaches PostgREST, which refuses it.
+    headers = {"apikey": stack_env["DEVSTACK_LEGACY_ANON_KEY"], "Authorization": f"Bearer {token}"}
+    answer = http.post("/rest/v1/rpc/invoke_document_jobs", json={}, headers=headers)
     assert answer.status_code == 401
     assert answer.json()["code"] == "PGRST301"
     assert set(answer.json()) == {"code", "message", "details", "hint"}
+    # As the client's own key it is no key of the project's: the gateway refuses it first.
     with pytest.raises(APIError) as refused:
         supabase_client(stack_env, token).rpc("invoke_document_jobs", {}).execute()
-    assert refused.value.code == "PGRST301"
+    assert (refused.value.code, refused.value.message) == (None, "Invalid API key")
 
 
 def test_bad_argument_is_400_with_the_functions_message(
@@ -560,14 +567,120 @@ def test_bucket_size_limit_is_413(service: Client, admin: psycopg.Connection[dic
 
 
 def test_unknown_routes_and_the_log(stack_env: dict[str, str], http: httpx.Client) -> None:
-    assert http.get("/nowhere").status_code == 404
+    assert http.get("/nowhere", headers=service_headers(stack_env)).status_code == 404
     assert http.get("/storage/v1/nowhere", headers=service_headers(stack_env)).status_code == 404
     log = Path(stack_env["DEVSTACK_FOLDER"], "gateway.log").read_text()
     assert "GET /nowhere 404" in log
     assert "POST /rest/v1/rpc/claim_document_jobs 200" in log
     for secret in (
-        stack_env["SUPABASE_SERVICE_ROLE_KEY"],
-        stack_env["SUPABASE_ANON_KEY"],
+        stack_env["SUPABASE_SECRET_KEY"],
+        stack_env["SUPABASE_PUBLISHABLE_KEY"],
+        stack_env["DEVSTACK_LEGACY_SERVICE_ROLE_KEY"],
+        stack_env["DEVSTACK_LEGACY_ANON_KEY"],
         stack_env["SUPABASE_JWT_SECRET"],
     ):
         assert secret not in log
+
+
+# --- API keys (Supabase's rules: guides/api/api-keys) --------------------------------------------
+
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+CLAIM = "/rest/v1/rpc/claim_document_jobs"
+
+
+def upload_path(folder: str) -> str:
+    return f"/storage/v1/object/{BUCKET}/{folder}/k.pdf"
+
+
+def gateway_refusal(answer: httpx.Response, message: str) -> bool:
+    """The gateway's own 401 (PostgREST's and Storage's bodies have other fields)."""
+    return answer.status_code == 401 and answer.json()["message"] == message and "code" not in answer.json()
+
+
+def test_a_secret_key_in_apikey_alone_is_the_service_role_everywhere(
+    stack_env: dict[str, str], http: httpx.Client, db: psycopg.Connection[dict], folder: str
+) -> None:
+    secret = {"apikey": stack_env["SUPABASE_SECRET_KEY"]}
+    assert (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=secret).json()) == []
+    uploaded = http.post(upload_path(folder), content=b"%PDF", headers={**secret, "Content-Type": "application/pdf"})
+    assert uploaded.status_code == 200, uploaded.text
+    # lib/'s client, over supabase-py: the same key, no Authorization.
+    settings = SupabaseSettings(
+        supabase_url=stack_env["SUPABASE_URL"], supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"]
+    )
+    with httpx.Client(timeout=30) as client:
+        email_id = new_email(db)
+        assert enqueue(service_client(settings, client), email_id)
+        assert claim(service_client(settings, client))[0]["fax_received_email_id"] == email_id
+
+
+def test_a_secret_key_sent_as_bearer_too_reaches_the_services_and_is_refused_as_not_a_jwt(
+    stack_env: dict[str, str], http: httpx.Client, folder: str
+) -> None:
+    """The one case the docs let through the gateway (Authorization exactly equal to apikey), and
+    what unmodified supabase-py sends with a secret key: lib/ never sends it."""
+    key = stack_env["SUPABASE_SECRET_KEY"]
+    with pytest.raises(APIError) as refused:
+        supabase_client(stack_env, key).rpc("claim_document_jobs", {"p_kind": "fetch_email"}).execute()
+    assert refused.value.code == "PGRST301"
+    both = {"apikey": key, "Authorization": f"Bearer {key}", "Content-Type": "application/pdf"}
+    upload = http.post(upload_path(folder), content=b"%PDF", headers=both)
+    refusal = {"statusCode": "403", "code": "InvalidJWT", "error": "Unauthorized", "message": "Invalid Compact JWS"}
+    assert (upload.status_code, upload.json()) == (400, refusal)
+
+
+def test_a_publishable_key_is_anon_and_with_a_users_jwt_authenticated(
+    stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    publishable = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"]}
+    as_anon = http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=publishable)
+    assert (as_anon.status_code, as_anon.json()["code"]) == (401, "42501")  # PostgREST's answer to anon
+    user = {**publishable, "Authorization": f"Bearer {role_key(stack_env, 'authenticated', sub=str(uuid.uuid4()))}"}
+    as_user = http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=user)
+    assert (as_user.status_code, as_user.json()["code"]) == (403, "42501")
+
+
+@pytest.mark.parametrize("key", ["sb_secret_not-this-projects", "sb_publishable_not-this-projects", "OTHER-JWT", "x"])
+def test_a_key_the_project_does_not_have_is_401_on_every_path(
+    key: str, stack_env: dict[str, str], http: httpx.Client, folder: str
+) -> None:
+    if key == "OTHER-JWT":
+        key = jwt.encode({"role": "service_role"}, "another-secret-that-is-long-enough-for-hs256")
+    for answer in (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers={"apikey": key}),
+                   http.post(upload_path(folder), content=b"%PDF", headers={"apikey": key})):  # fmt: skip
+        assert gateway_refusal(answer, "Invalid API key"), answer.text
+
+
+def test_without_an_apikey_only_public_objects_are_served(
+    stack_env: dict[str, str], http: httpx.Client, folder: str
+) -> None:
+    legacy = {"Authorization": f"Bearer {stack_env['DEVSTACK_LEGACY_SERVICE_ROLE_KEY']}"}
+    for answer in (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=legacy),
+                   http.post(upload_path(folder), content=b"%PDF", headers=legacy)):  # fmt: skip
+        assert gateway_refusal(answer, "No API key found in request"), answer.text
+        assert answer.headers["sb-error-code"] == "UNAUTHORIZED_MISSING_API_KEY"
+    public = http.get(f"/storage/v1/object/public/{BUCKET}/{folder}/k.pdf")
+    assert public.json()["error"] == "Bucket not found"  # Storage's own answer: the bucket is private
+
+
+def test_a_secret_key_from_a_browser_is_401_and_a_publishable_key_is_not(
+    stack_env: dict[str, str], http: httpx.Client, folder: str
+) -> None:
+    secret = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "User-Agent": BROWSER}
+    for answer in (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=secret),
+                   http.post(upload_path(folder), content=b"%PDF", headers=secret)):  # fmt: skip
+        assert gateway_refusal(answer, "Forbidden use of secret API key in browser"), answer.text
+    publishable = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "User-Agent": BROWSER}
+    assert http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=publishable).json()["code"] == "42501"
+
+
+def test_a_new_key_beside_an_authorization_that_is_no_jwt_is_refused(
+    stack_env: dict[str, str], http: httpx.Client, folder: str
+) -> None:
+    secret, publishable = stack_env["SUPABASE_SECRET_KEY"], stack_env["SUPABASE_PUBLISHABLE_KEY"]
+    for apikey, authorization in ((secret, f"Bearer {publishable}"), (publishable, f"Bearer {secret}"),
+                                  (secret, "Bearer not-a-key"), (publishable, f"Basic {publishable}")):  # fmt: skip
+        headers = {"apikey": apikey, "Authorization": authorization}
+        for answer in (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=headers),
+                       http.post(upload_path(folder), content=b"%PDF", headers=headers)):  # fmt: skip
+            assert gateway_refusal(answer, "Invalid authorization header"), answer.text

@@ -22,6 +22,7 @@ from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
 from lib.storable import storable_json
+from lib.supabase_client import api_headers
 from lib.worker_endpoint import connected
 from tests.serve import serve
 
@@ -59,7 +60,7 @@ def provider() -> Iterator[ResendProvider]:
 @pytest.fixture
 def worker_env(monkeypatch, stack_env, provider) -> None:
     for name, value in {"SUPABASE_URL": stack_env["SUPABASE_URL"],
-                        "SUPABASE_SERVICE_ROLE_KEY": stack_env["SUPABASE_SERVICE_ROLE_KEY"],
+                        "SUPABASE_SECRET_KEY": stack_env["SUPABASE_SECRET_KEY"],
                         "INTERNAL_FUNCTION_SECRET": SECRET, "RESEND_API_KEY": RESEND_KEY,
                         "RESEND_API_URL": provider.url}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
@@ -221,9 +222,8 @@ def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_
 
 
 def served_object(stack_env, key: str) -> httpx.Response:
-    service = stack_env["SUPABASE_SERVICE_ROLE_KEY"]
     return httpx.get(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
-                     headers={"apikey": service, "Authorization": f"Bearer {service}"}, timeout=10)  # fmt: skip
+                     headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip
 
 
 def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db, provider, worker_url, stack_env):

@@ -51,7 +51,7 @@ def http() -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def client(http: httpx.Client):
-    return service_client(SupabaseSettings(supabase_url=URL, supabase_service_role_key=KEY), http)
+    return service_client(SupabaseSettings(supabase_url=URL, supabase_secret_key=KEY), http)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ URL = "https://project.supabase.test"
 # Storage's documented key rule, ^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$ (a JavaScript regex: "$" is
 # the end of the input), written out as a set of characters so that it shares nothing with lib/.
 STORAGE_KEY_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_/!.*'() &$=@;:+,?-")
-KEY = "service-role-key-for-unit-tests"
+KEY = "sb_secret_unit-tests-key"  # the form of a new project's secret key (not a JWT)
 
 
 def uploaded_object(headers: httpx.Headers, body: bytes) -> tuple[bytes, str | None]:

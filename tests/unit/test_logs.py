@@ -27,7 +27,7 @@ SECRETS = [INTERNAL, RESEND_KEY, WEBHOOK_SECRET, KEY, "SIGNED-URL-SECRET", "Bear
 
 @pytest.fixture(autouse=True)
 def env(monkeypatch) -> None:
-    for name, value in {"INTERNAL_FUNCTION_SECRET": INTERNAL, "SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY,
+    for name, value in {"INTERNAL_FUNCTION_SECRET": INTERNAL, "SUPABASE_URL": URL, "SUPABASE_SECRET_KEY": KEY,
                         "RESEND_API_KEY": RESEND_KEY, "RESEND_API_URL": "https://resend.test",
                         "RESEND_WEBHOOK_SECRET": WEBHOOK_SECRET}.items():  # fmt: skip
         monkeypatch.setenv(name, value)

@@ -11,7 +11,7 @@ import pytest
 from lib.settings import ConfigError, WebhookSettings, WorkerSettings
 
 SECRET = "whsec_" + base64.b64encode(b"unit-test-webhook-signing-key-32").decode()
-VALID = {"SUPABASE_URL": "https://project.supabase.co", "SUPABASE_SERVICE_ROLE_KEY": "service-key",
+VALID = {"SUPABASE_URL": "https://project.supabase.co", "SUPABASE_SECRET_KEY": "sb_secret_service-key",
          "RESEND_API_KEY": "re_key", "RESEND_WEBHOOK_SECRET": SECRET}  # fmt: skip
 
 INVALID = [
@@ -23,7 +23,9 @@ INVALID = [
     ("SUPABASE_URL", "https://admin:hunter2@project.supabase.co"),
     ("SUPABASE_URL", "https://project.supabase.co?x=1"),
     ("SUPABASE_URL", "https://project.supabase.co:99999"),
+    ("SUPABASE_SECRET_KEY", ""),
     ("SUPABASE_SERVICE_ROLE_KEY", ""),
+    ("SUPABASE_SECRET_KEY", "sb_publishable_abc"),  # the anon role: every call would be refused
     ("RESEND_API_URL", "api.resend.com"),
     ("RESEND_API_KEY", ""),
     ("ATTACHMENT_MAX_BYTES", "-1"),

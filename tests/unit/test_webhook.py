@@ -37,7 +37,7 @@ RECORDED = {
 
 @pytest.fixture
 def webhook_url(monkeypatch) -> Iterator[str]:
-    for name, value in {"SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY, "RESEND_WEBHOOK_SECRET": SECRET,
+    for name, value in {"SUPABASE_URL": URL, "SUPABASE_SECRET_KEY": KEY, "RESEND_WEBHOOK_SECRET": SECRET,
                         "WEBHOOK_MAX_BODY_BYTES": "400000"}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
     with serve(handler) as url:
@@ -76,7 +76,9 @@ def test_a_received_email_is_recorded_in_one_call(webhook_url, record_rpc) -> No
     [call] = record_rpc.calls
     assert json.loads(call.request.content) == {
         "p_provider_email_id": "em_42", "p_webhook_id": "msg_2Lh9", "p_data": EVENT["data"]}  # fmt: skip
-    assert call.request.headers["authorization"] == f"Bearer {KEY}"
+    # A secret key goes in apikey only (Supabase's API-key rules); lib/supabase_client.py api_headers.
+    assert call.request.headers["apikey"] == KEY
+    assert "authorization" not in call.request.headers
 
 
 def test_any_one_of_several_signatures_may_match(webhook_url, record_rpc) -> None:

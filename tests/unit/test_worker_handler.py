@@ -19,7 +19,7 @@ SECRET = "a-long-random-internal-secret"
 
 @pytest.fixture
 def worker_url(monkeypatch) -> Iterator[str]:
-    for name, value in {"INTERNAL_FUNCTION_SECRET": SECRET, "SUPABASE_URL": URL, "SUPABASE_SERVICE_ROLE_KEY": KEY,
+    for name, value in {"INTERNAL_FUNCTION_SECRET": SECRET, "SUPABASE_URL": URL, "SUPABASE_SECRET_KEY": KEY,
                         "RESEND_API_KEY": "re_unit", "RESEND_API_URL": "https://resend.test"}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
     with serve(handler) as url:
