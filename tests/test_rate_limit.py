@@ -142,7 +142,15 @@ def test_a_burst_of_30_webhooks_queues_at_most_the_cap_of_worker_posts(db, admin
         wait_until(lambda: statuses(db) == {"completed": 30}, 120, "the burst to drain")
         wait_until(lambda: in_flight(admin) == 0, 30, "the last invocations to answer")
         assert peak_in_flight(admin) <= cap
-        assert rate_limit_stats(provider)["refused"] == 0
+        # The default share of a fifth absorbs a request up to a quarter of a second late for its
+        # slot; on a loaded machine one can be later, and Resend's 429 for it is a release.
+        throttled = db.execute(
+            "select count(*) filter (where outcome <> 'released') as spent, count(*) as n from document_job_attempts"
+            " where error_code in ('resend_rate_limited', 'resend_rate_limit_wait')"
+        ).fetchone()
+        assert throttled["spent"] == 0, "no attempt spent on throttling"
+        assert rate_limit_stats(provider)["refused"] == throttled["n"]
+        assert db.execute("select max(attempts) as n from document_jobs").fetchone()["n"] == 1
     finally:
         reset(admin)
 
