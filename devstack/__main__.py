@@ -49,6 +49,9 @@ def main(argv: list[str]) -> int:
             started = stack.start()
             stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
+        env = started.env
+        print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
+              f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
         return 0
     if command == "down":
         stack.down()

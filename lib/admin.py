@@ -7,17 +7,21 @@ python -m lib.admin cancel JOB_ID [--reason TEXT]
 python -m lib.admin stats [--json]
 python -m lib.admin retention [--set INTERVAL]
 python -m lib.admin purge [--older-than INTERVAL]
+python -m lib.admin operators add EMAIL --role admin|viewer | list | remove EMAIL   (lib/operators.py)
 
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
-SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether
-of the arguments, by the database or of the network, is one line on standard error and a
-non-zero exit: 2 for arguments, 1 for what the queue or the database refused, 3 for settings.
+SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal, whether of the arguments, by the
+database or of the network, or an answer that is not PostgREST's (a SUPABASE_URL pointing
+elsewhere), is one line on standard error and a non-zero exit: 2 for arguments, 1 for what the
+queue or the database refused, 3 for settings. Every text printed from the data (a sender, a
+subject, a file name, an error message) goes through lib/terminal.py: no control sequence of a
+sender's reaches the terminal, and a terminal that is not UTF-8 gets escapes instead of a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -30,6 +34,7 @@ import httpx
 from lib.database import DatabaseError, execute
 from lib.settings import ConfigError, SupabaseSettings
 from lib.supabase_client import TIMEOUT, service_client
+from lib.terminal import encoding_of, terminal_json, terminal_text
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -43,6 +48,30 @@ Row = dict[str, Any]
 
 class AdminError(Exception):
     """A refusal to show the operator (exit status 1)."""
+
+
+class NotPostgrest(AdminError):
+    """An answer of the wrong shape: SUPABASE_URL is not a Supabase project's (or not its root)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}: the answer is not PostgREST's; check SUPABASE_URL (the project's URL, no path)")
+
+
+def shown(value: Any) -> str:
+    """A value as the operator's terminal shows it: one line, no control sequence, in its encoding."""
+    return terminal_text("" if value is None else str(value), encoding_of())
+
+
+def _rows(value: Any, what: str) -> list[Row]:
+    if not isinstance(value, list) or not all(isinstance(row, dict) for row in value):
+        raise NotPostgrest(what)
+    return value
+
+
+def _answer(value: Any, kind: type, what: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise NotPostgrest(what)
+    return value
 
 
 def display_width(text: str) -> int:
@@ -65,7 +94,7 @@ def table(rows: Sequence[Row], columns: Sequence[str]) -> str:
 
 
 def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
+    text = shown(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -86,8 +115,8 @@ def took(started: str | None, finished: str | None) -> str:
     return f"{(datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds():.3f} s"
 
 
-def _rpc(client: Client, function: str, params: dict[str, Any]) -> Any:
-    return execute(function, client.rpc(function, params))
+def _rpc(client: Client, function: str, params: dict[str, Any], kind: type) -> Any:
+    return _answer(execute(function, client.rpc(function, params)), kind, function)
 
 
 def job_id(text: str) -> str:
@@ -110,50 +139,53 @@ def list_jobs(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
         query = query.eq("status", args.status)
     if args.kind:
         query = query.eq("kind", args.kind)
-    rows: list[Row] = execute("list jobs", query)
+    rows = _rows(execute("list jobs", query), "list jobs")
     now = datetime.now(UTC)
-    shown = [row | {"age": age(row["created_at"], now), "attempt": f"{row['attempts']}/{row['max_attempts']}",
-                    "error": row["last_error_code"] or ""} for row in rows]  # fmt: skip
-    return rows, table(shown, ["id", "kind", "status", "age", "attempt", "error"]) if rows else "no jobs"
+    listed = [row | {"age": age(row["created_at"], now), "attempt": f"{row['attempts']}/{row['max_attempts']}",
+                     "error": row["last_error_code"] or ""} for row in rows]  # fmt: skip
+    return rows, table(listed, ["id", "kind", "status", "age", "attempt", "error"]) if rows else "no jobs"
 
 
 def show_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    jobs: list[Row] = execute("read job", client.table("document_jobs").select(JOB_COLUMNS).eq("id", args.job_id))
+    query = client.table("document_jobs").select(JOB_COLUMNS).eq("id", args.job_id)
+    jobs = _rows(execute("read job", query), "read job")
     if not jobs:
         raise AdminError(f"no job {args.job_id}")
     job = jobs[0]
     email: Row | None = None
     attachments: list[Row] = []
     if job["fax_received_email_id"]:
-        emails: list[Row] = execute(
+        emails = _rows(execute(
             "read e-mail",
             client.table("fax_received_emails")
             .select("id,provider_email_id,from_address,to_addresses,subject,received_at,created_at")
             .eq("id", job["fax_received_email_id"]),
-        )
+        ), "read e-mail")  # fmt: skip
         email = emails[0] if emails else None
-        attachments = execute(
+        attachments = _rows(execute(
             "read attachments",
             client.table("fax_received_email_attachments")
             .select("provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path")
             .eq("fax_received_email_id", job["fax_received_email_id"])
             .order("filename"),
-        )
-    attempts: list[Row] = execute(
+        ), "read attachments")  # fmt: skip
+    attempts = _rows(execute(
         "read attempts",
         client.table("document_job_attempts").select(ATTEMPT_COLUMNS).eq("job_id", args.job_id).order("generation"),
-    )
-    text = "\n".join(f"{key:>20}: {'' if value is None else value}" for key, value in job.items())
+    ), "read attempts")  # fmt: skip
+    text = "\n".join(f"{key:>20}: {shown(value)}" for key, value in job.items())
     if email:
-        text += "\n\ne-mail\n" + "\n".join(f"{key:>20}: {value}" for key, value in email.items())
+        text += "\n\ne-mail\n" + "\n".join(f"{key:>20}: {shown(value)}" for key, value in email.items())
     text += f"\n\nattempts ({len(attempts)})"
     if attempts:
-        shown = [row | {"started": row["started_at"], "took": took(row["started_at"], row["finished_at"]),
-                        "error": row["error_code"] or "", "invocation": row["invocation_id"] or ""}
-                 for row in attempts]  # fmt: skip
-        text += "\n" + table(shown, ["attempt", "generation", "started", "took", "outcome", "error", "invocation"])
+        history = [row | {"started": row["started_at"], "took": took(row["started_at"], row["finished_at"]),
+                          "error": row["error_code"] or "", "invocation": row["invocation_id"] or ""}
+                   for row in attempts]  # fmt: skip
+        text += "\n" + table(history, ["attempt", "generation", "started", "took", "outcome", "error", "invocation"])
         text += "".join(
-            f"\n  generation {row['generation']}: {row['error_message']}" for row in attempts if row["error_message"]
+            f"\n  generation {row['generation']}: {shown(row['error_message'])}"
+            for row in attempts
+            if row["error_message"]
         )
     text += f"\n\nstored attachments ({len(attachments)})"
     if attachments:
@@ -162,19 +194,19 @@ def show_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def retry_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    if not _rpc(client, "retry_document_job", {"p_job_id": args.job_id}):
+    if not _rpc(client, "retry_document_job", {"p_job_id": args.job_id}, bool):
         raise AdminError(f"job {args.job_id} was not retried: only a failed job can be")
     return {"retried": args.job_id}, f"job {args.job_id} is queued again (attempts reset to 0)"
 
 
 def cancel_job(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    if not _rpc(client, "cancel_document_job", {"p_job_id": args.job_id, "p_reason": args.reason}):
+    if not _rpc(client, "cancel_document_job", {"p_job_id": args.job_id, "p_reason": args.reason}, bool):
         raise AdminError(f"job {args.job_id} was not cancelled: only a queued or running job can be")
     return {"cancelled": args.job_id}, f"job {args.job_id} is cancelled (failed, last_error_code = cancelled)"
 
 
 def stats(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    data = _rpc(client, "document_jobs_stats", {})
+    data = _rpc(client, "document_jobs_stats", {}, dict)
     counts = {(row["kind"], row["status"]): row["count"] for row in data["by_kind_and_status"]}
     kinds = sorted({kind for kind, _ in counts})
     grid = [{"kind": kind, **{status: counts.get((kind, status), 0) for status in STATUSES}} for kind in kinds]
@@ -186,22 +218,22 @@ def stats(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
         f"running:              {data['running']}",
         f"waiting in backoff:   {data['in_backoff']}",
         f"failed, last hour:    {data['failed_last_hour']}",
-        f"last completion:      {data['last_completed_at'] or 'never'}",
-        f"completed jobs kept:  {data['retention']}",
+        f"last completion:      {shown(data['last_completed_at'] or 'never')}",
+        f"completed jobs kept:  {shown(data['retention'])}",
     ]
     return data, "\n".join(lines)
 
 
 def retention(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
     if args.set:
-        value = _rpc(client, "set_document_jobs_retention", {"p_completed_job_retention": args.set})
+        value = _rpc(client, "set_document_jobs_retention", {"p_completed_job_retention": args.set}, str)
     else:
-        value = _rpc(client, "document_jobs_stats", {})["retention"]
-    return {"completed_job_retention": value}, f"completed jobs are kept for {value}"
+        value = _rpc(client, "document_jobs_stats", {}, dict)["retention"]
+    return {"completed_job_retention": value}, f"completed jobs are kept for {shown(value)}"
 
 
 def purge(client: Client, args: argparse.Namespace) -> tuple[Any, str]:
-    deleted = _rpc(client, "purge_document_jobs", {"p_older_than": args.older_than})
+    deleted = _rpc(client, "purge_document_jobs", {"p_older_than": args.older_than}, int)
     return {"deleted": deleted}, f"deleted {deleted} completed jobs"
 
 
@@ -245,23 +277,37 @@ def parser() -> argparse.ArgumentParser:
     command("purge", purge, "delete completed jobs now (the daily cron job does this)").add_argument(
         "--older-than", metavar="INTERVAL", help="1 hour to 10 years; default: the retention setting"
     )
+    commands.add_parser("operators", help="who may use the admin screen: add, list, remove (see operators --help)")
     return root
 
 
+def _refuse(error: Exception) -> None:
+    print(f"error: {terminal_text(str(error), encoding_of(sys.stderr))}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
+        from lib import operators
+
+        return operators.main(argv[1:])
     args = parser().parse_args(argv)
     try:
         settings = SupabaseSettings.load()
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
+        _refuse(error)
         return 3
     with httpx.Client(timeout=TIMEOUT) as http:
         try:
             data, text = args.run(service_client(settings, http), args)
         except (AdminError, DatabaseError) as error:
-            print(f"error: {error}", file=sys.stderr)
+            _refuse(error)
             return 1
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else text)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+            # A field missing from an answer that otherwise looked like PostgREST's.
+            _refuse(NotPostgrest(f"{args.command} ({type(error).__name__})"))
+            return 1
+    print(terminal_json(data, encoding_of()) if args.json else text)
     return 0
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lib import log
 from lib.budget import Clock, Deadline
 from lib.database import DatabaseError, execute, interval
-from lib.failures import FailureCode, JobFailure, from_resend_status
+from lib.failures import FailureCode, JobFailure, from_resend_error
 
 if TYPE_CHECKING:
     from lib.resend_client import ResendError
@@ -139,6 +139,6 @@ def _pause(error: ResendError | None) -> timedelta | None:
     (not of a quota, which seconds do not fix), its retry-after."""
     if error is None or error.status is None:
         return None
-    if from_resend_status(error.status, error.name) is not FailureCode.RESEND_RATE_LIMITED:
+    if from_resend_error(error.status, error.name, error.message) is not FailureCode.RESEND_RATE_LIMITED:
         return None
     return min(error.retry_after or DEFAULT_PAUSE, MAX_PAUSE)

@@ -13,6 +13,7 @@ TABLES = [
     "document_jobs_rate_limits",
     "fax_received_emails",
     "fax_received_email_attachments",
+    "document_jobs_audit",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {

@@ -81,11 +81,12 @@ class FakeSupabase:
     uploads: dict[str, bytes] = field(default_factory=dict)
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
-    start_error: httpx.Response | None = None  # what start_fetch_email answers instead
     slots: list[dict[str, Any]] = field(default_factory=list)
     follow_ups: int = 0
+    refused_rpcs: dict[str, httpx.Response] = field(default_factory=dict)  # these answer this instead
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
     fail_answer: str | None = None
+    release_answer: str = "queued"  # what release_document_job answers while the lease holds
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -104,6 +105,8 @@ class FakeSupabase:
         self.calls.append((name, body))
         if name in self.unreachable_rpcs:
             raise httpx.ConnectError("database unreachable", request=request)
+        if name in self.refused_rpcs:
+            return self.refused_rpcs[name]
         if b"\\u0000" in request.content:  # as PostgREST answers: Postgres text cannot hold U+0000
             refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
@@ -115,7 +118,7 @@ class FakeSupabase:
                 200, json={"completed": self.guarded, "next_job": self._next_job() if self.jobs else None}
             )
         if name == "start_fetch_email":
-            return self.start_error or httpx.Response(200, json=self._start(body) if self.guarded else None)
+            return httpx.Response(200, json=self._start(body) if self.guarded else None)
         if name == "reserve_provider_request":
             return httpx.Response(200, json=self._slot())
         if name == "note_provider_rate_limit":
@@ -138,7 +141,7 @@ class FakeSupabase:
 
     def _left_in(self, name: str, body: dict[str, Any]) -> str:
         if name == "release_document_job":
-            return "queued"
+            return self.release_answer
         if self.fail_answer is not None:
             return self.fail_answer
         job = self.claimed.get(body["p_job_id"], {"attempts": 1, "max_attempts": 5})
