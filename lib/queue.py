@@ -16,8 +16,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lib.database import DatabaseError, execute
-from lib.fax_records import StoredAttachment
+from lib.database import DatabaseError, execute, interval
+from lib.fax_records import FetchStart, StoredAttachment
 from lib.storable import storable_text
 
 if TYPE_CHECKING:
@@ -71,18 +71,22 @@ class Job(BaseModel):
 
 class Fenced(BaseModel):
     """The one answer of every fenced call (the _v2 functions): whether the job was still ours,
-    and its status after the call; the call that also claims the next job adds it."""
+    and its status after the call. Some calls add to it, held or not: the next job claimed
+    (complete and claim the next), the worker invocations started (the ..._and_follow_up writes);
+    start_fetch_email_v2 adds what the job needs (its extra members, read as FetchStart)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     held: bool
     state: Literal["running", "queued", "failed", "completed"] | None
     next_job: Job | None = None
+    follow_ups: int | None = None
 
 
-def interval(value: timedelta) -> str:
-    """A Postgres interval literal PostgREST can cast."""
-    return f"{value.total_seconds():.3f} seconds"
+def _written(function: str, follow_up: bool) -> str:
+    """The _v2 write, or its ..._and_follow_up_v2 form for an invocation's last call: the same
+    write, and in its transaction the follow-up invocations (within the database's cap)."""
+    return f"{function}_and_follow_up_v2" if follow_up else f"{function}_v2"
 
 
 class Queue:
@@ -95,6 +99,8 @@ class Queue:
         # job id and generation -> until when the job is known to be ours (wall clock, read before
         # the claim or renewal was asked for, so never later than the database's lease_until).
         self._held: dict[tuple[UUID, int], float] = {}
+        # Worker invocations the ..._and_follow_up writes started (the database decides how many).
+        self.follow_ups = 0
 
     def held_until(self, job: Job) -> float:
         return self._held.get((job.id, job.generation), 0.0)
@@ -122,6 +128,8 @@ class Queue:
             fenced = Fenced.model_validate(answer)
         except ValidationError as error:
             raise DatabaseError(function, f"unexpected answer {answer!r:.200}") from error
+        # Counted whatever became of the job: the invocations were started all the same.
+        self.follow_ups += fenced.follow_ups or 0
         if not fenced.held:
             raise LeaseLost(function, job, fenced.next_job)
         return fenced
@@ -147,8 +155,16 @@ class Queue:
         self._fenced("extend_document_job_lease_v2", job, p_lease=interval(self.lease))
         self._renewed(job, asked_at)
 
-    def complete(self, job: Job) -> None:
-        self._fenced("complete_document_job_v2", job)
+    def start_fetch_email(self, job: Job, max_wait_ms: int) -> FetchStart:
+        """What a fetch_email job needs before it calls Resend, and its listing's slot of the
+        Resend limiter (waiting at most max_wait_ms), in one round trip, while the job is ours."""
+        fenced = self._fenced("start_fetch_email_v2", job, p_max_wait_ms=max_wait_ms)
+        return FetchStart.model_validate(fenced.model_extra or {})
+
+    def complete(self, job: Job, *, follow_up: bool = False) -> None:
+        """`follow_up`: this is the invocation's last call; work still claimable starts invocations
+        in the same transaction (within the database's cap)."""
+        self._fenced(_written("complete_document_job", follow_up), job)
 
     def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
         """Completes `job` and claims the next job of `kind` in one round trip: the next job or
@@ -165,11 +181,18 @@ class Queue:
         return self._claimed(answer.next_job, asked_at)
 
     def fail(
-        self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
+        self,
+        job: Job,
+        code: str,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: timedelta | None = None,
+        follow_up: bool = False,
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
         return self._left_in(
-            "fail_document_job_v2",
+            _written("fail_document_job", follow_up),
             job,
             p_error_code=code,
             p_error_message=message,
@@ -189,11 +212,19 @@ class Queue:
         )
         self._renewed(job, asked_at)
 
-    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
+    def release(
+        self,
+        job: Job,
+        retry_after: timedelta,
+        code: str | None = None,
+        message: str | None = None,
+        *,
+        follow_up: bool = False,
+    ) -> LeftIn:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
         return self._left_in(
-            "release_document_job_v2",
+            _written("release_document_job", follow_up),
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,

@@ -588,6 +588,54 @@ ALTER FUNCTION document_jobs_internal.fill_hourly_outcomes() OWNER TO postgres;
 
 
 --
+-- Name: invocation_cap(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.invocation_cap() RETURNS integer
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return (
+        select coalesce(
+            s.max_invocations_in_flight,
+            (select least(20, greatest(1, ceil(3 * l.requests_per_second * (1 - l.share_for_others))))::int
+               from public.document_jobs_rate_limits l
+              where l.provider = 'resend'),
+            12)
+          from public.document_jobs_settings s);
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.invocation_cap() OWNER TO postgres;
+
+
+--
+-- Name: invocations_in_flight(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.invocations_in_flight() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_max_duration constant interval := interval '300 seconds';  -- vercel.json: the worker's maxDuration
+    v_since timestamptz := clock_timestamp() - c_max_duration;
+begin
+    return (
+        select count(*)::int
+          from document_jobs_internal.worker_requests w
+         where w.created_at > v_since
+           and not exists (select 1 from net._http_response r where r.created > v_since and r.id = w.request_id));
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.invocations_in_flight() OWNER TO postgres;
+
+
+--
 -- Name: document_jobs; Type: TABLE; Schema: public; Owner: postgres
 --
 
@@ -1137,6 +1185,7 @@ CREATE FUNCTION document_jobs_internal.post_worker(p_count integer) RETURNS inte
 declare
     v_url text;
     v_secret text;
+    v_count int;
 begin
     select s.decrypted_secret into v_url from vault.decrypted_secrets s where s.name = 'document_jobs_url';
     select s.decrypted_secret into v_secret from vault.decrypted_secrets s where s.name = 'internal_function_secret';
@@ -1145,22 +1194,80 @@ begin
             case when nullif(v_url, '') is null then 'document_jobs_url' else 'internal_function_secret' end;
         return 0;
     end if;
-    for i in 1..p_count loop
-        insert into document_jobs_internal.worker_requests (request_id)
+    -- One caller at a time counts and adds, until its transaction ends: two webhooks at once must
+    -- not both take the last free place. (A transaction-level advisory lock of this function's own.)
+    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('document_jobs_internal.post_worker', 0));
+    v_count := least(p_count, document_jobs_internal.invocation_cap() - document_jobs_internal.invocations_in_flight());
+    for i in 1..v_count loop
+        insert into document_jobs_internal.worker_requests (request_id, created_at)
         values (net.http_post(
                     url => v_url,
                     body => '{}'::jsonb,
                     headers => jsonb_build_object('Content-Type', 'application/json',
                                                   'Authorization', 'Bearer ' || v_secret),
                     timeout_milliseconds => 300000  -- the worker's maxDuration
-                ));
+                ),
+                clock_timestamp());
     end loop;
-    return greatest(p_count, 0);
+    return greatest(v_count, 0);
 end;
 $$;
 
 
 ALTER FUNCTION document_jobs_internal.post_worker(p_count integer) OWNER TO postgres;
+
+
+--
+-- Name: document_jobs_rate_limits; Type: TABLE; Schema: public; Owner: postgres
+--
+
+CREATE TABLE public.document_jobs_rate_limits (
+    provider text NOT NULL,
+    requests_per_second integer DEFAULT 5 NOT NULL,
+    share_for_others numeric DEFAULT 0.2 NOT NULL,
+    burst integer DEFAULT 0 NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    learned_at timestamp with time zone,
+    next_at timestamp with time zone DEFAULT '-infinity'::timestamp with time zone NOT NULL,
+    paused_until timestamp with time zone,
+    CONSTRAINT document_jobs_rate_limits_burst CHECK (((burst >= 0) AND (burst <= 1))),
+    CONSTRAINT document_jobs_rate_limits_requests_per_second CHECK (((requests_per_second >= 1) AND (requests_per_second <= 1000))),
+    CONSTRAINT document_jobs_rate_limits_share_for_others CHECK (((share_for_others >= (0)::numeric) AND (share_for_others <= 0.9)))
+);
+
+
+ALTER TABLE public.document_jobs_rate_limits OWNER TO postgres;
+
+
+--
+-- Name: TABLE document_jobs_rate_limits; Type: COMMENT; Schema: public; Owner: postgres
+--
+
+COMMENT ON TABLE public.document_jobs_rate_limits IS 'The shared rate limit of each provider API the jobs call: settings (by hand) and the schedule (by the workers).';
+
+
+--
+-- Name: rate_limit_slot(public.document_jobs_rate_limits, timestamp with time zone); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) RETURNS record
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_rate numeric := p_limit.requests_per_second * (1 - p_limit.share_for_others);
+    v_interval_us numeric := ceil(1000000 / v_rate);
+    v_interval interval := v_interval_us * interval '1 microsecond';
+    v_tolerance interval := floor(least(p_limit.burst, p_limit.requests_per_second - v_rate) * v_interval_us)
+                            * interval '1 microsecond';
+begin
+    slot_at := greatest(p_now, p_limit.next_at - v_tolerance, p_limit.paused_until);
+    next_at := greatest(p_limit.next_at, slot_at) + v_interval;
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) OWNER TO postgres;
 
 
 --
@@ -1380,6 +1487,50 @@ ALTER FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval
 
 
 --
+-- Name: reserve_request(text, integer); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_limit public.document_jobs_rate_limits;
+    v_now timestamptz;
+    v_slot_at timestamptz;
+    v_next_at timestamptz;
+    v_wait_ms int;
+begin
+    -- No worker waits longer than its function may run (vercel.json maxDuration, 300 s).
+    if p_max_wait_ms is null or p_max_wait_ms not between 0 and 300000 then
+        raise exception using errcode = '22023', message = 'p_max_wait_ms must be between 0 and 300000';
+    end if;
+    select * into v_limit from public.document_jobs_rate_limits l where l.provider = p_provider for update;
+    if not found then
+        raise exception using errcode = '22023',
+            message = format('unknown provider %L (see table document_jobs_rate_limits)', p_provider);
+    end if;
+    if not v_limit.enabled then
+        return jsonb_build_object('reserved', true, 'wait_ms', 0, 'limit', v_limit.requests_per_second);
+    end if;
+    -- Read once the row is ours: a clock read before waiting for the lock would hand out a slot
+    -- in the past, as much too early as the wait lasted.
+    v_now := clock_timestamp();
+    select s.slot_at, s.next_at into v_slot_at, v_next_at from document_jobs_internal.rate_limit_slot(v_limit, v_now) s;
+    v_wait_ms := ceil(extract(epoch from v_slot_at - v_now) * 1000)::int;
+    if v_wait_ms <= p_max_wait_ms then
+        update public.document_jobs_rate_limits l set next_at = v_next_at where l.provider = p_provider;
+    end if;
+    return jsonb_build_object(
+        'reserved', v_wait_ms <= p_max_wait_ms, 'wait_ms', v_wait_ms, 'limit', v_limit.requests_per_second);
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) OWNER TO postgres;
+
+
+--
 -- Name: set_outage(text, boolean, text, text, jsonb); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -1453,6 +1604,33 @@ $$;
 
 
 ALTER FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) OWNER TO postgres;
+
+
+--
+-- Name: start_workers(integer); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_jobs_per_invocation constant int := (document_jobs_internal.limits()).jobs_per_invocation;
+    c_most constant int := 20;  -- the highest cap
+    v_claimable bigint;
+begin
+    select count(*) into v_claimable
+      from (select 1 from public.document_jobs_claimable
+             limit coalesce(p_at_most, c_most) * c_jobs_per_invocation) c;
+    if v_claimable = 0 then
+        return 0;
+    end if;
+    return document_jobs_internal.post_worker(ceil(v_claimable::numeric / c_jobs_per_invocation)::int);
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.start_workers(p_at_most integer) OWNER TO postgres;
 
 
 --
@@ -1760,6 +1938,47 @@ $$;
 
 
 ALTER FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) OWNER TO postgres;
+
+
+--
+-- Name: complete_document_job_and_follow_up(uuid, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_completed boolean;
+begin
+    v_completed := public.complete_document_job(p_job_id, p_generation);
+    return jsonb_build_object('completed', v_completed, 'follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) OWNER TO postgres;
+
+
+--
+-- Name: complete_document_job_and_follow_up_v2(uuid, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.complete_document_job_v2(p_job_id, p_generation);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) OWNER TO postgres;
 
 
 --
@@ -2254,6 +2473,49 @@ ALTER FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_e
 
 
 --
+-- Name: fail_document_job_and_follow_up(uuid, integer, text, text, boolean, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_left_in text;
+begin
+    v_left_in := public.fail_document_job(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
+                                          p_retry_after);
+    return jsonb_build_object('left_in', v_left_in, 'follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) OWNER TO postgres;
+
+
+--
+-- Name: fail_document_job_and_follow_up_v2(uuid, integer, text, text, boolean, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.fail_document_job_v2(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
+                                          p_retry_after);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) OWNER TO postgres;
+
+
+--
 -- Name: fail_document_job_v2(uuid, integer, text, text, boolean, interval); Type: FUNCTION; Schema: public; Owner: postgres
 --
 
@@ -2303,29 +2565,57 @@ ALTER FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, 
 -- Name: invoke_document_jobs(integer); Type: FUNCTION; Schema: public; Owner: postgres
 --
 
-CREATE FUNCTION public.invoke_document_jobs(p_max_invocations integer DEFAULT 4) RETURNS integer
+CREATE FUNCTION public.invoke_document_jobs(p_max_invocations integer DEFAULT NULL::integer) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
-declare
-    c_jobs_per_invocation constant int := (document_jobs_internal.limits()).jobs_per_invocation;
-    v_claimable bigint;
 begin
-    perform document_jobs_internal.require(
-        p_max_invocations between 1 and 20, 'p_max_invocations must be between 1 and 20');
-    perform document_jobs_internal.fail_expired();
-    select count(*) into v_claimable
-      from (select 1 from public.document_jobs_claimable limit p_max_invocations * c_jobs_per_invocation) c;
-    if v_claimable = 0 then
-        return 0;
+    if p_max_invocations is not null and p_max_invocations not between 1 and 20 then
+        raise exception using errcode = '22023', message = 'p_max_invocations must be between 1 and 20';
     end if;
-    return document_jobs_internal.post_worker(
-        least(ceil(v_claimable::numeric / c_jobs_per_invocation)::int, p_max_invocations));
+    perform document_jobs_internal.fail_expired();
+    return document_jobs_internal.start_workers(p_max_invocations);
 end;
 $$;
 
 
 ALTER FUNCTION public.invoke_document_jobs(p_max_invocations integer) OWNER TO postgres;
+
+
+--
+-- Name: note_provider_rate_limit(text, integer, interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer DEFAULT NULL::integer, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_state jsonb;
+begin
+    if p_limit is not null and p_limit not between 1 and 1000 then
+        raise exception using errcode = '22023', message = 'p_limit must be between 1 and 1000';
+    end if;
+    if p_retry_after is not null and p_retry_after not between interval '0' and interval '1 hour' then
+        raise exception using errcode = '22023', message = 'p_retry_after must be between 0 and 1 hour';
+    end if;
+    update public.document_jobs_rate_limits l
+       set requests_per_second = coalesce(p_limit, l.requests_per_second),
+           learned_at = case when p_limit is null then l.learned_at else now() end,
+           paused_until = case when p_retry_after is null then l.paused_until
+                               else greatest(l.paused_until, clock_timestamp() + p_retry_after) end
+     where l.provider = p_provider
+    returning jsonb_build_object('limit', l.requests_per_second, 'paused_until', l.paused_until) into v_state;
+    if not found then
+        raise exception using errcode = '22023',
+            message = format('unknown provider %L (see table document_jobs_rate_limits)', p_provider);
+    end if;
+    return v_state;
+end;
+$$;
+
+
+ALTER FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) OWNER TO postgres;
 
 
 --
@@ -2543,6 +2833,47 @@ ALTER FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, 
 
 
 --
+-- Name: release_document_job_and_follow_up(uuid, integer, interval, text, text); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_left_in text;
+begin
+    v_left_in := public.release_document_job(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message);
+    return jsonb_build_object('left_in', v_left_in, 'follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) OWNER TO postgres;
+
+
+--
+-- Name: release_document_job_and_follow_up_v2(uuid, integer, interval, text, text); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.release_document_job_v2(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+
+ALTER FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) OWNER TO postgres;
+
+
+--
 -- Name: release_document_job_v2(uuid, integer, interval, text, text); Type: FUNCTION; Schema: public; Owner: postgres
 --
 
@@ -2597,6 +2928,23 @@ ALTER FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation intege
 
 
 --
+-- Name: reserve_provider_request(text, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    return document_jobs_internal.reserve_request(p_provider, p_max_wait_ms);
+end;
+$$;
+
+
+ALTER FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) OWNER TO postgres;
+
+
+--
 -- Name: retry_document_job(uuid); Type: FUNCTION; Schema: public; Owner: postgres
 --
 
@@ -2640,6 +2988,69 @@ $$;
 
 
 ALTER FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) OWNER TO postgres;
+
+
+--
+-- Name: start_fetch_email(uuid, integer, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select case when (a ->> 'held')::boolean then a - 'held' - 'state' end
+      from public.start_fetch_email_v2(p_job_id, p_generation, p_max_wait_ms) a
+$$;
+
+
+ALTER FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) OWNER TO postgres;
+
+
+--
+-- Name: start_fetch_email_v2(uuid, integer, integer); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_row_id uuid;
+    v_email jsonb;
+begin
+    if p_job_id is null or p_generation is null then
+        raise exception using errcode = '22023',
+            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
+    end if;
+    if p_max_wait_ms is null or p_max_wait_ms not between 0 and 300000 then
+        raise exception using errcode = '22023', message = 'p_max_wait_ms must be between 0 and 300000';
+    end if;
+    select j.fax_received_email_id into v_email_row_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select jsonb_build_object('id', e.id, 'provider_email_id', e.provider_email_id) into v_email
+      from public.fax_received_emails e
+     where e.id = v_email_row_id;
+    if v_email is null then
+        return jsonb_build_object('held', true, 'state', 'running', 'email', null);
+    end if;
+    return jsonb_build_object(
+        'held', true,
+        'state', 'running',
+        'email', v_email,
+        'stored_attachment_ids', coalesce(
+            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+               from public.fax_received_email_attachments a
+              where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
+end;
+$$;
+
+
+ALTER FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) OWNER TO postgres;
 
 
 --
@@ -2873,15 +3284,24 @@ CREATE TABLE public.document_jobs_settings (
     completed_job_retention interval DEFAULT '30 days'::interval NOT NULL,
     alert_stall_after interval DEFAULT '00:10:00'::interval NOT NULL,
     alert_receiver text DEFAULT 'slack'::text NOT NULL,
+    max_invocations_in_flight integer,
     CONSTRAINT document_jobs_settings_alert_receiver CHECK ((alert_receiver = ANY (ARRAY['slack'::text, 'mattermost'::text, 'discord'::text, 'teams'::text]))),
     CONSTRAINT document_jobs_settings_alert_stall_after CHECK (((alert_stall_after >= '00:02:00'::interval) AND (alert_stall_after <= '1 day'::interval))),
     CONSTRAINT document_jobs_settings_backoff_base_check CHECK (((backoff_base > '00:00:00'::interval) AND (backoff_base <= '01:00:00'::interval))),
+    CONSTRAINT document_jobs_settings_max_invocations_in_flight CHECK (((max_invocations_in_flight >= 1) AND (max_invocations_in_flight <= 20))),
     CONSTRAINT document_jobs_settings_retention CHECK (document_jobs_internal.require_retention('completed_job_retention'::text, completed_job_retention)),
     CONSTRAINT document_jobs_settings_singleton_check CHECK (singleton)
 );
 
 
 ALTER TABLE public.document_jobs_settings OWNER TO postgres;
+
+
+--
+-- Name: COLUMN document_jobs_settings.max_invocations_in_flight; Type: COMMENT; Schema: public; Owner: postgres
+--
+
+COMMENT ON COLUMN public.document_jobs_settings.max_invocations_in_flight IS 'Worker invocations in flight at most (1 to 20); null: three times the requests per second the Resend limiter allows this queue.';
 
 
 --
@@ -3005,6 +3425,14 @@ ALTER TABLE ONLY public.document_jobs
 
 
 --
+-- Name: document_jobs_rate_limits document_jobs_rate_limits_pkey; Type: CONSTRAINT; Schema: public; Owner: postgres
+--
+
+ALTER TABLE ONLY public.document_jobs_rate_limits
+    ADD CONSTRAINT document_jobs_rate_limits_pkey PRIMARY KEY (provider);
+
+
+--
 -- Name: document_jobs_settings document_jobs_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: postgres
 --
 
@@ -3049,6 +3477,13 @@ ALTER TABLE ONLY public.fax_received_emails
 --
 
 CREATE INDEX bulk_action_jobs_pending ON document_jobs_internal.bulk_action_jobs USING btree (bulk_action_id, job_id) WHERE (outcome IS NULL);
+
+
+--
+-- Name: worker_requests_created_at; Type: INDEX; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE INDEX worker_requests_created_at ON document_jobs_internal.worker_requests USING btree (created_at);
 
 
 --
@@ -3226,6 +3661,13 @@ ALTER TABLE public.document_jobs_audit ENABLE ROW LEVEL SECURITY;
 
 
 --
+-- Name: document_jobs_rate_limits; Type: ROW SECURITY; Schema: public; Owner: postgres
+--
+
+ALTER TABLE public.document_jobs_rate_limits ENABLE ROW LEVEL SECURITY;
+
+
+--
 -- Name: document_jobs_settings; Type: ROW SECURITY; Schema: public; Owner: postgres
 --
 
@@ -3347,6 +3789,20 @@ REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC
 
 
 --
+-- Name: FUNCTION invocation_cap(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.invocation_cap() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION invocations_in_flight(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.invocations_in_flight() FROM PUBLIC;
+
+
+--
 -- Name: TABLE document_jobs; Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -3459,6 +3915,20 @@ REVOKE ALL ON FUNCTION document_jobs_internal.post_worker(p_count integer) FROM 
 
 
 --
+-- Name: TABLE document_jobs_rate_limits; Type: ACL; Schema: public; Owner: postgres
+--
+
+GRANT SELECT ON TABLE public.document_jobs_rate_limits TO service_role;
+
+
+--
+-- Name: FUNCTION rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION record_attempt(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3529,10 +3999,24 @@ REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after 
 
 
 --
+-- Name: FUNCTION reserve_request(p_provider text, p_max_wait_ms integer); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION start_workers(p_at_most integer); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
 
 --
@@ -3611,6 +4095,22 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 
 REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
+
+
+--
+-- Name: FUNCTION complete_document_job_and_follow_up(p_job_id uuid, p_generation integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) TO service_role;
+
+
+--
+-- Name: FUNCTION complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) TO service_role;
 
 
 --
@@ -3694,6 +4194,22 @@ GRANT ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integ
 
 
 --
+-- Name: FUNCTION fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
+
+
+--
+-- Name: FUNCTION fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
+
+
+--
 -- Name: FUNCTION fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -3707,6 +4223,14 @@ GRANT ALL ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation in
 
 REVOKE ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) TO service_role;
+
+
+--
+-- Name: FUNCTION note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) TO service_role;
 
 
 --
@@ -3758,11 +4282,35 @@ GRANT ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation in
 
 
 --
+-- Name: FUNCTION release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
+
+
+--
+-- Name: FUNCTION release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
+
+
+--
 -- Name: FUNCTION release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text); Type: ACL; Schema: public; Owner: postgres
 --
 
 REVOKE ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
+
+
+--
+-- Name: FUNCTION reserve_provider_request(p_provider text, p_max_wait_ms integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) TO service_role;
 
 
 --
@@ -3779,6 +4327,22 @@ GRANT ALL ON FUNCTION public.retry_document_job(p_job_id uuid) TO service_role;
 
 REVOKE ALL ON FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) TO service_role;
+
+
+--
+-- Name: FUNCTION start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
+
+
+--
+-- Name: FUNCTION start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
 
 --
@@ -3871,7 +4435,7 @@ INSERT INTO public.document_job_kinds (kind, description) VALUES ('fetch_email',
 -- Data for Name: document_jobs_settings; Type: TABLE DATA; Schema: public; Owner: postgres
 --
 
-INSERT INTO public.document_jobs_settings (singleton, backoff_base, completed_job_retention, alert_stall_after, alert_receiver) VALUES (true, '00:01:00', '30 days', '00:10:00', 'slack');
+INSERT INTO public.document_jobs_settings (singleton, backoff_base, completed_job_retention, alert_stall_after, alert_receiver, max_invocations_in_flight) VALUES (true, '00:01:00', '30 days', '00:10:00', 'slack', NULL);
 
 
 --

@@ -1,12 +1,15 @@
 -- One signal for "the lease is lost", the attempt's outcome stored, one owner per bound.
 --
 -- 1. Every fenced call (extend, complete, complete and claim the next, record an attachment,
---    fail, release) gets a _v2 function with ONE answer shape, a jsonb object:
+--    fail, release, start a fetch_email job, and the ..._and_follow_up forms of complete, fail
+--    and release) gets a _v2 function with ONE answer shape, a jsonb object:
 --        {"held": true,  "state": "<the job's status after the call>"}   the call was applied
 --        {"held": false, "state": null}                                   the job is no longer ours
 --    complete_document_job_and_claim_next_v2 adds "next_job" (as a claim of 1, or null) to either:
---    the next job is claimed even when the completed one was lost. Before, the lost lease was
---    false (extend, complete, record), null (fail, release) or {"completed": false}.
+--    the next job is claimed even when the completed one was lost; the ..._and_follow_up_v2
+--    writes add "follow_ups" to either; start_fetch_email_v2 adds what the job needs when held.
+--    Before, the lost lease was false (extend, complete, record), null (fail, release,
+--    start_fetch_email), {"completed": false} or {"left_in": null, ...}.
 --    The old names stay, as thin wrappers answering exactly as before, because a deploy is not
 --    atomic: `supabase db push` runs first, and a worker of the previous deploy keeps calling
 --    them until the new Vercel deploy replaces it. A later migration drops them (README: the
@@ -256,26 +259,25 @@ begin
 end;
 $$;
 
-create or replace function public.invoke_document_jobs(p_max_invocations int default 4)
+-- The fan-out (the cron's, and a stopping invocation's follow-up): as in 20261201003100, with the
+-- jobs per invocation from limits().
+create or replace function document_jobs_internal.start_workers(p_at_most int)
 returns int
 language plpgsql
-security definer
 set search_path = ''
 as $$
 declare
     c_jobs_per_invocation constant int := (document_jobs_internal.limits()).jobs_per_invocation;
+    c_most constant int := 20;  -- the highest cap
     v_claimable bigint;
 begin
-    perform document_jobs_internal.require(
-        p_max_invocations between 1 and 20, 'p_max_invocations must be between 1 and 20');
-    perform document_jobs_internal.fail_expired();
     select count(*) into v_claimable
-      from (select 1 from public.document_jobs_claimable limit p_max_invocations * c_jobs_per_invocation) c;
+      from (select 1 from public.document_jobs_claimable
+             limit coalesce(p_at_most, c_most) * c_jobs_per_invocation) c;
     if v_claimable = 0 then
         return 0;
     end if;
-    return document_jobs_internal.post_worker(
-        least(ceil(v_claimable::numeric / c_jobs_per_invocation)::int, p_max_invocations));
+    return document_jobs_internal.post_worker(ceil(v_claimable::numeric / c_jobs_per_invocation)::int);
 end;
 $$;
 
@@ -506,7 +508,113 @@ begin
 end;
 $$;
 
+-- What a fetch_email job needs before it calls Resend (20261201003000), fenced the same way: the
+-- answer of a held job adds its members to {"held": true, "state": "running"}.
+create function public.start_fetch_email_v2(p_job_id uuid, p_generation int, p_max_wait_ms int)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_email_row_id uuid;
+    v_email jsonb;
+begin
+    if p_job_id is null or p_generation is null then
+        raise exception using errcode = '22023',
+            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
+    end if;
+    if p_max_wait_ms is null or p_max_wait_ms not between 0 and 300000 then
+        raise exception using errcode = '22023', message = 'p_max_wait_ms must be between 0 and 300000';
+    end if;
+    select j.fax_received_email_id into v_email_row_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select jsonb_build_object('id', e.id, 'provider_email_id', e.provider_email_id) into v_email
+      from public.fax_received_emails e
+     where e.id = v_email_row_id;
+    if v_email is null then
+        return jsonb_build_object('held', true, 'state', 'running', 'email', null);
+    end if;
+    return jsonb_build_object(
+        'held', true,
+        'state', 'running',
+        'email', v_email,
+        'stored_attachment_ids', coalesce(
+            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+               from public.fax_received_email_attachments a
+              where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
+end;
+$$;
+
+-- An invocation's last write (20261201003100), v2: the write's answer plus "follow_ups", the
+-- invocations started in the same transaction (held or not).
+create function public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation int)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.complete_document_job_v2(p_job_id, p_generation);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+create function public.fail_document_job_and_follow_up_v2(
+    p_job_id uuid,
+    p_generation int,
+    p_error_code text,
+    p_error_message text default null,
+    p_retryable boolean default true,
+    p_retry_after interval default null
+)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.fail_document_job_v2(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
+                                          p_retry_after);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
+create function public.release_document_job_and_follow_up_v2(
+    p_job_id uuid,
+    p_generation int,
+    p_retry_after interval default '0 seconds',
+    p_error_code text default null,
+    p_error_message text default null
+)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_answer jsonb;
+begin
+    -- The write first: the follow-ups count what is claimable after it.
+    v_answer := public.release_document_job_v2(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message);
+    return v_answer || jsonb_build_object('follow_ups', document_jobs_internal.start_workers(null));
+end;
+$$;
+
 -- The old names, answering exactly as before through the v2 functions (one body for each call).
+-- (The ..._and_follow_up ones of 20261201003100 call the old complete, fail and release: they
+-- answer as before unchanged.)
 create or replace function public.extend_document_job_lease(
     p_job_id uuid, p_generation int, p_lease interval default '5 minutes'
 )
@@ -590,6 +698,16 @@ as $$
            ->> 'state'
 $$;
 
+create or replace function public.start_fetch_email(p_job_id uuid, p_generation int, p_max_wait_ms int)
+returns jsonb
+language sql
+security definer
+set search_path = ''
+as $$
+    select case when (a ->> 'held')::boolean then a - 'held' - 'state' end
+      from public.start_fetch_email_v2(p_job_id, p_generation, p_max_wait_ms) a
+$$;
+
 -- Privileges: the v2 calls are the worker's (service_role); the helpers nobody's but the owner's.
 revoke all on function
     public.extend_document_job_lease_v2(uuid, int, interval),
@@ -597,7 +715,11 @@ revoke all on function
     public.complete_document_job_and_claim_next_v2(uuid, int, text, interval),
     public.record_document_attachment_v2(uuid, int, text, text, text, bigint, text, text, text, interval),
     public.fail_document_job_v2(uuid, int, text, text, boolean, interval),
-    public.release_document_job_v2(uuid, int, interval, text, text)
+    public.release_document_job_v2(uuid, int, interval, text, text),
+    public.start_fetch_email_v2(uuid, int, int),
+    public.complete_document_job_and_follow_up_v2(uuid, int),
+    public.fail_document_job_and_follow_up_v2(uuid, int, text, text, boolean, interval),
+    public.release_document_job_and_follow_up_v2(uuid, int, interval, text, text)
     from public, anon, authenticated;
 grant execute on function
     public.extend_document_job_lease_v2(uuid, int, interval),
@@ -605,6 +727,10 @@ grant execute on function
     public.complete_document_job_and_claim_next_v2(uuid, int, text, interval),
     public.record_document_attachment_v2(uuid, int, text, text, text, bigint, text, text, text, interval),
     public.fail_document_job_v2(uuid, int, text, text, boolean, interval),
-    public.release_document_job_v2(uuid, int, interval, text, text)
+    public.release_document_job_v2(uuid, int, interval, text, text),
+    public.start_fetch_email_v2(uuid, int, int),
+    public.complete_document_job_and_follow_up_v2(uuid, int),
+    public.fail_document_job_and_follow_up_v2(uuid, int, text, text, boolean, interval),
+    public.release_document_job_and_follow_up_v2(uuid, int, interval, text, text)
     to service_role;
 revoke all on all functions in schema document_jobs_internal from public, anon, authenticated, service_role;

@@ -6,7 +6,7 @@ begin;
 set local client_min_messages = error;  -- the failure alerts' "no alert URL stored" warnings
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(46);
+select plan(53);
 
 select t.add_emails('em_1', 'em_2');
 create function t.claim() returns public.document_jobs language sql as $$
@@ -126,6 +126,29 @@ update document_jobs set status = 'failed', lease_until = null, finished_at = no
  where id = (h()).id;
 select is(t.last_outcome(), 'failed',
           'an attempt ended by hand is failed, whatever its error code says');
+
+-- the calls of the rate limit and the follow-ups (20261201003000, 20261201003100), v2
+select t.add_emails('em_3');
+select enqueue_document_job('fetch_email', email_id('em_3'));
+update document_jobs set status = 'completed', lease_until = null where status in ('queued', 'running')
+   and fax_received_email_id <> email_id('em_3');
+update t.held set job = t.claim();
+select is(start_fetch_email_v2((h()).id, (h()).generation, 0) - 'resend',
+          jsonb_build_object('held', true, 'state', 'running', 'stored_attachment_ids', '[]'::jsonb,
+                             'email', jsonb_build_object('id', email_id('em_3'), 'provider_email_id', 'em_3')),
+          'start_fetch_email_v2 while held: what the job needs, added to the one answer');
+select is(start_fetch_email_v2((h()).id, (h()).generation + 1, 0), '{"held": false, "state": null}',
+          '... and the one answer when not held');
+select is(start_fetch_email((h()).id, (h()).generation + 1, 0), null, 'the old name: null when lost, as before');
+select is(fail_document_job_and_follow_up_v2((h()).id, (h()).generation + 1, 'x') - 'follow_ups',
+          '{"held": false, "state": null}', 'fail_document_job_and_follow_up_v2 not held');
+select is(jsonb_typeof(fail_document_job_and_follow_up_v2((h()).id, (h()).generation + 1, 'x') -> 'follow_ups'),
+          'number', '... says the follow-ups it started all the same');
+select is(release_document_job_and_follow_up_v2((h()).id, (h()).generation, '0 seconds', 'time_budget', 't')
+              - 'follow_ups', '{"held": true, "state": "queued"}', 'release_document_job_and_follow_up_v2 held');
+update t.held set job = t.claim();
+select is(complete_document_job_and_follow_up_v2((h()).id, (h()).generation) - 'follow_ups',
+          '{"held": true, "state": "completed"}', 'complete_document_job_and_follow_up_v2 held');
 
 -- the bounds come from one place
 select is((document_jobs_internal.limits()).lease_max, interval '1 hour', 'the longest lease');
