@@ -292,6 +292,14 @@ def pgbench_tps(clients: int, seconds: float, script: Path, defines: tuple[str, 
 BEFORE_FIX = f"""
 drop schema if exists {BEFORE_SCHEMA} cascade;
 create schema {BEFORE_SCHEMA};
+-- document_jobs_internal.require_lease as it was (migration 20261201006000 dropped it, unused).
+create function {BEFORE_SCHEMA}.require_lease(p_lease interval) returns void
+language plpgsql immutable set search_path = '' as $$
+begin
+    perform document_jobs_internal.require(
+        p_lease > interval '0' and p_lease <= interval '1 hour', 'p_lease must be more than 0 and at most 1 hour');
+end;
+$$;
 create function {BEFORE_SCHEMA}.claim_document_jobs(p_kind text, p_limit int default 1,
                                                     p_lease interval default '5 minutes')
 returns setof public.document_jobs
@@ -299,7 +307,7 @@ language plpgsql security definer set search_path = '' set plan_cache_mode = for
 begin
     perform document_jobs_internal.require_kind(p_kind);
     perform document_jobs_internal.require(p_limit between 1 and 100, 'p_limit must be between 1 and 100');
-    perform document_jobs_internal.require_lease(p_lease);
+    perform {BEFORE_SCHEMA}.require_lease(p_lease);
     perform document_jobs_internal.fail_expired();
     return query
     update public.document_jobs j
