@@ -29,7 +29,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from devstack import inbound, lifecycle, stack
-from lib.admin import display_width
+from lib.admin.display import width as display_width
 
 TIMEOUT_S = 180
 ALERT_TIMEOUT_S = 90

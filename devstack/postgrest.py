@@ -7,7 +7,7 @@ code under test cannot tell the difference where it matters:
   "set local role" in the request's own transaction, so grants and RLS are enforced by Postgres;
 - RPC: POST /rest/v1/rpc/<fn> with a JSON object of named arguments, overloads resolved by
   argument names, set-returning functions answer arrays, others a scalar or an object, void 204;
-- tables: GET with select/filters/order/limit, POST (insert, upsert with on_conflict and
+- tables: GET with select/filters/order/limit (and Prefer: count=exact), POST (insert, upsert with on_conflict and
   Prefer: resolution=...), PATCH and DELETE with filters, Prefer: return=..., and
   Accept: application/vnd.pgrst.object+json for exactly one row;
 - errors in PostgREST's shape {"code", "message", "details", "hint"} with its HTTP statuses.
@@ -611,23 +611,35 @@ def aggregate(source: sql.Composable, table: Table, request: Request) -> sql.Com
     ).format(projection(table, request), source)
 
 
-def rows_response(status: int, result: tuple[str, int, str | None], request: Request) -> Response:
+def rows_response(
+    status: int, result: tuple[str, int, str | None], request: Request, total: int | None = None
+) -> Response:
+    """`total`: the count of every row the filters match, for `Prefer: count=exact` (else `*`)."""
     array, rows, first = result
     if wants_single_object(request):
         if rows != 1:
             raise single_object_error(rows)
         return Response.json_text(status, first or "null")
-    return Response.json_text(status, array, {"Content-Range": f"0-{rows - 1}/*" if rows else "*/*"})
+    of = "*" if total is None else str(total)
+    return Response.json_text(status, array, {"Content-Range": f"0-{rows - 1}/{of}" if rows else f"*/{of}"})
 
 
 def read_rows(backend: Backend, claims: dict[str, Any], request: Request, name: str) -> Response:
     def work(cur: psycopg.Cursor[Any]) -> Response:
         table = load_table(cur, name)
         params = Params()
+        where = where_clause(table, request, params)
         source = sql.SQL("{} as _t{}{}{}").format(
-            table.qualified, where_clause(table, request, params), order_clause(table, request), paging_clause(request)
+            table.qualified, where, order_clause(table, request), paging_clause(request)
         )
-        return rows_response(200, cur.execute(aggregate(source, table, request), params.values).fetchone(), request)
+        result = cur.execute(aggregate(source, table, request), params.values).fetchone()
+        total = None
+        # PostgREST's exact count: the rows the filters match, whatever the limit and offset
+        # (docs.postgrest.org, references/api/pagination_count: "Exact Count").
+        if preferences(request).get("count") == "exact":
+            count = sql.SQL("select count(*) from {} as _t{}").format(table.qualified, where)
+            total = cur.execute(count, params.values).fetchone()[0]
+        return rows_response(200, result, request, total)
 
     return in_transaction(backend, claims, request, work)
 

@@ -41,7 +41,9 @@ select set_eq(
         'public.cancel_document_job(uuid,text)',
         'public.document_jobs_stats()',
         'public.set_document_jobs_retention(interval)',
-        'public.purge_document_jobs(interval)'
+        'public.purge_document_jobs(interval)',
+        'public.count_purgeable_document_jobs(interval)',
+        'public.document_jobs_health()'
     ],
     'service_role may execute exactly the functions callers use');
 
