@@ -57,7 +57,8 @@ test-in-stack:
 chaos: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.chaos --emails 500 --write-docs
 
-## Benchmarks on a fresh local stack (~12 minutes): printed, and written to docs/BENCHMARKS.md.
+## Benchmarks on a fresh local stack (tens of minutes: docs/BENCHMARKS.md says how long its run took),
+## printed, and written to docs/BENCHMARKS.md.
 bench: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack run -- $(PY) -m bench
 

@@ -108,7 +108,8 @@ def _refusal(context: Context, error: DatabaseError, flags: Mapping[str, str]) -
     if error.code is None and error.message.startswith("unreachable"):
         return Refusal(
             "database_unreachable",
-            f"cannot reach the database at {url} (SUPABASE_URL): {error.message.removeprefix('unreachable (').removesuffix(')')}",
+            f"cannot reach the database at {url} (SUPABASE_URL): "
+            + error.message.removeprefix("unreachable (").removesuffix(")"),
             status=4,
             url=url,
         )
