@@ -69,7 +69,8 @@ select set_eq(
         'document_jobs_internal.alert_job_failed()',
         'document_jobs_internal.outage_advice(text)',
         'document_jobs_internal.set_outage(text,boolean,text,text,jsonb)',
-        'document_jobs_internal.check_health()'
+        'document_jobs_internal.check_health()',
+        'document_jobs_internal.purge_cutoff(interval)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check)');
