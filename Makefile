@@ -7,6 +7,9 @@ PYTHON := $(shell command -v python$(PYTHON_VERSION) || pyenv which python$(PYTH
 STAMP := $(VENV)/.installed
 # The real Vercel and Supabase CLIs, pinned in devstack/package-lock.json.
 NODE_STAMP := devstack/node_modules/.installed
+# Debian's chromium and a Japanese font, for the browser test and the demo's screenshot
+# (devstack/browser.py installs them with apt when missing).
+CHROMIUM := /usr/bin/chromium /usr/share/fonts/opentype/ipafont-gothic/ipag.ttf
 SUPABASE := devstack/node_modules/.bin/supabase
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
@@ -24,12 +27,15 @@ $(NODE_STAMP): devstack/package.json devstack/package-lock.json
 	npm ci --prefix devstack --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
+$(CHROMIUM): | $(STAMP)
+	$(PY) -m devstack.browser install
+
 ## The whole flow on a fresh local stack: signed webhooks in, attachments stored, a summary.
-demo: $(STAMP) $(NODE_STAMP)
+demo: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m devstack.demo
 
 ## Lint, then every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards.
-test: $(STAMP) $(NODE_STAMP) lint
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM) lint
 	$(PY) -m devstack run -- $(MAKE) --no-print-directory test-in-stack
 
 ## The fast suite while developing: pytest without the tests marked slow (chaos, bench, demo,

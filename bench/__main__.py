@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (
+    admin_views,
     backlog_drain,
     claim_cost,
     cold_start,
@@ -39,6 +40,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "instance_memory": instance_memory.run,
     "webhook_latency": webhook_latency.run,
     "backlog_drain": backlog_drain.run,
+    "admin_views": admin_views.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
 

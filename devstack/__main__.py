@@ -55,6 +55,9 @@ def main(argv: list[str]) -> int:
                 stack.store_vault_secrets(conn, started.env)
             stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
+        env = started.env
+        print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
+              f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
         print(f"devstack: logs in {started.env['DEVSTACK_FOLDER']}/*.log (postgres.log, function_host.log, ...)")
         return 0
     if command == "down":

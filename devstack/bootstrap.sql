@@ -67,6 +67,10 @@ create extension pgtap with schema extensions;
 -- What `supabase db lint` checks the functions with. On hosted Supabase the CLI creates it (supautils
 -- lets postgres); here only a superuser can, so it is there before the CLI asks.
 create extension plpgsql_check with schema extensions;
+-- pg_trgm (the admin screen's text search): on hosted Supabase supautils creates it, as the
+-- superuser, when a migration asks; here only a superuser can, so it is there before the
+-- migration's "create extension if not exists" asks.
+create extension pg_trgm with schema extensions;
 
 -- Supabase Storage keeps its buckets in the database, in a table owned by Storage's own role;
 -- migrations create buckets with an insert. The Storage stand-in (devstack/storage.py) reads it.

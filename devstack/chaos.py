@@ -12,8 +12,12 @@ On a stack of its own, with short leases and backoffs (settings, not code change
   connection of complete/fail calls before or after they commit; a few e-mails get a permanent
   404;
 - then checks, and prints: every job completed (or failed only where a permanent fault was
-  injected); every attachment stored exactly once, in Storage and in the table; no write by a
-  stale generation accepted; no two live lease holders ever working on one job at once.
+  injected); every attachment stored exactly once, in Storage and in the table, with the
+  provider's bytes; no write by a stale generation accepted; no two live lease holders ever
+  working on one job at once;
+- then runs the phases of devstack/chaos_phases.py on the same stack: a deleted Resend key (the
+  jobs wait, the outage alert fires once, a key fix drains them) and lying Content-Lengths
+  (nothing wrong stored).
 
 .venv/bin/python -m devstack.chaos [--emails 500] [--seed 1] [--write-docs]
 """
@@ -41,7 +45,7 @@ import httpx
 import psycopg
 from psycopg.rows import dict_row
 
-from devstack import inbound, lifecycle, stack
+from devstack import chaos_phases, inbound, lifecycle, stack
 
 LEASE_S = 6
 WORKER = "api/internal/document_jobs.py"
@@ -274,6 +278,7 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
     for row in rows:
         by_email[row["provider_email_id"]].append(row)
     storage = Path(env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments"
+    digests = chaos_phases.provider_digests(env)
     for data in emails:
         if data["email_id"] in faults.permanent_emails:
             continue
@@ -288,6 +293,8 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         for row in stored:
             if hashlib.sha256((storage / row["storage_path"]).read_bytes()).hexdigest() != row["sha256"]:
                 problems.append(f"attachment {row['provider_attachment_id']}: stored bytes differ from the sha256")
+            if row["sha256"] != digests.get(row["provider_attachment_id"]):
+                problems.append(f"attachment {row['provider_attachment_id']}: not the provider's bytes")
 
     # No stale write accepted: every outcome a worker says it recorded shows in the job's history as
     # a transition out of "running" made while the row still had that worker's generation. (Had a
@@ -378,19 +385,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
 
             def deliver_all() -> None:
                 def deliver(data: dict[str, Any]) -> int:
-                    body = inbound.event(data)
-                    msg_id = f"msg_{data['email_id']}"  # the same svix-id on every redelivery, as Resend sends it
-                    status = 0
-                    for _ in range(20):  # Resend redelivers until it gets a 2xx, after a timeout too
-                        headers = inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body, msg_id)
-                        try:
-                            status = inbound.deliver(env["FUNCTIONS_URL"], body, headers).status_code
-                        except httpx.TransportError:
-                            status = 0
-                        if status == 200:
-                            return status
-                        time.sleep(0.5)
-                    return status
+                    return inbound.deliver_until_accepted(env["FUNCTIONS_URL"], env["RESEND_WEBHOOK_SECRET"], data)
 
                 with ThreadPoolExecutor(8) as pool:
                     delivered.extend(pool.map(deliver, emails))
@@ -418,6 +413,9 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             time.sleep(1)  # let a thawed or straggling invocation finish its last (refused) writes
             runs = executions(Path(env["DEVSTACK_FOLDER"]) / "function_host.log", chaos.killed)
             problems, figures = check(conn, env, emails, faults, runs)
+            # Then the phases of failures that are not the job's own, on the same stack.
+            phase_problems, figures["phases"] = chaos_phases.run_all(conn, env, max(4, email_count // 20))
+            problems += phase_problems
         provider_faults = httpx.get(f"{env['RESEND_API_URL']}/_control/stats", timeout=10).json()
         gateway_faults = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()
     finally:

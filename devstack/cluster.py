@@ -142,8 +142,14 @@ class Cluster:
 
     def stop_server(self, mode: str = "fast") -> None:
         """Stop the server and keep its data: the database "goes down"."""
-        if (self.data / "postmaster.pid").exists():
+        if (self.data / "postmaster.pid").exists() and self.running():
             _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"])
+
+    def running(self) -> bool:
+        """Whether its server runs: a server killed with its command leaves postmaster.pid behind,
+        naming a process that is gone (pg_ctl status answers 3), and stopping it would fail."""
+        command = _for_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "status"])
+        return subprocess.run(command, capture_output=True).returncode == 0
 
     def start_server(self) -> None:
         _as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "start"])
@@ -159,10 +165,13 @@ def _server_user() -> pwd.struct_passwd | None:
     return pwd.getpwnam("postgres") if os.geteuid() == 0 else None
 
 
-def _as_server_user(command: list[str]) -> None:
+def _for_server_user(command: list[str]) -> list[str]:
     user = _server_user()
-    prefix = ["runuser", "-u", user.pw_name, "--"] if user else []
-    result = subprocess.run(prefix + command, capture_output=True, text=True)
+    return (["runuser", "-u", user.pw_name, "--"] if user else []) + command
+
+
+def _as_server_user(command: list[str]) -> None:
+    result = subprocess.run(_for_server_user(command), capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
 

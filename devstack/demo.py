@@ -4,8 +4,9 @@ Starts the stack, stores the Vault secrets as an operator would, adds sample fax
 the Resend sample provider, delivers their signed email.received webhooks to the webhook
 function, waits while the kicks and the worker fetch every attachment into Storage, prints a
 summary; then gives one more e-mail a permanent fault (Resend no longer knows it) and shows the
-failure alert the database sends to the operator's chat webhook (here a local stand-in); and
-stops everything it started.
+failure alert the database sends to the operator's chat webhook (here a local stand-in); takes a
+screenshot of the admin screen showing that failed job (Debian's chromium, headless) and prints
+where it is; and stops everything it started.
 
 .venv/bin/python -m devstack.demo [--emails N]
 """
@@ -33,6 +34,7 @@ from lib.admin.display import width as display_width
 
 TIMEOUT_S = 180
 ALERT_TIMEOUT_S = 90
+SCREENSHOT = stack.ENV_FILE.parent / "demo" / "admin-failed-job.png"
 
 
 def progress(conn: psycopg.Connection, expected: int, started: float) -> tuple[int, dict[str, int]]:
@@ -93,8 +95,9 @@ def run(email_count: int, seed: int) -> int:
                 time.sleep(0.25)
             print()
             summarize(conn, emails, sent_at)
-            alerted = show_failure_alert(conn, env, chat)
-        return 0 if answers.count(200) == len(answers) and alerted else 1
+            failed_job = show_failure_alert(conn, env, chat)
+            shot = failed_job is not None and screenshot_admin(env, failed_job)
+        return 0 if answers.count(200) == len(answers) and shot else 1
     finally:
         print("Stopping the local stack.")
         stack.stop(running)
@@ -127,9 +130,9 @@ def start_chat_webhook() -> ChatWebhook:
     return ChatWebhook(server, received)
 
 
-def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: ChatWebhook) -> bool:
+def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: ChatWebhook) -> str | None:
     """One more e-mail, which Resend answers 404 for (a permanent fault): its job fails at once, and
-    the database alerts the operator in the same transaction."""
+    the database alerts the operator in the same transaction. The failed job's id, once its alert came."""
     data = inbound.add_email(env["RESEND_API_URL"], attachments=1)
     fault = {"kind": "status", "status": 404, "name": "not_found", "target": "list", "email_id": data["email_id"]}
     httpx.post(f"{env['RESEND_API_URL']}/_control/faults", json=fault, timeout=10).raise_for_status()
@@ -142,7 +145,7 @@ def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: Chat
         alert = chat.received.get(timeout=ALERT_TIMEOUT_S)
     except queue.Empty:
         print(f"  no alert arrived within {ALERT_TIMEOUT_S} s")
-        return False
+        return None
     print(f"  alert received after {time.monotonic() - started:.1f} s: event {alert['event']}, its text:")
     print("\n".join("    | " + line for line in alert["text"].splitlines()))
     print(f"  and fields for machines: {', '.join(sorted(alert))}")
@@ -152,7 +155,34 @@ def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: Chat
     ).fetchall()
     print("  the job's history (python -m lib.admin show <job id>): "
           + "; ".join(f"attempt {h['attempt']} {h['outcome']} ({h['error_code']})" for h in history))  # fmt: skip
-    return alert["event"] == "document_job_failed"
+    return str(alert["job"]["id"]) if alert["event"] == "document_job_failed" else None
+
+
+def screenshot_admin(env: dict[str, str], job_id: str) -> bool:
+    """The admin screen as an operator sees the failed job: signed in, the failed jobs listed, the job opened."""
+    from playwright.sync_api import sync_playwright
+
+    from devstack import browser
+
+    print("\nThe admin screen, as the operator signs in, lists the failed jobs and opens that one:")
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = browser.launch(playwright)
+        try:
+            page = chromium.new_page(viewport={"width": 1280, "height": 800}, locale="en-US")
+            page.goto(env["ADMIN_URL"])
+            page.fill("input[name=email]", env["DEVSTACK_OPERATOR_EMAIL"])
+            page.fill("input[name=password]", env["DEVSTACK_OPERATOR_PASSWORD"])
+            page.click("form.sign-in button[type=submit]")
+            page.wait_for_selector(".cards")
+            page.goto(f"{env['ADMIN_URL']}#/jobs?state=failed")
+            page.click(f'tr[data-job-id="{job_id}"] a', timeout=30_000)
+            page.wait_for_selector("ol.timeline .attempt-error")
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+        finally:
+            chromium.close()
+    print(f"  {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']}); screenshot: {SCREENSHOT}")
+    return SCREENSHOT.exists()
 
 
 def summarize(conn: psycopg.Connection, emails: list[dict], sent_at: dict[str, datetime]) -> None:

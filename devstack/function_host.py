@@ -12,7 +12,9 @@ build vendors, started in IPC mode as the platform starts it:
   as `log` messages tagged with the request they belong to (the runtime keeps the request's ids in
   a context variable) and go to this host's log, and to a log drain if one is given.
 - The router applies `.vercel/output/config.json`'s routes (filesystem first, then rewrites and
-  statuses, then the error phase) and serves `.vercel/output/static` for everything else.
+  statuses, then the error phase) and serves `.vercel/output/static` for everything else, with
+  the Content-Type of the file's extension and the headers of the routes vercel.json's "headers"
+  made (applied here to static files and to the router's own answers, not to functions').
 - Fluid compute, the default for new Vercel projects (docs: functions/fluid-compute, "Optimized
   concurrency"): a request goes to a running instance of its function that serves fewer than
   `concurrency` requests, else to a new instance; so concurrent requests run as threads of one
@@ -44,6 +46,7 @@ import argparse
 import base64
 import contextlib
 import json
+import mimetypes
 import os
 import queue
 import re
@@ -73,6 +76,9 @@ PROJECT_VARIABLES = (
     "SUPABASE_URL",
     "SUPABASE_SECRET_KEY",
     "SUPABASE_SERVICE_ROLE_KEY",  # a project with legacy keys (tests/test_end_to_end.py plays one)
+    "SUPABASE_PUBLISHABLE_KEY",  # the admin page's key
+    "SUPABASE_ANON_KEY",  # the admin page's key on a project with legacy keys
+    "SUPABASE_JWT_SECRET",  # a legacy project's HS256 user tokens (the admin function)
     "INTERNAL_FUNCTION_SECRET",
     "INTERNAL_FUNCTION_SECRET_PREVIOUS",
     "RESEND_API_KEY",
@@ -140,6 +146,16 @@ class Routes:
         if result is None:
             result = Answer(404, "NOT_FOUND")
         return self._error_phase(path, result) if isinstance(result, Answer) else result
+
+    def headers(self, path: str) -> dict[str, str]:
+        """The headers of the routes before the filesystem phase whose src matches (vercel.json's "headers")."""
+        found: dict[str, str] = {}
+        for route in self.routes:
+            if "handle" in route:
+                break
+            if "headers" in route and re.match(route["src"], path):
+                found.update(route["headers"])
+        return found
 
     def _error_phase(self, path: str, answer: Answer) -> Answer:
         in_error_phase = False
@@ -392,12 +408,12 @@ def _entrypoint(bundle: Bundle) -> str:
     return bundle.route.lstrip("/") + ".py"
 
 
-def _platform_error(status: int, code: str, page: Path | None = None) -> bytes:
+def _platform_error(status: int, code: str, page: Path | None = None, extra: str = "") -> bytes:
     body = page.read_bytes() if page else f"An error occurred with this function\n\n{code}\n".encode()
     reason = {404: "Not Found", 500: "Internal Server Error", 504: "Gateway Timeout"}.get(status, "Error")
     content_type = "text/html; charset=utf-8" if page else "text/plain; charset=utf-8"
     return (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nx-vercel-error: {code}\r\n"
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nx-vercel-error: {code}\r\n{extra}"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body
 
@@ -417,15 +433,19 @@ class Router(socketserver.BaseRequestHandler):
         if len(parts) != 3:
             client.sendall(_platform_error(400, "BAD_REQUEST"))
             return
-        target = self.server.routes.resolve(parts[1].split("?", 1)[0])
+        path = parts[1].split("?", 1)[0]
+        target = self.server.routes.resolve(path)
+        extra = "".join(f"{name}: {value}\r\n" for name, value in self.server.routes.headers(path).items())
         if isinstance(target, Answer):
-            client.sendall(_platform_error(target.status, target.code, target.static_file))
+            client.sendall(_platform_error(target.status, target.code, target.static_file, extra))
             status = str(target.status)
         elif isinstance(target, Static):
             body = target.file.read_bytes()
-            client.sendall(
-                f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
-            )
+            content_type = mimetypes.guess_type(target.file.name)[0] or "application/octet-stream"
+            if content_type.startswith("text/"):
+                content_type += "; charset=utf-8"
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{extra}Content-Length: {len(body)}\r\n"
+            client.sendall(f"{head}Connection: close\r\n\r\n".encode() + body)
             status = "200"
         else:
             status = self.invoke(target, head, rest, client, arrived)

@@ -1,13 +1,15 @@
 """The local API gateway: one HTTP server that plays Supabase's API host for the local stack.
-/rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in. Local stack
-only; never deployed.
+/rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in, /auth/v1/...
+to the Auth stand-in (devstack/auth.py). Local stack only; never deployed.
 
 Every request first passes Supabase's API-key rules (docs: guides/api/api-keys, "How API keys
 work" and "Known limitations"; guides/getting-started/migrating-to-new-api-keys), on every path:
 
 - The key goes in the `apikey` header; without one: 401 "No API key found in request" (header
   sb-error-code UNAUTHORIZED_MISSING_API_KEY, as Supabase's troubleshooting page shows it). Only
-  public objects (/storage/v1/object/public/...) need none: a browser's <img> sends no headers.
+  public objects (/storage/v1/object/public/...) and signed URLs (/storage/v1/object/sign/...,
+  whose token is the credential) need none: a browser's link or <img> sends no headers; nor does
+  Auth's JWKS (/auth/v1/.well-known/jwks.json), which verifiers fetch without a key.
 - A secret key (sb_secret_...) is the service_role, a publishable key (sb_publishable_...) anon;
   any other sb_ key, or a JWT that the project's JWT secret did not sign: 401 "Invalid API key".
 - A secret key from a browser (a User-Agent of the Mozilla/5.0 form every browser sends): 401.
@@ -21,15 +23,19 @@ work" and "Known limitations"; guides/getting-started/migrating-to-new-api-keys)
   of its role, which this gateway signs: the services behind it only ever read JWTs.
 - A legacy key (the anon or service_role JWT) works as it always has: the `Authorization` JWT,
   if any, is the caller, else anon.
+- A CORS preflight needs no key (a browser sends none on it).
 
 python -m devstack.gateway --port-file FILE
 
 Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it accepts
 connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
 "authenticator", as PostgREST does, and switches to the JWT's role per request),
-SUPABASE_JWT_SECRET, SUPABASE_SECRET_KEY, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_STORAGE_DIR.
-Logs one line per request to stderr, never headers. GET /_control/requests answers how many
-requests it has served, by method and path (for tests and the benchmarks that count round trips).
+SUPABASE_JWT_SECRET, SUPABASE_SECRET_KEY, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_STORAGE_DIR, and for
+Auth DEVSTACK_AUTH_SIGNING_KEY, DEVSTACK_AUTH_KEY_ID and DEVSTACK_FOLDER. Logs one line per request
+to stderr, never headers. GET /_control/requests answers how many requests it has served, by
+method and path (for tests and the benchmarks that count round trips); POST /_control/auth
+{"access_token_seconds": N, "refresh_reuse_interval_s": N} sets how Auth issues and renews tokens
+from then on (tests).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ import jwt
 from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
+from devstack.auth import Auth, Keys
 from devstack.postgrest import Backend, Request, Response
 from devstack.storage import Storage
 
@@ -67,15 +74,18 @@ REQUIRED_ENV = (
     "SUPABASE_SECRET_KEY",
     "SUPABASE_PUBLISHABLE_KEY",
     "DEVSTACK_STORAGE_DIR",
+    "DEVSTACK_AUTH_SIGNING_KEY",
+    "DEVSTACK_AUTH_KEY_ID",
+    "DEVSTACK_FOLDER",
 )
 MAX_BODY_BYTES = 64 * 1024 * 1024  # above Storage's 50 MB upload limit, so that limit is the one reported
 POOL_MIN, POOL_MAX = 2, 20
 POOL_TIMEOUT_S = 10.0  # PostgREST's default db-pool-acquisition-timeout
-REST_PREFIX, STORAGE_PREFIX = "/rest/v1", "/storage/v1"
+REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX = "/rest/v1", "/storage/v1", "/auth/v1"
 
 
 SECRET_PREFIX, PUBLISHABLE_PREFIX = "sb_secret_", "sb_publishable_"
-KEYLESS_PATHS = re.compile(r"/storage/v1/object/public/")
+KEYLESS_PATHS = re.compile(r"/storage/v1/object/(public|sign)/|/auth/v1/\.well-known/jwks\.json$")
 BROWSER_USER_AGENT = re.compile(r"Mozilla/\d")
 JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 MINTED_JWT_TTL_S = 60
@@ -147,6 +157,13 @@ def apply_key_rules(headers: Message, path: str, keys: ProjectKeys) -> Message:
     return forwarded
 
 
+def is_preflight(method: str, headers: Message) -> bool:
+    """A browser's CORS preflight: it never carries the request's own headers (no apikey), and
+    Supabase's gateway answers it before any key check (here Auth answers, the only stand-in a
+    browser calls across origins)."""
+    return method == "OPTIONS" and headers.get("Access-Control-Request-Method") is not None
+
+
 class ConnectionFaults:
     """Chaos runs only: drop the connection of chosen RPCs, before the call runs (nothing happens)
     or after it committed (the caller never learns it did), as a network failure would. Set with
@@ -179,11 +196,15 @@ class ConnectionFaults:
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, backend: Backend, storage: Storage, keys: ProjectKeys) -> None:
+    def __init__(
+        self, backend: Backend, storage: Storage, keys: ProjectKeys, auth_keys: Keys, auth_state: Path
+    ) -> None:
         super().__init__(("127.0.0.1", 0), GatewayHandler)
         self.backend = backend
         self.storage = storage
         self.keys = keys
+        # Auth names itself in every token it signs ("iss"): {SUPABASE_URL}/auth/v1, this server's own URL.
+        self.auth = Auth(auth_state, auth_keys, f"http://127.0.0.1:{self.server_address[1]}{AUTH_PREFIX}")
         self.faults = ConnectionFaults()
         self.requests: Counter[str] = Counter()  # "POST /rest/v1/rpc/claim_document_jobs" -> count
         self.requests_lock = threading.Lock()
@@ -217,6 +238,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
                     self.server.faults.configure(json.loads(body or b"{}"))
                 self.send(Response.json(200, dict(self.server.faults.dropped)))
                 return
+            if url.path == "/_control/auth" and self.command == "POST":
+                self.server.auth.configure(json.loads(body))
+                self.send(Response.json(200, {}))
+                return
             if url.path == "/_control/requests":
                 with self.server.requests_lock:
                     self.send(Response.json(200, dict(self.server.requests)))
@@ -228,9 +253,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
                 self.close_connection = True  # no answer at all: the call never ran
                 return
             try:
-                headers = apply_key_rules(self.headers, url.path, self.server.keys)
+                headers = self.headers if is_preflight(self.command, self.headers) else apply_key_rules(
+                    self.headers, url.path, self.server.keys)  # fmt: skip
             except KeyRefused as refused:
                 response = refused.response()
+                if url.path.startswith(AUTH_PREFIX + "/"):  # the browser may read the refusal (CORS)
+                    response = Auth.with_cors(response, self.headers.get("Origin"))
             else:
                 response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), headers, body)
             if fault == "after":
@@ -247,11 +275,13 @@ class GatewayHandler(BaseHTTPRequestHandler):
         print(f"{self.command} {url.path} {response.status} {elapsed_ms:.1f}ms", file=sys.stderr, flush=True)
 
     def dispatch(self, path: str, query: list[tuple[str, str]], headers: Message, body: bytes) -> Response:
-        for prefix in (REST_PREFIX, STORAGE_PREFIX):
+        for prefix in (REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX):
             if path == prefix or path.startswith(prefix + "/"):
                 request = Request(self.command, path[len(prefix) + 1 :], query, headers, body)
                 if prefix == REST_PREFIX:
                     return postgrest.handle(self.server.backend, request)
+                if prefix == AUTH_PREFIX:
+                    return self.server.auth.handle(request)
                 return self.server.storage.handle(request)
         return Response.json(404, {"message": "no Route matched with those values"})
 
@@ -336,7 +366,13 @@ def main(argv: list[str] | None = None) -> int:
         keys = ProjectKeys(
             os.environ["SUPABASE_SECRET_KEY"], os.environ["SUPABASE_PUBLISHABLE_KEY"], os.environ["SUPABASE_JWT_SECRET"]
         )
-        server = GatewayServer(backend, Storage(backend, storage_dir), keys)
+        auth_keys = Keys(
+            signing_key_pem=os.environ["DEVSTACK_AUTH_SIGNING_KEY"],
+            key_id=os.environ["DEVSTACK_AUTH_KEY_ID"],
+            jwt_secret=keys.jwt_secret,
+        )
+        auth_state = Path(os.environ["DEVSTACK_FOLDER"]) / "auth.json"
+        server = GatewayServer(backend, Storage(backend, storage_dir), keys, auth_keys, auth_state)
         stop_on_signals(server)
         port = server.server_address[1]
         write_port_file(args.port_file, port)

@@ -5,6 +5,7 @@ not by our own code."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -39,3 +40,24 @@ def signed_headers(secret: str, body: bytes, msg_id: str | None = None, at: date
 
 def deliver(functions_url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
     return httpx.post(f"{functions_url}/api/webhooks/resend", content=body, headers=headers, timeout=30)
+
+
+def deliver_until_accepted(functions_url: str, secret: str, data: dict[str, Any], within_s: float = 180.0) -> int:
+    """As Resend delivers: the same svix-id on every redelivery, again until a 2xx (after a
+    timeout too), the waits growing to 5 s (Resend's second retry). Resend keeps trying for about
+    27 hours; here for `within_s`, so that a machine busy enough to let a cold start pass the
+    webhook's maxDuration for a while does not lose an e-mail Resend would have redelivered. The
+    last status (0: no answer)."""
+    body = event(data)
+    msg_id = f"msg_{data['email_id']}"
+    deadline = time.monotonic() + within_s
+    wait = 0.5
+    while True:
+        try:
+            status = deliver(functions_url, body, signed_headers(secret, body, msg_id)).status_code
+        except httpx.TransportError:
+            status = 0
+        if status == 200 or time.monotonic() + wait > deadline:
+            return status
+        time.sleep(wait)
+        wait = min(wait * 2, 5.0)

@@ -1,10 +1,26 @@
 """A Resend-compatible sample provider, local stack only: the receiving API the worker calls.
 
 Same public API as Resend's receiving endpoints (paths, pagination, error bodies, rate-limit
-headers, one-hour download URLs, 401/403 for missing or wrong keys, 403 without a User-Agent),
-serving e-mails added through its Python API or its control endpoints (/_control/...). Faults
-can be injected per e-mail or at random with a seed: 5xx, 429 with retry-after, slow answers,
-timeouts, 401/403, 404 and expired download URLs.
+headers, one-hour download URLs), serving e-mails added through its Python API or its control
+endpoints (/_control/...). Its refusals are the ones Resend documents today:
+
+- resend.com/docs/api-reference/errors: a key that does not exist or was deleted (and any
+  Authorization that is not a key) is 400 validation_error "API key is invalid" from every
+  endpoint but sending (older pages said 403 invalid_api_key); no Authorization is 401
+  missing_api_key "Missing API key in the authorization header."; a sending-only key is 401
+  restricted_api_key "This API key is restricted to only send emails."; an unknown route is 404
+  not_found "The requested endpoint does not exist."; another method 405 method_not_allowed.
+- resend.com/docs/knowledge-base/403-error-1010: a request without a User-Agent is refused
+  before it reaches the API, with 403 and the plain-text body "error code: 1010" (not JSON).
+- resend.com/docs/dashboard/receiving/attachments and the SDK's resend/emails/_received_email.py:
+  each listed attachment has id, filename, content_type, content_disposition, content_id,
+  download_url (valid for an hour), expires_at, and `size`, which the SDK types NotRequired.
+
+Faults can be injected per e-mail or at random with a seed: 5xx, 429 with retry-after, slow
+answers, timeouts, any status with any name and message, 404, expired download URLs, a download
+whose Content-Length lies (shorter: the body ends there; longer: the connection closes first),
+and listings edited item by item (a size removed or fractional, an id repeated). The key it
+accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
 
 python -m devstack.resend_provider --port-file FILE   (RESEND_API_KEY: the key it accepts)
 """
@@ -18,6 +34,7 @@ import hmac
 import json
 import os
 import random
+import re
 import secrets
 import threading
 import time
@@ -35,6 +52,8 @@ from uuid import uuid4
 from pydantic import BaseModel
 
 from devstack.sample_faxes import FILENAMES, pdf
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -73,18 +92,34 @@ class SampleEmail:
         }  # fmt: skip
 
 
-class Fault(BaseModel):
-    """What to do instead of the normal answer, for matching requests, `count` times (None: always)."""
+class ListingEdit(BaseModel):
+    """A change to one item of a listing page: fields set or removed, or the item listed twice."""
 
-    kind: Literal["status", "slow", "timeout", "expired_url"]
+    index: int
+    set: dict[str, Any] = {}
+    unset: list[str] = []
+    duplicate: bool = False
+
+
+class Fault(BaseModel):
+    """What to do instead of the normal answer, for matching requests, `count` times (None: always).
+
+    short_body: a download's Content-Length and body cut to `length` bytes (a lying length the
+    client cannot notice); long_length: a Content-Length `length` bytes longer than the body, and
+    the connection closed after the body; edit_listing: a listing page with `edits` applied."""
+
+    kind: Literal["status", "slow", "timeout", "expired_url", "short_body", "long_length", "edit_listing"]
     target: Literal["list", "download", "any"] = "any"
     email_id: str | None = None  # None: any e-mail
     status: int = 500
-    name: str = "application_error"
+    name: str | None = "application_error"  # None: a body that is not JSON (`message` as plain text)
+    message: str | None = None
     retry_after: int | None = None
     delay_s: float = 0.0
     probability: float = 1.0
     count: int | None = None
+    length: int = 20
+    edits: list[ListingEdit] = []
 
 
 def sample_email(
@@ -103,8 +138,10 @@ def sample_email(
 
 
 class ResendProvider:
-    def __init__(self, api_key: str, seed: int = 0, url_ttl_s: int = 3600) -> None:
+    def __init__(self, api_key: str, seed: int = 0, url_ttl_s: int = 3600, restricted_key: str | None = None) -> None:
         self.api_key = api_key
+        self.key_deleted = False
+        self.restricted_key = restricted_key  # a sending-only key, which receiving refuses
         self.url_ttl_s = url_ttl_s
         self.url = ""
         self._emails: dict[str, SampleEmail] = {}
@@ -127,10 +164,12 @@ class ResendProvider:
         with self._lock:
             self._faults.clear()
 
-    def _take_fault(self, target: str, email_id: str | None) -> Fault | None:
+    def _take_fault(self, target: str, email_id: str | None, kinds: tuple[str, ...] | None = None) -> Fault | None:
         with self._lock:
             for fault in self._faults:
                 if fault.target not in ("any", target) or fault.email_id not in (None, email_id):
+                    continue
+                if kinds is not None and fault.kind not in kinds:
                     continue
                 if fault.count == 0 or self._rng.random() >= fault.probability:
                     continue
@@ -163,24 +202,22 @@ class ResendProvider:
         parts = urlsplit(target)
         path = [p for p in parts.path.split("/") if p]
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        if method != "GET":
-            return _error(405, "method_not_allowed", "Method not allowed")
-        if path[:1] == ["_downloads"] and len(path) == 2:
+        if path[:1] == ["_downloads"] and len(path) == 2 and method == "GET":
             return self._download(path[1], query.get("signature", ""))
+        if not headers.get("user-agent"):  # refused in front of the API (Cloudflare), as plain text
+            return 403, {"Content-Type": "text/plain; charset=UTF-8"}, b"error code: 1010"
+        refused = self._refuse_key(headers.get("authorization", ""))
+        if refused:
+            return refused
         if path[:2] != ["emails", "receiving"] or len(path) not in (3, 4, 5):
-            return _error(404, "not_found", "Route not found")
-        if not headers.get("user-agent"):
-            return _error(403, "missing_user_agent", "A User-Agent header is required")
-        authorization = headers.get("authorization", "")
-        if not authorization:
-            return _error(401, "missing_api_key", "Missing API key in the authorization header")
-        if not hmac.compare_digest(authorization.encode(), f"Bearer {self.api_key}".encode()):
-            return _error(403, "invalid_api_key", "API key is invalid")
+            return _error(404, "not_found", "The requested endpoint does not exist.")
+        if method != "GET":
+            return _error(405, "method_not_allowed", "Method is not allowed for the requested path.")
         email_id = path[2]
         kind = "list" if len(path) == 4 else "email" if len(path) == 3 else "attachment"
         self.requests[kind] += 1
-        fault = self._take_fault("list" if kind == "list" else "any", email_id)
-        if fault and fault.kind != "expired_url":
+        fault = self._take_fault("list" if kind == "list" else "any", email_id, ("status", "slow", "timeout"))
+        if fault:
             answered = _apply(fault)
             if answered:
                 return answered
@@ -197,17 +234,36 @@ class ResendProvider:
                 if found
                 else _error(404, "not_found", "Attachment not found")
             )
-        return self._list(email, query)
+        return self._list(email, query, self._take_fault("list", email_id, ("edit_listing",)))
 
-    def _list(self, email: SampleEmail, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def _refuse_key(self, authorization: str) -> tuple[int, dict[str, str], bytes] | None:
+        if not authorization:
+            return _error(401, "missing_api_key", "Missing API key in the authorization header.")
+        if self.restricted_key and hmac.compare_digest(
+            authorization.encode(), f"Bearer {self.restricted_key}".encode()
+        ):
+            return _error(401, "restricted_api_key", "This API key is restricted to only send emails.")
+        if self.key_deleted or not hmac.compare_digest(authorization.encode(), f"Bearer {self.api_key}".encode()):
+            return _error(400, "validation_error", "API key is invalid")
+        return None
+
+    def _list(
+        self, email: SampleEmail, query: dict[str, str], edit: Fault | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
         limit = max(1, min(int(query.get("limit", "20")) if query.get("limit", "").isdigit() else 20, 100))
         items = list(email.attachments)
         if "after" in query:
             ids = [a.id for a in items]
             items = items[ids.index(query["after"]) + 1 :] if query["after"] in ids else []
-        page = items[:limit]
-        return _json(200, {"object": "list", "has_more": len(items) > limit,
-                           "data": [self._attachment_item(email, a) for a in page]})  # fmt: skip
+        page = [self._attachment_item(email, a) for a in items[:limit]]
+        for change in edit.edits if edit else []:
+            if change.duplicate:
+                page.append(dict(page[change.index]))
+                continue
+            page[change.index].update(change.set)
+            for name in change.unset:
+                page[change.index].pop(name, None)
+        return _json(200, {"object": "list", "has_more": len(items) > limit, "data": page})
 
     def _download(self, token: str, signature: str) -> tuple[int, dict[str, str], bytes]:
         self.requests["download"] += 1
@@ -217,7 +273,8 @@ class ResendProvider:
         except ValueError:
             return 403, {"Content-Type": "application/xml"}, b"<Error><Code>AccessDenied</Code></Error>"
         expected = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
-        fault = self._take_fault("download", email_id)
+        fault = self._take_fault("download", email_id, ("status", "slow", "timeout", "expired_url", "short_body",
+                                                         "long_length"))  # fmt: skip
         expired = int(expires) < time.time() or (fault is not None and fault.kind == "expired_url")
         if not hmac.compare_digest(expected, signature) or expired:
             return (
@@ -225,7 +282,7 @@ class ResendProvider:
                 {"Content-Type": "application/xml"},
                 b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>",
             )
-        if fault:
+        if fault and fault.kind in ("status", "slow", "timeout"):
             answered = _apply(fault)
             if answered:
                 return answered
@@ -233,7 +290,16 @@ class ResendProvider:
         found = [a for a in email.attachments if a.id == attachment_id] if email else []
         if not found:
             return 404, {"Content-Type": "application/xml"}, b"<Error><Code>NoSuchKey</Code></Error>"
-        return 200, {"Content-Type": found[0].content_type}, found[0].content
+        content = found[0].content
+        if fault and fault.kind == "short_body":
+            return 200, {"Content-Type": found[0].content_type}, content[: fault.length]
+        if fault and fault.kind == "long_length":  # the handler closes the connection after the body
+            return (
+                200,
+                {"Content-Type": found[0].content_type, "Content-Length": str(len(content) + fault.length)},
+                content,
+            )
+        return 200, {"Content-Type": found[0].content_type}, content
 
     def control(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """The control endpoints the demo and the chaos run use from another process."""
@@ -249,6 +315,14 @@ class ResendProvider:
             return _json(200, {"ok": True})
         if (method, path) == ("GET", "/_control/stats"):
             return _json(200, dict(self.requests))
+        if (method, path) == ("POST", "/_control/key"):
+            self.key_deleted = bool(request.get("deleted"))
+            return _json(200, {"deleted": self.key_deleted})
+        if (method, path) == ("GET", "/_control/attachments"):
+            with self._lock:
+                emails = list(self._emails.values())
+            digests = {a.id: hashlib.sha256(a.content).hexdigest() for email in emails for a in email.attachments}
+            return _json(200, digests)
         return _error(404, "not_found", "Route not found")
 
     @contextmanager
@@ -269,7 +343,10 @@ class ResendProvider:
 def _json(status: int, body: Any) -> tuple[int, dict[str, str], bytes]:
     headers = {"Content-Type": "application/json", "ratelimit-limit": "5", "ratelimit-remaining": "4",
                "ratelimit-reset": "1"}  # fmt: skip
-    return status, headers, json.dumps(body, ensure_ascii=False).encode()
+    # As JavaScript's JSON.stringify writes it: UTF-8, and a lone surrogate (an id or a name set by
+    # a test) as its \u escape.
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(body, ensure_ascii=False))
+    return status, headers, text.encode()
 
 
 def _error(status: int, name: str, message: str, retry_after: int | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -284,7 +361,10 @@ def _apply(fault: Fault) -> tuple[int, dict[str, str], bytes] | None:
     if fault.kind in ("slow", "timeout"):
         time.sleep(fault.delay_s)
         return None if fault.kind == "slow" else (0, {}, b"")  # status 0: drop the connection
-    return _error(fault.status, fault.name, f"injected {fault.status}", fault.retry_after)
+    message = fault.message or f"injected {fault.status}"
+    if fault.name is None:
+        return fault.status, {"Content-Type": "text/plain; charset=UTF-8"}, message.encode()
+    return _error(fault.status, fault.name, message, fault.retry_after)
 
 
 def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
@@ -305,7 +385,10 @@ def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             for name, value in response_headers.items():
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
+            if "Content-Length" in response_headers:  # a fault's lying length: the body cannot follow it
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
 

@@ -2,7 +2,8 @@
 the names the deployed code reads):
 
 - the database cluster (devstack/cluster.py),
-- the API gateway: the PostgREST and Storage stand-ins (devstack/gateway.py),
+- the API gateway: the PostgREST, Storage and Auth stand-ins (devstack/gateway.py), with an
+  operator (admin) and a viewer of the admin screen signed up in Auth,
 - the pg_net dispatcher (devstack/pg_net_dispatcher.py),
 - the Resend sample provider (devstack/resend_provider.py),
 - the Vercel function host serving the output of a real `vercel build` of api/ through Vercel's
@@ -27,7 +28,7 @@ from typing import Any
 import jwt
 import psycopg
 
-from devstack import cluster, lifecycle, vercel_build
+from devstack import auth, cluster, lifecycle, vercel_build
 
 ENV_FILE = cluster.ROOT / ".devstack" / "env"
 READY_TIMEOUT_S = 30.0
@@ -39,6 +40,9 @@ PROCESSES = {
     "function_host": ("devstack.function_host", "--port-file"),
 }
 WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
+ADMIN_PATH = "/admin"  # the admin screen's page (vercel.json rewrites it to api/admin.py)
+# The local admin screen's two accounts (example.com is reserved: no mail ever goes anywhere).
+OPERATORS = {"OPERATOR": ("operator@example.com", "admin"), "VIEWER": ("viewer@example.com", "viewer")}
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 
 
@@ -125,6 +129,7 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
     stack = Stack(database, record)
     try:
         jwt_secret = secrets.token_urlsafe(32)
+        signing_key, key_id = auth.new_signing_key()
         stack.env.update(
             database.libpq_env("postgres"),
             DATABASE_URL=database.conninfo("postgres"),
@@ -144,6 +149,9 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             # that play a project which has not migrated (SUPABASE_SERVICE_ROLE_KEY set to this).
             DEVSTACK_LEGACY_ANON_KEY=legacy_api_key(jwt_secret, "anon"),
             DEVSTACK_LEGACY_SERVICE_ROLE_KEY=legacy_api_key(jwt_secret, "service_role"),
+            # The Auth stand-in's ES256 signing key (its public part is the JWKS).
+            DEVSTACK_AUTH_SIGNING_KEY=signing_key,
+            DEVSTACK_AUTH_KEY_ID=key_id,
             # What the functions read on Vercel; throwaway values made for this stack alone.
             INTERNAL_FUNCTION_SECRET=secrets.token_urlsafe(32),
             RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),
@@ -152,10 +160,30 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
         stack.env.update(extra_env or {})
         for name in PROCESSES:
             stack.start_process(name)
+        add_operators(stack)
     except BaseException:
         stop(stack)
         raise
     return stack
+
+
+def add_operators(stack: Stack) -> None:
+    """An admin and a viewer of the admin screen, through the operators CLI's own code (Auth's admin API)."""
+    import httpx
+
+    from lib.operators import AuthAdmin, add
+    from lib.settings import SupabaseSettings
+
+    settings = SupabaseSettings(
+        supabase_url=stack.env["SUPABASE_URL"], supabase_secret_key=stack.env["SUPABASE_SECRET_KEY"]
+    )
+    with httpx.Client() as http:
+        for name, (email, role) in OPERATORS.items():
+            password = secrets.token_urlsafe(12)
+            add(AuthAdmin(http, settings), email, role, password)
+            stack.env[f"DEVSTACK_{name}_EMAIL"], stack.env[f"DEVSTACK_{name}_PASSWORD"] = email, password
+    stack.env["ADMIN_URL"] = stack.env["FUNCTIONS_URL"] + ADMIN_PATH
+    stack.save()
 
 
 def stop(stack: Stack) -> None:

@@ -7,6 +7,14 @@ service's rules and error shape where the code under test depends on them:
   overwrites.
 - GET /storage/v1/object/<bucket>/<key>, .../object/authenticated/<bucket>/<key>, and
   .../object/public/<bucket>/<key> for public buckets.
+- Signed URLs (supabase/storage src/http/routes/object/getSignedURL.ts, getSignedObject.ts):
+  POST /storage/v1/object/sign/<bucket>/<key> {"expiresIn": seconds} answers {"signedURL":
+  "/object/sign/<bucket>/<key>?token=<JWT>"}, the token an HS256 JWT with the project's JWT secret
+  and claims url ("<bucket>/<key>"), iat, exp; GET .../object/sign/<bucket>/<key>?token=...
+  [&download=<name>] serves the object to anyone holding it until exp (400 "Invalid JWT" after,
+  400 "InvalidSignature" for another object), with Expires, and with download
+  Content-Disposition: attachment; filename=<encoded>; filename*=UTF-8''<encoded>; (the
+  renderer's handleDownload). text/html is served as text/plain, as Storage's renderer does.
 - Buckets are the rows of storage.buckets (migrations insert them); file_size_limit and
   allowed_mime_types are enforced. Keys must match Supabase's key rule (ASCII only).
 - Errors are mostly HTTP 400 with the real status as a string in the body:
@@ -28,6 +36,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,8 +46,9 @@ from email.parser import BytesParser
 from email.utils import collapse_rfc2231_value
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
+import jwt
 import psycopg
 
 from devstack.postgrest import AuthError, Backend, Request, Response, authenticate
@@ -114,6 +124,12 @@ class Storage:
 
     def route(self, request: Request) -> Response:
         segments = request.path.split("/")
+        if segments[:2] == ["object", "sign"] and len(segments) >= 4:
+            bucket, key = segments[2], "/".join(segments[3:])
+            if request.method == "POST":
+                return self.sign(request, bucket, key)
+            if request.method in ("GET", "HEAD"):
+                return self.signed_download(request, bucket, key)
         if segments[0] == "object" and len(segments) >= 3:
             if request.method in ("GET", "HEAD"):
                 if segments[1] == "authenticated" and len(segments) >= 4:
@@ -153,6 +169,46 @@ class Storage:
         }
         cache_control = meta["cache_control"]
         headers["Cache-Control"] = f"max-age={cache_control}" if cache_control.isdigit() else cache_control
+        return Response(200, data, headers)
+
+    def sign(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        key = decode_key(raw_key)
+        self.require_writer(request)  # no storage policies here: only service_role may read objects
+        bucket = self.bucket(unquote(raw_bucket))
+        try:
+            expires_in = json.loads(request.body or b"{}").get("expiresIn")
+        except (ValueError, AttributeError):
+            expires_in = None
+        if not isinstance(expires_in, int) or isinstance(expires_in, bool) or expires_in < 1:
+            raise StorageError("400", "InvalidRequest", "Bad Request", "body/expiresIn must be >= 1")
+        self.load(bucket, key)  # 404 for an object that is not there
+        issued = int(time.time())
+        url = f"{bucket.id}/{key}"
+        token = jwt.encode({"url": url, "iat": issued, "exp": issued + expires_in}, self.backend.jwt_secret)
+        return Response.json(200, {"signedURL": f"/object/sign/{quote(url)}?token={token}"})
+
+    def signed_download(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        query = dict(request.query)
+        try:
+            payload = jwt.decode(query.get("token", ""), self.backend.jwt_secret, algorithms=["HS256"])
+        except jwt.InvalidTokenError as error:
+            message = "jwt expired" if isinstance(error, jwt.ExpiredSignatureError) else str(error)
+            raise StorageError("400", "InvalidJWT", "Invalid JWT", message) from error
+        if payload.get("url") != f"{unquote(raw_bucket)}/{decode_key(raw_key)}":
+            raise StorageError("400", "InvalidSignature", "InvalidSignature", "The url do not match the signature")
+        bucket = self.bucket(unquote(raw_bucket))
+        data, meta = self.load(bucket, decode_key(raw_key))
+        content_type = "text/plain" if "text/html" in meta["content_type"] else meta["content_type"]
+        headers = {
+            "Content-Type": content_type,
+            "ETag": f'"{meta["etag"]}"',
+            "Last-Modified": meta["last_modified"],
+            "Expires": datetime.fromtimestamp(payload["exp"], UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
+        }
+        if "download" in query:
+            name = quote(query["download"], safe="!~*'()")  # as encodeURIComponent
+            headers["Content-Disposition"] = f"attachment; filename={name}; filename*=UTF-8''{name};" if name else (
+                "attachment;")  # fmt: skip
         return Response(200, data, headers)
 
     # --- checks -------------------------------------------------------------------------------

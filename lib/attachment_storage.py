@@ -18,7 +18,7 @@ from uuid import UUID
 import httpx
 
 from lib.budget import Deadline, DeadlinePassed
-from lib.failures import FailureCode, JobFailure, from_storage_status
+from lib.failures import FAILURES, FailureCode, JobFailure, from_storage_error
 from lib.supabase_client import TIMEOUT, api_headers
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
@@ -121,8 +121,11 @@ class AttachmentStorage:
         except httpx.HTTPError as error:
             raise JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage unreachable: {type(error).__name__}") from error
         if not response.is_success:
-            status, name = _storage_error(response)
-            raise JobFailure(from_storage_status(status, name), f"Storage {status} {name}")
+            status, code, name = _storage_error(response)
+            failure = from_storage_error(status, code, name)
+            check = FAILURES[failure].check
+            named = " ".join(part for part in (code, name) if part)
+            raise JobFailure(failure, f"Storage {status} {named}" + (f" (check {check})" if check else ""))
 
 
 def _chunks(data: bytes, deadline: Deadline) -> Iterator[bytes]:
@@ -133,14 +136,26 @@ def _chunks(data: bytes, deadline: Deadline) -> Iterator[bytes]:
         yield data[start : start + UPLOAD_CHUNK_BYTES]
 
 
-def _storage_error(response: httpx.Response) -> tuple[int, str]:
-    """The real status and error name: Storage answers most errors with HTTP 400 and puts the
-    status in the body ({"statusCode": "409", "error": "Duplicate", ...}), as storage3 reads it."""
+def _storage_error(response: httpx.Response) -> tuple[int, str | None, str | None]:
+    """The real status, the error code and the error's name: Storage answers most errors with HTTP
+    400 and puts the status in the body ({"statusCode": "409", "code": "KeyAlreadyExists", "error":
+    "Duplicate", ...}), as storage3 reads it; the API gateway in front answers {"message": ...}."""
     try:
         body = response.json()
     except ValueError:
-        return response.status_code, "InternalError"
+        return response.status_code, None, None
     if not isinstance(body, dict):
-        return response.status_code, "InternalError"
+        return response.status_code, None, None
     status = str(body.get("statusCode", ""))
-    return int(status) if status.isdigit() else response.status_code, str(body.get("error") or body.get("code") or "")
+
+    def text(field: str) -> str | None:  # the server's text, as one short printable line
+        value = body.get(field)
+        if not isinstance(value, str):
+            return None
+        return "".join(c for c in value if c.isprintable())[:100] or None
+
+    return (
+        int(status) if status.isascii() and status.isdigit() else response.status_code,
+        text("code"),
+        text("error") or text("message"),
+    )

@@ -23,11 +23,19 @@ class Executable(Protocol):
 class DatabaseError(Exception):
     """A database call failed. `code` is what PostgREST reported: the SQLSTATE (22023, 23505, ...),
     PostgREST's own code (PGRST202 for an unknown function), or the HTTP status when the answer
-    had no error body; None when the database could not be reached. The message carries no
+    had no error body; None when the database could not be reached (`unreachable`) or when what
+    answered gave no code (the API gateway in front: "Invalid API key"). The message carries no
     secret: it is PostgREST's message, or only the name of the network error."""
 
     def __init__(
-        self, what: str, message: str, *, code: str | None = None, hint: str | None = None, details: Any = None
+        self,
+        what: str,
+        message: str,
+        *,
+        code: str | None = None,
+        hint: str | None = None,
+        details: Any = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(f"{what}: {f'{code} ' if code else ''}{message}" + (f" ({hint})" if hint else ""))
         self.what = what
@@ -35,6 +43,7 @@ class DatabaseError(Exception):
         self.code = code
         self.hint = hint
         self.details = details
+        self.unreachable = unreachable
 
 
 def execute(what: str, request: Executable) -> Any:
@@ -52,4 +61,4 @@ def execute(what: str, request: Executable) -> Any:
             details=error.details,
         ) from error  # fmt: skip
     except httpx.HTTPError as error:
-        raise DatabaseError(what, f"unreachable ({type(error).__name__})") from error
+        raise DatabaseError(what, f"unreachable ({type(error).__name__})", unreachable=True) from error

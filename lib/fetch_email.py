@@ -3,6 +3,11 @@
 Safe to run any number of times for the same e-mail: the storage key is fixed before the upload,
 the upload and the row are upserts, and what is already recorded is skipped. A worker that dies
 after an upload but before recording it only makes the next run upload the same bytes again.
+
+Every listed attachment gets an id of its own in the table: two items of one listing that would
+share one (the same id twice, or ids that differ only in text Postgres cannot store, "att\u0000x"
+and "att\ufffdx") are both kept, the later one's id followed by U+FFFD until it is unique, as the
+webhook does with member names (lib/storable.py), and the log says so.
 """
 
 from __future__ import annotations
@@ -14,19 +19,21 @@ from dataclasses import dataclass
 from lib import log
 from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.budget import Checkpoint, Deadline
-from lib.failures import FailureCode, JobFailure, from_resend_status
+from lib.failures import FailureCode, JobFailure, from_resend_error
 from lib.fax_records import FaxRecords, StoredAttachment
 from lib.queue import Job, Queue
 from lib.resend_client import (
     Attachment,
     DownloadError,
+    InvalidEmailId,
+    Listing,
     MalformedResponse,
     ResendClient,
     ResendError,
     ResendTimeout,
     TooLarge,
 )
-from lib.storable import storable_text
+from lib.storable import REPLACEMENT, storable_text
 
 # The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
 KIND = "fetch_email"
@@ -41,24 +48,56 @@ class FetchContext:
     max_bytes: int
 
 
-def _list(ctx: FetchContext, provider_email_id: str, deadline: Deadline) -> list[Attachment]:
+@dataclass(frozen=True)
+class Listed:
+    """A listed attachment and the ids it is kept under."""
+
+    attachment: Attachment
+    stored_id: str  # the row's provider_attachment_id: storable, and unique within the listing
+    key_id: str  # what the object's key derives from: the provider's id, unless it had to be made unique
+
+
+def _list(ctx: FetchContext, job: Job, provider_email_id: str, deadline: Deadline) -> tuple[Listing, dict[str, Listed]]:
     try:
-        return ctx.resend.list_attachments(provider_email_id, deadline)
+        listing = ctx.resend.list_attachments(provider_email_id, deadline)
+    except InvalidEmailId as error:
+        raise JobFailure(FailureCode.RESEND_REJECTED, str(error)) from error
     except ResendTimeout as error:
         raise JobFailure(FailureCode.RESEND_TIMEOUT, str(error)) from error
     except ResendError as error:
-        if error.status is None:
-            code = FailureCode.RESEND_NETWORK_ERROR
-        else:
-            code = from_resend_status(error.status, error.name)
+        code = from_resend_error(error.status, error.name, error.message)
         raise JobFailure(code, str(error), error.retry_after) from error
     except MalformedResponse as error:
         raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, str(error)) from error
+    return listing, _identify(job, listing.attachments)
+
+
+def _identify(job: Job, attachments: list[Attachment]) -> dict[str, Listed]:
+    """The listed attachments by the id each is stored under, in the listing's order."""
+    listed: dict[str, Listed] = {}
+    for position, attachment in enumerate(attachments, start=1):
+        stored_id = storable_text(attachment.id)
+        if stored_id not in listed:
+            listed[stored_id] = Listed(attachment, stored_id, attachment.id)
+            continue
+        while stored_id in listed:
+            stored_id += REPLACEMENT
+        listed[stored_id] = Listed(attachment, stored_id, stored_id)
+        log.event(
+            "attachment_id_disambiguated",
+            logging.WARNING,
+            job_id=job.id,
+            email_row_id=job.fax_received_email_id,
+            position=position,
+            attachment_id=storable_text(attachment.id),
+            stored_as=stored_id,
+        )
+    return listed
 
 
 def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> bytes:
     try:
-        return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline)
+        return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline, attachment.size)
     except TooLarge as error:
         raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {attachment.id}: {error}") from error
     except DownloadError as error:
@@ -82,42 +121,53 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     email = ctx.records.email(job.fax_received_email_id)
     stored = ctx.records.stored_attachment_ids(email.id)
     # Listed afresh on every attempt: a download_url is valid for one hour only.
-    listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
+    listing, listed = _list(ctx, job, email.provider_email_id, deadline)
+    if listing.unknown_sizes:
+        log.event("attachment_size_unknown", logging.WARNING, job_id=job.id, email_row_id=email.id,
+                  attachment_ids=[storable_text(i) for i in listing.unknown_sizes])  # fmt: skip
     listed_again = False
     count = 0
-    for attachment_id in list(listing):
+    for stored_id in list(listed):
         checkpoint()
-        if storable_text(attachment_id) in stored:  # stored ids are in the form the database could take
+        if stored_id in stored:  # stored ids are in the form the database could take
             continue
-        attachment = listing[attachment_id]
-        if attachment.size > ctx.max_bytes:
-            raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {attachment_id}: {attachment.size} bytes")
+        item = listed[stored_id]
+        size = item.attachment.size
+        if size is not None and size > ctx.max_bytes:
+            raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {item.attachment.id}: {size} bytes")
         try:
-            data = _download(ctx, attachment, deadline)
+            data = _download(ctx, item.attachment, deadline)
         except JobFailure as failure:
             if failure.code is not FailureCode.DOWNLOAD_EXPIRED or listed_again:
                 raise
             # The URL expired (a long backlog, a slow retry): list once more, for fresh URLs for the rest too.
             listed_again = True
-            listing = {item.id: item for item in _list(ctx, email.provider_email_id, deadline)}
-            if attachment_id not in listing:
-                vanished = f"attachment {attachment_id} vanished"
+            listing, listed = _list(ctx, job, email.provider_email_id, deadline)
+            if stored_id not in listed:
+                vanished = f"attachment {item.attachment.id} vanished"
                 raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, vanished) from None
-            attachment = listing[attachment_id]
-            data = _download(ctx, attachment, deadline)
+            item = listed[stored_id]
+            data = _download(ctx, item.attachment, deadline)
+        attachment = item.attachment
         content_type = stored_content_type(attachment.content_type, attachment.filename)
-        key = attachment_key(email.id, attachment.id, content_type)
+        key = attachment_key(email.id, item.key_id, content_type)
         ctx.storage.upload(key, data, content_type, deadline)
-        ctx.queue.record_attachment(job, _row(job, attachment, content_type, data, ctx.storage.bucket, key))
+        ctx.queue.record_attachment(job, _row(job, item, content_type, data, ctx.storage.bucket, key))
         count += 1
+    if listing.unusable:
+        # The others are stored: fail for what cannot be fetched, naming it, so that nothing is lost silently.
+        problems = "; ".join(listing.unusable[:5]) + ("; ..." if len(listing.unusable) > 5 else "")
+        message = f"attachment list: {len(listing.unusable)} items cannot be fetched ({problems}); {count} stored"
+        raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, message)
     return count
 
 
-def _row(job: Job, attachment: Attachment, content_type: str, data: bytes, bucket: str, key: str) -> StoredAttachment:
+def _row(job: Job, item: Listed, content_type: str, data: bytes, bucket: str, key: str) -> StoredAttachment:
     """The attachment's row, with text Postgres cannot store replaced as the webhook does
     (lib/storable.py); the fact goes to the log, since the row has no place for it."""
+    attachment = item.attachment
     row = StoredAttachment(
-        provider_attachment_id=storable_text(attachment.id),
+        provider_attachment_id=item.stored_id,
         filename=None if attachment.filename is None else storable_text(attachment.filename),
         content_type=content_type,
         size_bytes=len(data),
@@ -125,7 +175,8 @@ def _row(job: Job, attachment: Attachment, content_type: str, data: bytes, bucke
         bucket=bucket,
         storage_path=key,
     )
-    compared = {"id": (attachment.id, row.provider_attachment_id), "filename": (attachment.filename, row.filename)}
+    # (An id made unique is logged as attachment_id_disambiguated: here only what Postgres could not store.)
+    compared = {"id": (attachment.id, storable_text(attachment.id)), "filename": (attachment.filename, row.filename)}
     replaced = [field for field, (given, kept) in compared.items() if given != kept]
     if replaced:
         log.event(

@@ -6,12 +6,32 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from lib import log
 
 Answer = tuple[int, dict[str, Any]]
+JSON_CONTENT_TYPE = "application/json; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer of any content type; `error` is the code the request's log line names."""
+
+    status: int
+    body: bytes
+    content_type: str = JSON_CONTENT_TYPE
+    headers: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+def json_reply(status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> Reply:
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    error = body.get("error")
+    return Reply(status, payload, JSON_CONTENT_TYPE, headers or {}, error if isinstance(error, str) else None)
 
 
 class UnreadableBody(Exception):
@@ -39,34 +59,41 @@ class JsonHandler(BaseHTTPRequestHandler):
         raise NotImplementedError
 
     def do_POST(self) -> None:
+        self.respond(lambda: json_reply(*self.answer()))
+
+    def respond(self, produce: Callable[[], Reply]) -> None:
         try:
-            status, body = self.answer()
+            reply = produce()
         except Exception as error:
             # Without this, the exception would leave the runtime with no answer and no log line
             # of ours. Only the type and where it was raised: a message may quote input or settings.
             log.event("unhandled_error", logging.ERROR, **log.exception_fields(error))
-            status, body = 500, {"error": "internal_error"}
-        self.send_json(status, body)
+            reply = json_reply(500, {"error": "internal_error"})
+        self.send_reply(reply)
 
     def send_json(self, status: int, body: dict[str, Any]) -> None:
-        payload = json.dumps(body, ensure_ascii=False).encode()
+        self.send_reply(json_reply(status, body))
+
+    def send_reply(self, reply: Reply) -> None:
         # Logged before the answer is written: once it is, the caller may go on (and Vercel may
         # freeze the function) before a line written afterwards is out.
         log.event(
             "request",
             method=self.command,
             path=self.path.split("?", 1)[0],  # a query string is the caller's, and may hold anything
-            status=status,
-            error=body.get("error"),
+            status=reply.status,
+            error=reply.error,
             duration_ms=round((time.monotonic() - self.started) * 1000),
         )
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(payload)))
-        if status == 405:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.body)))
+        if reply.status == 405 and "Allow" not in reply.headers:
             self.send_header("Allow", "POST")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(payload)
+        self.wfile.write(reply.body)
 
     def read_body(self, max_bytes: int) -> bytes:
         """The whole body; UnreadableBody when it is chunked or has no length (411), a length that

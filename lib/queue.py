@@ -59,6 +59,8 @@ class Job(BaseModel):
     lease_until: datetime | None
     created_at: datetime
     started_at: datetime | None
+    # Releases for the time budget since the last attachment stored (release_document_job bounds them).
+    budget_releases: int = 0
 
 
 def interval(value: timedelta) -> str:
@@ -174,6 +176,8 @@ class Queue:
         self._renewed(job, asked_at)
 
     def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
+        """Queued again, attempt given back; `failed` only when a time_budget release was one too
+        many in a row and the attempt it counted was the last."""
         return self._guarded_state(
             "release_document_job",
             job,

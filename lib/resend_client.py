@@ -2,6 +2,11 @@
 
 Every call has a timeout, a User-Agent (without one Resend answers 403) and the API key; error
 answers become ResendError with Resend's own fields (statusCode, name, message) and retry-after.
+What they mean for a job is lib/failures.py's (from_resend_error).
+
+A listing is read item by item: an item Resend's own SDK allows (no `size`: it is NotRequired in
+resend/emails/_received_email.py) is fetched with its size unknown, and an item that cannot be
+fetched at all (no id, no download URL) is named, field by field, without losing the others.
 """
 
 from __future__ import annotations
@@ -9,11 +14,13 @@ from __future__ import annotations
 import email.utils
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from lib.budget import Deadline, DeadlinePassed
 
@@ -51,28 +58,92 @@ class DownloadError(Exception):
         self.status = status
 
 
+class LengthMismatch(DownloadError):
+    """The body ended with fewer bytes than the listing's size, or went on past it (a lying
+    Content-Length, a truncated object): nothing of it may be stored."""
+
+
 class TooLarge(Exception):
     pass
 
 
+class InvalidEmailId(ValueError):
+    """An e-mail id that cannot be a path segment: "." and ".." would be normalised away by the
+    HTTP client into another endpoint of Resend's API."""
+
+
 class Attachment(BaseModel):
-    """An item of GET /emails/receiving/{id}/attachments. download_url is valid for one hour: never store it."""
+    """An item of GET /emails/receiving/{id}/attachments. download_url is valid for one hour: never store it.
+
+    `size` is None when the listing did not give a usable one (missing, fractional, negative):
+    the download's own cap still holds, and there is nothing to compare the body with."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    id: str = Field(min_length=1)  # the database refuses an empty id: retrying could never store it
+    # Any string JSON can hold, a lone surrogate included (pydantic's min_length would refuse it).
+    id: str
     filename: str | None = None
     content_type: str | None = None
-    size: int = Field(ge=0)
+    size: int | None = None
     download_url: str
     expires_at: str | None = None
 
+    @field_validator("id")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value:  # the database refuses an empty id: retrying could never store it
+            raise ValueError("must not be empty")
+        return value
 
-class _AttachmentPage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    @field_validator("download_url")
+    @classmethod
+    def _fetchable(cls, value: str) -> str:
+        try:
+            url = httpx.URL(value)
+        except (httpx.InvalidURL, UnicodeError):
+            raise ValueError("is not a URL") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError("is not an http(s) URL with a host")
+        return value
 
-    has_more: bool = False
-    data: list[Attachment]
+
+@dataclass(frozen=True)
+class Listing:
+    """An e-mail's attachments as listed: the ones that can be fetched, and what was wrong with the
+    others (`unusable`: "item 3 (id 'x'): download_url: Field required") or merely unknown
+    (`unknown_sizes`: the ids whose size was missing or unusable)."""
+
+    attachments: list[Attachment] = field(default_factory=list)
+    unusable: list[str] = field(default_factory=list)
+    unknown_sizes: list[str] = field(default_factory=list)
+
+
+def _usable_size(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)  # 5100.0: JavaScript writes no other kind of number
+    return None
+
+
+def _item(raw: Any, position: int, listing: Listing) -> None:
+    """Adds one listed item to `listing`, as an attachment or as what made it unusable."""
+    if not isinstance(raw, dict):
+        listing.unusable.append(f"item {position}: not an object")
+        return
+    size = _usable_size(raw.get("size"))
+    try:
+        attachment = Attachment.model_validate({**raw, "size": size})
+    except ValidationError as error:
+        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'item'}: {e['msg']}" for e in error.errors())
+        named = f" (id {raw['id']!r:.80})" if isinstance(raw.get("id"), str) else ""
+        listing.unusable.append(f"item {position}{named}: {fields}")
+        return
+    if size is None:
+        listing.unknown_sizes.append(attachment.id)
+    listing.attachments.append(attachment)
 
 
 class _ErrorBody(BaseModel):
@@ -101,15 +172,20 @@ def _error(response: httpx.Response) -> ResendError:
         body = _ErrorBody.model_validate_json(response.content)
     except ValidationError:
         body = _ErrorBody()
+    # An answer that is not Resend's JSON (Cloudflare's "error code: 1010" for a request without a
+    # User-Agent, a proxy's page) keeps a short first line of it: it is what tells them apart.
+    text = "" if body.name else response.text.strip().split("\n", 1)[0]
+    shown = "".join(c if c.isprintable() else " " for c in text)[:120]
     return ResendError(
         response.status_code,
         body.name,
-        body.message or response.reason_phrase,
+        body.message or shown or response.reason_phrase,
         parse_retry_after(response.headers.get("retry-after")),
     )
 
 
-def _parse_page(content: bytes) -> _AttachmentPage:
+def _parse_page(content: bytes) -> tuple[bool, list[Any]]:
+    """The page's has_more and its raw items."""
     # Python's parser, not pydantic's: pydantic's JSON parser refuses a lone surrogate escape
     # ("\ud800", which JavaScript writes readily), and one odd file name would fail the whole job
     # as a malformed answer. lib/storable.py makes such text storable later.
@@ -117,10 +193,19 @@ def _parse_page(content: bytes) -> _AttachmentPage:
         document = json.loads(content)
     except (ValueError, RecursionError):
         raise MalformedResponse("attachment list: not JSON") from None
-    try:
-        return _AttachmentPage.model_validate(document)
-    except ValidationError as error:
-        raise MalformedResponse(f"attachment list: {error.error_count()} invalid fields") from None
+    if not isinstance(document, dict) or not isinstance(document.get("data"), list):
+        raise MalformedResponse("attachment list: 'data' is not a list")
+    has_more = document.get("has_more", False)
+    if not isinstance(has_more, bool):
+        raise MalformedResponse("attachment list: 'has_more' is not true or false")
+    return has_more, document["data"]
+
+
+def email_path(email_id: str) -> str:
+    """The listing's path for an e-mail id, every character of the id escaped."""
+    if email_id in ("", ".", ".."):
+        raise InvalidEmailId(f"the e-mail id {email_id!r} cannot name a Resend e-mail")
+    return f"/emails/receiving/{quote(email_id, safe='')}/attachments"
 
 
 class ResendClient:
@@ -154,26 +239,35 @@ class ResendClient:
             raise _error(response)
         return response.content
 
-    def list_attachments(self, email_id: str, deadline: Deadline | None = None) -> list[Attachment]:
+    def list_attachments(self, email_id: str, deadline: Deadline | None = None) -> Listing:
         """Every attachment of a received e-mail, following the pagination."""
-        return list(self._iter_attachments(email_id, deadline))
+        listing = Listing()
+        for position, raw in enumerate(self._iter_items(email_id, deadline), start=1):
+            _item(raw, position, listing)
+        return listing
 
-    def _iter_attachments(self, email_id: str, deadline: Deadline | None) -> Iterator[Attachment]:
+    def _iter_items(self, email_id: str, deadline: Deadline | None) -> Iterator[Any]:
+        path = email_path(email_id)
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         for _ in range(MAX_PAGES):
-            content = self._get_json(f"/emails/receiving/{quote(email_id, safe='')}/attachments", params, deadline)
-            page = _parse_page(content)
-            yield from page.data
-            if not page.has_more:
+            has_more, items = _parse_page(self._get_json(path, params, deadline))
+            yield from items
+            if not has_more:
                 return
-            if not page.data:
+            if not items:
                 raise MalformedResponse("attachment list: has_more with an empty page")
-            params["after"] = page.data[-1].id
+            last = items[-1].get("id") if isinstance(items[-1], dict) else None
+            if not isinstance(last, str) or not last:
+                raise MalformedResponse("attachment list: has_more after an item without an id to continue after")
+            params["after"] = last
         raise MalformedResponse(f"attachment list: more than {MAX_PAGES} pages")
 
-    def download(self, url: str, max_bytes: int, deadline: Deadline | None = None) -> bytes:
+    def download(
+        self, url: str, max_bytes: int, deadline: Deadline | None = None, expected_size: int | None = None
+    ) -> bytes:
         """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes, DeadlinePassed
-        as soon as the deadline passes."""
+        as soon as the deadline passes, LengthMismatch when `expected_size` (the listing's) is known
+        and the body is shorter or longer."""
         if deadline:
             deadline.check("download")
         headers = {"User-Agent": USER_AGENT}
@@ -187,11 +281,15 @@ class ResendClient:
                 chunks, size = [], 0
                 for chunk in response.iter_bytes():
                     size += len(chunk)
+                    if expected_size is not None and size > expected_size:
+                        raise LengthMismatch(200, f"more than the {expected_size} bytes listed")
                     if size > max_bytes:
                         raise TooLarge(f"more than {max_bytes} bytes")
                     chunks.append(chunk)
                     if deadline:
                         deadline.check("download")
+                if expected_size is not None and size != expected_size:
+                    raise LengthMismatch(200, f"{size} bytes received, {expected_size} listed")
                 return b"".join(chunks)
         except httpx.TimeoutException as error:
             if deadline and deadline.remaining() <= 0:

@@ -91,7 +91,7 @@ class _Once:
         action()
 
 
-# The one piece of process state in lib/ besides logging's configuration (README, "Fluid compute").
+# Process state in lib/ is listed in the README ("Fluid compute"): this flag is one piece of it.
 _BOTH_KEYS_NOTED = _Once()
 
 
@@ -172,3 +172,31 @@ class WebhookSettings(SupabaseSettings):
     resend_webhook_secret: Annotated[SecretStr, AfterValidator(_webhook_secret)]
     # The event carries metadata only, never attachment content.
     webhook_max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+
+
+class AdminSettings(SupabaseSettings):
+    """The admin screen's function. The page signs in with the publishable key (the legacy anon key
+    on an older project): it is public by design, and the only key the browser ever gets."""
+
+    supabase_publishable_key: str | None = Field(default=None, min_length=1)
+    supabase_anon_key: str | None = Field(default=None, min_length=1)
+    # A legacy project's JWT secret, to verify its HS256 access tokens here; without it they are
+    # verified by asking Auth. Projects on asymmetric signing keys need neither.
+    supabase_jwt_secret: SecretStr | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _a_browser_key(self) -> Self:
+        if not (self.supabase_publishable_key or self.supabase_anon_key):
+            raise ValueError("SUPABASE_PUBLISHABLE_KEY (or, on an older project, SUPABASE_ANON_KEY) must be set")
+        return self
+
+    @property
+    def browser_key(self) -> str:
+        key = self.supabase_publishable_key or self.supabase_anon_key
+        assert key is not None  # the validator above
+        return key
+
+    @property
+    def auth_url(self) -> str:
+        """Supabase Auth, and the issuer ("iss") of the access tokens it signs."""
+        return f"{self.supabase_url}/auth/v1"

@@ -67,3 +67,18 @@ def storable_json(document: Any) -> tuple[Any, list[str]]:
                 value.update(renamed)
             stack.extend((value, key, f"{pointer}/{_pointer_token(key)}") for key in reversed(list(value)))
     return root[0], list(replaced)
+
+
+def pointers_to(document: Any, kind: type) -> list[str]:
+    """The JSON Pointers (RFC 6901, in document order) of the values of type `kind` in the document."""
+    found = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, pointer = stack.pop()
+        if isinstance(value, kind):
+            found.append(pointer)
+        elif isinstance(value, list):
+            stack.extend((item, f"{pointer}/{index}") for index, item in reversed(list(enumerate(value))))
+        elif isinstance(value, dict):
+            stack.extend((item, f"{pointer}/{_pointer_token(key)}") for key, item in reversed(list(value.items())))
+    return found

@@ -3,29 +3,45 @@ record the e-mail (which enqueues its job and kicks the worker, in the database)
 
 Answers non-2xx only when the e-mail was not durably recorded, so that Resend redelivers; a
 redelivery carries the same svix-id and e-mail id, and record_inbound_email returns what it
-recorded the first time.
+recorded the first time. A signed event that can be stored at all is recorded: a field the row
+cannot use (a `created_at` that is not a date and time) is left empty with a warning, and a
+number Python's JSON cannot carry on exactly is kept as text; only a body that is not JSON, or an
+event without an e-mail id the worker could ever fetch, is refused (400).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from math import floor
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError, hmac_data
 
 from lib import log
 from lib.database import DatabaseError, execute
 from lib.http_handler import Answer, UnreadableBody
 from lib.settings import ConfigError, WebhookSettings
-from lib.storable import REPLACED_KEY, storable_json, storable_text
+from lib.storable import REPLACED_KEY, pointers_to, storable_json, storable_text
 from lib.supabase_client import TIMEOUT, service_client
 
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
+# The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
+NUMBERS_AS_TEXT_KEY = "_document_jobs_numbers_as_text"
+# What record_inbound_email takes as the received time (document_jobs_internal.try_timestamptz,
+# supabase/migrations/20261201002000_document_jobs_strict_received_at.sql; tests/test_bad_input.py
+# holds the two to the same answers): an ISO 8601 date and time, nothing Postgres reads specially
+# ("now", "infinity", "yesterday", "epoch", "today").
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-]([01]\d|2[0-3])(:?[0-5]\d)?)?"
+)
 
 
 class ReceivedEmailData(BaseModel):
@@ -57,6 +73,18 @@ def error(status: int, code: str, message: str) -> Answer:
     return status, {"error": code, "message": message}
 
 
+class _RawBodyWebhook(Webhook):
+    """The Standard Webhooks scheme signs the body's bytes, but the library signs text it encodes as
+    UTF-8, so a signed body that is not UTF-8 could never verify (a 401 for what is a malformed
+    body, 400). The body comes here decoded with surrogateescape, which encodes back to exactly
+    its bytes; the rest (headers, tolerance, several signatures) is the library's."""
+
+    def sign(self, msg_id: str, timestamp: datetime, data: str) -> str:
+        timestamp_str = str(floor(timestamp.replace(tzinfo=UTC).timestamp()))
+        signature = hmac_data(self._whsecret, f"{msg_id}.{timestamp_str}.{data}".encode("utf-8", "surrogateescape"))
+        return f"v1,{base64.b64encode(signature).decode()}"
+
+
 def verify(settings: WebhookSettings, headers: Mapping[str, str], body: bytes) -> bool:
     """Resend signs with Svix: the standard-webhooks scheme under svix-* header names."""
     mapped = {
@@ -64,8 +92,9 @@ def verify(settings: WebhookSettings, headers: Mapping[str, str], body: bytes) -
         "webhook-timestamp": headers.get("svix-timestamp", ""),
         "webhook-signature": headers.get("svix-signature", ""),
     }
+    webhook = _RawBodyWebhook(settings.resend_webhook_secret.get_secret_value())
     try:
-        Webhook(settings.resend_webhook_secret.get_secret_value()).verify(body, mapped, json_parse=False)
+        webhook.verify(body.decode("utf-8", "surrogateescape"), mapped, json_parse=False)
     except (WebhookVerificationError, ValueError):  # ValueError: a signature that is not "v1,<base64>"
         return False
     return True
@@ -80,21 +109,32 @@ def _refuse_constant(name: str) -> Any:
     raise _Unrepresentable(f"the body is not valid JSON ({name} is not a JSON value)")
 
 
-def _finite_float(text: str) -> float:
-    # 1e400 is valid JSON but becomes inf, which cannot be sent on. Resend's JSON comes from
-    # JavaScript, where every number is a finite double, so such a number never comes from it.
+class NumberText(str):
+    """A JSON number kept as the text it was written in: one Python's JSON cannot carry on exactly
+    (1e400 would become inf, which is not JSON; an integer of more than 4,300 digits is refused by
+    int()). Resend's JSON comes from JavaScript, where neither occurs; jsonb could hold both."""
+
+
+def _float(text: str) -> float | NumberText:
     number = float(text)
-    if not math.isfinite(number):
-        raise _Unrepresentable("a number in the body is out of range")
-    return number
+    return number if math.isfinite(number) else NumberText(text)
+
+
+def _int(text: str) -> int | NumberText:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        return NumberText(text)
 
 
 def parse(body: bytes) -> Event | Answer:
     try:
-        document = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+        document = json.loads(body, parse_constant=_refuse_constant, parse_float=_float, parse_int=_int)
     except _Unrepresentable as refused:
         return error(400, "malformed_json", str(refused))
-    except ValueError:  # also a body that is not UTF-8
+    except UnicodeDecodeError:
+        return error(400, "malformed_json", "the body is not UTF-8 (JSON must be)")
+    except ValueError:
         return error(400, "malformed_json", "the body is not valid JSON")
     except RecursionError:
         return error(400, "malformed_json", "the body is nested too deeply")
@@ -111,6 +151,11 @@ def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]
     stored_data, replaced = storable_json(data)
     if replaced:
         stored_data[REPLACED_KEY] = replaced
+    numbers_as_text = pointers_to(stored_data, NumberText)
+    if numbers_as_text:
+        stored_data[NUMBERS_AS_TEXT_KEY] = numbers_as_text
+        log.event("email_numbers_kept_as_text", logging.WARNING, email_id=stored_data["email_id"],
+                  numbers=numbers_as_text)  # fmt: skip
     if replaced or stored_id != webhook_id:
         log.event(
             "email_text_replaced",
@@ -120,6 +165,24 @@ def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]
             webhook_id_replaced=stored_id != webhook_id,
         )
     return stored_id, stored_data
+
+
+def usable_timestamp(value: Any) -> bool:
+    """Whether record_inbound_email takes `value` (data.created_at) as the received time."""
+    if not isinstance(value, str) or not _TIMESTAMP.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:  # 2026-02-30
+        return False
+    return True
+
+
+def _warn_unusable_time(data: dict[str, Any]) -> None:
+    created_at = data.get("created_at")
+    if not usable_timestamp(created_at):
+        log.event("email_received_at_unusable", logging.WARNING, email_id=data["email_id"],
+                  created_at=repr(created_at)[:80], received_at=None)  # fmt: skip
 
 
 def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> Answer:
@@ -166,4 +229,8 @@ def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Ans
         return error(400, "invalid_email_id", "data.email_id is only whitespace")
     if len(email_id) > MAX_EMAIL_ID_LENGTH:
         return error(400, "invalid_email_id", f"data.email_id is longer than {MAX_EMAIL_ID_LENGTH} characters")
+    if email_id in (".", ".."):
+        # A URL path normalises these away (GET /emails/receiving/../attachments is another endpoint).
+        return error(400, "invalid_email_id", "data.email_id must not be . or ..")
+    _warn_unusable_time(event.data)
     return record(settings, *storable(headers.get("svix-id", ""), event.data))

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
 from lib.database import DatabaseError
-from lib.failures import Action, FailureCode, JobFailure
+from lib.failures import TIME_BUDGET_FREE_RELEASES, Action, FailureCode, JobFailure, database_failure
 from lib.queue import Job, LeaseLost, Queue
 
 # invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs, and
@@ -101,8 +101,10 @@ def run_invocation(
             try:
                 job = queue.claim(kind)
             except DatabaseError as error:
-                log.event("claim_failed", logging.ERROR, kind=kind, error=str(error))
-                summary.stopped_because = "database_error"
+                failure = database_failure(error)
+                log.event("claim_failed", logging.ERROR, kind=kind, error=failure.message, error_code=failure.code,
+                          check=failure.rule.check)  # fmt: skip
+                summary.stopped_because = failure.code
                 break
         if job is None:
             break
@@ -119,6 +121,8 @@ def run_invocation(
             attempt=job.attempts,
             outcome=settled.outcome.value,
             error_code=settled.failure.code if settled.failure else None,
+            # Not the job's own (a key, a setting, a quota): what to check, in the line itself.
+            check=settled.failure.rule.check if settled.failure else None,
             duration_ms=round((clock() - job_started) * 1000),
             lease_held_until=round(queue.held_until(job), 3),
         )
@@ -139,7 +143,7 @@ def _checkpoint(queue: Queue, job: Job, deadline: Deadline) -> Checkpoint:
         try:
             queue.extend(job)
         except DatabaseError as error:
-            raise JobFailure(FailureCode.DATABASE_ERROR, str(error)) from error
+            raise database_failure(error) from error
 
     return Checkpoint(deadline, step)
 
@@ -185,7 +189,7 @@ def _as_failure(job: Job, error: Exception) -> JobFailure:
     if isinstance(error, DeadlinePassed):  # a download or upload stopped at the deadline
         return JobFailure(FailureCode.TIME_BUDGET, str(error))
     if isinstance(error, DatabaseError):  # e.g. recording an attachment: the database failed mid-job
-        return JobFailure(FailureCode.DATABASE_ERROR, str(error))
+        return database_failure(error)
     # A bug: retried like a transient failure, and visible in the logs.
     log.event("job_raised", logging.ERROR, job_id=job.id, **log.exception_fields(error))
     return JobFailure(FailureCode.INTERNAL_ERROR, type(error).__name__)
@@ -195,10 +199,15 @@ def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
     rule = failure.rule
     if rule.action is Action.RELEASE:
         delay = max(rule.delay, failure.retry_after or timedelta(0))
+        if failure.code is FailureCode.TIME_BUDGET and job.budget_releases >= TIME_BUDGET_FREE_RELEASES:
+            # release_document_job counts this attempt (it may end the job in `failed`): say why.
+            log.event("time_budget_attempt_counted", logging.WARNING, job_id=job.id, attempt=job.attempts,
+                      max_attempts=job.max_attempts, releases_in_a_row=job.budget_releases + 1,
+                      free_releases=TIME_BUDGET_FREE_RELEASES)  # fmt: skip
 
         def release() -> Outcome:
-            queue.release(job, delay, failure.code, failure.message)
-            return Outcome.RELEASED
+            left_in = queue.release(job, delay, failure.code, failure.message)
+            return Outcome.RELEASED if left_in == "queued" else Outcome.FAILED
 
         return _record(job, "release", release)
 

@@ -15,6 +15,7 @@ import httpx
 from lib import fetch_email, log
 from lib.attachment_storage import AttachmentStorage
 from lib.budget import Clock
+from lib.failures import FailureCode
 from lib.fax_records import FaxRecords
 from lib.internal_auth import is_authorized
 from lib.queue import Queue
@@ -42,8 +43,9 @@ def handle(
         summary = run_invocation(queue, fetch_email.KIND, run_job, clock, started)
     log.event("invocation_finished", invocation_id=invocation_id, **summary.model_dump())
     # pg_net records the status of every call in net._http_response; a 200 there would say all
-    # is well while no job can be claimed. 503: the database could not be reached (or refused).
-    status = 503 if summary.stopped_because == "database_error" else 200
+    # is well while no job can be claimed. 503: the database could not be reached, or refused
+    # (stopped_because database_unauthorized: it refused the server key; the log names the setting).
+    status = 503 if summary.stopped_because in (FailureCode.DATABASE_ERROR, FailureCode.DATABASE_UNAUTHORIZED) else 200
     return status, summary.model_dump()
 
 

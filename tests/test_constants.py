@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from lib import fetch_email
+from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES
 from lib.queue import DEFAULT_LEASE, MAX_LEASE
 from lib.settings import WorkerSettings
 from lib.supabase_client import TIMEOUT
@@ -86,3 +87,24 @@ def test_the_longest_lease_the_worker_may_ask_for_is_the_databases(tx, function)
     tx.execute(f"select * from {function}", (MAX_LEASE,))
     with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
         tx.execute(f"select * from {function}", (MAX_LEASE + timedelta(seconds=1),))
+
+
+def test_the_health_checks_release_causes_are_the_rules_that_name_a_check(admin) -> None:
+    # A release whose code is not in the table would never raise an outage: jobs waiting in silence.
+    rows = admin.execute("select code, check_what from document_jobs_internal.release_causes").fetchall()
+    assert {row["code"]: row["check_what"] for row in rows} == {
+        code.value: rule.check for code, rule in FAILURES.items() if rule.check
+    }
+
+
+@pytest.mark.parametrize(("streak", "attempt_given_back"), [(TIME_BUDGET_FREE_RELEASES - 1, True),
+                                                             (TIME_BUDGET_FREE_RELEASES, False)])  # fmt: skip
+def test_the_free_time_budget_releases_are_the_workers(tx, streak, attempt_given_back) -> None:
+    # The worker logs time_budget_attempt_counted from TIME_BUDGET_FREE_RELEASES (lib/failures.py).
+    add_jobs(tx, 1)
+    tx.execute("update document_jobs set budget_releases = %s", (streak,))
+    job = tx.execute("select * from claim_document_jobs(%s)", (fetch_email.KIND,)).fetchone()
+    tx.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time')",
+               (job["id"], job["generation"]))  # fmt: skip
+    attempts = tx.execute("select attempts from document_jobs").fetchone()["attempts"]
+    assert attempts == (job["attempts"] - 1 if attempt_given_back else job["attempts"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +22,5 @@ def test_the_demo_runs_end_to_end(stack_env) -> None:
     assert "Webhook sent -> all of its attachments stored" in result.stdout
     assert "alert received after" in result.stdout and "Fax not fetched: job" in result.stdout
     assert "attempt 1 failed (resend_not_found)" in result.stdout
+    shot = result.stdout.rsplit("screenshot: ", 1)[1].splitlines()[0]
+    assert Path(shot).read_bytes().startswith(b"\x89PNG"), "the admin screen, as a picture"

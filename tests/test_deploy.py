@@ -23,8 +23,8 @@ from devstack.function_host import FunctionHost, base_interpreter
 pytestmark = pytest.mark.slow  # a real `vercel build` of the committed tree, of its own
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
-OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py"}
+WORKER, WEBHOOK, ADMIN = "/api/internal/document_jobs", "/api/webhooks/resend", "/api/admin"
+OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py", ADMIN: "api/admin.py"}
 
 
 @pytest.fixture(scope="module")
@@ -45,16 +45,16 @@ def normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def test_both_functions_are_built_for_the_python_vercel_runs(build) -> None:
+def test_the_functions_are_built_for_the_python_vercel_runs(build) -> None:
     bundles = build.bundles()
-    assert set(bundles) == {WORKER, WEBHOOK}
+    assert set(bundles) == {WORKER, WEBHOOK, ADMIN}
     assert {bundle.config["runtime"] for bundle in bundles.values()} == {"python3.12"}
     assert (ROOT / ".python-version").read_text().strip() == "3.12"
 
 
 def test_every_requirement_is_installed_at_its_pinned_version(build) -> None:
     pins = requirements(build)
-    assert {"supabase", "httpx", "pydantic", "pydantic-settings", "standardwebhooks"} <= set(pins)
+    assert {"supabase", "httpx", "pydantic", "pydantic-settings", "standardwebhooks", "pyjwt"} <= set(pins)
     for bundle in build.bundles().values():
         dists = [info.name.removesuffix(".dist-info") for info in (bundle.folder / "_vendor").glob("*.dist-info")]
         installed = {normalized(dist.rsplit("-", 1)[0]): dist.rsplit("-", 1)[1] for dist in dists}
@@ -146,12 +146,19 @@ def test_the_deploy_steps_set_the_bytecode_variable_and_nothing_switches_it_off(
 def test_nothing_but_public_is_published_as_static_files(build) -> None:
     published = {p.relative_to(build.static).as_posix() for p in build.static.rglob("*") if p.is_file()}
     public = {p.relative_to(ROOT / "public").as_posix() for p in (ROOT / "public").rglob("*") if p.is_file()}
-    assert published == public == {"robots.txt"}
+    assert published == public
+    assert {"robots.txt", "admin/app.js", "admin/admin.css"} <= published
+    assert {name.split("/")[0] for name in published} == {"robots.txt", "admin"}
 
 
-def test_the_rewrite_and_max_durations_are_in_the_output(build) -> None:
+def test_the_rewrites_headers_and_max_durations_are_in_the_output(build) -> None:
     rewrites = [r for r in build.routes if r.get("src") == "^/api/internal/document-jobs$"]
     assert [r["dest"] for r in rewrites] == [WORKER]
+    admin = [r["dest"] for r in build.routes if r.get("dest") == ADMIN]
+    assert len(admin) == 2, "/admin and /api/admin/... reach the admin function"
+    [assets] = [r for r in build.routes if "headers" in r]
+    assert re.match(assets["src"], "/admin/app.js") and not re.match(assets["src"], "/admin")
+    assert assets["headers"]["X-Content-Type-Options"] == "nosniff"
     configured = json.loads((ROOT / "vercel.json").read_text())["functions"]
     bundles = build.bundles()
     assert bundles[WORKER].max_duration_s == configured["api/internal/document_jobs.py"]["maxDuration"] == 300
@@ -184,6 +191,15 @@ def test_the_worker_runs_an_invocation_when_called_with_the_secret(deployed, sta
     )
     assert answer.status_code == 200, answer.text
     assert answer.json()["claimed"] == 0  # the queue is empty: it imported supabase and asked the database
+
+
+def test_the_admin_function_serves_its_page_and_refuses_an_api_call_without_a_token(deployed) -> None:
+    page = httpx.get(deployed + "/admin", timeout=60)
+    assert page.status_code == 200 and "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    assert '<script type="module" src="/admin/app.js"></script>' in page.text
+    assert httpx.get(deployed + "/admin/app.js", timeout=60).headers["Content-Type"].startswith("text/javascript")
+    answer = httpx.get(deployed + "/api/admin/overview", timeout=60)
+    assert (answer.status_code, answer.json()["error"]) == (401, "missing_token")
 
 
 def test_the_webhook_refuses_unsigned_and_badly_signed_deliveries(deployed, stack_env) -> None:

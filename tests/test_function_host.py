@@ -77,6 +77,7 @@ HOLD_MAX_DURATION_S = 3
 VERCEL_JSON = {
     "functions": {"api/slow.py": {"maxDuration": 2}, "api/hold.py": {"maxDuration": HOLD_MAX_DURATION_S}},
     "rewrites": [{"source": "/echo-elsewhere", "destination": "/api/echo"}],
+    "headers": [{"source": "/docs/(.*)", "headers": [{"key": "X-Content-Type-Options", "value": "nosniff"}]}],
 }
 
 
@@ -91,6 +92,8 @@ def build(tmp_path_factory) -> vercel_build.Build:
     (source / ".python-version").write_text("3.12\n")
     (source / "public").mkdir()
     (source / "public" / "robots.txt").write_text("User-agent: *\n")
+    (source / "public" / "docs").mkdir()
+    (source / "public" / "docs" / "page.js").write_text("export {};\n")
     (source / "notes.md").write_text("not public")
     return vercel_build.build_folder(source, tmp_path_factory.mktemp("build"))
 
@@ -261,6 +264,16 @@ def test_static_files_come_from_public_only_and_misses_are_404(cold) -> None:
     for path in ("/notes.md", "/api/echo.py", "/api/missing", "/vercel.json", "/requirements.txt"):
         answer = httpx.get(url + path, timeout=10)
         assert (answer.status_code, answer.headers.get("x-vercel-error")) == (404, "NOT_FOUND"), path
+
+
+def test_static_files_have_their_type_and_the_headers_of_vercel_json(cold) -> None:
+    url, _ = cold
+    script = httpx.get(url + "/docs/page.js", timeout=10)
+    assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
+    assert script.headers["X-Content-Type-Options"] == "nosniff"
+    robots = httpx.get(url + "/robots.txt", timeout=10)
+    assert robots.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert "X-Content-Type-Options" not in robots.headers, "only the routes' own sources"
 
 
 def test_max_duration_ends_the_instance_with_504(cold) -> None:

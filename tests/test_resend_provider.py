@@ -3,6 +3,7 @@ checked through the worker's own Resend client, over loopback HTTP."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -10,8 +11,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from devstack.resend_provider import Fault, ResendProvider, sample_email
-from lib.resend_client import USER_AGENT, DownloadError, ResendClient, ResendError, ResendTimeout
+from devstack.resend_provider import Fault, ListingEdit, ResendProvider, sample_email
+from lib.resend_client import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
 
 KEY = "re_provider_test"
 
@@ -31,7 +32,7 @@ def client(provider) -> Iterator[ResendClient]:
 
 def test_lists_pages_and_downloads_real_pdfs(provider, client) -> None:
     email = provider.add_email(sample_email("em_1", attachment_count=150))
-    listed = client.list_attachments("em_1")  # 100 per page: two pages
+    listed = client.list_attachments("em_1").attachments  # 100 per page: two pages
     assert [a.id for a in listed] == [a.id for a in email.attachments]
     data = client.download(listed[0].download_url, max_bytes=1_000_000)
     assert data == email.attachments[0].content and data.startswith(b"%PDF-1.4")
@@ -39,18 +40,48 @@ def test_lists_pages_and_downloads_real_pdfs(provider, client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("headers", "status", "name"),
-    [({"User-Agent": USER_AGENT}, 401, "missing_api_key"),
-     ({"User-Agent": USER_AGENT, "Authorization": "Bearer re_wrong"}, 403, "invalid_api_key"),
-     ({"Authorization": f"Bearer {KEY}"}, 403, "missing_user_agent")],
+    ("headers", "status", "name", "message"),
+    [({"User-Agent": USER_AGENT}, 401, "missing_api_key", "Missing API key in the authorization header."),
+     ({"User-Agent": USER_AGENT, "Authorization": "Bearer re_wrong"}, 400, "validation_error", "API key is invalid"),
+     ({"User-Agent": USER_AGENT, "Authorization": "Basic x"}, 400, "validation_error", "API key is invalid"),
+     ({"User-Agent": USER_AGENT, "Authorization": "Bearer re_sending_only"}, 401, "restricted_api_key",
+      "This API key is restricted to only send emails.")],
+    ids=["no key", "an unknown key", "not a key", "a sending-only key"],
 )  # fmt: skip
-def test_refuses_missing_keys_and_user_agents_like_resend(provider, headers, status, name) -> None:
+def test_refuses_keys_as_resends_current_reference_says(headers, status, name, message) -> None:
+    provider = ResendProvider(KEY, restricted_key="re_sending_only")
+    with provider.serve():
+        provider.add_email(sample_email("em_1"))
+        answer = httpx.get(f"{provider.url}/emails/receiving/em_1/attachments", headers=headers)
+    assert answer.json() == {"statusCode": status, "name": name, "message": message}
+    assert answer.status_code == status
+
+
+def test_a_deleted_key_is_an_invalid_one_until_restored(provider, client) -> None:
     provider.add_email(sample_email("em_1"))
-    answer = httpx.get(
-        f"{provider.url}/emails/receiving/em_1/attachments",
-        headers=headers | {"User-Agent": headers.get("User-Agent", "")},
-    )
-    assert (answer.status_code, answer.json()["name"]) == (status, name)
+    httpx.post(f"{provider.url}/_control/key", json={"deleted": True}).raise_for_status()
+    with pytest.raises(ResendError) as raised:
+        client.list_attachments("em_1")
+    assert (raised.value.status, raised.value.name, raised.value.message) == (400, "validation_error",
+                                                                              "API key is invalid")  # fmt: skip
+    httpx.post(f"{provider.url}/_control/key", json={"deleted": False}).raise_for_status()
+    assert len(client.list_attachments("em_1").attachments) == 2
+
+
+def test_without_a_user_agent_the_answer_is_cloudflares_plain_403(provider) -> None:
+    provider.add_email(sample_email("em_1"))
+    answer = httpx.get(f"{provider.url}/emails/receiving/em_1/attachments",
+                       headers={"User-Agent": "", "Authorization": f"Bearer {KEY}"})  # fmt: skip
+    assert (answer.status_code, answer.text, answer.headers["content-type"]) == (
+        403, "error code: 1010", "text/plain; charset=UTF-8")  # fmt: skip
+
+
+def test_an_unknown_route_and_method_are_answered_as_documented(provider) -> None:
+    headers = {"User-Agent": USER_AGENT, "Authorization": f"Bearer {KEY}"}
+    assert httpx.get(f"{provider.url}/emails/sent", headers=headers).json()["message"] == (
+        "The requested endpoint does not exist.")  # fmt: skip
+    answer = httpx.post(f"{provider.url}/emails/receiving/em_1/attachments", headers=headers)
+    assert (answer.status_code, answer.json()["name"]) == (405, "method_not_allowed")
 
 
 def test_an_unknown_email_is_404(provider, client) -> None:
@@ -73,14 +104,14 @@ def test_injected_error_answers(provider, client, fault, status, name, retry_aft
     with pytest.raises(ResendError) as raised:
         client.list_attachments("em_1")
     assert (raised.value.status, raised.value.name, raised.value.retry_after) == (status, name, retry_after)
-    assert len(client.list_attachments("em_1")) == 2, "count=1: the next call is answered normally"
+    assert len(client.list_attachments("em_1").attachments) == 2, "count=1: the next call is answered normally"
 
 
 def test_faults_can_target_one_email(provider, client) -> None:
     provider.add_email(sample_email("em_1"))
     provider.add_email(sample_email("em_2"))
     provider.add_fault(Fault(kind="status", status=500, email_id="em_1"))
-    assert len(client.list_attachments("em_2")) == 2
+    assert len(client.list_attachments("em_2").attachments) == 2
     with pytest.raises(ResendError):
         client.list_attachments("em_1")
 
@@ -101,7 +132,7 @@ def test_slow_answers_and_timeouts(provider, client) -> None:
     provider.add_email(sample_email("em_1"))
     provider.add_fault(Fault(kind="slow", delay_s=0.3, count=1))
     started = time.monotonic()
-    assert len(client.list_attachments("em_1")) == 2
+    assert len(client.list_attachments("em_1").attachments) == 2
     assert time.monotonic() - started >= 0.3
     provider.add_fault(Fault(kind="timeout", delay_s=0.1, count=1))
     with pytest.raises(ResendError) as raised:  # the connection is dropped without an answer
@@ -111,7 +142,7 @@ def test_slow_answers_and_timeouts(provider, client) -> None:
 
 def test_expired_download_urls_answer_403(provider, client) -> None:
     provider.add_email(sample_email("em_1"))
-    [first, _] = client.list_attachments("em_1")
+    [first, _] = client.list_attachments("em_1").attachments
     provider.add_fault(Fault(kind="expired_url", target="download", count=1))
     with pytest.raises(DownloadError) as raised:
         client.download(first.download_url, 1_000_000)
@@ -124,7 +155,39 @@ def test_download_urls_expire_after_their_lifetime() -> None:
     with provider.serve(), httpx.Client() as http:
         provider.add_email(sample_email("em_1"))
         client = ResendClient(http, provider.url, KEY)
-        [item, _] = client.list_attachments("em_1")
+        [item, _] = client.list_attachments("em_1").attachments
         with pytest.raises(DownloadError) as raised:
             client.download(item.download_url, 1_000_000)
     assert raised.value.status == 403
+
+
+def test_a_lying_content_length_is_served_as_asked(provider, client) -> None:
+    email = provider.add_email(sample_email("em_1"))
+    [first, _] = client.list_attachments("em_1").attachments
+    provider.add_fault(Fault(kind="short_body", target="download", length=20, count=1))
+    assert client.download(first.download_url, 1_000_000) == email.attachments[0].content[:20], (
+        "shorter: the body ends where the length says, and the client cannot tell")  # fmt: skip
+    with pytest.raises(LengthMismatch):
+        provider.add_fault(Fault(kind="short_body", target="download", length=20, count=1))
+        client.download(first.download_url, 1_000_000, expected_size=first.size)
+    provider.add_fault(Fault(kind="long_length", target="download", length=100, count=1))
+    with pytest.raises(DownloadError):  # longer: the connection closes before the length is reached
+        client.download(first.download_url, 1_000_000)
+    assert client.download(first.download_url, 1_000_000) == email.attachments[0].content
+
+
+def test_a_listing_can_be_edited_item_by_item(provider, client) -> None:
+    provider.add_email(sample_email("em_1"))
+    provider.add_fault(Fault(kind="edit_listing", target="list", count=1, edits=[
+        ListingEdit(index=0, unset=["size"]), ListingEdit(index=1, set={"size": 12.5}),
+        ListingEdit(index=0, duplicate=True)]))  # fmt: skip
+    listing = client.list_attachments("em_1")
+    assert [a.size for a in listing.attachments] == [None, None, None]
+    assert listing.attachments[0].id == listing.attachments[2].id
+    assert len(listing.unknown_sizes) == 3
+
+
+def test_the_control_endpoint_has_each_attachments_digest(provider) -> None:
+    email = provider.add_email(sample_email("em_1"))
+    digests = httpx.get(f"{provider.url}/_control/attachments").json()
+    assert digests == {a.id: hashlib.sha256(a.content).hexdigest() for a in email.attachments}

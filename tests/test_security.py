@@ -12,6 +12,7 @@ TABLES = [
     "document_jobs_settings",
     "fax_received_emails",
     "fax_received_email_attachments",
+    "document_jobs_audit",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {

@@ -20,15 +20,16 @@ import httpx
 
 from lib.admin import commands
 from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
-from lib.admin.display import text
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
 from lib.supabase_client import TIMEOUT, is_jwt, service_client
+from lib.terminal import encoding_of, terminal_json, terminal_text
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)
   1  refused by the queue or the database, or not found (a job, an attachment, a stored object)
   2  the arguments (an unknown command, flag, status, kind or error code, a value out of bounds)
-  3  the settings (SUPABASE_URL, the key: missing, invalid, or not a server key)
+  3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
+     not a server key)
   4  the database or Storage could not be reached
   5  health: an outage is open or a Vault secret is missing
 
@@ -100,6 +101,8 @@ def parser() -> argparse.ArgumentParser:
     download = command("download", commands.download, "write a stored fax (a job's attachments, or one) to files")
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
+    # Dispatched to lib/operators.py before parsing (main); listed here for --help.
+    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
     return root
 
 
@@ -147,28 +150,32 @@ def _settings() -> SupabaseSettings:
 
 
 def _report(refusal: Refusal, as_json: bool) -> None:
-    if as_json:
-        print(
-            json.dumps(
-                {"error": refusal.code, "message": refusal.message, **refusal.details}, ensure_ascii=False, default=str
-            ),
-            file=sys.stderr,
-        )
-    else:
-        print(f"error: {text(refusal.message)}", file=sys.stderr)
+    # ASCII JSON: every control character and every non-ASCII one is a \u escape, so the line is
+    # safe on any terminal and still the same JSON.
+    error = {"error": refusal.code, "message": refusal.message, **refusal.details}
+    shown = terminal_text(refusal.message, encoding_of(sys.stderr))
+    print(json.dumps(error, default=str) if as_json else f"error: {shown}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
+        from lib import operators
+
+        return operators.main(argv[1:])
     as_json = _wants_json(argv)
     try:
         args = parser().parse_args(argv)
         settings = _settings()
         with httpx.Client(timeout=TIMEOUT) as http:
             context = Context(service_client(settings, http), http, settings, datetime.now(UTC))
-            data, shown = args.run(context, args)
+            try:
+                data, shown = args.run(context, args)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+                # A field missing from an answer that otherwise looked like PostgREST's.
+                raise commands.not_postgrest(context, f"{args.command} ({type(error).__name__})") from error
     except Refusal as refusal:
         _report(refusal, as_json)
         return refusal.status
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str) if args.json else shown)
+    print(terminal_json(data, encoding_of()) if args.json else shown)
     return commands.exit_status(data)

@@ -41,6 +41,8 @@ DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
 MAX_FILTER_EMAILS = 500
 # Columns of `list`, in display columns: a sender's 52-character Japanese name must not widen it.
 LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
+# postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
+NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
 
 
@@ -102,7 +104,7 @@ def since_or_until(value: str) -> datetime:
 # --- calls ------------------------------------------------------------------------------------
 
 
-def _refusal(context: Context, error: DatabaseError, flags: Mapping[str, str]) -> Refusal:
+def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) -> Refusal:
     """What a database error means to the operator, in the CLI's words."""
     url = context.settings.supabase_url
     if error.code is None and error.message.startswith("unreachable"):
@@ -113,6 +115,19 @@ def _refusal(context: Context, error: DatabaseError, flags: Mapping[str, str]) -
             status=4,
             url=url,
         )
+    # No PostgREST error body: only the HTTP status (or a body that is not JSON at all).
+    status = error.code if error.code is not None and len(error.code) == 3 and error.code.isdigit() else None
+    bare = error.message == NOT_JSON or (status is not None and status != "401")
+    if bare and (error.code or "").startswith("5"):
+        return Refusal(
+            "database_unreachable",
+            f"{url} (SUPABASE_URL) answered {error.code} without PostgREST's error: the project may be "
+            "paused or restarting, or a proxy stands in the way",
+            status=4,
+            url=url,
+        )
+    if bare:
+        return not_postgrest(context, error.what)
     if error.code in ("401", "42501") or error.message.lower() in ("invalid api key", "unauthorized"):
         return Refusal(
             "wrong_key",
@@ -130,15 +145,32 @@ def _refusal(context: Context, error: DatabaseError, flags: Mapping[str, str]) -
     return Refusal("database_error", str(error), sqlstate=error.code)
 
 
+def not_postgrest(context: Context, what: str) -> Refusal:
+    """An answer of the wrong shape: SUPABASE_URL points at something that is not a project's API."""
+    return Refusal(
+        "not_postgrest",
+        f"{what}: the answer at {context.settings.supabase_url} is not PostgREST's; "
+        "check SUPABASE_URL (the project's URL, no path)",
+        status=3,
+        url=context.settings.supabase_url,
+    )
+
+
 def call(context: Context, what: str, request: Executable, flags: Mapping[str, str] | None = None) -> Any:
     try:
         return execute(what, request)
     except DatabaseError as error:
-        raise _refusal(context, error, flags or {}) from error
+        raise refused(context, error, flags or {}) from error
 
 
-def rpc(context: Context, function: str, params: dict[str, Any], flags: Mapping[str, str] | None = None) -> Any:
-    return call(context, function, context.client.rpc(function, params), flags)
+def rpc(
+    context: Context, function: str, params: dict[str, Any], kind: type, flags: Mapping[str, str] | None = None
+) -> Any:
+    """A function's answer, of the type it is declared to return (else: not PostgREST's)."""
+    value = call(context, function, context.client.rpc(function, params), flags)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise not_postgrest(context, function)
+    return value
 
 
 class _Counted:
@@ -155,7 +187,9 @@ class _Counted:
 
 
 def _rows(context: Context, what: str, request: Executable) -> list[Row]:
-    rows: list[Row] = call(context, what, request)
+    rows = call(context, what, request)
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise not_postgrest(context, what)
     return rows
 
 
@@ -207,7 +241,8 @@ def _email_ids(context: Context, args: argparse.Namespace) -> list[str] | None:
     return ids
 
 
-def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+def check_filters(context: Context, args: argparse.Namespace) -> None:
+    """An unknown error code or kind is the operator's typo, not a filter that matches nothing."""
     if args.error_code and args.error_code not in _known_error_codes():
         raise Refusal(
             "unknown_error_code",
@@ -216,6 +251,10 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         )
     if args.kind:
         _check_kind(context, args.kind)
+
+
+def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+    check_filters(context, args)
     query = (
         context.client.table("document_jobs")
         .select(JOB_COLUMNS, count="exact")  # type: ignore[arg-type]
@@ -233,7 +272,7 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if email_ids is not None:
         query = query.in_("fax_received_email_id", email_ids)
     counted = _Counted(query)
-    rows: list[Row] = [] if email_ids == [] else call(context, "list jobs", counted)
+    rows = [] if email_ids == [] else _rows(context, "list jobs", counted)
     total = counted.count if counted.count is not None else len(rows)
     ids = sorted({row["fax_received_email_id"] for row in rows if row["fax_received_email_id"]})
     emails = (
@@ -371,9 +410,11 @@ def retry(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     try:
         retried = execute("retry_document_job", context.client.rpc("retry_document_job", {"p_job_id": args.job_id}))
     except DatabaseError as error:
-        if error.code != "23505":
-            raise _refusal(context, error, {}) from error
-        raise _live_job(context, args.job_id) from error
+        if error.code == "23505":
+            raise _live_job(context, args.job_id) from error
+        raise refused(context, error, {}) from error
+    if not isinstance(retried, bool):
+        raise not_postgrest(context, "retry_document_job")
     if not retried:
         raise _not_changed(context, args.job_id, "job_not_failed", "retried", "a failed")
     return {"retried": args.job_id}, f"job {args.job_id} is queued again (attempts reset to 0)"
@@ -405,7 +446,7 @@ def _live_job(context: Context, job: str) -> Refusal:
 
 def cancel(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     params = {"p_job_id": args.job_id, "p_reason": args.reason}
-    if not rpc(context, "cancel_document_job", params, {"p_reason": "--reason"}):
+    if not rpc(context, "cancel_document_job", params, bool, {"p_reason": "--reason"}):
         raise _not_changed(context, args.job_id, "job_not_live", "cancelled", "a queued or running")
     return {"cancelled": args.job_id}, f"job {args.job_id} is cancelled (failed, last_error_code = cancelled)"
 
@@ -414,7 +455,7 @@ def cancel(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def stats(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    data = rpc(context, "document_jobs_stats", {})
+    data = rpc(context, "document_jobs_stats", {}, dict)
     counts = {(row["kind"], row["status"]): row["count"] for row in data["by_kind_and_status"]}
     kinds = sorted({kind for kind, _ in counts})
     grid = [{"kind": kind, **{status: counts.get((kind, status), 0) for status in STATUSES}} for kind in kinds]
@@ -436,7 +477,7 @@ REQUIRED_SECRETS = ("document_jobs_url", "internal_function_secret")
 
 
 def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    data = rpc(context, "document_jobs_health", {})
+    data = rpc(context, "document_jobs_health", {}, dict)
     outages = data["outages"]
     missing = [name for name in REQUIRED_SECRETS if not data["vault_secrets"].get(name)]
     data["healthy"] = not outages and not missing
@@ -471,10 +512,11 @@ def retention(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
             context,
             "set_document_jobs_retention",
             {"p_completed_job_retention": args.set},
+            str,
             {"p_completed_job_retention": "--set"},
         )
     else:
-        value = rpc(context, "document_jobs_stats", {})["retention"]
+        value = rpc(context, "document_jobs_stats", {}, dict)["retention"]
     return {"completed_job_retention": value}, f"completed jobs are kept for {display.interval(value)}"
 
 
@@ -482,13 +524,13 @@ def purge(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     flags = {"p_older_than": "--older-than"}
     age = display.interval(args.older_than) if args.older_than else None
     if age is None:
-        age = display.interval(rpc(context, "document_jobs_stats", {})["retention"]) + " (the retention setting)"
+        age = display.interval(rpc(context, "document_jobs_stats", {}, dict)["retention"]) + " (the retention setting)"
     if args.dry_run:
-        count = rpc(context, "count_purgeable_document_jobs", {"p_older_than": args.older_than}, flags)
+        count = rpc(context, "count_purgeable_document_jobs", {"p_older_than": args.older_than}, int, flags)
         return {"would_delete": count, "dry_run": True}, (
             f"would delete {display.count(count)} completed jobs finished more than {age} ago (dry run: none deleted)"
         )
-    deleted = rpc(context, "purge_document_jobs", {"p_older_than": args.older_than}, flags)
+    deleted = rpc(context, "purge_document_jobs", {"p_older_than": args.older_than}, int, flags)
     return {"deleted": deleted}, f"deleted {display.count(deleted)} completed jobs finished more than {age} ago"
 
 

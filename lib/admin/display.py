@@ -4,7 +4,9 @@ times in the operator's own time zone with how long ago, and intervals in words.
 Widths are display columns (wcwidth: East Asian wide and fullwidth characters take two,
 combining marks none, ambiguous ones such as ① and ※ one), after NFC normalisation, so that a
 decomposed ガイドブック.pdf (13 code points, 16 columns) lines up with a composed one, and long
-text is cut by columns, never by code points.
+text is cut by columns, never by code points. Every text from the data goes through
+lib/terminal.py: a sender's control sequences are printed as escapes, and a terminal that is not
+UTF-8 gets escapes for what it cannot show.
 """
 
 from __future__ import annotations
@@ -17,18 +19,16 @@ from typing import Any
 
 import wcwidth
 
+from lib.terminal import encoding_of, terminal_text
+
 ELLIPSIS = "..."  # ASCII: "…" is of ambiguous width, two columns on many CJK terminals
-# C0/C1 controls, DEL, bidirectional controls and line separators: printed as escapes, so that a
-# sender's text can neither move the cursor nor span lines.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def text(value: Any) -> str:
-    """A value as one safe line of NFC text ('' for None)."""
+    """A value as one safe line of NFC text in standard output's encoding ('' for None)."""
     if value is None:
         return ""
-    normalized = unicodedata.normalize("NFC", str(value))
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), normalized)
+    return terminal_text(unicodedata.normalize("NFC", str(value)), encoding_of())
 
 
 def width(value: str) -> int:

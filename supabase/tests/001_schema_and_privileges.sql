@@ -9,7 +9,7 @@ select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
     'id', 'kind', 'fax_received_email_id', 'status', 'attempts', 'max_attempts', 'run_after', 'lease_until',
     'generation', 'last_error_code', 'last_error_message', 'created_at', 'started_at', 'finished_at',
-    'attempt_started_at', 'attempt_invocation_id']);
+    'attempt_started_at', 'attempt_invocation_id', 'budget_releases']);
 select col_type_is('public', 'document_jobs', 'id', 'uuid', 'id is uuid');
 select col_default_is('public', 'document_jobs', 'id', 'gen_random_uuid()', 'id defaults to gen_random_uuid()');
 select col_default_is('public', 'document_jobs', 'status', 'queued', 'status defaults to queued');

@@ -43,9 +43,17 @@ select set_eq(
         'public.set_document_jobs_retention(interval)',
         'public.purge_document_jobs(interval)',
         'public.count_purgeable_document_jobs(interval)',
-        'public.document_jobs_health()'
+        'public.document_jobs_health()',
+        'public.admin_retry_document_job(uuid,uuid,text,text)',
+        'public.admin_cancel_document_job(uuid,uuid,text,text)',
+        'public.document_jobs_admin_jobs(jsonb,timestamp with time zone,uuid,integer)',
+        'public.document_jobs_admin_job(uuid)',
+        'public.document_jobs_admin_audit(bigint,integer)',
+        'public.document_jobs_admin_overview()',
+        'public.prepare_document_jobs_bulk_action(text,jsonb,uuid,text)',
+        'public.apply_document_jobs_bulk_action(uuid,uuid,text,integer)'
     ],
-    'service_role may execute exactly the functions callers use');
+    'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
 select set_eq(
     $$ select signature from project_functions where executors = '{}' $$,
@@ -64,16 +72,35 @@ select set_eq(
         'document_jobs_internal.refuse_attempt_update()',
         'document_jobs_internal.record_attempt()',
         'document_jobs_internal.post_alert(jsonb)',
-        'document_jobs_internal.chat_text(text,integer)',
+        'document_jobs_internal.one_line(text,integer)',
+        'document_jobs_internal.chat_message(jsonb,text)',
+        'document_jobs_internal.alert_body(jsonb,jsonb)',
         'document_jobs_internal.job_failed_alert(public.document_jobs)',
         'document_jobs_internal.alert_job_failed()',
         'document_jobs_internal.outage_advice(text)',
         'document_jobs_internal.set_outage(text,boolean,text,text,jsonb)',
         'document_jobs_internal.check_health()',
-        'document_jobs_internal.purge_cutoff(interval)'
+        'document_jobs_internal.purge_cutoff(interval)',
+        'document_jobs_internal.refuse_audit_change()',
+        'document_jobs_internal.requeue_failed(uuid[])',
+        'document_jobs_internal.cancel_live(uuid[],text)',
+        'document_jobs_internal.require_actor(uuid,text,boolean)',
+        'document_jobs_internal.job_filter(jsonb)',
+        'document_jobs_internal.email_text_sql(text)',
+        'document_jobs_internal.like_pattern(text)',
+        'document_jobs_internal.job_search_sql(text)',
+        'document_jobs_internal.job_filter_sql(jsonb)',
+        'document_jobs_internal.jobs_by_state_sql(jsonb,text,integer)',
+        'document_jobs_internal.emails_with_provider_id(text)',
+        'document_jobs_internal.job_summary(public.document_jobs,public.fax_received_emails)',
+        'document_jobs_internal.outcomes_by_hour(timestamp with time zone,timestamp with time zone)',
+        'document_jobs_internal.fill_hourly_outcomes()',
+        'document_jobs_internal.bulk_action_progress(uuid)',
+        'document_jobs_internal.bulk_retry_batch(uuid,uuid[])',
+        'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
-    ' the history and alert triggers, the health check)');
+    ' the history and alert triggers, the health check, the admin screen''s filter and batches)');
 
 select is_empty(
     $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,

@@ -73,9 +73,12 @@ class FakeSupabase:
     uploads: dict[str, bytes] = field(default_factory=dict)
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
+    refused_rpcs: dict[str, httpx.Response] = field(default_factory=dict)  # these answer this instead
     table_error: httpx.Response | None = None  # what table reads answer instead of rows
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
     fail_answer: str | None = None
+    release_answer: str = "queued"  # what release_document_job answers while the lease holds
+    table_errors: dict[str, httpx.Response] = field(default_factory=dict)  # by table: what its reads answer
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -92,6 +95,8 @@ class FakeSupabase:
         self.calls.append((name, body))
         if name in self.unreachable_rpcs:
             raise httpx.ConnectError("database unreachable", request=request)
+        if name in self.refused_rpcs:
+            return self.refused_rpcs[name]
         if b"\\u0000" in request.content:  # as PostgREST answers: Postgres text cannot hold U+0000
             refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
@@ -115,22 +120,22 @@ class FakeSupabase:
 
     def _left_in(self, name: str, body: dict[str, Any]) -> str:
         if name == "release_document_job":
-            return "queued"
+            return self.release_answer
         if self.fail_answer is not None:
             return self.fail_answer
         job = self.claimed.get(body["p_job_id"], {"attempts": 1, "max_attempts": 5})
         return "queued" if body.get("p_retryable", True) and job["attempts"] < job["max_attempts"] else "failed"
 
     def _email(self, request: httpx.Request) -> httpx.Response:
-        if self.table_error:
-            return self.table_error
+        if self.table_error or "fax_received_emails" in self.table_errors:
+            return self.table_error or self.table_errors["fax_received_emails"]
         row_id = request.url.params["id"].removeprefix("eq.")
         rows = [{"id": row_id, "provider_email_id": self.emails[row_id]}] if row_id in self.emails else []
         return httpx.Response(200, json=rows)
 
     def _attachments(self, request: httpx.Request) -> httpx.Response:
-        if self.table_error:
-            return self.table_error
+        if self.table_error or "fax_received_email_attachments" in self.table_errors:
+            return self.table_error or self.table_errors["fax_received_email_attachments"]
         return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 from typing import Any
 
 import httpx
@@ -234,9 +235,30 @@ RESEND_LIST_FAILURES = [
      "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
     ("Resend 403", httpx.Response(403, json={"statusCode": 403, "name": "invalid_api_key", "message": "x"}),
      "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+    # A deleted or unknown key, as Resend's current reference answers it from every endpoint but sending.
+    ("Resend 400 API key is invalid", httpx.Response(400, json={"statusCode": 400, "name": "validation_error",
+                                                                "message": "API key is invalid"}),
+     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+    ("Resend 400 about a field", httpx.Response(400, json={"statusCode": 400, "name": "validation_error",
+                                                           "message": "The `limit` field is invalid"}),
+     "fail_document_job", {"p_error_code": "resend_rejected", "p_retryable": False}),
+    ("Resend 403 without a User-Agent", httpx.Response(403, text="error code: 1010"),
+     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+    ("Resend 404 for the endpoint", httpx.Response(404, json={"statusCode": 404, "name": "not_found",
+                                                              "message": "The requested endpoint does not exist."}),
+     "release_document_job", {"p_error_code": "resend_misconfigured", "p_retry_after": "600.000 seconds"}),
+    ("a proxy's 408", httpx.Response(408, text="Request Timeout"),
+     "fail_document_job", {"p_error_code": "resend_timeout", "p_retryable": True}),
+    ("Resend 409", httpx.Response(409, json={"statusCode": 409, "name": "concurrent_idempotent_requests",
+                                             "message": "in progress"}),
+     "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True}),
+    ("an undocumented 4xx", httpx.Response(418, text="teapot"),
+     "fail_document_job", {"p_error_code": "resend_unexpected_answer", "p_retryable": True}),
     ("Resend malformed: not JSON", httpx.Response(200, text="<html>oops</html>"),
      "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
     ("Resend malformed: fields missing", httpx.Response(200, json={"object": "list", "data": [{"id": "x"}]}),
+     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+    ("Resend malformed: data not a list", httpx.Response(200, json={"object": "list", "data": {"id": "x"}}),
      "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
     ("Resend unreachable", httpx.ConnectError("refused"),
      "fail_document_job", {"p_error_code": "resend_network_error", "p_retryable": True}),
@@ -292,6 +314,147 @@ def test_storage_failures_drive_the_right_rpc(
     [(_, fail)] = fake.rpc_calls("fail_document_job")
     assert (fail["p_error_code"], fail["p_retryable"]) == (code, retryable)
     assert fake.stored == [], "nothing is recorded for an object that was not stored"
+
+
+STORAGE_RELEASES = [
+    ("Storage 404 Bucket not found in a 400", 400, {"statusCode": "404", "error": "Bucket not found",
+                                                    "message": "Bucket not found"}, "storage_bucket_not_found"),
+    ("Storage NoSuchBucket", 400, {"statusCode": "404", "code": "NoSuchBucket", "error": "Bucket not found",
+                                   "message": "Bucket not found"}, "storage_bucket_not_found"),
+    ("Storage 403 AccessDenied", 400, {"statusCode": "403", "code": "AccessDenied", "error": "Unauthorized",
+                                       "message": "new row violates row-level security policy"},
+     "storage_unauthorized"),
+    ("Storage 400 InvalidJWT", 400, {"statusCode": "400", "code": "InvalidJWT", "error": "Invalid JWT",
+                                     "message": "Invalid Compact JWS"}, "storage_unauthorized"),
+    ("the gateway's 401", 401, {"message": "Invalid API key"}, "storage_unauthorized"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "status", "body", "code"), STORAGE_RELEASES, ids=[c[0] for c in STORAGE_RELEASES])
+def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router, context, clock, job, case, status,
+                                                            body, code) -> None:  # fmt: skip
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    fake.storage_error = (status, body)
+
+    assert run(queue, context, clock).released == 1
+
+    [(_, release)] = fake.rpc_calls("release_document_job")
+    assert fake.rpc_calls("fail_document_job") == []
+    assert (release["p_error_code"], release["p_retry_after"]) == (code, "600.000 seconds")
+    check = "ATTACHMENTS_BUCKET" if code == "storage_bucket_not_found" else "SUPABASE_SECRET_KEY"
+    assert check in release["p_error_message"], "the message names the setting to check"
+    assert fake.stored == []
+
+
+@pytest.mark.parametrize("answer", [
+    httpx.Response(403, json={"code": "42501", "message": "permission denied for table fax_received_emails",
+                              "details": None, "hint": None}),
+    httpx.Response(401, json={"code": "PGRST301", "message": "JWSError JWSInvalidSignature", "details": None,
+                              "hint": None}),
+    httpx.Response(401, json={"message": "Invalid API key", "hint": "Double check your Supabase API key."}),
+], ids=["permission denied", "JWT refused", "the gateway's invalid API key"])  # fmt: skip
+def test_a_database_that_refuses_the_key_releases_the_job_naming_the_settings(
+    queue, fake, router, context, clock, job, caplog, answer
+) -> None:
+    fake.table_errors["fax_received_emails"] = answer
+    caplog.set_level(logging.INFO, "document_jobs")
+
+    assert run(queue, context, clock).released == 1
+
+    [(_, release)] = fake.rpc_calls("release_document_job")
+    assert (release["p_error_code"], release["p_retry_after"]) == ("database_unauthorized", "600.000 seconds")
+    assert "SUPABASE_SECRET_KEY" in release["p_error_message"]
+    [finished] = [json.loads(r.getMessage()) for r in caplog.records if '"job_finished"' in r.getMessage()]
+    assert finished["check"] == "SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)"
+
+
+@pytest.mark.parametrize("size", ["missing", 12.5, None, "5100", -1])
+def test_an_item_without_a_usable_size_is_stored_with_the_size_unknown(
+    queue, fake, router, context, clock, job, caplog, size
+) -> None:
+    odd = attachment(2) | {"size": size}
+    if size == "missing":
+        del odd["size"]
+    list_route(router, page(attachment(1), odd))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).completed == 1
+
+    assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1", "att_2"]
+    assert fake.stored[1]["size_bytes"] == len(PDF)
+    [warning] = [json.loads(r.getMessage()) for r in caplog.records if "attachment_size_unknown" in r.getMessage()]
+    assert warning["attachment_ids"] == ["att_2"]
+
+
+def test_an_unusable_item_is_named_and_the_others_are_stored(queue, fake, router, context, clock, job) -> None:
+    broken = {k: v for k, v in attachment(2).items() if k != "download_url"}
+    list_route(router, page(attachment(1), broken, attachment(3), {"filename": "x.pdf"}))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).failed == 1
+
+    assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1", "att_3"], "the usable ones are stored"
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("resend_malformed_response", False)
+    assert "item 2 (id 'att_2'): download_url: Field required" in fail["p_error_message"]
+    assert "item 4: id: Field required" in fail["p_error_message"]
+
+
+def test_an_attachment_id_with_a_lone_surrogate_is_stored_under_its_digest(queue, fake, router, context, clock, job):
+    list_route(router, page(attachment(1, id="att_\ud800")))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+    assert run(queue, context, clock).completed == 1
+
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    digest = hashlib.sha256("att_\ud800".encode("utf-8", "surrogatepass")).hexdigest()
+    assert upload["key"] == f"fax_received_emails/{EMAIL_ROW}/{digest}.pdf"
+    assert fake.stored[0]["provider_attachment_id"] == "att_\ufffd"
+
+
+@pytest.mark.parametrize("body", [PDF[:20], PDF + b"more"], ids=["shorter than listed", "longer than listed"])
+def test_a_download_of_another_length_than_listed_stores_nothing_and_is_retried(
+    queue, fake, router, context, clock, job, body
+) -> None:
+    # The body ends at (or runs past) a Content-Length that lies about the listed size.
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=body))
+
+    assert run(queue, context, clock).retried == 1
+
+    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("download_failed", True)
+    assert "listed" in fail["p_error_message"]
+    assert [name for name, _ in fake.calls if name == "upload"] == [], "no object stored"
+    assert fake.stored == [], "and no row"
+
+
+@pytest.mark.parametrize(
+    ("ids", "stored_ids"),
+    [(["att_1", "att_1"], ["att_1", "att_1\ufffd"]),
+     (["att\u0000x", "att\ufffdx"], ["att\ufffdx", "att\ufffdx\ufffd"]),
+     (["a", "a", "a\ufffd"], ["a", "a\ufffd", "a\ufffd\ufffd"])],
+    ids=["the same id twice", "ids that differ only in text Postgres cannot store", "a made-up id taken"],
+)  # fmt: skip
+def test_attachments_that_would_share_an_id_are_all_kept(
+    queue, fake, router, context, clock, job, caplog, ids, stored_ids
+) -> None:
+    items = [attachment(n, id=i, download_url=f"https://cdn.resend.test/{n}") for n, i in enumerate(ids, start=1)]
+    list_route(router, page(*items))
+    router.get(url__startswith="https://cdn.resend.test/").mock(
+        side_effect=lambda request: httpx.Response(200, content=PDF[:-1] + request.url.path[-1].encode())
+    )
+
+    assert run(queue, context, clock).completed == 1
+
+    assert [r["provider_attachment_id"] for r in fake.stored] == stored_ids
+    keys = [body["key"] for name, body in fake.calls if name == "upload"]
+    assert len(set(keys)) == len(ids), "one object each"
+    assert len({fake.uploads[k] for k in keys}) == len(ids), "each with its own bytes"
+    logged = [json.loads(r.getMessage()) for r in caplog.records if "attachment_id_disambiguated" in r.getMessage()]
+    assert [e["stored_as"] for e in logged] == [i for i, given in zip(stored_ids, ids, strict=True)
+                                                if i != given.replace("\u0000", "\ufffd")]  # fmt: skip
 
 
 @pytest.mark.parametrize("declared", ["listed", "streamed"])

@@ -7,7 +7,16 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from lib.resend_client import MAX_PAGES, MalformedResponse, ResendClient, ResendError, TooLarge, parse_retry_after
+from lib.resend_client import (
+    MAX_PAGES,
+    InvalidEmailId,
+    LengthMismatch,
+    MalformedResponse,
+    ResendClient,
+    ResendError,
+    TooLarge,
+    parse_retry_after,
+)
 
 BASE = "https://resend.test"
 
@@ -89,3 +98,30 @@ def test_retry_after_in_seconds_and_as_a_date() -> None:
     assert parse_retry_after("Sun, 29 Nov 2026 11:00:00 GMT", now) == timedelta(0)
     assert parse_retry_after("soon") is None
     assert parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize("email_id", [".", "..", ""])
+def test_an_email_id_the_client_would_normalise_away_is_refused_before_any_request(resend, router, email_id) -> None:
+    # httpx resolves dot segments: /emails/receiving/../attachments would be GET /emails/attachments.
+    route = router.get(url__startswith=BASE).mock(return_value=httpx.Response(200, json={"data": []}))
+    with pytest.raises(InvalidEmailId):
+        resend.list_attachments(email_id)
+    assert not route.called
+
+
+def test_an_error_that_is_not_resends_json_keeps_its_first_line(resend, router) -> None:
+    # Cloudflare in front of Resend, for a request without a User-Agent (docs: knowledge-base/403-error-1010).
+    router.get(f"{BASE}/emails/receiving/em_1/attachments").mock(
+        return_value=httpx.Response(403, text="error code: 1010\n\x1b[2Jmore")
+    )
+    with pytest.raises(ResendError) as raised:
+        resend.list_attachments("em_1")
+    assert (raised.value.status, raised.value.name, raised.value.message) == (403, None, "error code: 1010")
+
+
+def test_a_download_is_held_to_the_listed_size(resend, router) -> None:
+    router.get("https://cdn.test/a").mock(return_value=httpx.Response(200, content=b"x" * 20))
+    with pytest.raises(LengthMismatch, match="20 bytes received, 5100 listed"):
+        resend.download("https://cdn.test/a", max_bytes=10_000, expected_size=5_100)
+    assert resend.download("https://cdn.test/a", max_bytes=10_000, expected_size=20) == b"x" * 20
+    assert resend.download("https://cdn.test/a", max_bytes=10_000) == b"x" * 20, "an unknown size: the cap only"

@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from api.internal.document_jobs import handler
@@ -91,6 +92,17 @@ def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_u
     # pg_net keeps this status in net._http_response: a 200 would show the outage as a success.
     assert status == 503
     assert (body["claimed"], body["stopped_because"]) == (0, "database_error")
+
+
+def test_a_database_that_refuses_the_key_answers_503_and_the_log_names_the_settings(worker_url, fake, caplog) -> None:
+    # What PostgREST answers a publishable key (role anon) calling the claim: 401, SQLSTATE 42501.
+    fake.refused_rpcs["claim_document_jobs"] = httpx.Response(
+        401, json={"code": "42501", "message": "permission denied for function claim_document_jobs",
+                   "details": None, "hint": None})  # fmt: skip
+    status, body = call(worker_url, authorization=f"Bearer {SECRET}")
+    assert (status, body["stopped_because"]) == (503, "database_unauthorized")
+    [line] = [json.loads(r.getMessage()) for r in caplog.records if '"claim_failed"' in r.getMessage()]
+    assert line["check"] == "SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)"
 
 
 def test_any_exception_gives_a_json_500_and_one_request_log_line(worker_url, fake, monkeypatch, caplog) -> None:

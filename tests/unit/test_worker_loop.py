@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from lib.failures import JobFailure
+from lib.failures import TIME_BUDGET_FREE_RELEASES, FailureCode, JobFailure
 from lib.fax_records import StoredAttachment
 from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
 from tests.unit.fake_supabase import job_row
@@ -88,6 +88,29 @@ def test_a_job_still_running_when_the_budget_runs_out_is_released_without_delay(
     assert [name for name, _ in fake.rpc_calls()] == ["release_document_job"], (
         "the fresh lease is not extended, and the job is not failed"
     )
+
+
+def budget_out(job, checkpoint) -> None:
+    raise JobFailure(FailureCode.TIME_BUDGET, "the invocation's time budget ran out mid-job")
+
+
+def test_a_time_budget_release_past_the_free_ones_says_its_attempt_counts(queue, fake, clock, caplog) -> None:
+    fake.jobs = [job_row(attempts=2, budget_releases=TIME_BUDGET_FREE_RELEASES - 1),
+                 job_row(attempts=2, budget_releases=TIME_BUDGET_FREE_RELEASES)]  # fmt: skip
+
+    run_invocation(queue, "fetch_email", budget_out, clock)  # the first: still free
+    run_invocation(queue, "fetch_email", budget_out, clock)  # the second: counted
+
+    logged = [json.loads(r.getMessage()) for r in caplog.records if "time_budget_attempt_counted" in r.getMessage()]
+    assert [(e["releases_in_a_row"], e["attempt"], e["free_releases"]) for e in logged] == [
+        (TIME_BUDGET_FREE_RELEASES + 1, 2, TIME_BUDGET_FREE_RELEASES)]  # fmt: skip
+
+
+def test_a_time_budget_release_that_the_database_ends_in_failed_counts_as_failed(queue, fake, clock) -> None:
+    fake.jobs = [job_row(attempts=5, budget_releases=TIME_BUDGET_FREE_RELEASES)]
+    fake.release_answer = "failed"  # release_document_job counted the last attempt
+    summary = run_invocation(queue, "fetch_email", budget_out, clock)
+    assert (summary.failed, summary.released) == (1, 0)
 
 
 def test_a_lost_lease_stops_the_job_and_writes_nothing_more(queue, fake, clock) -> None:

@@ -1,0 +1,277 @@
+"""Admin screen: server time of its views on a big table, and the queries' plans.
+
+1,000,000 finished jobs (1 % failed, across a dozen error codes; 3 % of the completed ones retried
+once on the way; received over 30 days, from 1,000 senders, Japanese subjects) and 50,000 queued,
+each with its e-mail and attempt history. The admin function runs in a warm instance of Vercel's
+Python runtime (devstack's function host, the real `vercel build`), reached with an operator's
+access token from the Auth stand-in. The figure is the function's own Server-Timing ("app": from
+the function receiving the request to its answer, token verification and the database included);
+every view is requested `requests` times after a warm-up. The plans are those of the statements
+the database runs for each view (auto_explain, nested statements, ANALYZE and BUFFERS), recorded
+once the caches are warm.
+
+python -m devstack run -- .venv/bin/python -m bench.admin_views [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+import psycopg
+
+from bench.common import Section, Table, connect, empty_shared_tables, env, fmt, median, percentile, run_alone
+from devstack import vercel_build
+from devstack.function_host import FunctionHost
+
+ERROR_CODES = ("resend_not_found", "resend_rejected", "resend_malformed_response", "attachment_too_large",
+               "storage_too_large", "storage_invalid_key", "storage_rejected", "download_expired", "download_failed",
+               "email_not_found", "lease_expired", "cancelled")  # fmt: skip
+SENDERS = 1000
+BUDGET_MS = 100
+
+
+@dataclass(frozen=True)
+class Settings:
+    finished: int
+    queued: int
+    requests: int
+    warmup: int
+
+
+FULL = Settings(finished=1_000_000, queued=50_000, requests=40, warmup=5)
+QUICK = Settings(finished=20_000, queued=1_000, requests=3, warmup=1)
+
+
+def fill(conn: psycopg.Connection, settings: Settings) -> float:
+    """The big table; seconds it took."""
+    started = time.monotonic()
+    total = settings.finished + settings.queued
+    conn.execute(f"""
+        insert into public.fax_received_emails (provider_email_id, from_address, to_addresses, subject, data,
+                                                created_at, received_at)
+        select 'bench-' || i,
+               format('取引先%s株式会社 <fax%s@example.jp>', lpad((i % {SENDERS})::text, 4, '0'), i % {SENDERS}),
+               '{{orders@example.com}}',
+               format('FAX受信: %s (%s枚)', (array['注文書', '請求書', '見積書', '納品書', '発注書'])[1 + i % 5],
+                      1 + i % 9),
+               '{{}}', r.at, r.at
+          from generate_series(1, {total}) i
+         cross join lateral (
+               select case when i <= {settings.finished}
+                           then now() - interval '30 days' * ((i::float8 / {settings.finished}) ^ 0.8)
+                           else now() - interval '3 hours' * random() end as at) r""")
+    conn.execute(f"""
+        insert into public.document_jobs (kind, fax_received_email_id, status, attempts, run_after, created_at,
+                                          started_at, finished_at, last_error_code, last_error_message)
+        select 'fetch_email', e.id, s.status,
+               case when s.status = 'queued' then 0 when s.status = 'failed' then 5 when s.code is not null then 2
+                    else 1 end,
+               e.created_at, e.created_at,
+               case when s.status <> 'queued' then e.created_at + interval '1 second' end,
+               case when s.status <> 'queued' then e.created_at + interval '1 second' * (2 + 40 * random()) end,
+               s.code, case when s.code is not null then 'bench: ' || s.code end
+          from (select e.*, substr(e.provider_email_id, 7)::int as i from public.fax_received_emails e
+                 where e.provider_email_id like 'bench-%') e
+         cross join lateral (
+               select case when e.i > {settings.finished} then 'queued'
+                           when e.i % 100 = 0 then 'failed' else 'completed' end as status,
+                      case when e.i > {settings.finished} then null
+                           when e.i % 100 = 0 then (array{list(ERROR_CODES)})[1 + (e.i / 100) % {len(ERROR_CODES)}]
+                           when e.i % 33 = 0 then 'resend_unavailable' end as code) s""")
+    # One attempt per finished job; a retried one first for the completed jobs that carry an error code.
+    conn.execute("""
+        insert into public.document_job_attempts (job_id, generation, attempt, started_at, finished_at, outcome,
+                                                  error_code, error_message, invocation_id)
+        select j.id, 1, 1, j.started_at, j.started_at + interval '1 second', 'retried', j.last_error_code,
+               j.last_error_message, 'bench'
+          from public.document_jobs j where j.status = 'completed' and j.last_error_code is not null
+        union all
+        select j.id, j.attempts, j.attempts, j.started_at, j.finished_at,
+               case when j.status = 'failed' then 'failed' else 'completed' end,
+               case when j.status = 'failed' then j.last_error_code end,
+               case when j.status = 'failed' then j.last_error_message end, 'bench'
+          from public.document_jobs j where j.status in ('completed', 'failed')""")
+    conn.execute("vacuum analyze public.document_jobs, public.fax_received_emails, public.document_job_attempts")
+    return time.monotonic() - started
+
+
+def sign_in() -> str:
+    answer = httpx.post(
+        f"{env('SUPABASE_URL')}/auth/v1/token?grant_type=password",
+        headers={"apikey": env("SUPABASE_PUBLISHABLE_KEY")},
+        json={"email": env("DEVSTACK_OPERATOR_EMAIL"), "password": env("DEVSTACK_OPERATOR_PASSWORD")},
+        timeout=10,
+    )
+    answer.raise_for_status()
+    return str(answer.json()["access_token"])
+
+
+def server_ms(response: httpx.Response) -> tuple[float, float]:
+    timing = dict(re.findall(r"(\w+);dur=([\d.]+)", response.headers["Server-Timing"]))
+    return float(timing["app"]), float(timing["db"])
+
+
+def views(conn: psycopg.Connection, settings: Settings) -> dict[str, str]:
+    """Each view as the page asks for it: name -> path and query of /api/admin."""
+    page1 = conn.execute("""select created_at, id from public.document_jobs
+                             order by created_at desc, id desc offset 49 limit 1""").fetchone()  # fmt: skip
+    day = conn.execute("select date_trunc('day', now() - interval '10 days')").fetchone()[0]
+    provider = conn.execute("select provider_email_id from public.fax_received_emails"
+                            " where provider_email_id like 'bench-%%' order by created_at desc offset %s limit 1",
+                            ((settings.finished + settings.queued) // 15,)).fetchone()[0]  # fmt: skip
+    second_page = {"after_time": page1[0].isoformat(), "after_id": str(page1[1])}
+    one_day = {"state": "failed", "from": day.isoformat(), "to": (day + timedelta(days=1)).isoformat()}
+    queries = {
+        "overview": None,
+        "jobs, default (all states, newest first)": {},
+        "jobs, default, second page (keyset)": second_page,
+        "jobs, failed with one error code": {"state": "failed", "code": "storage_rejected"},
+        "jobs, one error code, any state": {"code": "resend_unavailable"},
+        "jobs, failed, received in one day": one_day,
+        "search: a sender (1 in 1,000)": {"q": "取引先0417株式会社"},
+        "search: a common subject word": {"q": "請求書"},
+        "search: the provider's e-mail id": {"q": provider},
+        "search: two characters (searched in steps)": {"q": "見積"},
+    }
+    return {name: "overview" if query is None else f"jobs?{urlencode(query)}" for name, query in queries.items()}
+
+
+def measure(client: httpx.Client, path: str, settings: Settings) -> tuple[float, float, float, float, int]:
+    """p50, p95 and max of the server time, the database's p50, and the rows answered."""
+    for _ in range(settings.warmup):
+        client.get(path).raise_for_status()
+    samples = []
+    for _ in range(settings.requests):
+        response = client.get(path)
+        response.raise_for_status()
+        samples.append(server_ms(response))
+    body = response.json()
+    rows = len(body["jobs"]) if "jobs" in body else len(body["hours"])
+    app = [sample[0] for sample in samples]
+    return median(app), percentile(app, 0.95), max(app), median([sample[1] for sample in samples]), rows
+
+
+PLANNED = {
+    "overview": "select public.document_jobs_admin_overview()",
+    "jobs, default (all states, newest first)": "select public.document_jobs_admin_jobs('{}', null, null, 50)",
+    "jobs, failed with one error code": """select public.document_jobs_admin_jobs(
+        '{"states": ["failed"], "error_code": "storage_rejected"}', null, null, 50)""",
+    "search: a sender (1 in 1,000)": """select public.document_jobs_admin_jobs('{"q": "取引先0417株式会社"}',
+        null, null, 50)""",
+    "search: two characters (searched in steps)": """select public.document_jobs_admin_jobs('{"q": "見積"}',
+        null, null, 50)""",
+}
+_ID_LIST = re.compile(r"'\{[0-9a-f,-]{80,}\}'")
+_READS = re.compile(r"(Seq|Index|Index Only|Bitmap Heap) Scan (using \S+ )?on (?!pg_)")
+
+
+def readable(message: str) -> str:
+    """One of auto_explain's messages: its duration, the statement shortened to a line, the plan
+    (from its first node, the first line with a cost), with long lists of ids counted instead."""
+    head, _, rest = message.partition("\n")
+    lines = rest.splitlines()
+    first = next(i for i, line in enumerate(lines) if "(cost=" in line)
+    text = " ".join(" ".join(lines[:first]).removeprefix("Query Text:").split())
+    text = text if len(text) <= 240 else text[:240] + " ..."
+    plan = _ID_LIST.sub(lambda found: f"'{{{found.group().count(',') + 1} ids}}'", "\n".join(lines[first:]))
+    return f"{head.removesuffix('plan:').strip()} {text}\n{plan.rstrip()}"
+
+
+def plans() -> list[tuple[str, str]]:
+    """auto_explain's plans of the statements each view runs that read a table, made by calling the
+    view's function as the admin function does (as service_role), in a session of the superuser with
+    auto_explain loaded; the second call's, with the caches warm."""
+    found = []
+    for name, statement in PLANNED.items():
+        messages: list[str] = []
+        with psycopg.connect(env("DEVSTACK_ADMIN_DATABASE_URL"), autocommit=True) as explain:
+            explain.add_notice_handler(lambda notice, kept=messages: kept.append(notice.message_primary or ""))
+            for setting in ("load 'auto_explain'", "set auto_explain.log_min_duration = 0",
+                            "set auto_explain.log_analyze = on", "set auto_explain.log_buffers = on",
+                            "set auto_explain.log_timing = on", "set auto_explain.log_nested_statements = on",
+                            "set client_min_messages = log", "set role service_role"):  # fmt: skip
+                explain.execute(setting)
+            explain.execute(statement)
+            messages.clear()
+            explain.execute(statement)
+        # Those that read a table or an index (not the ones over a JSON value alone); the last is the call.
+        nested = [m for m in messages[:-1] if m.startswith("duration") and _READS.search(m)]
+        found.append((f"Plans: {name}", "\n\n".join(readable(m) for m in nested)))
+    return found
+
+
+def run(quick: bool) -> Section:
+    settings = QUICK if quick else FULL
+    section = Section(
+        key="admin_views",
+        heading="Admin screen: server time of its views on a big table",
+        method=__doc__.split("\n\n", 1)[1].split("\n\npython -m")[0].replace("\n", " "),
+    )
+    with connect() as conn:
+        empty_shared_tables(conn)
+        try:
+            filled_s = fill(conn, settings)
+            build = vercel_build.build_working_tree()
+            with tempfile.TemporaryDirectory(prefix="bench-admin-") as state, open(os.devnull, "wb") as quiet:
+                host = FunctionHost(build, dict(os.environ), Path(state), log=quiet)
+                threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+                try:
+                    url = f"http://127.0.0.1:{host.server_address[1]}"
+                    token = sign_in()
+                    headers = {"Authorization": f"Bearer {token}"}
+                    with httpx.Client(base_url=f"{url}/api/admin/", headers=headers, timeout=120) as client:
+                        first = client.get("overview")
+                        first_ms = server_ms(first)[0]
+                        table = Table(
+                            f"Server time per view ({settings.finished:,} finished + {settings.queued:,} queued jobs, "
+                            f"{settings.requests} requests each, warm instance)",
+                            [
+                                "view",
+                                "p50 ms",
+                                "p95 ms",
+                                "max ms",
+                                "of which database calls, p50 ms",
+                                "rows",
+                                f"p95 ≤ {BUDGET_MS} ms",
+                            ],
+                        )
+                        load = [os.getloadavg()[0]]
+                        for name, path in views(conn, settings).items():
+                            p50, p95, peak, database, rows = measure(client, path, settings)
+                            meets = "yes" if p95 <= BUDGET_MS else "NO"
+                            table.add(name, fmt(p50, 1), fmt(p95, 1), fmt(peak, 1), fmt(database, 1), rows, meets)
+                            section.figures[f"{name}:p50"] = p50
+                            section.figures[f"{name}:p95"] = p95
+                        table.notes.append(
+                            f"the first overview after the data was loaded took {fmt(first_ms, 0)} ms: it computed "
+                            "and cached the 168 hourly rows of the last 7 days once (later calls compute only the last "
+                            "hour or two)"
+                        )
+                        load.append(os.getloadavg()[0])
+                        section.figures["load_start"], section.figures["load_end"] = load
+                        table.notes.append(
+                            f"the machine is shared: its load average (1 minute, {os.cpu_count()} cores) was "
+                            f"{load[0]:.1f} when the measurements began and {load[1]:.1f} when they ended"
+                        )
+                        table.notes.append(f"loading the data took {filled_s:.0f} s (not timed above)")
+                        section.tables.append(table)
+                        section.blocks.extend(plans())
+                finally:
+                    host.shutdown()
+                    host.stop_instances()
+        finally:
+            empty_shared_tables(conn)
+    return section
+
+
+if __name__ == "__main__":
+    run_alone(run, __doc__)

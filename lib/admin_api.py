@@ -1,0 +1,390 @@
+"""What api/admin.py does with a request: the admin screen's page and its JSON API.
+
+GET  /admin                                    the page (lib/admin_page.py)
+GET  /api/admin/me                             the operator and their role
+GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
+GET  /api/admin/jobs?state=&kind=&code=&from=&to=&q=&after_time=&after_id=&limit=
+GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
+GET  /api/admin/audit?before=&limit=
+POST /api/admin/jobs/<id>/retry     {"reason"?}               admins
+POST /api/admin/jobs/<id>/cancel    {"reason"}                admins
+POST /api/admin/bulk                {"action", "query"}       admins: count the jobs and keep their ids
+POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, for up to 8 s a call
+POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
+
+Every API request carries the operator's access token (Authorization: Bearer); it is verified on
+every request, and before any action the operator's role is confirmed with Auth
+(lib/operator_auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
+Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+import httpx
+
+from lib import log
+from lib.database import DatabaseError, Executable, execute
+from lib.http_handler import Reply, UnreadableBody, json_reply
+from lib.settings import AdminSettings, ConfigError
+
+if TYPE_CHECKING:
+    from lib.operator_auth import Operator
+    from supabase import Client
+
+MAX_BODY_BYTES = 64 * 1024
+APPLY_BUDGET_S = 8.0  # one apply call's batches; the page calls again until done (maxDuration 60 s)
+BULK_BATCH_SIZE = 500
+SIGNED_URL_SECONDS = 60
+LIST_LIMIT, MAX_LIST_LIMIT = 50, 200
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+# The list's query parameters and the filter keys of document_jobs_internal.job_filter.
+FILTER_PARAMETERS = {"kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "q": "q"}
+
+
+class Problem(Exception):
+    """An answer other than success: status, stable code, message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass
+class Call:
+    """One request as the API sees it, and the time its database calls took."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: Mapping[str, str]
+    read_body: Callable[[int], bytes]
+    started: float = field(default_factory=time.monotonic)
+    database_s: float = 0.0
+
+    def first(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def body(self) -> dict[str, Any]:
+        try:
+            raw = self.read_body(MAX_BODY_BYTES)
+        except UnreadableBody as unreadable:
+            raise Problem(unreadable.status, unreadable.code, unreadable.message) from None
+        if not raw.strip():
+            return {}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise Problem(400, "malformed_json", "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise Problem(400, "malformed_json", "the body must be a JSON object")
+        return body
+
+
+@dataclass
+class Context:
+    """What a handler works with: settings, one HTTP client for Supabase, the operator and their token."""
+
+    call: Call
+    settings: AdminSettings
+    http: httpx.Client
+    operator: Operator
+    token: str
+    _client: Client | None = None
+
+    @property
+    def client(self) -> Client:
+        # supabase-py is the heaviest import: only requests that reach the database pay for it.
+        from lib.supabase_client import service_client
+
+        if self._client is None:
+            self._client = service_client(self.settings, self.http)
+        return self._client
+
+    def read(self, what: str, request: Callable[[Client], Executable]) -> Any:
+        """One database call (an RPC, a table read), timed for Server-Timing; Problem when it fails."""
+        client = self.client  # its import is not the database's time
+        started = time.monotonic()
+        try:
+            return execute(what, request(client))
+        except DatabaseError as error:
+            raise database_problem(error) from None
+        finally:
+            self.call.database_s += time.monotonic() - started
+
+    def rpc(self, function: str, params: dict[str, Any]) -> Any:
+        return self.read(function, lambda client: client.rpc(function, params))
+
+    def require_admin(self) -> Operator:
+        from lib.operator_auth import confirm_admin
+
+        if self.operator.role != "admin":
+            raise Problem(403, "not_admin", "only an admin may do this; your role is viewer")
+        return confirm_admin(self.operator, self.token, self.settings, self.http)
+
+
+def database_problem(error: DatabaseError) -> Problem:
+    """The database's refusal as the operator should see it; its message never holds a secret."""
+    if error.code == "22023":
+        return Problem(400, "bad_request", error.message)
+    if error.code == "42501":
+        return Problem(403, "forbidden", error.message)
+    if error.code == "P0002":
+        return Problem(404, "not_found", error.message)
+    log.event("admin_database_error", logging.ERROR, what=error.what, code=error.code, message=error.message)
+    return Problem(503, "database_unavailable", "the database did not answer as expected; try again")
+
+
+def handle(method: str, target: str, headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Reply:
+    url = urlsplit(target)
+    call = Call(method, url.path.rstrip("/") or "/", parse_qs(url.query), headers, read_body)
+    try:
+        settings = AdminSettings.load()
+    except ConfigError as error:
+        log.event("admin_misconfigured", logging.ERROR, error=str(error))
+        return json_reply(500, {"error": "misconfigured", "message": "the admin screen is not configured"}, API_HEADERS)
+    if call.path == "/admin":
+        if method != "GET":
+            return json_reply(405, {"error": "method_not_allowed"}, {"Allow": "GET"})
+        from lib.admin_page import page
+
+        return page(settings.supabase_url, settings.browser_key)
+    try:
+        body = api(call, settings)
+        status = 200
+    except Problem as problem:
+        body = {"error": problem.code, "message": problem.message}
+        status = problem.status
+    total_ms = (time.monotonic() - call.started) * 1000
+    timing = f"app;dur={total_ms:.1f}, db;dur={call.database_s * 1000:.1f}"
+    extra = {"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{body["error"]}"'} if (
+        status == 401) else {}  # fmt: skip
+    return json_reply(status, body, {**API_HEADERS, "Server-Timing": timing, **extra})
+
+
+def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
+    route = ROUTES.get((call.method, _route_key(call.path)))
+    if route is None:
+        if any(key == _route_key(call.path) for _, key in ROUTES):
+            raise Problem(405, "method_not_allowed", f"{call.method} is not allowed here")
+        raise Problem(404, "not_found", "no such page of the admin API")
+    from lib.operator_auth import Refused, authenticate
+    from lib.supabase_http import http_client
+
+    with http_client() as http:
+        try:
+            operator, token = authenticate(call.headers.get("authorization"), settings, http)
+            return route(Context(call, settings, http, operator, token))
+        except Refused as refused:
+            raise Problem(refused.status, refused.code, refused.message) from None
+
+
+def _route_key(path: str) -> str:
+    """/api/admin/jobs/<uuid>/retry -> jobs/{id}/retry"""
+    parts = path.removeprefix("/api/admin").strip("/").split("/")
+    return "/".join("{id}" if _UUID.match(part) else part for part in parts)
+
+
+def _id(call: Call) -> str:
+    return next(part for part in call.path.split("/") if _UUID.match(part))
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def me(context: Context) -> dict[str, Any]:
+    """The operator, and what the page's filters offer: the job kinds, and the error codes jobs can have."""
+    from lib.failures import FailureCode
+
+    who = context.operator
+    kinds = context.read("read kinds", lambda client: client.table("document_job_kinds").select("kind").order("kind"))
+    return {
+        "user_id": who.user_id,
+        "email": who.email,
+        "role": who.role,
+        "kinds": [row["kind"] for row in kinds],
+        # The worker's codes, and the two the database itself writes (the sweep, a cancellation).
+        "error_codes": sorted({code.value for code in FailureCode} | {"cancelled", "lease_expired"}),
+    }
+
+
+def overview(context: Context) -> dict[str, Any]:
+    data: dict[str, Any] = context.rpc("document_jobs_admin_overview", {})
+    return data
+
+
+def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The list's query parameters as a filter of document_jobs_internal.job_filter, which checks it."""
+    found: dict[str, Any] = {}
+    states = [state for state in query.get("state", []) if state]
+    if states:
+        found["states"] = states
+    for parameter, key in FILTER_PARAMETERS.items():
+        values = [value for value in query.get(parameter, []) if value.strip()]
+        if values:
+            found[key] = values[0]
+    return found
+
+
+def jobs(context: Context) -> dict[str, Any]:
+    call = context.call
+    limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
+    after_time, after_id = call.first("after_time"), call.first("after_id")
+    if (after_time is None) != (after_id is None) or (after_id is not None and not _UUID.match(after_id)):
+        raise Problem(400, "bad_request", "after_time and after_id go together, after_id a job id")
+    page: dict[str, Any] = context.rpc("document_jobs_admin_jobs", {
+        "p_filter": jobs_filter(call.query), "p_after_created_at": after_time, "p_after_id": after_id,
+        "p_limit": limit,
+    })  # fmt: skip
+    return page
+
+
+def job(context: Context) -> dict[str, Any]:
+    found: dict[str, Any] | None = context.rpc("document_jobs_admin_job", {"p_job_id": _id(context.call)})
+    if found is None:
+        raise Problem(404, "not_found", "no such job")
+    return found
+
+
+def audit(context: Context) -> dict[str, Any]:
+    before = context.call.first("before")
+    params = {
+        "p_before": _int(before, None, 1, 2**62, "before") if before is not None else None,
+        "p_limit": _int(context.call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit"),
+    }
+    entries: dict[str, Any] = context.rpc("document_jobs_admin_audit", params)
+    return entries
+
+
+def download(context: Context) -> dict[str, Any]:
+    """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
+    its original name. Readers may download; the URL is made for the asking operator only."""
+    from lib.supabase_client import api_headers
+
+    attachment_id = _id(context.call)
+    rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
+                        .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
+    if not rows:
+        raise Problem(404, "not_found", "no such attachment")
+    row = rows[0]
+    storage = f"{context.settings.supabase_url}/storage/v1"
+    try:
+        response = context.http.post(
+            f"{storage}/object/sign/{quote(row['bucket'], safe='')}/{quote(row['storage_path'], safe='/')}",
+            json={"expiresIn": SIGNED_URL_SECONDS},
+            headers=api_headers(context.settings.server_key),
+            timeout=httpx.Timeout(10.0, connect=5.0),
+        )
+    except httpx.HTTPError:
+        raise Problem(503, "storage_unavailable", "Storage could not be reached; try again") from None
+    if not response.is_success:
+        log.event("admin_sign_failed", logging.ERROR, status=response.status_code)
+        raise Problem(503, "storage_unavailable", f"Storage refused to sign the URL ({response.status_code})")
+    signed = response.json()["signedURL"]
+    name = row["filename"] or row["storage_path"].rsplit("/", 1)[-1]
+    return {"url": f"{storage}{signed}&download={quote(name, safe='')}", "expires_in": SIGNED_URL_SECONDS}
+
+
+# -- acting -------------------------------------------------------------------------------------
+
+
+def reason(body: dict[str, Any], required: bool) -> str | None:
+    value = body.get("reason")
+    if value is not None and not isinstance(value, str):
+        raise Problem(400, "bad_request", "reason must be text")
+    if required and not (value or "").strip():
+        raise Problem(400, "bad_request", "give a reason")
+    return value
+
+
+def retry(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    who = context.require_admin()
+    result: dict[str, Any] = context.rpc("admin_retry_document_job", {
+        "p_job_id": _id(context.call), "p_actor_id": who.user_id, "p_actor_email": who.email,
+        "p_reason": reason(body, required=False),
+    })  # fmt: skip
+    return _changed_or_conflict(result)
+
+
+def cancel(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    text = reason(body, required=True)
+    who = context.require_admin()
+    result: dict[str, Any] = context.rpc("admin_cancel_document_job", {
+        "p_job_id": _id(context.call), "p_actor_id": who.user_id, "p_actor_email": who.email, "p_reason": text,
+    })  # fmt: skip
+    return _changed_or_conflict(result)
+
+
+def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
+    if not result.get("changed"):
+        reason_code = str(result.get("reason"))
+        raise Problem(409, reason_code, {
+            "not_failed": "this job is not failed (any more): only a failed job can be retried",
+            "not_live": "this job is not queued or running (any more): only those can be cancelled",
+            "another_live_job": "another job for the same e-mail is queued or running",
+            "job_deleted": "this job no longer exists",
+        }.get(reason_code, reason_code))  # fmt: skip
+    return result
+
+
+def bulk_prepare(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    action, query = body.get("action"), body.get("query", "")
+    if action not in ("retry", "cancel") or not isinstance(query, str):
+        raise Problem(400, "bad_request", 'give "action" (retry or cancel) and "query" (the job list\'s filter)')
+    who = context.require_admin()
+    # The very filter the list shows: the list's own query string, read by the list's own parser.
+    prepared: dict[str, Any] = context.rpc("prepare_document_jobs_bulk_action", {
+        "p_action": action, "p_filter": jobs_filter(parse_qs(query.removeprefix("?"))), "p_actor_id": who.user_id,
+        "p_actor_email": who.email,
+    })  # fmt: skip
+    return prepared
+
+
+def bulk_apply(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    text = reason(body, required=False)
+    who = context.require_admin()
+    deadline = time.monotonic() + APPLY_BUDGET_S
+    while True:
+        progress: dict[str, Any] = context.rpc("apply_document_jobs_bulk_action", {
+            "p_bulk_action_id": _id(context.call), "p_actor_id": who.user_id, "p_reason": text,
+            "p_batch_size": BULK_BATCH_SIZE,
+        })  # fmt: skip
+        if progress["done"] or time.monotonic() > deadline:
+            return progress
+
+
+ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
+    ("GET", "me"): me,
+    ("GET", "overview"): overview,
+    ("GET", "jobs"): jobs,
+    ("GET", "jobs/{id}"): job,
+    ("GET", "audit"): audit,
+    ("POST", "jobs/{id}/retry"): retry,
+    ("POST", "jobs/{id}/cancel"): cancel,
+    ("POST", "bulk"): bulk_prepare,
+    ("POST", "bulk/{id}/apply"): bulk_apply,
+    ("POST", "attachments/{id}/download"): download,
+}
+
+
+def _int(text: str | None, default: int | None, low: int, high: int, name: str) -> int:
+    if text is None:
+        assert default is not None
+        return default
+    if not (text.isascii() and text.isdigit() and low <= int(text) <= high):
+        raise Problem(400, "bad_request", f"{name} must be a whole number from {low} to {high}")
+    return int(text)

@@ -1,0 +1,180 @@
+"""Who may use the admin screen: python -m lib.admin operators add | list | remove.
+
+python -m lib.admin operators add EMAIL --role admin|viewer [--password-stdin]
+python -m lib.admin operators list [--json]
+python -m lib.admin operators remove EMAIL
+
+An operator is a user of the project's Supabase Auth whose app_metadata.document_jobs_role is
+"admin" (may act) or "viewer" (may read). app_metadata can only be written with the server key,
+through Auth's admin API (POST/PUT /auth/v1/admin/users), which is what this does; users cannot
+give themselves a role. "add" creates the user (e-mail confirmed) when there is none, with the
+password read from standard input (--password-stdin) or asked for at the terminal; for an
+existing user it sets the role and leaves the password alone. "remove" takes the role away and
+keeps the user: a removed operator's next action is refused at once (the admin function asks Auth
+before every action), and their reading stops when their token expires.
+
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY). Exit
+status: 0, 1 (Auth refused), 2 (arguments), 3 (settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from lib.operator_auth import ROLE_CLAIM, ROLES
+from lib.settings import ConfigError, SupabaseSettings
+from lib.supabase_client import api_headers
+
+PAGE_SIZE = 1000
+TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+MIN_PASSWORD_LENGTH = 6  # Supabase Auth's default minimum
+
+
+class OperatorError(Exception):
+    """Auth refused, or the request makes no sense; one line for the operator."""
+
+
+class AuthAdmin:
+    """Auth's admin API, with the server key."""
+
+    def __init__(self, http: httpx.Client, settings: SupabaseSettings) -> None:
+        self.http = http
+        self.base = f"{settings.supabase_url}/auth/v1/admin/users"
+        self.headers = api_headers(settings.server_key)
+
+    def call(self, method: str, url: str, **kwargs: Any) -> Any:
+        try:
+            response = self.http.request(method, url, headers=self.headers, timeout=TIMEOUT, **kwargs)
+        except httpx.HTTPError as error:
+            raise OperatorError(f"Supabase Auth could not be reached ({type(error).__name__})") from None
+        if not response.is_success:
+            raise OperatorError(f"Supabase Auth refused: {response.status_code} {auth_message(response)}")
+        return response.json()
+
+    def users(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            batch = self.call("GET", self.base, params={"page": page, "per_page": PAGE_SIZE})["users"]
+            found += batch
+            if len(batch) < PAGE_SIZE:
+                return found
+            page += 1
+
+    def find(self, email: str) -> dict[str, Any] | None:
+        wanted = email.strip().lower()
+        return next((user for user in self.users() if (user.get("email") or "").lower() == wanted), None)
+
+    def create(self, email: str, password: str, role: str) -> dict[str, Any]:
+        body = {"email": email, "password": password, "email_confirm": True, "app_metadata": {ROLE_CLAIM: role}}
+        user: dict[str, Any] = self.call("POST", self.base, json=body)
+        return user
+
+    def set_role(self, user_id: str, role: str | None) -> dict[str, Any]:
+        # Auth merges app_metadata key by key; null removes the key.
+        user: dict[str, Any] = self.call("PUT", f"{self.base}/{user_id}", json={"app_metadata": {ROLE_CLAIM: role}})
+        return user
+
+
+def auth_message(response: httpx.Response) -> str:
+    """Auth's own words for a refusal ("msg" or "message"), or its status text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.reason_phrase
+    if isinstance(body, dict):
+        return str(body.get("msg") or body.get("message") or body.get("error_description") or response.reason_phrase)
+    return response.reason_phrase
+
+
+def role_of(user: dict[str, Any]) -> str | None:
+    role = (user.get("app_metadata") or {}).get(ROLE_CLAIM)
+    return role if role in ROLES else None
+
+
+def summary(user: dict[str, Any]) -> dict[str, Any]:
+    return {"email": user.get("email"), "role": role_of(user), "id": user["id"],
+            "last_sign_in_at": user.get("last_sign_in_at")}  # fmt: skip
+
+
+def add(admin: AuthAdmin, email: str, role: str, password: str | None) -> tuple[dict[str, Any], bool]:
+    """The operator and whether the user was created."""
+    existing = admin.find(email)
+    if existing is not None:
+        return admin.set_role(existing["id"], role), False
+    if password is None:
+        raise OperatorError(f"{email} has no account yet: give a password (--password-stdin)")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise OperatorError(f"the password must be at least {MIN_PASSWORD_LENGTH} characters")
+    return admin.create(email, password, role), True
+
+
+def remove(admin: AuthAdmin, email: str) -> dict[str, Any]:
+    existing = admin.find(email)
+    if existing is None or role_of(existing) is None:
+        raise OperatorError(f"{email} is not an operator")
+    return admin.set_role(existing["id"], None)
+
+
+def read_password(from_stdin: bool) -> str | None:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    if not sys.stdin.isatty():
+        return None
+    first = getpass.getpass("password for the new account: ")
+    if getpass.getpass("again: ") != first:
+        raise OperatorError("the two passwords differ")
+    return first
+
+
+def parser(prog: str = "python -m lib.admin operators") -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog=prog, description="Who may use the admin screen (Supabase Auth users).")
+    commands = root.add_subparsers(dest="command", required=True)
+    adding = commands.add_parser("add", help="give an account a role (creating it if needed)")
+    adding.add_argument("email")
+    adding.add_argument("--role", choices=ROLES, required=True, help="admin: may act; viewer: may read")
+    adding.add_argument("--password-stdin", action="store_true", help="read a new account's password from stdin")
+    listing = commands.add_parser("list", help="every account with a role")
+    listing.add_argument("--json", action="store_true")
+    commands.add_parser("remove", help="take an account's role away (the account stays)").add_argument("email")
+    return root
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = SupabaseSettings.load()
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+    with httpx.Client() as http:
+        admin = AuthAdmin(http, settings)
+        try:
+            if args.command == "add":
+                user, created = add(admin, args.email, args.role, read_password(args.password_stdin))
+                print(f"{user['email']} is {'now ' if not created else ''}an operator ({args.role})"
+                      + (", with a new account" if created else ""))  # fmt: skip
+            elif args.command == "remove":
+                user = remove(admin, args.email)
+                print(f"{user['email']} is no longer an operator (the account stays)")
+            else:
+                operators = [summary(u) for u in admin.users() if role_of(u)]
+                operators.sort(key=lambda o: (o["role"] or "", o["email"] or ""))
+                if args.json:
+                    print(json.dumps(operators, indent=2, ensure_ascii=False))
+                else:
+                    for o in operators:
+                        print(f"{o['role']:<7} {o['email']}  (last sign-in: {o['last_sign_in_at'] or 'never'})")
+                    if not operators:
+                        print("no operators")
+        except OperatorError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    return 0

@@ -1,0 +1,48 @@
+// The admin API of this deployment (/api/admin/...), with the operator's access token. The server
+// decides what anyone may do; the page only mirrors it.
+
+import * as session from "./session.js";
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const ENDS_SESSION = { token_expired: "signedOut.expired", session_ended: "signedOut.ended", no_role: "signedOut.noRole" };
+
+async function send(path, options, token) {
+  const headers = { Authorization: `Bearer ${token}` };
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(`/api/admin/${path}`, {
+    method: options.method ?? "GET",
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    credentials: "same-origin",
+  });
+  const data = await response.json().catch(() => ({}));
+  return { response, data };
+}
+
+/** The JSON answer of GET/POST /api/admin/<path>; ApiError for a refusal. A 401 renews the token once. */
+export async function api(path, options = {}) {
+  let token;
+  try {
+    token = await session.accessToken();
+  } catch (error) {
+    throw new ApiError(401, "no_session", error.message);
+  }
+  let { response, data } = await send(path, options, token);
+  if (response.status === 401 && data.error === "token_expired") {
+    token = (await session.refresh(session.current()?.refresh_token)).access_token;
+    ({ response, data } = await send(path, options, token));
+  }
+  if (response.status === 401 || (response.status === 403 && data.error === "no_role")) {
+    session.ended(ENDS_SESSION[data.error] ?? "signedOut.ended");
+    throw new ApiError(response.status, data.error, data.message);
+  }
+  if (!response.ok) throw new ApiError(response.status, data.error ?? "error", data.message ?? response.statusText);
+  return data;
+}

@@ -1,0 +1,115 @@
+// The admin screen: sign-in, the header (views, language, the operator), and routing by the URL's
+// fragment (#/overview, #/jobs?..., #/jobs/<id>, #/audit), so that every view is a deep link.
+
+import { api } from "./api.js";
+import * as audit from "./audit.js";
+import { h, replace } from "./dom.js";
+import { LANGUAGES, language, setLanguage, t } from "./i18n.js";
+import * as job from "./job.js";
+import * as jobs from "./jobs.js";
+import * as overview from "./overview.js";
+import * as session from "./session.js";
+import { notice, operator, problemText, setOperator } from "./ui.js";
+
+const root = document.getElementById("app");
+let signedOutMessage = null;
+
+function languageSwitch() {
+  const select = h("select", { "aria-label": t("language.label"), class: "language" },
+    Object.entries(LANGUAGES).map(([code, name]) => h("option", { value: code, selected: code === language() }, name)));
+  select.addEventListener("change", () => {
+    setLanguage(select.value);
+    route();
+  });
+  return select;
+}
+
+function header(view) {
+  const who = operator();
+  const link = (name, href) => h("a", { href, "aria-current": view === name ? "page" : null }, t(`nav.${name}`));
+  return h(
+    "header",
+    { class: "top" },
+    h("h1", {}, t("title")),
+    who ? h("nav", { class: "views" }, link("overview", "#/overview"), link("jobs", "#/jobs"), link("audit", "#/audit")) : null,
+    h("div", { class: "session" },
+      languageSwitch(),
+      who ? h("span", { class: "who" }, who.email ?? who.user_id, " ",
+        h("span", { class: `badge role-${who.role}` }, t(`session.role.${who.role}`))) : null,
+      who ? h("button", { type: "button", class: "sign-out", onclick: () => session.signOut() }, t("session.signOut")) : null),
+  );
+}
+
+function signInView() {
+  const email = h("input", { type: "email", name: "email", autocomplete: "username", required: true });
+  const password = h("input", { type: "password", name: "password", autocomplete: "current-password", required: true });
+  const status = h("div", { class: "sign-in-status", "aria-live": "assertive" },
+    signedOutMessage ? notice(t(signedOutMessage), "warning") : null);
+  const button = h("button", { type: "submit", class: "primary" }, t("signIn.submit"));
+  const form = h("form", { class: "sign-in" }, h("h2", {}, t("signIn.heading")),
+    h("label", {}, t("signIn.email"), email), h("label", {}, t("signIn.password"), password), button, status);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    replace(status, notice(t("signIn.working")));
+    try {
+      await session.signIn(email.value.trim(), password.value);
+      signedOutMessage = null;
+      await start();
+    } catch (error) {
+      // Auth's own answer, as text (a wrong password: "Invalid login credentials"); nothing else.
+      const text = error instanceof session.AuthRefused ? t("signIn.refused", { message: error.message }) : t("signIn.unreachable");
+      replace(status, notice(text, "error"));
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function showSignIn() {
+  setOperator(null);
+  replace(root, header(null), h("main", {}, signInView()));
+}
+
+async function route() {
+  if (!operator()) {
+    showSignIn();
+    return;
+  }
+  const [path, query = ""] = (location.hash.replace(/^#/, "") || "/overview").split("?");
+  const params = new URLSearchParams(query);
+  const parts = path.split("/").filter(Boolean);
+  const view = parts[0] === "jobs" ? "jobs" : parts[0] === "audit" ? "audit" : "overview";
+  const main = h("main", {});
+  replace(root, header(view), main);
+  if (parts[0] === "jobs" && parts[1]) await job.render(main, parts[1]);
+  else if (view === "jobs") await jobs.render(main, params);
+  else if (view === "audit") await audit.render(main, params);
+  else await overview.render(main, params);
+}
+
+async function start() {
+  try {
+    setOperator(await api("me"));
+  } catch (error) {
+    if (!session.current()) {
+      showSignIn();
+      return;
+    }
+    replace(root, header(null), h("main", {}, notice(problemText(error), "error")));
+    return;
+  }
+  await route();
+}
+
+session.watch(
+  () => {},
+  (reason) => {
+    signedOutMessage = reason;
+    showSignIn();
+  },
+);
+window.addEventListener("hashchange", () => route());
+document.title = t("title");
+if (session.current()) start();
+else showSignIn();

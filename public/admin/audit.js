@@ -1,0 +1,52 @@
+// The audit: every operator action, newest first.
+
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+import { dateTime, number, t } from "./i18n.js";
+import { jobLink, notice, problemText } from "./ui.js";
+
+function target(entry) {
+  if (entry.job_id) return jobLink(entry.job_id);
+  const filter = entry.filter ?? {};
+  const text = Object.entries(filter).map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : v}`).join("; ");
+  return h("span", { class: "mono" }, text || "—");
+}
+
+function result(entry) {
+  if (!entry.bulk) return "";
+  const counts = t("audit.bulkResult", { changed: number(entry.bulk.changed), skipped: number(entry.bulk.skipped) });
+  return entry.bulk.done ? counts : `${counts} (${t("audit.running")})`;
+}
+
+export async function render(container, params) {
+  replace(container, notice(t("common.loading")));
+  const before = params.get("before");
+  let page;
+  try {
+    page = await api(`audit${before ? `?before=${encodeURIComponent(before)}` : ""}`);
+  } catch (error) {
+    replace(container, notice(problemText(error), "error"));
+    return;
+  }
+  const head = ["audit.when", "audit.who", "audit.what", "audit.jobs", "audit.target", "audit.reason", "audit.result"];
+  replace(
+    container,
+    h("div", { class: "audit-view" },
+      h("h2", {}, t("audit.heading")),
+      page.entries.length
+        ? h("table", { class: "audit" },
+            h("thead", {}, h("tr", {}, head.map((k) => h("th", { scope: "col" }, t(k))))),
+            h("tbody", {}, page.entries.map((e) => h("tr", { "data-audit-id": e.id },
+              h("td", { class: "nowrap" }, dateTime(e.at)),
+              h("td", {}, h("div", {}, e.actor_email ?? ""), h("small", { class: "mono" }, e.actor_id)),
+              h("td", {}, t(`action.${e.action}`)),
+              h("td", { class: "number" }, number(e.job_count)),
+              h("td", {}, target(e)),
+              h("td", { class: "reason" }, e.reason ?? ""),
+              h("td", {}, result(e))))))
+        : notice(t("audit.none")),
+      h("div", { class: "pager" },
+        before ? h("a", { href: "#/audit" }, t("common.newer")) : null,
+        page.next ? h("a", { href: `#/audit?before=${encodeURIComponent(page.next)}` }, t("common.older")) : null)),
+  );
+}

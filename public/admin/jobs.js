@@ -1,0 +1,239 @@
+// Jobs: filters (state, kind, error code, received time, search) kept in the URL, keyset pages,
+// auto-refresh that pauses, and the bulk actions on everything the filter matches.
+
+import { api } from "./api.js";
+import { h, replace } from "./dom.js";
+import { dateTime, number, t } from "./i18n.js";
+import { ask, isAdmin, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
+
+const STATES = ["queued", "running", "failed", "completed"];
+const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
+const REFRESH_MS = 10000;
+const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
+
+let refreshTimer = null;
+let olderStack = []; // cursors of the pages before this one, for "Newer"
+let stackFilter = "";
+
+function filterOf(params) {
+  const filter = new URLSearchParams();
+  for (const key of FILTER_KEYS) for (const value of params.getAll(key)) if (value) filter.append(key, value);
+  return filter;
+}
+
+function hashFor(filter, cursor) {
+  const params = new URLSearchParams(filter);
+  if (cursor) {
+    params.set("after_time", cursor.created_at);
+    params.set("after_id", cursor.id);
+  }
+  const query = params.toString();
+  return `#/jobs${query ? `?${query}` : ""}`;
+}
+
+// <input type="datetime-local"> speaks local time without a zone; the URL keeps ISO 8601 with one.
+function toLocalInput(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60000);
+  return local.toISOString().slice(0, 16);
+}
+
+function fromLocalInput(value) {
+  return value ? new Date(value).toISOString() : "";
+}
+
+function stateTabs(filter) {
+  const active = filter.get("state") ?? "";
+  const tab = (state, label) => {
+    const next = new URLSearchParams(filter);
+    if (state) next.set("state", state);
+    else next.delete("state");
+    return h("a", { href: hashFor(next), "aria-current": active === state ? "page" : null }, label);
+  };
+  return h("nav", { class: "tabs", "aria-label": t("column.state") }, tab("", t("state.all")),
+    STATES.map((state) => tab(state, t(`state.${state}`))));
+}
+
+function filterForm(filter, kinds, codes) {
+  const kind = h("select", { name: "kind" }, h("option", { value: "" }, t("jobs.anyKind")),
+    kinds.map((k) => h("option", { value: k, selected: filter.get("kind") === k }, k)));
+  const code = h("input", { name: "code", list: "error-codes", value: filter.get("code") ?? "", autocomplete: "off", size: 22 });
+  const from = h("input", { name: "from", type: "datetime-local", value: toLocalInput(filter.get("from")) });
+  const to = h("input", { name: "to", type: "datetime-local", value: toLocalInput(filter.get("to")) });
+  const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("jobs.searchHint"), size: 40, maxlength: 200 });
+  const form = h(
+    "form",
+    { class: "filters", role: "search" },
+    h("label", {}, t("jobs.filterKind"), kind),
+    h("label", {}, t("jobs.filterCode"), code),
+    h("datalist", { id: "error-codes" }, codes.map((c) => h("option", { value: c }))),
+    h("label", {}, t("jobs.filterFrom"), from),
+    h("label", {}, t("jobs.filterTo"), to),
+    h("label", { class: "wide" }, t("jobs.search"), q),
+    h("div", { class: "buttons" },
+      h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
+      h("button", { type: "button", onclick: () => { location.hash = "#/jobs"; } }, t("jobs.clear"))),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    if (filter.get("state")) next.set("state", filter.get("state"));
+    for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", fromLocalInput(from.value)],
+      ["to", fromLocalInput(to.value)], ["q", q.value.trim()]]) {
+      if (value) next.set(name, value);
+    }
+    location.hash = hashFor(next);
+  });
+  return form;
+}
+
+function jobsTable(jobs) {
+  const head = ["column.received", "column.state", "column.kind", "column.attempts", "column.error", "column.from",
+    "column.subject", "column.job"];
+  return h(
+    "table",
+    { class: "jobs" },
+    h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+    h("tbody", {}, jobs.map((job) => h("tr", { "data-job-id": job.id },
+      h("td", { class: "nowrap" }, dateTime(job.created_at)),
+      h("td", {}, stateBadge(job.status)),
+      h("td", { class: "mono" }, job.kind),
+      h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
+      h("td", {}, job.last_error_code ? h("span", { class: "mono", title: job.last_error_message ?? "" }, job.last_error_code) : ""),
+      h("td", { class: "sender" }, job.email?.from ?? ""),
+      h("td", { class: "subject" }, job.email?.subject ?? ""),
+      h("td", {}, jobLink(job.id))))),
+  );
+}
+
+function pager(filter, page, cursor) {
+  const newer = h("button", { type: "button", disabled: !cursor, onclick: () => {
+    const previous = olderStack.pop();
+    location.hash = hashFor(filter, previous ?? null);
+  } }, t("common.newer"));
+  const older = h("button", { type: "button", disabled: !page.next, onclick: () => {
+    olderStack.push(cursor);
+    location.hash = hashFor(filter, page.next);
+  } }, t("common.older"));
+  return h("div", { class: "pager" }, newer, older);
+}
+
+async function bulk(action, filter, report, rerender) {
+  const query = filter.toString();
+  replace(report, notice(t("bulk.counting")));
+  let prepared;
+  try {
+    prepared = await api("bulk", { method: "POST", body: { action, query } });
+  } catch (error) {
+    replace(report, notice(problemText(error), "error"));
+    return;
+  }
+  if (prepared.job_count === 0) {
+    replace(report, notice(t("bulk.nothing")));
+    return;
+  }
+  const count = number(prepared.job_count);
+  const summary = Object.entries(prepared.filter).map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : v}`).join("; ");
+  const reason = await ask({
+    title: t(action === "retry" ? "bulk.confirmRetry" : "bulk.confirmCancel", { count }),
+    body: [h("p", {}, t("bulk.snapshot")), h("p", { class: "mono" }, t("bulk.filter", { filter: summary || "—" }))],
+    reasonLabel: t("bulk.reason"),
+    reasonRequired: true,
+  });
+  if (reason === null) {
+    replace(report);
+    return;
+  }
+  let progress;
+  try {
+    do {
+      progress = await api(`bulk/${prepared.bulk_action_id}/apply`, { method: "POST", body: { reason } });
+      replace(report, notice(t("bulk.applying", { processed: number(progress.processed), count,
+        changed: number(progress.changed), skipped: number(progress.skipped) })));
+    } while (!progress.done);
+  } catch (error) {
+    replace(report, notice(problemText(error), "error"));
+    return;
+  }
+  replace(
+    report,
+    notice(t("bulk.done", { changed: number(progress.changed), count, skipped: number(progress.skipped) }), "success"),
+    progress.workers_started > 0 || action === "retry" ? h("p", {}, t("bulk.workers")) : null,
+    progress.not_changed.length
+      ? h("details", { open: true }, h("summary", {}, t("bulk.notChanged")),
+          h("ul", {}, progress.not_changed.map((item) => h("li", {}, jobLink(item.job_id), " — ", t(`reason.${item.reason}`)))))
+      : null,
+  );
+  rerender();
+}
+
+export async function render(container, params) {
+  clearInterval(refreshTimer);
+  const filter = filterOf(params);
+  const cursor = params.get("after_id") ? { created_at: params.get("after_time"), id: params.get("after_id") } : null;
+  if (filter.toString() !== stackFilter || !cursor) {
+    stackFilter = filter.toString();
+    if (!cursor) olderStack = [];
+  }
+  const apiParams = new URLSearchParams(filter);
+  if (cursor) {
+    apiParams.set("after_time", cursor.created_at);
+    apiParams.set("after_id", cursor.id);
+  }
+  const results = h("div", { class: "results" }, notice(t("common.loading")));
+  const report = h("div", { class: "bulk-report", "aria-live": "polite" });
+  const refreshed = h("small", { class: "refreshed" });
+  const auto = h("input", { type: "checkbox", checked: localStorage.getItem(AUTO_REFRESH_KEY) !== "off" });
+  const kinds = operator()?.kinds ?? [];
+  const codes = operator()?.error_codes ?? [];
+
+  const load = async () => {
+    try {
+      const page = await api(`jobs?${apiParams}`);
+      const counted = page.count !== null ? t(page.count === 1 ? "jobs.countOne" : "jobs.count", { count: number(page.count) })
+        : page.count_capped ? t("jobs.countCapped", { count: number(10000) }) : null;
+      replace(
+        results,
+        counted ? h("p", { class: "count-line" }, counted) : null,
+        page.partial ? notice(t("jobs.partial", { time: dateTime(page.searched_until) })) : null,
+        page.jobs.length ? jobsTable(page.jobs) : notice(t("jobs.none")),
+        pager(filter, page, cursor),
+      );
+      refreshed.textContent = t("jobs.refreshedAt", { time: dateTime(new Date()) });
+    } catch (error) {
+      replace(results, notice(problemText(error), "error"));
+    }
+  };
+
+  auto.addEventListener("change", () => localStorage.setItem(AUTO_REFRESH_KEY, auto.checked ? "on" : "off"));
+  refreshTimer = setInterval(() => {
+    if (auto.checked && !document.hidden && location.hash.startsWith("#/jobs") && !document.querySelector("dialog[open]")) load();
+  }, REFRESH_MS);
+
+  const admin = isAdmin();
+  const bulkButton = (action, label) =>
+    h("button", { type: "button", class: `bulk-${action}`, disabled: !admin, "aria-disabled": !admin,
+      onclick: () => bulk(action, filter, report, load) }, label);
+  const showRetry = !filter.get("state") || filter.get("state") === "failed";
+  const showCancel = !filter.get("state") || ["queued", "running"].includes(filter.get("state"));
+
+  const form = h("div", { class: "filter-slot" });
+  replace(
+    container,
+    h("div", { class: "jobs-view" },
+      stateTabs(filter),
+      form,
+      h("div", { class: "toolbar" },
+        h("label", { class: "auto-refresh" }, auto, " ", t("jobs.autoRefresh")), refreshed,
+        h("div", { class: "bulk-buttons" },
+          showRetry ? bulkButton("retry", t("jobs.bulkRetry")) : null,
+          showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null),
+        admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint"))),
+      report,
+      results),
+  );
+  replace(form, filterForm(filter, kinds, codes));
+  await load();
+}

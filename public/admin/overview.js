@@ -1,0 +1,108 @@
+// Overview: jobs by state, the oldest waiting job, failures by error code, the hourly charts, and
+// the health check's open outages.
+
+import { api } from "./api.js";
+import { latencyLines, outcomeBars } from "./charts.js";
+import { h, replace } from "./dom.js";
+import { dateTime, duration, number, t } from "./i18n.js";
+import { jobLink, notice, problemText, stateBadge } from "./ui.js";
+
+function jobsLink(params, text) {
+  return h("a", { href: `#/jobs?${new URLSearchParams(params)}` }, text);
+}
+
+function stateCards(states) {
+  const cards = ["queued", "running", "failed", "completed"].map((state) => {
+    const estimated = state === "completed" && states.completed_estimated;
+    return h(
+      "li",
+      { class: `card state-${state}` },
+      h("a", { href: `#/jobs?state=${state}` }, stateBadge(state)),
+      h("strong", { class: "count" }, `${estimated ? "≈ " : ""}${number(states[state] ?? 0)}`),
+      estimated ? h("small", {}, `(${t("common.estimate")})`) : null,
+    );
+  });
+  return h("section", {}, h("h2", {}, t("overview.states")), h("ul", { class: "cards" }, cards),
+    states.completed_estimated ? h("p", { class: "hint" }, t("overview.completedEstimate")) : null);
+}
+
+function oldestWaiting(oldest) {
+  return h(
+    "section",
+    {},
+    h("h2", {}, t("overview.oldestWaiting")),
+    oldest
+      ? h("p", {}, jobLink(oldest.id), " ", stateBadge(oldest.status), " ",
+          t("overview.waitingFor", { duration: duration(Number(oldest.waiting_seconds)) }))
+      : h("p", {}, t("overview.nothingWaiting")),
+  );
+}
+
+function outages(list) {
+  return h(
+    "section",
+    {},
+    h("h2", {}, t("overview.outages")),
+    list.length
+      ? h("ul", { class: "outages" }, list.map((o) => h("li", { class: "outage" }, h("strong", {}, o.cause), " ",
+          t("overview.since", { time: dateTime(o.since) }))))
+      : h("p", {}, t("overview.noOutages")),
+  );
+}
+
+function failureTables(data) {
+  const head = (...cells) => h("thead", {}, h("tr", {}, cells.map((c) => h("th", { scope: "col" }, c))));
+  const last24 = data.failures_24h.length
+    ? h("table", {}, head(t("column.errorCode"), t("column.failed"), t("column.retried"), t("column.released"), t("column.other")),
+        h("tbody", {}, data.failures_24h.map((f) => h("tr", {},
+          h("td", { class: "mono" }, f.error_code),
+          ...[f.failed, f.retried, f.released, f.other].map((n) => h("td", { class: "number" }, number(n)))))))
+    : h("p", {}, t("overview.noFailures"));
+  const now = data.failed_by_error_code.length
+    ? h("table", {}, head(t("column.errorCode"), t("column.count"), ""),
+        h("tbody", {}, data.failed_by_error_code.map((f) => h("tr", {},
+          h("td", { class: "mono" }, f.error_code),
+          h("td", { class: "number" }, number(f.count)),
+          h("td", {}, jobsLink({ state: "failed", code: f.error_code }, t("overview.showJobs")))))))
+    : h("p", {}, t("overview.noFailures"));
+  return [
+    h("section", {}, h("h2", {}, t("overview.failedNow")), now),
+    h("section", {}, h("h2", {}, t("overview.failures24h")), last24),
+  ];
+}
+
+function charts(hours, range) {
+  const shown = range === "7d" ? hours : hours.slice(-24);
+  const withDay = range === "7d";
+  const formatMs = (ms) => duration(ms / 1000);
+  return [
+    outcomeBars(shown, withDay, `${t("overview.perHour")} (${t(range === "7d" ? "overview.range7d" : "overview.range24h")})`),
+    latencyLines(shown, withDay, `${t("overview.latency")} (${t(range === "7d" ? "overview.range7d" : "overview.range24h")})`, formatMs),
+  ];
+}
+
+export async function render(container, params) {
+  replace(container, notice(t("common.loading")));
+  let data;
+  try {
+    data = await api("overview");
+  } catch (error) {
+    replace(container, notice(problemText(error), "error"));
+    return;
+  }
+  const range = params.get("range") === "7d" ? "7d" : "24h";
+  const rangeSwitch = h(
+    "nav",
+    { class: "tabs", "aria-label": t("overview.perHour") },
+    ["24h", "7d"].map((r) => h("a", { href: `#/overview?range=${r}`, "aria-current": r === range ? "page" : null },
+      t(r === "7d" ? "overview.range7d" : "overview.range24h"))),
+  );
+  replace(
+    container,
+    h("div", { class: "overview" },
+      stateCards(data.states),
+      h("div", { class: "columns" }, oldestWaiting(data.oldest_waiting), outages(data.outages)),
+      h("section", {}, rangeSwitch, h("div", { class: "columns charts" }, charts(data.hours, range))),
+      h("div", { class: "columns" }, failureTables(data))),
+  );
+}

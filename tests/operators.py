@@ -1,0 +1,51 @@
+"""Signing in to the local stack's Auth stand-in as the admin screen's page does, and accounts of
+one's own for a test (through Auth's admin API, as the operators CLI does)."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any
+
+import httpx
+
+from lib.supabase_client import api_headers
+
+
+def sign_in(env: dict[str, str], email: str, password: str) -> dict[str, Any]:
+    """A session: {"access_token", "refresh_token", "expires_at", "user", ...}."""
+    answer = httpx.post(
+        f"{env['SUPABASE_URL']}/auth/v1/token?grant_type=password",
+        headers={"apikey": env["SUPABASE_PUBLISHABLE_KEY"]},
+        json={"email": email, "password": password},
+        timeout=10,
+    )
+    answer.raise_for_status()
+    session: dict[str, Any] = answer.json()
+    return session
+
+
+def admin_api(env: dict[str, str]) -> dict[str, str]:
+    return api_headers(env["SUPABASE_SECRET_KEY"])
+
+
+def new_account(env: dict[str, str], app_metadata: dict[str, Any] | None = None,
+                user_metadata: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:  # fmt: skip
+    """A fresh Auth user (e-mail confirmed) and its password."""
+    password = secrets.token_urlsafe(12)
+    body = {
+        "email": f"test-{uuid.uuid4().hex[:10]}@example.com",
+        "password": password,
+        "email_confirm": True,
+        "app_metadata": app_metadata or {},
+        "user_metadata": user_metadata or {},
+    }
+    answer = httpx.post(f"{env['SUPABASE_URL']}/auth/v1/admin/users", headers=admin_api(env), json=body, timeout=10)
+    answer.raise_for_status()
+    return answer.json(), password
+
+
+def set_app_metadata(env: dict[str, str], user_id: str, app_metadata: dict[str, Any]) -> None:
+    answer = httpx.put(f"{env['SUPABASE_URL']}/auth/v1/admin/users/{user_id}", headers=admin_api(env),
+                       json={"app_metadata": app_metadata}, timeout=10)  # fmt: skip
+    answer.raise_for_status()

@@ -1,0 +1,235 @@
+"""The admin screen in a real browser: Debian's chromium, headless, driven by Playwright, against the
+local stack (the page and its API from the function host's real `vercel build`, Supabase Auth's
+stand-in across origins, so CORS preflights are real too).
+
+The operator signs in, finds a failed job whose subject is an HTML payload and sees it as text with
+no script run, filters by an error code (a deep link), bulk-retries every job failed with it and
+watches them complete, and finds the action in the audit; the viewer is refused an action by the
+server even when the page's button is forced on; a wrong password gets Auth's answer; the session
+is renewed before it expires by one tab of two, and ends with a message when it cannot be renewed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from devstack import browser, inbound, stack
+from tests.conftest import connect
+
+pytestmark = pytest.mark.slow  # a browser, and a worker run through the whole stack
+
+XSS_SUBJECT = '<img src=x onerror="window.__xss=1">'
+XSS_FILENAME = "<script>window.__xss=2</script>.pdf"
+SERVER_SECRETS = ("SUPABASE_SECRET_KEY", "DEVSTACK_LEGACY_SERVICE_ROLE_KEY", "SUPABASE_JWT_SECRET",
+                  "INTERNAL_FUNCTION_SECRET", "RESEND_API_KEY", "RESEND_WEBHOOK_SECRET")  # fmt: skip
+WAIT_MS = 90_000
+# How long an expectation waits for the page by default. Every API call here starts a cold instance
+# of Vercel's runtime on the function host (a second or two, more on a busy machine), so a view can
+# take several seconds to appear; a bound on waiting, not a timing.
+EXPECT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_MS)
+    with sync_playwright() as playwright:
+        launched = browser.launch(playwright)
+        yield launched
+        launched.close()
+
+
+class Watched:
+    """A page, and what must never happen on it: a script error, a dialog, a CSP refusal; and every
+    request it sends (where to, and all it carries)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.problems: list[str] = []
+        self.sent: list[tuple[str, str]] = []  # (origin, everything the request carried)
+        page.on("request", lambda r: self.sent.append(
+            (urlsplit(r.url)._replace(path="", query="", fragment="").geturl(),
+             f"{r.url}\n{r.all_headers()}\n{r.post_data or ''}")))  # fmt: skip
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("dialog", lambda dialog: (self.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        page.on("console", lambda m: self.problems.append(f"console: {m.text}")
+                if m.type == "error" and "Content Security Policy" in m.text else None)  # fmt: skip
+
+
+def sign_in(page: Page, env: dict[str, str], who: str, password: str | None = None) -> None:
+    page.goto(env["ADMIN_URL"])
+    page.fill("input[name=email]", env[f"DEVSTACK_{who}_EMAIL"])
+    page.fill("input[name=password]", password or env[f"DEVSTACK_{who}_PASSWORD"])
+    page.click("form.sign-in button[type=submit]")
+
+
+def requests_to(env: dict[str, str], route: str) -> int:
+    return int(httpx.get(f"{env['SUPABASE_URL']}/_control/requests", timeout=10).json().get(route, 0))
+
+
+def configure_auth(env: dict[str, str], **settings: Any) -> None:
+    httpx.post(f"{env['SUPABASE_URL']}/_control/auth", json=settings, timeout=10).raise_for_status()
+
+
+@pytest.fixture
+def faxes(db, stack_env) -> dict[str, Any]:
+    """Three e-mails whose jobs failed with resend_not_found (Resend has them now: a retry succeeds),
+    one failed job whose subject and attachment name are HTML, and the Vault secrets stored last
+    (so that nothing ran before)."""
+    jobs = []
+    for _ in range(3):
+        data = inbound.add_email(stack_env["RESEND_API_URL"], attachments=1)
+        row = db.execute("select * from record_inbound_email(%s, %s, %s)",
+                         (data["email_id"], f"msg_{data['email_id']}", json.dumps(data))).fetchone()  # fmt: skip
+        jobs.append(str(row["job_id"]))
+    evil_data = json.dumps({"from": "Mallory <m@example.com>", "subject": XSS_SUBJECT})
+    evil = db.execute("select * from record_inbound_email('em_evil', 'msg_evil', %s)", (evil_data,)).fetchone()
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, 'att_evil', %s, 'application/pdf', 1, repeat('c', 64), 'fax-attachments', 'x/evil.pdf')""",
+        (evil["fax_received_email_id"], XSS_FILENAME),
+    )
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
+               " last_error_code = 'resend_not_found', last_error_message = 'Resend 404 not_found: Email not found'"
+               " where id = any(%s)", (jobs,))  # fmt: skip
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
+               " last_error_code = 'resend_rejected', last_error_message = %s where id = %s",
+               (XSS_SUBJECT, evil["job_id"]))  # fmt: skip
+    with connect(stack_env["DATABASE_URL"]) as postgres:
+        stack.store_vault_secrets(postgres, stack_env)
+    return {"retried": jobs, "evil": str(evil["job_id"])}
+
+
+def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, faxes, db) -> None:
+    context = chromium.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    watched = Watched(context.new_page())
+    page = watched.page
+    sign_in(page, stack_env, "OPERATOR")
+    expect(page.locator(".cards")).to_be_visible()
+    expect(page.locator(".who")).to_contain_text("admin")
+
+    # The HTML subject is text, and nothing of it ran.
+    page.click("header nav.views >> text=Jobs")
+    page.click("nav.tabs >> text=Failed")
+    expect(page.get_by_text(XSS_SUBJECT, exact=True)).to_be_visible()
+    page.click(f'tr[data-job-id="{faxes["evil"]}"] a')
+    expect(page.locator("td.filename")).to_have_text(XSS_FILENAME)
+    expect(page.locator(".subject")).to_have_text(XSS_SUBJECT)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator('img[src="x"], script:not([src])').count() == 0
+
+    # Every job failed with one error code: a deep link, the exact count, then the action.
+    page.click("text=← Back to the list")
+    page.fill("input[name=code]", "resend_not_found")
+    page.click("form.filters button[type=submit]")
+    expect(page).to_have_url(re.compile(r"#/jobs\?code=resend_not_found$"))
+    expect(page.locator("table.jobs tbody tr")).to_have_count(3)
+    page.click("button.bulk-retry")
+    dialog = page.locator("dialog.ask")
+    expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
+    dialog.locator("textarea").fill("Resend has the e-mails now")
+    dialog.locator("button[value=confirm]").click()
+    expect(page.locator(".bulk-report")).to_contain_text("Done: 3 of 3 jobs changed, 0 not changed.")
+
+    # The workers it started take them: the list (refreshing itself) shows them completed.
+    page.click("nav.tabs >> text=Completed")
+    expect(page.locator("table.jobs tbody tr")).to_have_count(3, timeout=WAIT_MS)
+    statuses = db.execute("select status from document_jobs where id = any(%s)", (faxes["retried"],)).fetchall()
+    assert [row["status"] for row in statuses] == ["completed"] * 3
+
+    page.click("header nav.views >> text=Audit")
+    row = page.locator("table.audit tbody tr").first
+    expect(row).to_contain_text("bulk retry")
+    expect(row).to_contain_text("Resend has the e-mails now")
+    expect(row).to_contain_text(stack_env["DEVSTACK_OPERATOR_EMAIL"])
+    expect(row).to_contain_text("3 changed, 0 not changed")
+
+    page.click("button.sign-out")
+    expect(page.locator("form.sign-in")).to_contain_text("You are signed out.")
+
+    # The viewer: the button is off, and forced on, the server refuses.
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+    page.goto(f"{stack_env['ADMIN_URL']}#/jobs?state=failed")
+    button = page.locator("button.bulk-retry")
+    expect(button).to_be_disabled()
+    button.evaluate("element => { element.disabled = false; }")
+    button.click()
+    expect(page.locator(".bulk-report")).to_have_text("Only an admin may do this.")
+    assert db.execute("select count(*) as n from document_jobs_audit").fetchone()["n"] == 1
+    assert (
+        db.execute("select status from document_jobs where id = %s", (faxes["evil"],)).fetchone()["status"] == "failed"
+    )
+
+    # Japanese, by the switch.
+    page.select_option("select.language", "ja")
+    expect(page.locator("header nav.views")).to_contain_text("操作履歴")
+    page.select_option("select.language", "en")
+    assert watched.problems == []
+
+    # The page talked to its own origin and to Supabase, and never with a server secret.
+    origins = {urlsplit(stack_env[name])._replace(path="").geturl() for name in ("FUNCTIONS_URL", "SUPABASE_URL")}
+    assert {origin for origin, _ in watched.sent} == origins
+    server_secrets = [stack_env[name] for name in SERVER_SECRETS]
+    stored = page.evaluate("JSON.stringify(Object.entries(localStorage))")
+    assert not [secret for secret in server_secrets for _, sent in watched.sent if secret in sent]
+    assert not [secret for secret in server_secrets if secret in stored]
+    assert any(stack_env["SUPABASE_PUBLISHABLE_KEY"] in sent for _, sent in watched.sent)  # what it does send
+    context.close()
+
+
+def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env) -> None:
+    context = chromium.new_context(locale="ja-JP")
+    page = context.new_page()
+    sign_in(page, stack_env, "OPERATOR", password="wrong password")
+    expect(page.locator(".sign-in-status")).to_have_text("ログインできませんでした: Invalid login credentials")
+    assert page.evaluate("localStorage.getItem('document-jobs-admin-session')") is None
+    context.close()
+
+
+def test_one_tab_renews_the_session_and_a_failed_renewal_signs_out_with_a_message(chromium, stack_env) -> None:
+    # Tokens of 6 s (renewed every 3 s or so), and no reuse interval: a refresh token used twice, as
+    # two tabs refreshing on their own would, ends the session at once.
+    configure_auth(stack_env, access_token_seconds=6, refresh_reuse_interval_s=0)
+    try:
+        context = chromium.new_context(locale="en-US")
+        first = context.new_page()
+        sign_in(first, stack_env, "VIEWER")
+        expect(first.locator(".cards")).to_be_visible()
+        second = context.new_page()
+        second.goto(f"{stack_env['ADMIN_URL']}#/audit")
+        expect(second.locator(".audit-view")).to_be_visible()
+        before = requests_to(stack_env, "POST /auth/v1/token")
+        started = time.monotonic()
+        time.sleep(10)
+        renewals = requests_to(stack_env, "POST /auth/v1/token") - before
+        elapsed = time.monotonic() - started
+        assert 2 <= renewals <= elapsed / 2 + 1, f"{renewals} renewals in {elapsed:.0f} s"
+        for page in (first, second):  # both tabs are still signed in (a reused refresh token would have ended it)
+            expect(page.locator(".who")).to_contain_text("viewer")
+        first.close()  # the renewing tab goes: the other takes over
+        before = requests_to(stack_env, "POST /auth/v1/token")
+        time.sleep(7)
+        assert requests_to(stack_env, "POST /auth/v1/token") > before
+        expect(second.locator(".who")).to_contain_text("viewer")
+
+        # Auth ends the session (signed out everywhere): the next renewal fails, and the page says why.
+        configure_auth(stack_env, refresh_reuse_interval_s=None)
+        session = json.loads(second.evaluate("localStorage.getItem('document-jobs-admin-session')"))
+        bearer = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {session['access_token']}"}
+        httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=global", timeout=10, headers=bearer)
+        expect(second.locator("form.sign-in")).to_contain_text(
+            "Your session expired and could not be renewed", timeout=15_000
+        )
+        context.close()
+    finally:
+        configure_auth(stack_env, access_token_seconds=None, refresh_reuse_interval_s=None)

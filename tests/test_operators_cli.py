@@ -1,0 +1,66 @@
+"""python -m lib.admin operators: roles on the admin screen through Auth's admin API (the local
+stack's Auth stand-in), and a sign-in with the account it made."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from lib.admin import cli as admin
+from tests.operators import new_account, sign_in
+
+
+@pytest.fixture
+def operators_cli(stack_env, monkeypatch, capsys):
+    monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_SECRET_KEY"])
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        status = admin.main(["operators", *argv])
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run
+
+
+def test_add_creates_an_account_with_the_role_and_a_password_from_stdin(stack_env) -> None:
+    email = f"new-{uuid.uuid4().hex[:8]}@example.com"
+    env = {"PATH": "/usr/bin:/bin", "SUPABASE_URL": stack_env["SUPABASE_URL"],
+           "SUPABASE_SECRET_KEY": stack_env["SUPABASE_SECRET_KEY"]}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "lib.admin", "operators", "add", email, "--role", "viewer", "--password-stdin"],
+        input="a long password\n", capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{email} is an operator (viewer), with a new account"
+    session = sign_in(stack_env, email, "a long password")
+    assert session["user"]["app_metadata"]["document_jobs_role"] == "viewer"
+
+
+def test_add_sets_the_role_of_an_existing_account_and_remove_takes_it_away(operators_cli, stack_env) -> None:
+    account, _ = new_account(stack_env)
+    status, out, _ = operators_cli("add", account["email"].upper(), "--role", "admin")
+    assert status == 0 and out.strip() == f"{account['email']} is now an operator (admin)"
+    status, out, _ = operators_cli("list", "--json")
+    listed = {o["email"]: o["role"] for o in json.loads(out)}
+    assert listed[account["email"]] == "admin" and listed[stack_env["DEVSTACK_VIEWER_EMAIL"]] == "viewer"
+    status, out, _ = operators_cli("remove", account["email"])
+    assert status == 0 and "no longer an operator" in out
+    status, _, err = operators_cli("remove", account["email"])
+    assert status == 1 and err.strip() == f"error: {account['email']} is not an operator"
+
+
+def test_a_new_account_needs_a_password(operators_cli, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115  # not a terminal: nothing to ask
+    status, _, err = operators_cli("add", f"none-{uuid.uuid4().hex[:8]}@example.com", "--role", "admin")
+    assert status == 1 and "give a password (--password-stdin)" in err
+
+
+def test_without_settings_it_says_which(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("SUPABASE_URL", raising=False)
+    assert admin.main(["operators", "list"]) == 3
+    assert "SUPABASE_URL" in capsys.readouterr().err
