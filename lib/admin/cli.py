@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import commands
+from lib.admin import bulk, commands
 from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
 from lib.supabase_client import TIMEOUT, is_jwt, service_client
@@ -81,14 +81,25 @@ def parser() -> argparse.ArgumentParser:
     command("show", commands.show_job, "show one job: its attempts, its e-mail and its stored attachments")
     subcommands.choices["show"].add_argument("job_id", type=job_id)
 
-    command("retry", commands.retry, "queue a failed job again (attempts reset to 0)").add_argument(
-        "job_id", type=job_id
+    retry = command(
+        "retry",
+        bulk.retry,
+        "queue a failed job again (attempts reset to 0), or every failed job a filter matches (--as, --dry-run)",
     )
+    retry.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk retry)")
+    _bulk_options(retry, "retry")
     cancel = command(
-        "cancel", commands.cancel, "cancel a queued or running job; its worker stops at its next fenced write"
+        "cancel",
+        bulk.cancel,
+        "cancel a queued or running job (its worker stops at its next fenced write), or every one a filter matches",
     )
-    cancel.add_argument("job_id", type=job_id)
-    cancel.add_argument("--reason", help="recorded as the job's last_error_message")
+    cancel.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk cancel)")
+    cancel.add_argument("--status", choices=("queued", "running"), help="bulk: only jobs in this state")
+    _bulk_options(cancel, "cancel")
+    confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
+    confirm.add_argument("bulk_action_id", type=job_id, metavar="BULK_ACTION_ID", help="from the dry run")
+    confirm.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin who ran the dry run")
+    confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
 
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command("health", commands.health, "the flow's health: open outages, the worker's answers, the Vault secrets")
@@ -104,6 +115,22 @@ def parser() -> argparse.ArgumentParser:
     # Dispatched to lib/operators.py before parsing (main); listed here for --help.
     subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
     return root
+
+
+def _bulk_options(sub: argparse.ArgumentParser, action: str) -> None:
+    """The filter of a bulk action (the admin screen's), who acts, and how it is confirmed."""
+    sub.add_argument("--error-code", help="bulk: the jobs' last_error_code, e.g. resend_unauthorized")
+    sub.add_argument("--kind", help="bulk: a kind of document_job_kinds (fetch_email)")
+    sub.add_argument("--since", type=since_or_until, help="bulk: received at or after (ISO 8601, or 30m, 2h, 7d)")
+    sub.add_argument("--until", type=since_or_until, help="bulk: received before (ISO 8601, or 30m, 2h, 7d)")
+    sub.add_argument("--search", help="bulk: a job or e-mail id, Resend's e-mail id, or text of the sender or subject")
+    sub.add_argument("--as", dest="actor", metavar="EMAIL", help="bulk: the admin (of the admin screen) who acts")
+    sub.add_argument("--dry-run", action="store_true", help="bulk: count, change nothing, print the confirmation")
+    sub.add_argument("--yes", action="store_true", help="bulk: count and apply at once, without a dry run")
+    sub.add_argument(
+        "--reason",
+        help="recorded as the jobs' last_error_message" if action == "cancel" else "bulk: recorded in the audit",
+    )
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
