@@ -4,6 +4,9 @@ On a stack of its own, with short leases and backoffs (settings, not code change
 - delivers signed webhooks for N e-mails with 2-5 attachments each; every webhook kicks the
   worker, and a simulated cron tick calls invoke_document_jobs every 2 s (the real pg_cron
   ticks too, once a minute), so invocations overlap;
+- the Resend sample provider enforces Resend's team rate limit (5 requests a second) throughout,
+  so the workers' shared limiter, the cap on invocations in flight and the follow-ups are part
+  of every run;
 - on a seed: SIGKILLs worker instances mid-job; SIGSTOPs one past its leases and SIGCONTs it
   after its jobs were claimed again (the function host runs Fluid compute, devstack/function_host.py:
   an instance serves several invocations at once, and a kill or a freeze takes all of them); the
@@ -14,7 +17,8 @@ On a stack of its own, with short leases and backoffs (settings, not code change
 - then checks, and prints: every job completed (or failed only where a permanent fault was
   injected); every attachment stored exactly once, in Storage and in the table, with the
   provider's bytes; no write by a stale generation accepted; no two live lease holders ever
-  working on one job at once;
+  working on one job at once; no attempt spent on throttling (a 429 of the rate limit, or a wait
+  for the limiter, ends its attempt as a release);
 - then runs the phases of devstack/chaos_phases.py on the same stack: a deleted Resend key (the
   jobs wait, the outage alert fires once, a key fix drains them) and lying Content-Lengths
   (nothing wrong stored).
@@ -124,7 +128,13 @@ def configure_faults(env: dict[str, str], emails: list[dict[str, Any]], rng: ran
     httpx.post(
         f"{env['SUPABASE_URL']}/_control/faults",
         json={
-            "rpcs": ["complete_document_job", "complete_document_job_and_claim_next", "fail_document_job"],
+            "rpcs": [
+                "complete_document_job",
+                "complete_document_job_and_claim_next",
+                "fail_document_job",
+                "complete_document_job_and_follow_up",
+                "fail_document_job_and_follow_up",
+            ],
             "probability": 0.03,
             "seed": rng.random(),
         },
@@ -343,6 +353,16 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
                 problems.append(f"job {earlier.job_id}: generations {earlier.generation} and {later.generation} "
                                 f"held live leases at once")  # fmt: skip
 
+    # Throttling spends no attempt: a 429 of the rate limit (injected, or met at the rate-limited
+    # stand-in) and a wait for the limiter longer than the budget end their attempt as a release.
+    throttled = conn.execute(
+        """select outcome, count(*) as n from document_job_attempts
+            where error_code in ('resend_rate_limited', 'resend_rate_limit_wait') group by 1"""
+    ).fetchall()
+    for row in throttled:
+        if row["outcome"] != "released":
+            problems.append(f"{row['n']} attempt(s) spent on throttling (outcome {row['outcome']})")
+
     outcomes = Counter(run.outcome or "unfinished" for run in runs)
     statuses = Counter(job["status"] for job in jobs.values())
     errors = Counter(job["last_error_code"] for job in jobs.values() if job["last_error_code"])
@@ -357,6 +377,7 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         "stale_writes_refused (outcome lost)": outcomes.get("lost", 0),
         "recorded_outcomes_without_matching_write": len(unmatched),
         "last_error_codes": dict(errors),
+        "attempts ended by throttling": {row["outcome"]: row["n"] for row in throttled},
     }
     return problems, figures
 
@@ -417,6 +438,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             phase_problems, figures["phases"] = chaos_phases.run_all(conn, env, max(4, email_count // 20))
             problems += phase_problems
         provider_faults = httpx.get(f"{env['RESEND_API_URL']}/_control/stats", timeout=10).json()
+        rate_limit = httpx.get(f"{env['RESEND_API_URL']}/_control/rate_limit", timeout=10).json()
         gateway_faults = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()
     finally:
         chaos.thaw()
@@ -433,6 +455,12 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             if k.startswith("fault:")
         },
         **{f"dropped connection: {k}": v for k, v in gateway_faults.items()},
+    }
+    figures["Resend rate limit"] = {
+        "requests a second allowed": rate_limit["per_second"],
+        "API requests": rate_limit["requests"],
+        "429s answered for it": rate_limit["refused"],
+        "busiest second (requests)": rate_limit["busiest_second"],
     }
     figures["webhook answers"] = dict(Counter(delivered))
     figures["seconds"] = round(time.monotonic() - started_at, 1)
