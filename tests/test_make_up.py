@@ -4,6 +4,7 @@ down`, and `down` stops it all."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -17,8 +18,8 @@ from devstack import stack
 pytestmark = pytest.mark.slow
 
 
-def devstack(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=300)
+def devstack(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=300, env=env)
 
 
 def test_make_up_processes_sample_faxes_and_a_second_up_names_make_down() -> None:
@@ -31,8 +32,11 @@ def test_make_up_processes_sample_faxes_and_a_second_up_names_make_down() -> Non
         assert again.returncode == 1 and "run 'make down' first" in again.stderr
 
         env = stack.up_stacks()[0].env
-        good = devstack("devstack.send_faxes", "--count", "2")
-        bad = devstack("devstack.send_faxes", "--fault", "not_found")
+        # As after `source .devstack/env`: under `make test` the environment names the test's own
+        # stack, which send_faxes would otherwise deliver to.
+        shell = os.environ | env
+        good = devstack("devstack.send_faxes", "--count", "2", env=shell)
+        bad = devstack("devstack.send_faxes", "--fault", "not_found", env=shell)
         assert good.returncode == bad.returncode == 0, good.stderr + bad.stderr
         with psycopg.connect(env["DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
             names = {r["name"] for r in conn.execute("select name from vault.decrypted_secrets")}
