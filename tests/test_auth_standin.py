@@ -9,7 +9,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.operators import admin_api, new_account, set_app_metadata, sign_in
+from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
 
 
 @pytest.fixture

@@ -24,7 +24,8 @@ from lib.settings import WorkerSettings
 from lib.storable import storable_json
 from lib.supabase_client import api_headers
 from lib.worker_endpoint import connected
-from tests.serve import serve
+from tests.support.emails import receive_email
+from tests.support.serve import serve
 
 SECRET = "integration-internal-secret"
 RESEND_KEY = "re_integration_key"
@@ -81,10 +82,7 @@ def invoke_worker(url: str) -> dict:
 def receive(db, provider: ResendProvider, email: SampleEmail) -> str:
     """What the webhook does: record the e-mail and enqueue its job (no Vault secrets here: no kick)."""
     provider.add_email(email)
-    row = db.execute(
-        "select * from record_inbound_email(%s, %s, %s)",
-        (email.email_id, f"msg_{email.email_id}", json.dumps(storable_json(email.webhook_data())[0])),
-    ).fetchone()
+    row = receive_email(db, email.email_id, storable_json(email.webhook_data())[0], f"msg_{email.email_id}")
     return str(row["fax_received_email_id"])
 
 

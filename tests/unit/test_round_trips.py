@@ -13,8 +13,8 @@ from lib.attachment_storage import AttachmentStorage
 from lib.fax_records import FaxRecords
 from lib.resend_client import ResendClient
 from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
+from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, URL, job_row
-from tests.unit.test_fetch_email import PDF, RESEND, attachment, page
 
 READS_PER_JOB = 2  # the e-mail row and the attachments already stored (PostgREST table reads)
 
