@@ -66,7 +66,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from devstack.postgrest import Request, Response
+from devstack.messages import Request, Response
 
 AUDIENCE = "authenticated"
 DEFAULT_ACCESS_TOKEN_SECONDS = 3600

@@ -65,7 +65,7 @@ from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
 from devstack.auth import Auth, Keys
-from devstack.postgrest import Backend, Request, Response
+from devstack.messages import Backend, Request, Response
 from devstack.storage import Storage
 
 REQUIRED_ENV = (

@@ -51,7 +51,8 @@ from urllib.parse import quote, unquote
 import jwt
 import psycopg
 
-from devstack.postgrest import AuthError, Backend, Request, Response, authenticate
+from devstack.messages import Backend, Request, Response
+from devstack.postgrest.jwt_auth import AuthError, authenticate
 
 WRITER_ROLE = "service_role"
 # Used with fullmatch, as Storage (JavaScript, where "$" is the end of input) applies them:
