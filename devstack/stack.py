@@ -7,7 +7,7 @@ the names the deployed code reads):
 - the pg_net dispatcher (devstack/pg_net_dispatcher.py),
 - the Resend sample provider (devstack/resend_provider.py),
 - the Vercel function host serving the output of a real `vercel build` of api/ through Vercel's
-  own Python runtime (devstack/vercel_build.py, devstack/function_host.py).
+  own Python runtime (devstack/vercel_build.py, devstack/function_host/).
 """
 
 from __future__ import annotations
