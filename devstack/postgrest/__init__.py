@@ -29,6 +29,8 @@ from devstack.postgrest.jwt_auth import AuthError, authenticate, jwt_error
 from devstack.postgrest.rpc import call_function
 from devstack.postgrest.tables import read_rows
 
+SINGLE_OBJECT = "application/vnd.pgrst.object+json"
+
 
 def handle(backend: Backend, request: Request) -> Response:
     try:
@@ -50,6 +52,8 @@ def check_profile(request: Request) -> None:
 
 
 def route(backend: Backend, claims: dict[str, Any], request: Request) -> Response:
+    if SINGLE_OBJECT in (request.headers.get("Accept") or ""):
+        raise bad_request("A single-object answer (.single()) is not supported by this stand-in")
     segments = [unquote(segment) for segment in request.path.split("/")]
     if len(segments) == 2 and segments[0] == "rpc" and segments[1]:
         if request.method not in ("GET", "POST"):

@@ -15,8 +15,6 @@ from devstack.messages import Backend, Request, Response
 from devstack.postgrest.database import SCHEMA, in_transaction
 from devstack.postgrest.errors import ApiError, bad_request
 
-SINGLE_OBJECT = "application/vnd.pgrst.object+json"
-
 
 def read_json_body(request: Request) -> Any:
     if not request.body.strip():
@@ -117,8 +115,6 @@ def call_function(backend: Backend, claims: dict[str, Any], request: Request, na
             "Query parameters on an RPC call are not supported by this stand-in",
             ", ".join(key for key, _ in request.query),
         )
-    if SINGLE_OBJECT in (request.headers.get("Accept") or ""):
-        raise bad_request("A single-object answer is not supported by this stand-in")
 
     def work(cur: psycopg.Cursor[Any]) -> Response:
         function = choose_function(load_functions(cur, name), name, set(arguments))
