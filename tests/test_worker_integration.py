@@ -220,8 +220,12 @@ def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_
 
 
 def served_object(stack_env, key: str) -> httpx.Response:
-    return httpx.get(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
-                     headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip
+    """The object as an operator's browser gets it: through a signed URL (lib/admin_api.py)."""
+    storage = f"{stack_env['SUPABASE_URL']}/storage/v1"
+    signed = httpx.post(f"{storage}/object/sign/fax-attachments/{key}", json={"expiresIn": 60},
+                        headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip
+    signed.raise_for_status()
+    return httpx.get(storage + signed.json()["signedURL"], timeout=10)
 
 
 def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db, provider, worker_url, stack_env):
