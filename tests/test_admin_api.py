@@ -180,7 +180,7 @@ def test_after_signing_out_a_token_can_no_longer_act(stack_env, db) -> None:
     token = sign_in(stack_env, account["email"], password)["access_token"]
     job_id, _ = failed_email(db, "signed out")
     headers = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {token}"}
-    logout = httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout", timeout=10, headers=headers)
+    logout = httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=local", timeout=10, headers=headers)
     assert logout.status_code == 204
     answer = call(stack_env, f"jobs/{job_id}/retry", token, {})
     assert (answer.status_code, answer.json()["error"]) == (401, "session_ended")

@@ -216,11 +216,11 @@ def test_one_tab_renews_the_session_and_a_failed_renewal_signs_out_with_a_messag
         assert requests_to(stack_env, "POST /auth/v1/token") > before
         expect(second.locator(".who")).to_contain_text("viewer")
 
-        # Auth ends the session (signed out everywhere): the next renewal fails, and the page says why.
+        # Auth ends the session (signed out in another window): the next renewal fails, and the page says why.
         configure_auth(stack_env, refresh_reuse_interval_s=None)
         session = json.loads(second.evaluate("localStorage.getItem('document-jobs-admin-session')"))
         bearer = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {session['access_token']}"}
-        httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=global", timeout=10, headers=bearer)
+        httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=local", timeout=10, headers=bearer)
         expect(second.locator("form.sign-in")).to_contain_text(
             "Your session expired and could not be renewed", timeout=15_000
         )
