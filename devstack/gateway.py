@@ -64,7 +64,7 @@ import jwt
 from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
-from devstack.auth import Auth, Keys
+from devstack.auth import Auth, Keys, cors
 from devstack.messages import Backend, Request, Response
 from devstack.storage import Storage
 
@@ -258,7 +258,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             except KeyRefused as refused:
                 response = refused.response()
                 if url.path.startswith(AUTH_PREFIX + "/"):  # the browser may read the refusal (CORS)
-                    response = Auth.with_cors(response, self.headers.get("Origin"))
+                    response = cors.with_cors(response, self.headers.get("Origin"))
             else:
                 response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), headers, body)
             if fault == "after":
