@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import (
     admin_views,
-    backlog_drain,
+    burst_drain,
     claim_cost,
     cold_start,
     history_cost,
@@ -39,7 +39,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "cold_start": cold_start.run,
     "instance_memory": instance_memory.run,
     "webhook_latency": webhook_latency.run,
-    "backlog_drain": backlog_drain.run,
+    "burst_drain": burst_drain.run,
     "admin_views": admin_views.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.rows import tuple_row
 
 from bench.common import empty_shared_tables, env
 from devstack import inbound, stack
@@ -100,3 +101,30 @@ def clean_up(admin: psycopg.Connection, settle_s: float = 30) -> None:
         with contextlib.suppress(OSError):  # only when empty: the folder of the e-mail's row
             target.parent.rmdir()
     empty_shared_tables(admin)
+
+
+def in_flight(conn: psycopg.Connection[Any]) -> int:
+    """Worker invocations in flight now, as the cap counts them (post_worker)."""
+    row = conn.cursor(row_factory=tuple_row).execute("select document_jobs_internal.invocations_in_flight()").fetchone()
+    return int(row[0]) if row else 0
+
+
+def peak_in_flight(conn: psycopg.Connection[Any]) -> int:
+    """The most worker invocations that were in flight at once, as the cap counts them: from each
+    POST (document_jobs_internal.worker_requests) until pg_net recorded its answer."""
+    spans = (
+        conn.cursor(row_factory=tuple_row)
+        .execute(
+            """select w.created_at, r.created
+                 from document_jobs_internal.worker_requests w
+                 left join net._http_response r on r.id = w.request_id"""
+        )
+        .fetchall()
+    )
+    # An answer recorded at the same instant as a POST ends first: the cap did not count it.
+    events = sorted([(posted, 1) for posted, _ in spans] + [(answered, -1) for _, answered in spans if answered])
+    peak = current = 0
+    for _, step in events:
+        current += step
+        peak = max(peak, current)
+    return peak

@@ -22,7 +22,12 @@ whose Content-Length lies (shorter: the body ends there; longer: the connection 
 and listings edited item by item (a size removed or fractional, an id repeated). The key it
 accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
 
-python -m devstack.resend_provider --port-file FILE   (RESEND_API_KEY: the key it accepts)
+It enforces the team's rate limit as Resend documents it (TeamRateLimit below; 5 requests a
+second unless told otherwise), and serves the download URLs from a host of its own, as Resend's
+come from a storage host, not from api.resend.com.
+
+python -m devstack.resend_provider --port-file FILE [--rate-limit N]   (RESEND_API_KEY: the key
+it accepts; --rate-limit 0: no limit)
 """
 
 from __future__ import annotations
@@ -32,14 +37,15 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import os
 import random
 import re
 import secrets
 import threading
 import time
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,6 +59,7 @@ from pydantic import BaseModel
 
 from devstack.sample_faxes import FILENAMES, pdf
 
+Clock = Callable[[], float]
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -137,13 +144,126 @@ def sample_email(
     return SampleEmail(email_id or str(uuid4()), attachments)
 
 
+# Resend's api-reference/rate-limit: "5 requests per second per team" by default (an older page
+# said 2), shared by every API key of the team.
+RESEND_RATE_LIMIT = 5
+WINDOW_S = 1.0
+
+
+class TeamRateLimit:
+    """Resend's team-wide rate limit (docs: api-reference/rate-limit; api-reference/errors for the
+    429), as its headers describe it, after every authenticated API request:
+
+    - ratelimit-limit: the most requests allowed within a window (one second);
+    - ratelimit-remaining: how many are left within the current window;
+    - ratelimit-reset: how many seconds until the limit resets (delta seconds, as in the IETF
+      draft the page cites, not a timestamp);
+    - over the limit: 429 `rate_limit_exceeded`, "Too many requests. Please limit the number of
+      requests per second. Or contact support to increase rate limit.", with retry-after, how many
+      seconds to wait before a follow-up request.
+
+    The page does not say where a window begins. The strictest reading is used: no span of one
+    second, wherever it starts, admits more than the limit (a fixed window, however aligned,
+    admits everything this does). Refused requests do not fill the window.
+
+    Downloads go to another host, about which Resend's pages say nothing: they are not limited,
+    but counted, with whether each would have been refused had it counted toward the limit.
+    Every API request's arrival is kept, admitted or not, so that a test can measure the busiest
+    second at this end.
+    """
+
+    def __init__(self, per_second: int | None = RESEND_RATE_LIMIT, clock: Clock = time.monotonic) -> None:
+        self.per_second = per_second or None
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._admitted: deque[float] = deque()  # admitted API requests of the last second
+        self._with_downloads: deque[float] = deque()  # the same, had downloads counted too
+        self.arrivals: list[float] = []
+        self.refused = 0
+        self.downloads = 0
+        self.downloads_over_limit = 0
+
+    def admit(self) -> tuple[bool, dict[str, str]]:
+        """Whether this API request is admitted, and the ratelimit-* headers of its answer (with
+        retry-after when it is not)."""
+        now = self._clock()
+        with self._lock:
+            self.arrivals.append(now)
+            if self.per_second is None:
+                return True, {}
+            _expire(self._admitted, now)
+            _expire(self._with_downloads, now)
+            admitted = len(self._admitted) < self.per_second
+            if admitted:
+                self._admitted.append(now)
+                self._with_downloads.append(now)
+            else:
+                self.refused += 1
+            reset = max(1, math.ceil(self._admitted[0] + WINDOW_S - now)) if self._admitted else 1
+            headers = {
+                "ratelimit-limit": str(self.per_second),
+                "ratelimit-remaining": str(self.per_second - len(self._admitted)),
+                "ratelimit-reset": str(reset),
+            }
+        if not admitted:
+            headers["retry-after"] = str(reset)
+        return admitted, headers
+
+    def download(self) -> None:
+        now = self._clock()
+        with self._lock:
+            self.downloads += 1
+            if self.per_second is None:
+                return
+            _expire(self._with_downloads, now)
+            if len(self._with_downloads) < self.per_second:
+                self._with_downloads.append(now)
+            else:
+                self.downloads_over_limit += 1
+
+    def busiest_second(self) -> int:
+        """The most API requests (admitted or refused) that arrived within any one second."""
+        with self._lock:
+            arrivals = sorted(self.arrivals)
+        most, start = 0, 0
+        for end, at in enumerate(arrivals):
+            while at - arrivals[start] >= WINDOW_S:
+                start += 1
+            most = max(most, end - start + 1)
+        return most
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "per_second": self.per_second,
+            "requests": len(self.arrivals),
+            "refused": self.refused,
+            "busiest_second": self.busiest_second(),
+            "downloads": self.downloads,
+            "downloads_over_limit_if_counted": self.downloads_over_limit,
+        }
+
+
+def _expire(window: deque[float], now: float) -> None:
+    while window and now - window[0] >= WINDOW_S:
+        window.popleft()
+
+
 class ResendProvider:
-    def __init__(self, api_key: str, seed: int = 0, url_ttl_s: int = 3600, restricted_key: str | None = None) -> None:
+    def __init__(
+        self,
+        api_key: str,
+        seed: int = 0,
+        url_ttl_s: int = 3600,
+        restricted_key: str | None = None,
+        rate_limit: int | None = RESEND_RATE_LIMIT,
+    ) -> None:
         self.api_key = api_key
         self.key_deleted = False
         self.restricted_key = restricted_key  # a sending-only key, which receiving refuses
         self.url_ttl_s = url_ttl_s
         self.url = ""
+        self.downloads_url = ""  # the download host
+        self.rate_limit = TeamRateLimit(rate_limit)
         self._emails: dict[str, SampleEmail] = {}
         self._faults: list[Fault] = []
         self._rng = random.Random(seed)
@@ -182,7 +302,7 @@ class ResendProvider:
     def download_url(self, email_id: str, attachment_id: str, expires: int) -> str:
         payload = f"{email_id}/{attachment_id}/{expires}".encode()
         signature = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
-        return f"{self.url}/_downloads/{base64.urlsafe_b64encode(payload).decode()}?signature={signature}"
+        return f"{self.downloads_url}/_downloads/{base64.urlsafe_b64encode(payload).decode()}?signature={signature}"
 
     def _attachment_item(self, email: SampleEmail, attachment: SampleAttachment) -> dict[str, Any]:
         expires = int(time.time()) + self.url_ttl_s
@@ -202,8 +322,6 @@ class ResendProvider:
         parts = urlsplit(target)
         path = [p for p in parts.path.split("/") if p]
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        if path[:1] == ["_downloads"] and len(path) == 2 and method == "GET":
-            return self._download(path[1], query.get("signature", ""))
         if not headers.get("user-agent"):  # refused in front of the API (Cloudflare), as plain text
             return 403, {"Content-Type": "text/plain; charset=UTF-8"}, b"error code: 1010"
         refused = self._refuse_key(headers.get("authorization", ""))
@@ -213,6 +331,24 @@ class ResendProvider:
             return _error(404, "not_found", "The requested endpoint does not exist.")
         if method != "GET":
             return _error(405, "method_not_allowed", "Method is not allowed for the requested path.")
+        admitted, limit_headers = self.rate_limit.admit()
+        if not admitted:
+            self.requests["rate_limited"] += 1
+            status, headers, body = _error(429, "rate_limit_exceeded", RATE_LIMIT_MESSAGE)
+            return status, headers | limit_headers, body
+        status, headers, body = self._api(path, query)
+        return status, headers | limit_headers, body
+
+    def handle_download(self, method: str, target: str) -> tuple[int, dict[str, str], bytes]:
+        """A request to the download host."""
+        parts = urlsplit(target)
+        path = [p for p in parts.path.split("/") if p]
+        if method != "GET" or path[:1] != ["_downloads"] or len(path) != 2:
+            return 404, {"Content-Type": "application/xml"}, b"<Error><Code>NoSuchKey</Code></Error>"
+        self.rate_limit.download()
+        return self._download(path[1], {k: v[0] for k, v in parse_qs(parts.query).items()}.get("signature", ""))
+
+    def _api(self, path: list[str], query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         email_id = path[2]
         kind = "list" if len(path) == 4 else "email" if len(path) == 3 else "attachment"
         self.requests[kind] += 1
@@ -315,6 +451,11 @@ class ResendProvider:
             return _json(200, {"ok": True})
         if (method, path) == ("GET", "/_control/stats"):
             return _json(200, dict(self.requests))
+        if (method, path) == ("GET", "/_control/rate_limit"):
+            return _json(200, self.rate_limit.stats())
+        if (method, path) == ("POST", "/_control/rate_limit"):  # a new limit (null: none), and counts from zero
+            self.rate_limit = TeamRateLimit(request.get("per_second", RESEND_RATE_LIMIT))
+            return _json(200, self.rate_limit.stats())
         if (method, path) == ("POST", "/_control/key"):
             self.key_deleted = bool(request.get("deleted"))
             return _json(200, {"deleted": self.key_deleted})
@@ -327,17 +468,23 @@ class ResendProvider:
 
     @contextmanager
     def serve(self) -> Iterator[str]:
-        """Serve on a free loopback port in a thread; yields the base URL."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        thread.start()
+        """Serve the API and the download host on free loopback ports in threads; yields the API's base URL."""
+        servers = [ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self, downloads)) for downloads in (False, True)]
+        self.url, self.downloads_url = (f"http://127.0.0.1:{server.server_address[1]}" for server in servers)
+        for server in servers:
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         try:
             yield self.url
         finally:
-            server.shutdown()
-            server.server_close()
+            for server in servers:
+                server.shutdown()
+                server.server_close()
+
+
+RATE_LIMIT_MESSAGE = (
+    "Too many requests. Please limit the number of requests per second. Or contact support to increase rate limit."
+)
 
 
 def _json(status: int, body: Any) -> tuple[int, dict[str, str], bytes]:
@@ -367,7 +514,9 @@ def _apply(fault: Fault) -> tuple[int, dict[str, str], bytes] | None:
     return _error(fault.status, fault.name, message, fault.retry_after)
 
 
-def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
+def _handler_for(provider: ResendProvider, downloads: bool) -> type[BaseHTTPRequestHandler]:
+    """The API host's handler, or (`downloads`) the download host's."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # see devstack/gateway.py
@@ -375,7 +524,9 @@ def _handler_for(provider: ResendProvider) -> type[BaseHTTPRequestHandler]:
         def _answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
-            if self.path.startswith("/_control/"):
+            if downloads:
+                status, response_headers, payload = provider.handle_download(self.command, self.path)
+            elif self.path.startswith("/_control/"):
                 status, response_headers, payload = provider.control(self.command, self.path, body)
             else:
                 status, response_headers, payload = provider.handle(self.command, self.path, headers)
@@ -404,8 +555,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Resend-compatible sample provider (local stack only)")
     parser.add_argument("--port-file", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rate-limit", type=int, default=RESEND_RATE_LIMIT, help="requests a second; 0: no limit")
     args = parser.parse_args()
-    provider = ResendProvider(os.environ["RESEND_API_KEY"], seed=args.seed)
+    provider = ResendProvider(os.environ["RESEND_API_KEY"], seed=args.seed, rate_limit=args.rate_limit)
     with provider.serve() as url:
         args.port_file.write_text(url.rsplit(":", 1)[1])
         threading.Event().wait()

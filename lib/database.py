@@ -9,6 +9,7 @@ know which library raised what.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Protocol
 
 import httpx
@@ -62,3 +63,8 @@ def execute(what: str, request: Executable) -> Any:
         ) from error  # fmt: skip
     except httpx.HTTPError as error:
         raise DatabaseError(what, f"unreachable ({type(error).__name__})", unreachable=True) from error
+
+
+def interval(value: timedelta) -> str:
+    """A Postgres interval literal PostgREST can cast."""
+    return f"{value.total_seconds():.3f} seconds"

@@ -35,6 +35,7 @@ class FailureCode(StrEnum):
 
     RESEND_UNAVAILABLE = "resend_unavailable"
     RESEND_RATE_LIMITED = "resend_rate_limited"
+    RESEND_RATE_LIMIT_WAIT = "resend_rate_limit_wait"
     RESEND_QUOTA_EXCEEDED = "resend_quota_exceeded"
     RESEND_NETWORK_ERROR = "resend_network_error"
     RESEND_TIMEOUT = "resend_timeout"
@@ -80,7 +81,15 @@ FAILURES: dict[FailureCode, Rule] = {
     FailureCode.RESEND_UNAVAILABLE: Rule(
         Action.RETRY, "Resend answered 5xx, or 409, 423 or 425 (a conflicting or early request: a state that passes)"
     ),
-    FailureCode.RESEND_RATE_LIMITED: Rule(Action.RETRY, "Resend answered 429; its retry-after is honoured"),
+    # Throttling, not an outage and not the job's fault: the workers share a limiter so that a 429
+    # stays rare (another application of the team took the window). At least a second: Resend
+    # counts in one-second windows.
+    FailureCode.RESEND_RATE_LIMITED: Rule(
+        Action.RELEASE, "Resend answered 429 rate_limit_exceeded; its retry-after is honoured", timedelta(seconds=1)
+    ),
+    FailureCode.RESEND_RATE_LIMIT_WAIT: Rule(
+        Action.RELEASE, "the shared limiter's next Resend slot is further away than the time budget allows"
+    ),
     # Not the job's fault, and retrying within the hour cannot help: wait without spending attempts.
     FailureCode.RESEND_QUOTA_EXCEEDED: Rule(
         Action.RELEASE,

@@ -1,18 +1,14 @@
-"""The e-mail and attachment rows, read through PostgREST's table routes with the service-role client.
-(Writes go through the fenced RPC in lib/queue.py.) A failed read raises DatabaseError (lib/database.py)."""
+"""The e-mail and attachment rows as the worker sees them: what start_fetch_email answers before a
+job calls Resend, and the row of a stored attachment (written through the fenced RPCs in
+lib/queue.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from lib.database import execute
-from lib.failures import FailureCode, JobFailure
-
-if TYPE_CHECKING:
-    from supabase import Client
+from lib.rate_limit import Slot
 
 
 class ReceivedEmail(BaseModel):
@@ -20,6 +16,17 @@ class ReceivedEmail(BaseModel):
 
     id: UUID
     provider_email_id: str
+
+
+class FetchStart(BaseModel):
+    """start_fetch_email's answer: the job's e-mail (None when its row is gone), the provider ids
+    of the attachments already stored, and the slot of the listing request (None without an e-mail)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    email: ReceivedEmail | None
+    stored_attachment_ids: frozenset[str] = frozenset()
+    resend: Slot | None = None
 
 
 class StoredAttachment(BaseModel):
@@ -34,26 +41,3 @@ class StoredAttachment(BaseModel):
     sha256: str
     bucket: str
     storage_path: str
-
-
-class FaxRecords:
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def email(self, email_row_id: UUID) -> ReceivedEmail:
-        rows = execute(
-            "read e-mail",
-            self._client.table("fax_received_emails").select("id,provider_email_id").eq("id", str(email_row_id)),
-        )
-        if not rows:
-            raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"fax_received_emails {email_row_id} does not exist")
-        return ReceivedEmail.model_validate(rows[0])
-
-    def stored_attachment_ids(self, email_row_id: UUID) -> set[str]:
-        rows = execute(
-            "read attachments",
-            self._client.table("fax_received_email_attachments")
-            .select("provider_attachment_id")
-            .eq("fax_received_email_id", str(email_row_id)),
-        )
-        return {row["provider_attachment_id"] for row in rows}

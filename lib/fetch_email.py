@@ -20,8 +20,9 @@ from lib import log
 from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.budget import Checkpoint, Deadline
 from lib.failures import FailureCode, JobFailure, from_resend_error
-from lib.fax_records import FaxRecords, StoredAttachment
+from lib.fax_records import StoredAttachment
 from lib.queue import Job, Queue
+from lib.rate_limit import ResendLimiter
 from lib.resend_client import (
     Attachment,
     DownloadError,
@@ -42,7 +43,7 @@ KIND = "fetch_email"
 @dataclass(frozen=True)
 class FetchContext:
     queue: Queue
-    records: FaxRecords
+    limiter: ResendLimiter  # the same that paces `resend`'s API requests
     resend: ResendClient
     storage: AttachmentStorage
     max_bytes: int
@@ -114,12 +115,19 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     Recording an attachment renews the lease too, and refuses (LeaseLost) once the job is no
     longer ours.
     Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
+    Each Resend API request waits for its slot of the limiter all workers share (lib/rate_limit.py):
+    JobFailure(resend_rate_limit_wait) when the slot is further away than the deadline allows.
     """
     deadline = checkpoint.deadline
     if job.fax_received_email_id is None:
         raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"job {job.id} names no e-mail")
-    email = ctx.records.email(job.fax_received_email_id)
-    stored = ctx.records.stored_attachment_ids(email.id)
+    # The e-mail, what is stored already, and the listing's slot of the shared Resend limiter.
+    start = ctx.queue.start_fetch_email(job, ctx.limiter.max_wait_ms(deadline))
+    email = start.email
+    if email is None or start.resend is None:
+        raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"fax_received_emails {job.fax_received_email_id} does not exist")
+    ctx.limiter.granted(start.resend)
+    stored = start.stored_attachment_ids
     # Listed afresh on every attempt: a download_url is valid for one hour only.
     listing, listed = _list(ctx, job, email.provider_email_id, deadline)
     if listing.unknown_sizes:

@@ -15,8 +15,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from lib.database import DatabaseError, execute
-from lib.fax_records import StoredAttachment
+from lib.database import DatabaseError, execute, interval
+from lib.fax_records import FetchStart, StoredAttachment
 from lib.storable import storable_text
 
 if TYPE_CHECKING:
@@ -63,11 +63,6 @@ class Job(BaseModel):
     budget_releases: int = 0
 
 
-def interval(value: timedelta) -> str:
-    """A Postgres interval literal PostgREST can cast."""
-    return f"{value.total_seconds():.3f} seconds"
-
-
 class Queue:
     """`wall` is the wall clock (time.time): the logs of different processes are compared by it."""
 
@@ -78,6 +73,8 @@ class Queue:
         # job id and generation -> until when the job is known to be ours (wall clock, read before
         # the claim or renewal was asked for, so never later than the database's lease_until).
         self._held: dict[tuple[UUID, int], float] = {}
+        # Worker invocations the ..._and_follow_up writes started (the database decides how many).
+        self.follow_ups = 0
 
     def held_until(self, job: Job) -> float:
         return self._held.get((job.id, job.generation), 0.0)
@@ -109,6 +106,23 @@ class Queue:
             raise self._lost(function, job)
         return "queued" if state == "queued" else "failed"
 
+    def _followed_up(self, function: str, job: Job, answer_key: str, **params: Any) -> Any:
+        """A write of an invocation's last call (..._and_follow_up): its own answer, under
+        `answer_key`; the follow-up invocations it started are counted, whatever became of the job."""
+        answer = self._rpc(f"{function}_and_follow_up", self._holder(job, params))
+        if not isinstance(answer, dict) or not isinstance(answer.get("follow_ups"), int):
+            raise DatabaseError(f"{function}_and_follow_up", f"unexpected answer {answer!r:.200}")
+        self.follow_ups += answer["follow_ups"]
+        return answer.get(answer_key)
+
+    def _written_state(self, function: str, job: Job, follow_up: bool, **params: Any) -> LeftIn:
+        if not follow_up:
+            return self._guarded_state(function, job, **params)
+        state = self._followed_up(function, job, "left_in", **params)
+        if state not in ("queued", "failed"):
+            raise self._lost(function, job)
+        return "queued" if state == "queued" else "failed"
+
     @staticmethod
     def _holder(job: Job, params: dict[str, Any]) -> dict[str, Any]:
         return {"p_job_id": str(job.id), "p_generation": job.generation, **params}
@@ -134,8 +148,21 @@ class Queue:
         self._guarded("extend_document_job_lease", job, p_lease=interval(self.lease))
         self._renewed(job, asked_at)
 
-    def complete(self, job: Job) -> None:
-        self._guarded("complete_document_job", job)
+    def start_fetch_email(self, job: Job, max_wait_ms: int) -> FetchStart:
+        """What a fetch_email job needs before it calls Resend, and its listing's slot of the
+        Resend limiter (waiting at most max_wait_ms), in one round trip, while the job is ours."""
+        answer = self._rpc("start_fetch_email", self._holder(job, {"p_max_wait_ms": max_wait_ms}))
+        if not answer:  # null: the job is no longer ours
+            raise self._lost("start_fetch_email", job)
+        return FetchStart.model_validate(answer)
+
+    def complete(self, job: Job, *, follow_up: bool = False) -> None:
+        """`follow_up`: this is the invocation's last call; work still claimable starts invocations
+        in the same transaction (within the database's cap)."""
+        if not follow_up:
+            self._guarded("complete_document_job", job)
+        elif self._followed_up("complete_document_job", job, "completed") is not True:
+            raise self._lost("complete_document_job_and_follow_up", job)
 
     def complete_and_claim_next(self, job: Job, kind: str) -> tuple[bool, Job | None]:
         """Completes `job` and claims the next job of `kind` in one round trip: (whether `job` was
@@ -151,12 +178,20 @@ class Queue:
         return answer["completed"], self._claimed(answer.get("next_job"), asked_at)
 
     def fail(
-        self, job: Job, code: str, message: str, *, retryable: bool, retry_after: timedelta | None = None
+        self,
+        job: Job,
+        code: str,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: timedelta | None = None,
+        follow_up: bool = False,
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
-        return self._guarded_state(
+        return self._written_state(
             "fail_document_job",
             job,
+            follow_up,
             p_error_code=code,
             p_error_message=message,
             p_retryable=retryable,
@@ -175,12 +210,21 @@ class Queue:
         )
         self._renewed(job, asked_at)
 
-    def release(self, job: Job, retry_after: timedelta, code: str | None = None, message: str | None = None) -> LeftIn:
+    def release(
+        self,
+        job: Job,
+        retry_after: timedelta,
+        code: str | None = None,
+        message: str | None = None,
+        *,
+        follow_up: bool = False,
+    ) -> LeftIn:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
-        return self._guarded_state(
+        return self._written_state(
             "release_document_job",
             job,
+            follow_up,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,
             p_error_message=message,

@@ -2,7 +2,9 @@
 
 Every call has a timeout, a User-Agent (without one Resend answers 403) and the API key; error
 answers become ResendError with Resend's own fields (statusCode, name, message) and retry-after.
-What they mean for a job is lib/failures.py's (from_resend_error).
+What they mean for a job is lib/failures.py's (from_resend_error). API requests keep to the
+team's rate limit through a Pacing (lib/rate_limit.py); downloads go to another host
+(download_url), which the rate limit does not cover.
 
 A listing is read item by item: an item Resend's own SDK allows (no `size`: it is NotRequired in
 resend/emails/_received_email.py) is fetched with its size unknown, and an item that cannot be
@@ -16,7 +18,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -208,12 +210,23 @@ def email_path(email_id: str) -> str:
     return f"/emails/receiving/{quote(email_id, safe='')}/attachments"
 
 
+class Pacing(Protocol):
+    """What the client asks before and tells after each API request (lib/rate_limit.py)."""
+
+    def before_request(self, deadline: Deadline | None) -> None: ...
+
+    def after_response(self, headers: httpx.Headers, error: ResendError | None) -> None: ...
+
+
 class ResendClient:
     """Every call takes an optional Deadline (lib/budget.py): no wait outlasts it, and a download
     stops at it even while bytes keep trickling in (DeadlinePassed)."""
 
-    def __init__(self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0) -> None:
+    def __init__(
+        self, http: httpx.Client, base_url: str, api_key: str, timeout: float = 30.0, pacing: Pacing | None = None
+    ) -> None:
         self._http = http
+        self._pacing = pacing
         self._timeout_s = timeout
         self._base_url = base_url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -225,6 +238,8 @@ class ResendClient:
     def _get_json(self, path: str, params: dict[str, str | int], deadline: Deadline | None) -> bytes:
         if deadline:
             deadline.check("Resend")
+        if self._pacing:  # waits for the request's slot, never past the deadline
+            self._pacing.before_request(deadline)
         try:
             response = self._http.get(
                 f"{self._base_url}{path}", params=params, headers=self._headers, timeout=self._timeout(deadline)
@@ -235,8 +250,11 @@ class ResendClient:
             raise ResendTimeout(None, None, f"timed out: {type(error).__name__}") from error
         except httpx.HTTPError as error:
             raise ResendError(None, None, f"{type(error).__name__}") from error
-        if response.status_code != 200:
-            raise _error(response)
+        refused = _error(response) if response.status_code != 200 else None
+        if self._pacing:
+            self._pacing.after_response(response.headers, refused)
+        if refused:
+            raise refused
         return response.content
 
     def list_attachments(self, email_id: str, deadline: Deadline | None = None) -> Listing:

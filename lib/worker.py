@@ -2,7 +2,10 @@
 
 At most MAX_JOBS_PER_INVOCATION jobs, within a time budget of BUDGET from the start; nothing new
 is claimed once less than CLAIM_RESERVE remains, since a job claimed without time to finish
-would only burn an attempt. The clock is a parameter, so tests never sleep.
+would only burn an attempt. An invocation that stops at either while work is left starts its
+follow-up in its last write (the database decides whether work is claimable and the cap allows
+one), so a burst drains without waiting for the cron. The clock is a parameter, so tests never
+sleep.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class Summary(BaseModel):
     lost: int = 0
     unrecorded: int = 0
     stopped_because: str = "no_work"
+    follow_ups: int = 0  # invocations the last write started
     elapsed_ms: int = 0
 
     def add(self, outcome: Outcome) -> None:
@@ -112,7 +116,7 @@ def run_invocation(
         job_started = clock()
         ids: dict[str, Any] = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
-        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), lambda: cannot_claim() is None)
+        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), cannot_claim)
         summary.add(settled.outcome)
         log.event(
             "job_finished",
@@ -126,7 +130,11 @@ def run_invocation(
             duration_ms=round((clock() - job_started) * 1000),
             lease_held_until=round(queue.held_until(job), 3),
         )
+        if settled.stop is not None:
+            summary.stopped_because = settled.stop
+            break
         claimed_with_completion, job = settled.claimed_next, settled.next_job
+    summary.follow_ups = queue.follow_ups
     summary.elapsed_ms = round((clock() - started) * 1000)
     return summary
 
@@ -148,12 +156,17 @@ def _checkpoint(queue: Queue, job: Job, deadline: Deadline) -> Checkpoint:
     return Checkpoint(deadline, step)
 
 
+# Stops of an invocation whose last write starts its follow-up: it could go on, but may not.
+FOLLOWED_UP_STOPS = ("max_jobs", "time_budget")
+
+
 @dataclass(frozen=True)
 class Settled:
     outcome: Outcome
     failure: JobFailure | None = None
     claimed_next: bool = False  # the completion asked for the next job (which may be None)
     next_job: Job | None = None
+    stop: str | None = None  # why the invocation stops after this job; None: it goes on
 
 
 def settle(
@@ -161,20 +174,24 @@ def settle(
     job: Job,
     run_job: RunJob,
     checkpoint: Checkpoint,
-    may_claim_next: Callable[[], bool] = lambda: False,
+    cannot_claim: Callable[[], str | None] = lambda: "max_jobs",
 ) -> Settled:
-    """Runs the job and records how it ended, while the lease is ours. A job that succeeds is
-    completed and, when `may_claim_next()` says so then, the next job of its kind is claimed in
-    the same call."""
+    """Runs the job and records how it ended, while the lease is ours. `cannot_claim()`, asked
+    once the job has run, says whether the invocation stops after it: if not, a job that succeeds
+    is completed and the next job of its kind claimed in the same call; if it stops at its job
+    cap or time budget, the write asks for a follow-up invocation. A wait for a Resend slot that
+    the budget cannot afford stops it too, without a follow-up: the limiter is the bottleneck."""
     try:
         run_job(job, checkpoint)
     except LeaseLost:
-        return Settled(Outcome.LOST)
+        return Settled(Outcome.LOST, stop=cannot_claim())
     except Exception as error:
         failure = _as_failure(job, error)
-        return Settled(_record_failure(queue, job, failure), failure)
-    if not may_claim_next():
-        return Settled(_complete(queue, job))
+        stop = "rate_limit_wait" if failure.code is FailureCode.RESEND_RATE_LIMIT_WAIT else cannot_claim()
+        return Settled(_record_failure(queue, job, failure, stop in FOLLOWED_UP_STOPS), failure, stop=stop)
+    stop = cannot_claim()
+    if stop is not None:
+        return Settled(_complete(queue, job, stop in FOLLOWED_UP_STOPS), stop=stop)
     try:
         completed, next_job = queue.complete_and_claim_next(job, job.kind)
     except DatabaseError as error:
@@ -195,7 +212,7 @@ def _as_failure(job: Job, error: Exception) -> JobFailure:
     return JobFailure(FailureCode.INTERNAL_ERROR, type(error).__name__)
 
 
-def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
+def _record_failure(queue: Queue, job: Job, failure: JobFailure, follow_up: bool) -> Outcome:
     rule = failure.rule
     if rule.action is Action.RELEASE:
         delay = max(rule.delay, failure.retry_after or timedelta(0))
@@ -206,7 +223,7 @@ def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
                       free_releases=TIME_BUDGET_FREE_RELEASES)  # fmt: skip
 
         def release() -> Outcome:
-            left_in = queue.release(job, delay, failure.code, failure.message)
+            left_in = queue.release(job, delay, failure.code, failure.message, follow_up=follow_up)
             return Outcome.RELEASED if left_in == "queued" else Outcome.FAILED
 
         return _record(job, "release", release)
@@ -214,16 +231,21 @@ def _record_failure(queue: Queue, job: Job, failure: JobFailure) -> Outcome:
     def fail() -> Outcome:
         # Retried or final is the database's decision (attempts left, p_retryable): report it.
         left_in = queue.fail(
-            job, failure.code, failure.message, retryable=rule.action is Action.RETRY, retry_after=failure.retry_after
+            job,
+            failure.code,
+            failure.message,
+            retryable=rule.action is Action.RETRY,
+            retry_after=failure.retry_after,
+            follow_up=follow_up,
         )
         return Outcome.RETRIED if left_in == "queued" else Outcome.FAILED
 
     return _record(job, "fail", fail)
 
 
-def _complete(queue: Queue, job: Job) -> Outcome:
+def _complete(queue: Queue, job: Job, follow_up: bool) -> Outcome:
     def complete() -> Outcome:
-        queue.complete(job)
+        queue.complete(job, follow_up=follow_up)
         return Outcome.COMPLETED
 
     return _record(job, "complete", complete)

@@ -16,13 +16,13 @@ from lib import fetch_email, log
 from lib.attachment_storage import AttachmentStorage
 from lib.budget import Clock
 from lib.failures import FailureCode
-from lib.fax_records import FaxRecords
 from lib.internal_auth import is_authorized
 from lib.queue import Queue
+from lib.rate_limit import ResendLimiter
 from lib.resend_client import ResendClient
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase_client import TIMEOUT, service_client
-from lib.worker import RunJob, run_invocation
+from lib.worker import STEP_RESERVE, RunJob, run_invocation
 
 
 def handle(
@@ -63,14 +63,17 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http, invocation_id)
         queue = Queue(client, timedelta(seconds=settings.job_lease_seconds))
+        # A slot is taken only with time left after the wait for one more step of the job.
+        limiter = ResendLimiter(client, STEP_RESERVE)
         context = fetch_email.FetchContext(
             queue=queue,
-            records=FaxRecords(client),
+            limiter=limiter,
             resend=ResendClient(
                 http,
                 settings.resend_api_url,
                 settings.resend_api_key.get_secret_value(),
                 settings.resend_timeout_seconds,
+                pacing=limiter,
             ),
             storage=AttachmentStorage(
                 http,

@@ -22,7 +22,7 @@ SECTIONS = (
     "== Cold start through Vercel's runtime ==",
     "== Memory of one Fluid instance ==",
     "== Webhook to attachments stored ==",
-    "== Backlog drain ==",
+    "== Burst drain at the provider's rate limit ==",
     "== Admin screen: server time of its views on a big table ==",
 )
 

@@ -15,6 +15,7 @@ import pytest
 from lib import fetch_email
 from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES
 from lib.queue import DEFAULT_LEASE, MAX_LEASE
+from lib.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from lib.settings import WorkerSettings
 from lib.supabase_client import TIMEOUT
 from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
@@ -87,6 +88,36 @@ def test_the_longest_lease_the_worker_may_ask_for_is_the_databases(tx, function)
     tx.execute(f"select * from {function}", (MAX_LEASE,))
     with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
         tx.execute(f"select * from {function}", (MAX_LEASE + timedelta(seconds=1),))
+
+
+def test_an_invocation_counts_as_in_flight_for_as_long_as_the_function_may_run(tx) -> None:
+    # The cap on invocations in flight (post_worker) counts a POST never answered until its
+    # maxDuration has passed: longer, and a lost answer would hold a place; shorter, and a slow
+    # invocation would be joined by one too many.
+    for age in (max_duration() - timedelta(seconds=1), max_duration() + timedelta(seconds=1)):
+        tx.execute("set role postgres")
+        tx.execute(
+            "insert into document_jobs_internal.worker_requests (request_id, created_at)"
+            " values (%s, clock_timestamp() - %s)",
+            (int(age.total_seconds()), age),
+        )
+    counted = tx.execute("select document_jobs_internal.invocations_in_flight() as n").fetchone()["n"]
+    tx.execute("set role service_role")
+    assert counted == 1
+
+
+def test_the_longest_wait_for_a_slot_is_the_functions_maxduration(tx) -> None:
+    # lib/rate_limit.py never asks to wait longer than MAX_WAIT_MS, which the database accepts.
+    assert timedelta(milliseconds=MAX_WAIT_MS) == max_duration()
+    assert tx.execute("select reserve_provider_request(%s, %s) as r", (PROVIDER, MAX_WAIT_MS)).fetchone()["r"]
+    with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
+        tx.execute("select reserve_provider_request(%s, %s)", (PROVIDER, MAX_WAIT_MS + 1))
+
+
+def test_the_longest_pause_the_worker_asks_for_is_the_databases(tx) -> None:
+    tx.execute("select note_provider_rate_limit(%s, null, %s)", (PROVIDER, MAX_PAUSE))
+    with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
+        tx.execute("select note_provider_rate_limit(%s, null, %s)", (PROVIDER, MAX_PAUSE + timedelta(seconds=1)))
 
 
 def test_the_health_checks_release_causes_are_the_rules_that_name_a_check(admin) -> None:

@@ -28,9 +28,11 @@ def test_no_post_when_nothing_is_claimable(tx) -> None:
 
 @pytest.mark.parametrize(
     ("claimable", "max_invocations", "posts"),
-    [(1, None, 1), (3, None, 1), (4, None, 2), (7, None, 3), (12, None, 4), (500, None, 4), (500, 2, 2), (2, 10, 1)],
-)
-def test_fans_out_one_post_per_three_claimable_jobs(tx, claimable, max_invocations, posts) -> None:
+    # Up to the cap of invocations in flight (12 by default; none are in flight here).
+    [(1, None, 1), (3, None, 1), (4, None, 2), (7, None, 3), (12, None, 4), (500, None, 12), (500, 2, 2), (2, 10, 1),
+     (500, 20, 12)],
+)  # fmt: skip
+def test_fans_out_one_post_per_three_claimable_jobs_within_the_cap(tx, claimable, max_invocations, posts) -> None:
     store_secrets(tx)
     add_jobs(tx, claimable)
     add_jobs(tx, 3, run_after="now() + interval '1 hour'")  # not claimable: not counted

@@ -143,13 +143,15 @@ def test_a_missing_bucket_releases_the_fax_until_the_bucket_is_back(db, admin, e
 
 
 def test_a_database_that_refuses_the_key_mid_job_releases_and_the_log_names_the_settings(db, admin, env) -> None:
-    # What a key without service_role's privileges meets: permission denied (42501, 403).
-    admin.execute("revoke select on public.fax_received_email_attachments from service_role")
+    # What a key without service_role's privileges meets: permission denied (42501, 403), here
+    # once the attachment is uploaded and its row is to be recorded.
+    record = "public.record_document_attachment(uuid, int, text, text, text, bigint, text, text, text, interval)"
+    admin.execute(f"revoke execute on function {record} from service_role")
     try:
         assert deliver(env, inbound.add_email(env["RESEND_API_URL"], attachments=1)).status_code == 200
         [row] = until(db, lambda rows: rows and rows[0]["last_error_code"], "the release")
     finally:
-        admin.execute("grant select on public.fax_received_email_attachments to service_role")
+        admin.execute(f"grant execute on function {record} to service_role")
     assert (row["status"], row["attempts"], row["last_error_code"]) == ("queued", 0, "database_unauthorized")
     assert KEY_SETTINGS in row["last_error_message"]
     assert KEY_SETTINGS in {line["check"] for line in worker_log(env, "job_finished") if line["check"]}

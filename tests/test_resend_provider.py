@@ -11,7 +11,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from devstack.resend_provider import Fault, ListingEdit, ResendProvider, sample_email
+from devstack.resend_provider import Fault, ListingEdit, ResendProvider, TeamRateLimit, sample_email
 from lib.resend_client import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
 
 KEY = "re_provider_test"
@@ -118,7 +118,7 @@ def test_faults_can_target_one_email(provider, client) -> None:
 
 def test_random_faults_follow_the_seed() -> None:
     def outcomes(seed: int) -> list[bool]:
-        provider = ResendProvider(KEY, seed=seed)
+        provider = ResendProvider(KEY, seed=seed, rate_limit=None)  # 40 requests at once
         provider.add_email(sample_email("em_1"))
         provider.add_fault(Fault(kind="status", status=500, probability=0.5))
         headers = {"authorization": f"Bearer {KEY}", "user-agent": "t"}
@@ -159,6 +159,84 @@ def test_download_urls_expire_after_their_lifetime() -> None:
         with pytest.raises(DownloadError) as raised:
             client.download(item.download_url, 1_000_000)
     assert raised.value.status == 403
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def api(provider: ResendProvider) -> httpx.Response:
+    return httpx.get(f"{provider.url}/emails/receiving/em_1/attachments",
+                     headers={"Authorization": f"Bearer {KEY}", "User-Agent": USER_AGENT})  # fmt: skip
+
+
+def test_the_teams_rate_limit_is_enforced_per_second_with_resends_headers(provider) -> None:
+    clock = Clock()
+    provider.rate_limit = TeamRateLimit(5, clock=clock)
+    provider.add_email(sample_email("em_1"))
+
+    answers = [api(provider) for _ in range(6)]
+
+    assert [a.status_code for a in answers] == [200] * 5 + [429]
+    assert [a.headers["ratelimit-remaining"] for a in answers] == ["4", "3", "2", "1", "0", "0"]
+    assert {(a.headers["ratelimit-limit"], a.headers["ratelimit-reset"]) for a in answers} == {("5", "1")}
+    refused = answers[-1]
+    assert refused.headers["retry-after"] == "1"
+    assert refused.json() == {
+        "statusCode": 429, "name": "rate_limit_exceeded",
+        "message": "Too many requests. Please limit the number of requests per second. Or contact support to "
+                   "increase rate limit.",
+    }  # fmt: skip
+    assert "retry-after" not in answers[0].headers
+    clock.now += 0.999
+    assert api(provider).status_code == 429, "the same second: still full (refusals do not fill it)"
+    clock.now += 0.001
+    assert api(provider).status_code == 200, "a second after the first: room again"
+    assert provider.rate_limit.stats() | {"downloads": None} == {
+        "per_second": 5, "requests": 8, "refused": 2, "busiest_second": 7, "downloads": None,
+        "downloads_over_limit_if_counted": 0,
+    }  # fmt: skip
+
+
+def test_no_span_of_a_second_admits_more_than_the_limit_wherever_it_starts() -> None:
+    clock = Clock()
+    limit = TeamRateLimit(5, clock=clock)
+    admitted = []
+    for step in range(400):  # a request every 70 ms: 14 a second are asked for
+        clock.now = 100 + step * 0.07
+        if limit.admit()[0]:
+            admitted.append(clock.now)
+    assert all(later - earlier >= 1.0 for earlier, later in zip(admitted, admitted[5:], strict=False))
+    assert len(admitted) >= 5 * 27, "and the limit is used: 5 a second over 28 s"
+
+
+def test_downloads_come_from_another_host_and_are_counted_not_limited(provider, client) -> None:
+    provider.rate_limit = TeamRateLimit(5, clock=Clock())  # the clock stands still: one second
+    email = provider.add_email(sample_email("em_1", attachment_count=8))
+    listed = client.list_attachments("em_1").attachments
+
+    assert all(httpx.URL(item.download_url).port != httpx.URL(provider.url).port for item in listed)
+    on_the_api_host = httpx.get(f"{provider.url}/_downloads/x?signature=y",
+                                headers={"Authorization": f"Bearer {KEY}", "User-Agent": USER_AGENT})  # fmt: skip
+    assert on_the_api_host.status_code == 404, "not on the API host"
+    assert [client.download(item.download_url, 1_000_000) for item in listed] == [a.content for a in email.attachments]
+    stats = provider.rate_limit.stats()
+    assert (stats["requests"], stats["refused"], stats["downloads"]) == (1, 0, 8)
+    assert stats["downloads_over_limit_if_counted"] == 4, "1 listing + 4 downloads fill the second; 4 would be over"
+
+
+def test_the_limit_can_be_changed_or_lifted_through_the_control_endpoint(provider) -> None:
+    provider.add_email(sample_email("em_1"))
+    assert httpx.post(f"{provider.url}/_control/rate_limit", json={"per_second": None}).json()["per_second"] is None
+    assert {api(provider).status_code for _ in range(12)} == {200}
+    stats = httpx.post(f"{provider.url}/_control/rate_limit", json={"per_second": 2}).json()
+    assert (stats["per_second"], stats["requests"]) == (2, 0)
+    assert [api(provider).status_code for _ in range(3)] == [200, 200, 429]
+    assert httpx.get(f"{provider.url}/_control/rate_limit").json()["refused"] == 1
 
 
 def test_a_lying_content_length_is_served_as_asked(provider, client) -> None:

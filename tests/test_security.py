@@ -10,6 +10,7 @@ TABLES = [
     "document_jobs_claimable",
     "document_job_kinds",
     "document_jobs_settings",
+    "document_jobs_rate_limits",
     "fax_received_emails",
     "fax_received_email_attachments",
     "document_jobs_audit",
@@ -29,6 +30,12 @@ CALLS = {
     "cancel_document_job": "select cancel_document_job(gen_random_uuid())",
     "document_jobs_stats": "select document_jobs_stats()",
     "set_document_jobs_retention": "select set_document_jobs_retention('30 days')",
+    "start_fetch_email": "select start_fetch_email(gen_random_uuid(), 1, 0)",
+    "reserve_provider_request": "select reserve_provider_request('resend', 0)",
+    "note_provider_rate_limit": "select note_provider_rate_limit('resend')",
+    "complete_document_job_and_follow_up": "select complete_document_job_and_follow_up(gen_random_uuid(), 1)",
+    "fail_document_job_and_follow_up": "select fail_document_job_and_follow_up(gen_random_uuid(), 1, 'code')",
+    "release_document_job_and_follow_up": "select release_document_job_and_follow_up(gen_random_uuid(), 1)",
 }
 
 
@@ -86,5 +93,5 @@ def test_service_role_can_call_every_function_of_the_contract(db) -> None:
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = 1 if table in ("document_jobs_settings", "document_job_kinds") else 0
+        expected = 1 if table in ("document_jobs_settings", "document_job_kinds", "document_jobs_rate_limits") else 0
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -156,6 +156,16 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
                 problems.append(f"job {earlier.job_id}: generations {earlier.generation} and {later.generation} "
                                 f"held live leases at once")  # fmt: skip
 
+    # Throttling spends no attempt: a 429 of the rate limit (injected, or met at the rate-limited
+    # stand-in) and a wait for the limiter longer than the budget end their attempt as a release.
+    throttled = conn.execute(
+        """select outcome, count(*) as n from document_job_attempts
+            where error_code in ('resend_rate_limited', 'resend_rate_limit_wait') group by 1"""
+    ).fetchall()
+    for row in throttled:
+        if row["outcome"] != "released":
+            problems.append(f"{row['n']} attempt(s) spent on throttling (outcome {row['outcome']})")
+
     outcomes = Counter(run.outcome or "unfinished" for run in runs)
     statuses = Counter(job["status"] for job in jobs.values())
     errors = Counter(job["last_error_code"] for job in jobs.values() if job["last_error_code"])
@@ -170,5 +180,6 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         "stale_writes_refused (outcome lost)": outcomes.get("lost", 0),
         "recorded_outcomes_without_matching_write": len(unmatched),
         "last_error_codes": dict(errors),
+        "attempts ended by throttling": {row["outcome"]: row["n"] for row in throttled},
     }
     return problems, figures

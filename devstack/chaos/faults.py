@@ -64,7 +64,13 @@ def configure_faults(env: dict[str, str], emails: list[dict[str, Any]], rng: ran
     httpx.post(
         f"{env['SUPABASE_URL']}/_control/faults",
         json={
-            "rpcs": ["complete_document_job", "complete_document_job_and_claim_next", "fail_document_job"],
+            "rpcs": [
+                "complete_document_job",
+                "complete_document_job_and_claim_next",
+                "fail_document_job",
+                "complete_document_job_and_follow_up",
+                "fail_document_job_and_follow_up",
+            ],
             "probability": 0.03,
             "seed": rng.random(),
         },

@@ -83,6 +83,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             phase_problems, figures["phases"] = phases.run_all(conn, env, max(4, email_count // 20))
             problems += phase_problems
         provider_faults = httpx.get(f"{env['RESEND_API_URL']}/_control/stats", timeout=10).json()
+        rate_limit = httpx.get(f"{env['RESEND_API_URL']}/_control/rate_limit", timeout=10).json()
         gateway_faults = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()
     finally:
         chaos.thaw()
@@ -99,6 +100,12 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             if k.startswith("fault:")
         },
         **{f"dropped connection: {k}": v for k, v in gateway_faults.items()},
+    }
+    figures["Resend rate limit"] = {
+        "requests a second allowed": rate_limit["per_second"],
+        "API requests": rate_limit["requests"],
+        "429s answered for it": rate_limit["refused"],
+        "busiest second (requests)": rate_limit["busiest_second"],
     }
     figures["webhook answers"] = dict(Counter(delivered))
     figures["seconds"] = round(time.monotonic() - started_at, 1)

@@ -3,7 +3,7 @@ begin;
 set local client_min_messages = warning;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
-select plan(53);
+select plan(55);
 
 select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
@@ -41,11 +41,13 @@ select ok(bool_and(c.relrowsecurity), 'RLS is enabled on every table')
   from pg_class c
  where c.oid in ('public.document_jobs'::regclass, 'public.document_job_kinds'::regclass,
                  'public.document_jobs_settings'::regclass, 'public.fax_received_emails'::regclass,
-                 'public.fax_received_email_attachments'::regclass, 'public.document_job_attempts'::regclass);
+                 'public.fax_received_email_attachments'::regclass, 'public.document_job_attempts'::regclass,
+                 'public.document_jobs_rate_limits'::regclass);
 select is((select count(*)::int from pg_policies where schemaname = 'public'), 0, 'no RLS policies');
 select table_privs_are('public', t, r, array[]::text[], format('%s has no privilege on %s', r, t))
   from unnest(array['document_jobs', 'document_jobs_claimable', 'document_job_kinds', 'document_jobs_settings',
-                    'fax_received_emails', 'fax_received_email_attachments', 'document_job_attempts']) t,
+                    'fax_received_emails', 'fax_received_email_attachments', 'document_job_attempts',
+                    'document_jobs_rate_limits']) t,
        unnest(array['anon', 'authenticated']) r;
 select table_privs_are('public', 'document_job_attempts', 'service_role', array['SELECT'],
                        'service_role may read the attempt history, never write it');

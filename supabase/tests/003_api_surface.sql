@@ -42,6 +42,12 @@ select set_eq(
         'public.document_jobs_stats()',
         'public.set_document_jobs_retention(interval)',
         'public.purge_document_jobs(interval)',
+        'public.start_fetch_email(uuid,integer,integer)',
+        'public.reserve_provider_request(text,integer)',
+        'public.note_provider_rate_limit(text,integer,interval)',
+        'public.complete_document_job_and_follow_up(uuid,integer)',
+        'public.fail_document_job_and_follow_up(uuid,integer,text,text,boolean,interval)',
+        'public.release_document_job_and_follow_up(uuid,integer,interval,text,text)',
         'public.admin_retry_document_job(uuid,uuid,text,text)',
         'public.admin_cancel_document_job(uuid,uuid,text,text)',
         'public.document_jobs_admin_jobs(jsonb,timestamp with time zone,uuid,integer)',
@@ -78,6 +84,11 @@ select set_eq(
         'document_jobs_internal.outage_advice(text)',
         'document_jobs_internal.set_outage(text,boolean,text,text,jsonb)',
         'document_jobs_internal.check_health()',
+        'document_jobs_internal.rate_limit_slot(public.document_jobs_rate_limits,timestamp with time zone)',
+        'document_jobs_internal.reserve_request(text,integer)',
+        'document_jobs_internal.invocation_cap()',
+        'document_jobs_internal.invocations_in_flight()',
+        'document_jobs_internal.start_workers(integer)',
         'document_jobs_internal.refuse_audit_change()',
         'document_jobs_internal.requeue_failed(uuid[])',
         'document_jobs_internal.cancel_live(uuid[],text)',
@@ -97,7 +108,8 @@ select set_eq(
         'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
-    ' the history and alert triggers, the health check, the admin screen''s filter and batches)');
+    ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight,'
+    ' the admin screen''s filter and batches)');
 
 select is_empty(
     $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,

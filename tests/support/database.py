@@ -22,6 +22,17 @@ def reset(admin: psycopg.Connection[dict]) -> None:
         " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
     )
     admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")
+    reset_rate_limit(admin)
+
+
+def reset_rate_limit(admin: psycopg.Connection[dict]) -> None:
+    """The Resend limiter and the cap of invocations in flight as a fresh deploy has them: a test's
+    reservations (or a 429's pause) must not make the next test wait."""
+    admin.execute(
+        "update document_jobs_rate_limits set requests_per_second = default, share_for_others = default,"
+        " burst = default, enabled = default, learned_at = null, next_at = default, paused_until = null"
+    )
+    admin.execute("update document_jobs_settings set max_invocations_in_flight = null")
 
 
 def add_jobs(conn: psycopg.Connection, count: int, **columns: str) -> None:

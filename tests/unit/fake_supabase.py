@@ -58,12 +58,20 @@ def job_row(**overrides: Any) -> dict[str, Any]:
     }
 
 
+# What the Resend limiter answers by default: a slot at once.
+FREE_SLOT = {"reserved": True, "wait_ms": 0, "limit": 5}
+# The calls that start a job and pace its Resend requests, not writes of its outcome.
+STARTING_RPCS = ("claim_document_jobs", "start_fetch_email", "reserve_provider_request", "note_provider_rate_limit")
+
+
 @dataclass
 class FakeSupabase:
     """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next;
     `guarded` is what extend, complete and record_document_attachment answer (False: the lease is
     lost). fail and release answer the state they left the job in, as the database decides it
-    (null once the lease is lost); `fail_answer` overrides that decision."""
+    (null once the lease is lost); `fail_answer` overrides that decision. start_fetch_email answers
+    from `emails` and `stored`; it and reserve_provider_request hand out `slots` in order
+    (FREE_SLOT once none are left). The ..._and_follow_up writes answer `follow_ups` each."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
@@ -73,21 +81,23 @@ class FakeSupabase:
     uploads: dict[str, bytes] = field(default_factory=dict)
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
+    slots: list[dict[str, Any]] = field(default_factory=list)
+    follow_ups: int = 0
     refused_rpcs: dict[str, httpx.Response] = field(default_factory=dict)  # these answer this instead
-    table_error: httpx.Response | None = None  # what table reads answer instead of rows
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
     fail_answer: str | None = None
     release_answer: str = "queued"  # what release_document_job answers while the lease holds
-    table_errors: dict[str, httpx.Response] = field(default_factory=dict)  # by table: what its reads answer
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
-        return [(n, body) for n, body in self.calls if n != "claim_document_jobs" and (name is None or n == name)]
+        """The calls after a job's start (its writes, and the uploads), in order."""
+        return [(n, body) for n, body in self.calls if n not in STARTING_RPCS and (name is None or n == name)]
+
+    def limiter_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(n, body) for n, body in self.calls if n in STARTING_RPCS[1:]]
 
     def install(self, router: respx.MockRouter) -> None:
         router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
-        router.get(f"{URL}/rest/v1/fax_received_emails").mock(side_effect=self._email)
-        router.get(f"{URL}/rest/v1/fax_received_email_attachments").mock(side_effect=self._attachments)
         router.post(url__regex=rf"{URL}/storage/v1/object/fax-attachments/(?P<key>.+)").mock(side_effect=self._upload)
 
     def _rpc(self, request: httpx.Request, name: str) -> httpx.Response:
@@ -107,8 +117,19 @@ class FakeSupabase:
             return httpx.Response(
                 200, json={"completed": self.guarded, "next_job": self._next_job() if self.jobs else None}
             )
+        if name == "start_fetch_email":
+            return httpx.Response(200, json=self._start(body) if self.guarded else None)
+        if name == "reserve_provider_request":
+            return httpx.Response(200, json=self._slot())
+        if name == "note_provider_rate_limit":
+            return httpx.Response(200, json={"limit": body["p_limit"] or 5, "paused_until": None})
         if name in ("fail_document_job", "release_document_job"):
             return httpx.Response(200, json=self._left_in(name, body) if self.guarded else None)
+        if name in ("fail_document_job_and_follow_up", "release_document_job_and_follow_up"):
+            left_in = self._left_in(name.removesuffix("_and_follow_up"), body) if self.guarded else None
+            return httpx.Response(200, json={"left_in": left_in, "follow_ups": self.follow_ups})
+        if name == "complete_document_job_and_follow_up":
+            return httpx.Response(200, json={"completed": self.guarded, "follow_ups": self.follow_ups})
         if name == "record_document_attachment" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         return httpx.Response(200, json=self.guarded)
@@ -126,17 +147,19 @@ class FakeSupabase:
         job = self.claimed.get(body["p_job_id"], {"attempts": 1, "max_attempts": 5})
         return "queued" if body.get("p_retryable", True) and job["attempts"] < job["max_attempts"] else "failed"
 
-    def _email(self, request: httpx.Request) -> httpx.Response:
-        if self.table_error or "fax_received_emails" in self.table_errors:
-            return self.table_error or self.table_errors["fax_received_emails"]
-        row_id = request.url.params["id"].removeprefix("eq.")
-        rows = [{"id": row_id, "provider_email_id": self.emails[row_id]}] if row_id in self.emails else []
-        return httpx.Response(200, json=rows)
+    def _slot(self) -> dict[str, Any]:
+        return self.slots.pop(0) if self.slots else FREE_SLOT
 
-    def _attachments(self, request: httpx.Request) -> httpx.Response:
-        if self.table_error or "fax_received_email_attachments" in self.table_errors:
-            return self.table_error or self.table_errors["fax_received_email_attachments"]
-        return httpx.Response(200, json=[{"provider_attachment_id": r["provider_attachment_id"]} for r in self.stored])
+    def _start(self, body: dict[str, Any]) -> dict[str, Any]:
+        job = self.claimed.get(body["p_job_id"], {})
+        row_id = job.get("fax_received_email_id")
+        if row_id not in self.emails:
+            return {"email": None}
+        return {
+            "email": {"id": row_id, "provider_email_id": self.emails[row_id]},
+            "stored_attachment_ids": sorted({r["provider_attachment_id"] for r in self.stored}),
+            "resend": self._slot(),
+        }
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
         chunks = []

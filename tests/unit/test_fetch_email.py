@@ -14,9 +14,9 @@ import pytest
 
 from lib import fetch_email
 from lib.attachment_storage import AttachmentStorage
-from lib.fax_records import FaxRecords
+from lib.rate_limit import ResendLimiter
 from lib.resend_client import ResendClient
-from lib.worker import run_invocation
+from lib.worker import STEP_RESERVE, run_invocation
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
@@ -24,11 +24,16 @@ EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
 
 
 @pytest.fixture
-def context(client, http, queue) -> fetch_email.FetchContext:
+def limiter(client, clock) -> ResendLimiter:
+    return ResendLimiter(client, STEP_RESERVE, clock, sleep=clock.advance)
+
+
+@pytest.fixture
+def context(client, http, queue, limiter) -> fetch_email.FetchContext:
     return fetch_email.FetchContext(
         queue=queue,
-        records=FaxRecords(client),
-        resend=ResendClient(http, RESEND, "re_test_key"),
+        limiter=limiter,
+        resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
         storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
@@ -207,8 +212,10 @@ RESEND_LIST_FAILURES = [
      "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True, "p_retry_after": None}),
     ("Resend 429 with retry-after", httpx.Response(429, headers={"retry-after": "120"},
      json={"statusCode": 429, "name": "rate_limit_exceeded", "message": "slow down"}),
-     "fail_document_job", {"p_error_code": "resend_rate_limited", "p_retryable": True,
-                           "p_retry_after": "120.000 seconds"}),
+     "release_document_job", {"p_error_code": "resend_rate_limited", "p_retry_after": "120.000 seconds"}),
+    ("Resend 429 without retry-after", httpx.Response(429, json={"statusCode": 429, "name": "rate_limit_exceeded",
+                                                                 "message": "slow down"}),
+     "release_document_job", {"p_error_code": "resend_rate_limited", "p_retry_after": "1.000 seconds"}),
     ("Resend daily quota", httpx.Response(429, json={"statusCode": 429, "name": "daily_quota_exceeded",
                                                      "message": "quota"}),
      "release_document_job", {"p_error_code": "resend_quota_exceeded", "p_retry_after": "3600.000 seconds"}),
@@ -331,7 +338,7 @@ def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router,
 
 
 @pytest.mark.parametrize("answer", [
-    httpx.Response(403, json={"code": "42501", "message": "permission denied for table fax_received_emails",
+    httpx.Response(403, json={"code": "42501", "message": "permission denied for function start_fetch_email",
                               "details": None, "hint": None}),
     httpx.Response(401, json={"code": "PGRST301", "message": "JWSError JWSInvalidSignature", "details": None,
                               "hint": None}),
@@ -340,7 +347,7 @@ def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router,
 def test_a_database_that_refuses_the_key_releases_the_job_naming_the_settings(
     queue, fake, router, context, clock, job, caplog, answer
 ) -> None:
-    fake.table_errors["fax_received_emails"] = answer
+    fake.refused_rpcs["start_fetch_email"] = answer
     caplog.set_level(logging.INFO, "document_jobs")
 
     assert run(queue, context, clock).released == 1
@@ -456,7 +463,7 @@ def test_an_attachment_over_the_cap_is_a_permanent_failure(queue, fake, router, 
 
 
 def test_a_database_error_is_transient(queue, fake, router, context, clock, job) -> None:
-    fake.table_error = httpx.Response(
+    fake.refused_rpcs["start_fetch_email"] = httpx.Response(
         503, json={"code": "08006", "message": "connection failure", "details": None, "hint": None}
     )
 
@@ -469,7 +476,8 @@ def test_a_database_error_is_transient(queue, fake, router, context, clock, job)
 # The time budget (lib/budget.py) inside a download or an upload, on the fake clock: the
 # invocation's budget is 240 s from clock 1000, so its deadline is at 1240.
 def released_for_time_budget(fake) -> bool:
-    [(_, release)] = fake.rpc_calls("release_document_job")
+    # The invocation stops for its time budget: its last write asks for a follow-up.
+    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up")
     return (release["p_error_code"], release["p_retry_after"]) == ("time_budget", "0.000 seconds")
 
 
@@ -493,7 +501,7 @@ def test_a_download_trickling_past_the_deadline_is_stopped_and_the_job_released(
     assert released_for_time_budget(fake)
     assert len(sent) < 30, "the download stopped at the deadline, not at the end of the body"
     assert clock.now < 1_300, "and the invocation ends before Vercel's maxDuration (300 s)"
-    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job"]
+    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up"]
 
 
 def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(

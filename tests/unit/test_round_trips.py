@@ -1,7 +1,9 @@
 """Round trips to the database per job: each one is an HTTP request through PostgREST when
-deployed. A job with n attachments costs claim + n x record (which renews the lease) + complete
-(which claims the next job): n + 2 queue calls, and two reads (the e-mail row, the attachments
-already stored). This test fails if the count grows; it counts requests, it does not time them."""
+deployed. A job with n attachments costs claim + start (its e-mail, what is stored, and the slot
+of its Resend listing from the shared limiter) + n x record (which renews the lease) + complete
+(which claims the next job): n + 3 calls, none of them a table read. It was n + 4 (n + 2 queue
+calls and two table reads) before the limiter, which folded the reads into the start; 2n + 5
+before that. This test fails if the count grows; it counts requests, it does not time them."""
 
 from __future__ import annotations
 
@@ -10,13 +12,11 @@ import pytest
 
 from lib import fetch_email
 from lib.attachment_storage import AttachmentStorage
-from lib.fax_records import FaxRecords
+from lib.rate_limit import ResendLimiter
 from lib.resend_client import ResendClient
-from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
+from lib.worker import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, URL, job_row
-
-READS_PER_JOB = 2  # the e-mail row and the attachments already stored (PostgREST table reads)
 
 
 def database_requests(router) -> list[str]:
@@ -37,10 +37,11 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
             return_value=httpx.Response(200, json=page(*(attachment(10 * n + i) for i in range(attachments))))
         )
     router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    limiter = ResendLimiter(client, STEP_RESERVE, clock, sleep=clock.advance)
     context = fetch_email.FetchContext(
         queue=queue,
-        records=FaxRecords(client),
-        resend=ResendClient(http, RESEND, "re_test_key"),
+        limiter=limiter,
+        resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
         storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
@@ -48,21 +49,18 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
 
 
 @pytest.mark.parametrize("attachments", [1, 2, 5])
-def test_one_job_with_n_attachments_costs_n_plus_2_queue_calls(
-    queue, fake, router, clock, http, client, attachments
-) -> None:
+def test_one_job_with_n_attachments_costs_n_plus_3_calls(queue, fake, router, clock, http, client, attachments):
     summary = invocation(queue, fake, router, clock, http, client, jobs=1, attachments=attachments)
 
     assert (summary.completed, len(fake.uploads)) == (1, attachments)
     requests = database_requests(router)
-    queue_calls = [path for path in requests if path.startswith("rpc/")]
-    assert queue_calls == [
+    assert requests == [
         "rpc/claim_document_jobs",
+        "rpc/start_fetch_email",  # the e-mail row, the stored ids and the listing's slot: no table read
         *["rpc/record_document_attachment"] * attachments,
         "rpc/complete_document_job_and_claim_next",  # it finds no next job: no further claim
     ]
-    assert len(queue_calls) == attachments + 2, "was 2n + 3 before extend and the next claim were folded in"
-    assert len(requests) == attachments + 2 + READS_PER_JOB
+    assert len(requests) == attachments + 3, "was n + 4 (two table reads), and 2n + 5 before that"
 
 
 @pytest.mark.parametrize("attachments", [1, 3])
@@ -71,11 +69,13 @@ def test_jobs_after_the_first_cost_one_call_less(queue, fake, router, clock, htt
     summary = invocation(queue, fake, router, clock, http, client, jobs=jobs, attachments=attachments)
 
     assert summary.completed == jobs
-    queue_calls = [path for path in database_requests(router) if path.startswith("rpc/")]
+    requests = database_requests(router)
     # One claim for the invocation; each job's completion claims the next, but the last one's
-    # does not ask: the invocation may claim no more than MAX_JOBS_PER_INVOCATION.
-    assert len(queue_calls) == 1 + jobs * (attachments + 1)
-    assert queue_calls.count("rpc/claim_document_jobs") == 1
-    assert queue_calls[-1] == "rpc/complete_document_job"
-    assert "rpc/extend_document_job_lease" not in queue_calls
-    assert len(database_requests(router)) == len(queue_calls) + jobs * READS_PER_JOB
+    # does not ask: the invocation may claim no more than MAX_JOBS_PER_INVOCATION, and asks for
+    # a follow-up instead.
+    assert len(requests) == 1 + jobs * (attachments + 2)
+    assert requests.count("rpc/claim_document_jobs") == 1
+    assert requests.count("rpc/start_fetch_email") == jobs
+    assert requests[-1] == "rpc/complete_document_job_and_follow_up"
+    assert "rpc/extend_document_job_lease" not in requests
+    assert not [path for path in requests if not path.startswith("rpc/")], "no table reads"

@@ -27,8 +27,9 @@ def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
     assert fake.rpc_calls() == [
         ("complete_document_job_and_claim_next", held[0] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
         ("complete_document_job_and_claim_next", held[1] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
-        ("complete_document_job", held[2]),
-    ], "the next job is claimed with each completion, but not with the third: no more may be claimed"
+        ("complete_document_job_and_follow_up", held[2]),
+    ], "the next job is claimed with each completion, but not with the third: no more may be claimed, and the"
+    " database is asked to start a follow-up invocation for what is left"
     assert len(fake.jobs) == 2, "two jobs left for the next invocation"
 
 
@@ -46,7 +47,7 @@ def test_a_completion_near_the_end_of_the_budget_claims_nothing_with_it(queue, f
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: clock.advance(215), clock)
 
     assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "time_budget")
-    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job"]
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_follow_up"]
     assert len(fake.jobs) == 1
 
 
@@ -82,10 +83,10 @@ def test_a_job_still_running_when_the_budget_runs_out_is_released_without_delay(
     summary = run_invocation(queue, "fetch_email", slow_job, clock)
 
     assert (summary.claimed, summary.released, summary.stopped_because) == (1, 1, "time_budget")
-    [(_, release)] = fake.rpc_calls("release_document_job")
+    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up")  # the invocation's last call
     assert release["p_retry_after"] == "0.000 seconds"
     assert release["p_error_code"] == "time_budget"
-    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job"], (
+    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up"], (
         "the fresh lease is not extended, and the job is not failed"
     )
 
