@@ -18,7 +18,8 @@ from lib import admin
 from lib.queue import LeaseLost, Queue
 from lib.settings import SupabaseSettings
 from lib.supabase_client import service_client
-from tests.test_invoke import add_jobs
+from tests.support.database import add_jobs
+from tests.support.emails import add_attachment, receive_email
 
 COMMANDS = ["list", "show", "retry", "cancel", "stats", "retention", "purge"]
 
@@ -37,16 +38,8 @@ def cli(db, stack_env, monkeypatch, capsys):
 
 
 def email_with_job(db) -> tuple[str, str]:
-    email = db.execute(
-        "select * from record_inbound_email('em_admin', 'msg', %s)",
-        (json.dumps({"from": "fax@example.jp", "subject": "請求書"}),),
-    ).fetchone()
-    db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_1', '請求書.pdf', 'application/pdf', 618, repeat('a', 64), 'fax-attachments', 'x/a.pdf')""",
-        (email["fax_received_email_id"],),
-    )
+    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    add_attachment(db, email["fax_received_email_id"])
     return str(email["job_id"]), str(email["fax_received_email_id"])
 
 
