@@ -186,9 +186,11 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
-    """Create, start and bootstrap a new cluster, then apply every migration. `on_folder` learns
-    the cluster's folder before anything is in it, so that an interrupted start can be cleaned up."""
+def start(on_folder: Callable[[Path], None] = lambda folder: None, project: Path = ROOT) -> Cluster:
+    """Create, start and bootstrap a new cluster, then apply every migration of `project` (a folder
+    with supabase/config.toml and supabase/migrations: this repository, or an older commit's copy).
+    `on_folder` learns the cluster's folder before anything is in it, so that an interrupted start
+    can be cleaned up."""
     ensure_debian_packages()
     install_standin_extensions()
     cluster = Cluster(Path(tempfile.mkdtemp(prefix="document-jobs-pg-")))
@@ -218,7 +220,7 @@ def start(on_folder: Callable[[Path], None] = lambda folder: None) -> Cluster:
     try:
         cluster.psql("-f", str(ROOT / "devstack" / "bootstrap.sql"), user=SUPERUSER)
         _set_postgres_password(cluster)
-        apply_migrations(cluster)
+        apply_migrations(cluster, project)
     except BaseException:
         cluster.stop()
         raise
@@ -253,24 +255,24 @@ def _set_postgres_password(cluster: Cluster) -> None:
     cluster.psql(input=f"alter role postgres password '{password}';", user=SUPERUSER)
 
 
-def supabase(cluster: Cluster, *args: str) -> str:
-    """The Supabase CLI on this project folder, against `cluster`: its output, or RuntimeError with it."""
+def supabase(cluster: Cluster, *args: str, project: Path = ROOT) -> str:
+    """The Supabase CLI on a project folder, against `cluster`: its output, or RuntimeError with it."""
     if not SUPABASE_CLI.exists():
         raise SystemExit("devstack: the Supabase CLI is not installed; run: npm ci --prefix devstack")
     result = subprocess.run(
-        [SUPABASE_CLI, *args, "--db-url", cluster.url(), "--workdir", str(ROOT)],
+        [SUPABASE_CLI, *args, "--db-url", cluster.url(), "--workdir", str(project)],
         # A tool the tests run on every machine and in CI sends no usage data.
         env={**os.environ, "PGPASSFILE": str(cluster.passfile), "SUPABASE_TELEMETRY_DISABLED": "1"},
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=project,
     )
     if result.returncode != 0:
         raise RuntimeError(f"supabase {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
     return result.stdout + result.stderr
 
 
-def apply_migrations(cluster: Cluster) -> None:
+def apply_migrations(cluster: Cluster, project: Path = ROOT) -> None:
     """As on a linked project: `supabase db push`, each migration in its own transaction, as "postgres",
     recorded in supabase_migrations.schema_migrations."""
-    supabase(cluster, "db", "push", "--yes")
+    supabase(cluster, "db", "push", "--yes", project=project)

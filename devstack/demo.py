@@ -65,7 +65,7 @@ def run(email_count: int, seed: int) -> int:
             print("(a chat webhook; here a local stand-in that prints what it gets).")
             stack.store_vault_secrets(conn, env)
             chat = start_chat_webhook()
-            conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (chat.url,))
+            stack.store_vault_secret(conn, stack.ALERT_URL_SECRET, chat.url)
             emails = [
                 inbound.add_email(env["RESEND_API_URL"], attachments=rng.randint(1, 4)) for _ in range(email_count)
             ]

@@ -18,7 +18,8 @@ from lib.admin import cli as admin
 from lib.queue import LeaseLost, Queue
 from lib.settings import SupabaseSettings
 from lib.supabase_client import service_client
-from tests.test_invoke import add_jobs
+from tests.support.database import add_jobs
+from tests.support.emails import email_with_job
 
 COMMANDS = ["list", "show", "retry", "cancel", "stats", "health", "retention", "purge", "download"]
 
@@ -34,20 +35,6 @@ def cli(db, stack_env, monkeypatch, capsys):
         return status, captured.out, captured.err
 
     return run
-
-
-def email_with_job(db) -> tuple[str, str]:
-    email = db.execute(
-        "select * from record_inbound_email('em_admin', 'msg', %s)",
-        (json.dumps({"from": "fax@example.jp", "subject": "請求書"}),),
-    ).fetchone()
-    db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_1', '請求書.pdf', 'application/pdf', 618, repeat('a', 64), 'fax-attachments', 'x/a.pdf')""",
-        (email["fax_received_email_id"],),
-    )
-    return str(email["job_id"]), str(email["fax_received_email_id"])
 
 
 def test_the_cli_runs_as_a_module() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tests import test_admin
 from tests.operators import new_account, sign_in
-from tests.test_admin_api import failed_email
+from tests.support.emails import failed_email
 
 cli = test_admin.cli  # the fixture
 

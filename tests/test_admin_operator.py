@@ -15,8 +15,8 @@ import pytest
 
 from lib.admin import cli as admin
 from tests import test_admin
-from tests.test_admin import email_with_job
-from tests.test_invoke import add_jobs
+from tests.support.database import add_jobs
+from tests.support.emails import email_with_job
 
 ZERO = "00000000-0000-0000-0000-000000000000"
 cli = test_admin.cli  # the fixture

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from lib.admin import cli as admin
-from tests.operators import new_account, sign_in
+from tests.support.operators import new_account, sign_in
 
 
 @pytest.fixture
