@@ -18,8 +18,11 @@ error shape where the code under test depends on them:
 - Errors are mostly HTTP 400 with the real status as a string in the body:
   {"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate", "message": ...}.
 
+- GET /storage/v1/object/<bucket>/<key> (Storage's authenticated read, "Retrieve an object"; the
+  admin CLI's download) answers the object's bytes with its Content-Type.
+
 What nothing in the product sends is not served: multipart (storage3's form) uploads, PUT, and
-reading an object other than through a signed URL (the tests read the stored files directly).
+the public and /authenticated/ read routes.
 
 There are no storage policies (RLS on storage.objects) in this project, so only service_role may
 read or write objects; any other role is refused as the real service refuses it. Which role a
@@ -126,6 +129,8 @@ class Storage:
                 return self.signed_download(request, bucket, key)
         if segments[0] == "object" and len(segments) >= 3 and request.method == "POST":
             return self.upload(request, segments[1], "/".join(segments[2:]))
+        if segments[0] == "object" and len(segments) >= 3 and request.method == "GET":
+            return self.download(request, segments[1], "/".join(segments[2:]))
         message = f"Route {request.method}:/storage/v1/{request.path} not found"
         return Response.json(404, {"statusCode": 404, "error": "Not Found", "message": message})
 
@@ -140,6 +145,12 @@ class Storage:
         overwrite = (request.headers.get("x-upsert") or "").lower() == "true"
         object_id = self.store(bucket, key, upload, overwrite)
         return Response.json(200, {"Key": f"{bucket.id}/{key}", "Id": object_id})
+
+    def download(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        key = decode_key(raw_key)
+        self.require_writer(request)  # no storage policies here: only service_role may read objects
+        data, meta = self.load(self.bucket(unquote(raw_bucket)), key)
+        return Response(200, data, {"Content-Type": meta["content_type"], "ETag": f'"{meta["etag"]}"'})
 
     def sign(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)

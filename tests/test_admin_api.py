@@ -16,7 +16,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.support.emails import receive_email
+from tests.support.emails import failed_email
 from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
 
 TIMEOUT = 60
@@ -51,14 +51,6 @@ def signed(env: dict[str, str], claims: dict[str, Any], key: Any = None, algorit
     headers = {"kid": kid or env["DEVSTACK_AUTH_KEY_ID"]} if algorithm != "HS256" else {}
     return jwt.encode(claims, key if key is not None else env["DEVSTACK_AUTH_SIGNING_KEY"], algorithm=algorithm,
                       headers=headers)  # fmt: skip
-
-
-def failed_email(db, subject: str, code: str = "resend_not_found") -> tuple[str, str]:
-    """A failed fetch_email job of a new e-mail: (job id, e-mail id)."""
-    row = receive_email(db, data={"from": "fax@example.jp", "subject": subject})
-    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
-               " where id = %s", (code, row["job_id"]))  # fmt: skip
-    return str(row["job_id"]), str(row["fax_received_email_id"])
 
 
 # -- the page ------------------------------------------------------------------------------------

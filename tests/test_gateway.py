@@ -451,14 +451,27 @@ def test_upload_upsert_and_duplicate(folder: str, stack_env: dict[str, str], htt
 def test_what_the_product_does_not_send_is_refused(
     service: Client, folder: str, stack_env: dict[str, str], http: httpx.Client
 ) -> None:
-    # A multipart form (storage3's upload), PUT, and reading an object other than by a signed URL.
+    # A multipart form (storage3's upload), PUT, and the public read route.
     with pytest.raises(StorageApiError) as form:
         service.storage.from_(BUCKET).upload(f"{folder}/a.pdf", b"%PDF", {"content-type": "application/pdf"})
     assert form.value.status == "400"
     put = http.put(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf", content=b"%PDF", headers=service_headers(stack_env))
-    read = http.get(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf", headers=service_headers(stack_env))
-    assert (put.status_code, read.status_code) == (404, 404)
+    public = http.get(f"/storage/v1/object/public/{BUCKET}/{folder}/a.pdf", headers=service_headers(stack_env))
+    assert put.status_code == 404
+    assert (public.status_code, public.json()["statusCode"]) == (400, "404"), "a private bucket has no public objects"
     assert stored(stack_env, f"{folder}/a.pdf") is None
+
+
+def test_the_server_key_reads_an_object_back_and_the_publishable_key_cannot(
+    folder: str, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    # The admin CLI's download: Storage's authenticated read, with the server key.
+    assert upload(http, stack_env, f"{folder}/a.pdf", b"%PDF-1.4 page").status_code == 200
+    read = http.get(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf", headers=service_headers(stack_env))
+    assert (read.status_code, read.content, read.headers["Content-Type"]) == (200, b"%PDF-1.4 page", "application/pdf")
+    refused = http.get(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf",
+                       headers=api_headers(stack_env["SUPABASE_PUBLISHABLE_KEY"]))  # fmt: skip
+    assert refused.json()["statusCode"] == "403"
 
 
 @pytest.mark.parametrize("key", ["請求書.pdf", "50%.pdf", "a#b.pdf", "a/../b.pdf", "a//b.pdf", "x.pdf\n", "x\n.pdf"])

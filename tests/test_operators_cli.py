@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from lib import admin
+from lib.admin import cli as admin
 from tests.support.operators import new_account, sign_in
 
 

@@ -176,18 +176,24 @@ def limit_clause(request: Request) -> sql.Composable:
 
 
 def read_rows(backend: Backend, claims: dict[str, Any], request: Request, name: str) -> Response:
-    """The rows as one JSON array, with PostgREST's Content-Range (no count asked: "*")."""
+    """The rows as one JSON array, with PostgREST's Content-Range: the total is "*" unless
+    `Prefer: count=exact` asks for it (docs.postgrest.org, references/api/pagination_count)."""
 
     def work(cur: psycopg.Cursor[Any]) -> Response:
         table = load_table(cur, name)
         params = Params()
+        where = where_clause(table, request, params)
         source = sql.SQL("{} as _t{}{}{}").format(
-            table.qualified, where_clause(table, request, params), order_clause(table, request), limit_clause(request)
+            table.qualified, where, order_clause(table, request), limit_clause(request)
         )
         query = sql.SQL("select coalesce(json_agg(_r), '[]')::text, count(*) from (select {} from {}) as _r").format(
             projection(table, request), source
         )
         array, rows = cur.execute(query, params.values).fetchone()
-        return Response.json_text(200, array, {"Content-Range": f"0-{rows - 1}/*" if rows else "*/*"})
+        total = "*"
+        if "count=exact" in (request.headers.get("Prefer") or "").replace(" ", "").split(","):
+            counted = sql.SQL("select count(*) from {} as _t{}").format(table.qualified, where)
+            total = str(cur.execute(counted, params.values).fetchone()[0])
+        return Response.json_text(200, array, {"Content-Range": f"0-{rows - 1}/{total}" if rows else f"*/{total}"})
 
     return in_transaction(backend, claims, request, work)

@@ -44,3 +44,18 @@ def add_attachment(db: psycopg.Connection, email_row_id: str, attachment_id: str
            values (%s, %s, %s, 'application/pdf', %s, repeat('a', 64), 'fax-attachments', %s)""",
         (email_row_id, attachment_id, filename, size_bytes, f"fax_received_emails/{email_row_id}/{attachment_id}.pdf"),
     )
+
+
+def email_with_job(db: psycopg.Connection) -> tuple[str, str]:
+    """An e-mail with one stored attachment and its job: (job id, e-mail id)."""
+    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    add_attachment(db, email["fax_received_email_id"])
+    return str(email["job_id"]), str(email["fax_received_email_id"])
+
+
+def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_found") -> tuple[str, str]:
+    """A failed fetch_email job of a new e-mail: (job id, e-mail id)."""
+    row = receive_email(db, data={"from": "fax@example.jp", "subject": subject})
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
+               " where id = %s", (code, row["job_id"]))  # fmt: skip
+    return str(row["job_id"]), str(row["fax_received_email_id"])
