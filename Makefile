@@ -14,7 +14,7 @@ SUPABASE := devstack/node_modules/.bin/supabase
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint schema test-in-stack chaos bench up down clean
+.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean
 
 $(STAMP): requirements.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -68,13 +68,20 @@ test-in-stack:
 chaos: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.chaos --emails 500 --write-docs
 
-## Benchmarks on a fresh local stack (~12 minutes): printed, and written to docs/BENCHMARKS.md.
+## Benchmarks on a fresh local stack (tens of minutes: docs/BENCHMARKS.md says how long its run took),
+## printed, and written to docs/BENCHMARKS.md.
 bench: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack run -- $(PY) -m bench
 
-## Start the local stack in the background (settings in .devstack/env), and stop it.
+## Start the local stack in the background (settings in .devstack/env, logs in its folder's
+## *.log), with the Vault secrets stored so that it processes faxes; and stop it.
 up: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack up
+
+## Send sample faxes to the stack of `make up`: make faxes [COUNT=3] [FAULT=not_found|unavailable|unauthorized]
+COUNT ?= 1
+faxes: $(STAMP)
+	$(PY) -m devstack.send_faxes --count $(COUNT) $(if $(FAULT),--fault $(FAULT))
 
 down:
 	$(PY) -m devstack down

@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from devstack.stack import WORKER_PATH
+from devstack import stack
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every table the tests write (tests/conftest.py reset()): a run leaves them as empty as it found them.
@@ -151,13 +151,13 @@ def machine() -> dict[str, str]:
 @contextlib.contextmanager
 def vault_secrets(conn: psycopg.Connection) -> Iterator[None]:
     """The two Vault secrets an operator stores (devstack/demo.py), removed afterwards if we added them."""
-    worker_url = env("FUNCTIONS_URL") + WORKER_PATH
-    wanted = {"document_jobs_url": worker_url, "internal_function_secret": env("INTERNAL_FUNCTION_SECRET")}
+    worker_url = env("FUNCTIONS_URL") + stack.WORKER_PATH
+    wanted = {stack.WORKER_URL_SECRET: worker_url, stack.WORKER_SECRET_SECRET: env("INTERNAL_FUNCTION_SECRET")}
     existing = {name for (name,) in conn.execute("select name from vault.secrets where name = any(%s)",
                                                   (list(wanted),))}  # fmt: skip
     added = [name for name in wanted if name not in existing]
     for name in added:
-        conn.execute("select vault.create_secret(%s, %s)", (wanted[name], name))
+        stack.store_vault_secret(conn, name, wanted[name])
     try:
         yield
     finally:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import psycopg
 
 from bench.common import Section, Table, connect, fmt, median, percentile, run_alone
+from devstack import stack
 
 TRIGGERS = ("document_jobs_record_attempt", "document_jobs_alert_failed")
 # Nothing listens there: the dispatcher's POST is refused at once. The alert is queued all the same.
@@ -106,7 +107,7 @@ def run(quick: bool = False) -> Section:
             "from generate_series(1, %s)",
             (BACKLOG,),
         )
-        conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (ALERT_URL,))
+        stack.store_vault_secret(conn, stack.ALERT_URL_SECRET, ALERT_URL)
         conn.execute("set client_min_messages = error")
         try:
             for outcome in ("completed", "failed"):
@@ -139,7 +140,7 @@ def run(quick: bool = False) -> Section:
             section.figures["alert_sql_p50_ms"] = percentile(alert_sql, 0.50)
         finally:
             set_triggers(conn, True)
-            conn.execute("delete from vault.secrets where name = 'document_jobs_alert_url'")
+            conn.execute("delete from vault.secrets where name = %s", (stack.ALERT_URL_SECRET,))
             conn.execute("truncate public.document_jobs cascade")
     table.notes.append(
         f"the failure path with triggers on includes the local pg_net stand-in sending each alert on the same "

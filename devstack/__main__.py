@@ -1,6 +1,7 @@
 """python -m devstack up | down | run -- COMMAND... | schema [--check]
 
-up    start the local stack in the background; its settings go to .devstack/env (source it)
+up    start the local stack in the background, with the Vault secrets stored (it processes
+      faxes: python -m devstack.send_faxes); its settings go to .devstack/env (source it)
 down  stop what "up" started and delete its data; also stops any stack a killed command left
 run   start the stack, run COMMAND with the stack's settings in its environment, stop the stack;
       exits with COMMAND's status (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP)
@@ -12,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+
+import psycopg
 
 from devstack import lifecycle, schema, stack
 
@@ -44,15 +47,19 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     if command == "up":
         if stack.up_stacks():
-            print("devstack: already up; run 'python -m devstack down' first", file=sys.stderr)
+            print("devstack: already up; run 'make down' first (or python -m devstack down)", file=sys.stderr)
             return 1
         with lifecycle.guarded(stack.stop_record):
             started = stack.start()
+            # As an operator does after a deploy: without them no worker is ever called.
+            with psycopg.connect(started.env["DATABASE_URL"], autocommit=True) as conn:
+                stack.store_vault_secrets(conn, started.env)
             stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
         env = started.env
         print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
               f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
+        print(f"devstack: logs in {started.env['DEVSTACK_FOLDER']}/*.log (postgres.log, function_host.log, ...)")
         return 0
     if command == "down":
         stack.down()

@@ -188,8 +188,9 @@ def _free_port() -> int:
 
 def start(on_folder: Callable[[Path], None] = lambda folder: None, project: Path = ROOT) -> Cluster:
     """Create, start and bootstrap a new cluster, then apply every migration of `project` (a folder
-    with supabase/). `on_folder` learns the cluster's folder before anything is in it, so that an
-    interrupted start can be cleaned up."""
+    with supabase/config.toml and supabase/migrations: this repository, or an older commit's copy).
+    `on_folder` learns the cluster's folder before anything is in it, so that an interrupted start
+    can be cleaned up."""
     ensure_debian_packages()
     install_standin_extensions()
     cluster = Cluster(Path(tempfile.mkdtemp(prefix="document-jobs-pg-")))
@@ -255,8 +256,7 @@ def _set_postgres_password(cluster: Cluster) -> None:
 
 
 def supabase(cluster: Cluster, *args: str, project: Path = ROOT) -> str:
-    """The Supabase CLI on `project` (this one unless named), against `cluster`: its output, or
-    RuntimeError with it."""
+    """The Supabase CLI on a project folder, against `cluster`: its output, or RuntimeError with it."""
     if not SUPABASE_CLI.exists():
         raise SystemExit("devstack: the Supabase CLI is not installed; run: npm ci --prefix devstack")
     result = subprocess.run(

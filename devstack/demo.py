@@ -30,7 +30,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from devstack import inbound, lifecycle, stack
-from lib.admin import display_width
+from lib.admin.display import width as display_width
 
 TIMEOUT_S = 180
 ALERT_TIMEOUT_S = 90
@@ -65,7 +65,7 @@ def run(email_count: int, seed: int) -> int:
             print("(a chat webhook; here a local stand-in that prints what it gets).")
             stack.store_vault_secrets(conn, env)
             chat = start_chat_webhook()
-            conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (chat.url,))
+            stack.store_vault_secret(conn, stack.ALERT_URL_SECRET, chat.url)
             emails = [
                 inbound.add_email(env["RESEND_API_URL"], attachments=rng.randint(1, 4)) for _ in range(email_count)
             ]
@@ -213,6 +213,9 @@ def summarize(conn: psycopg.Connection, emails: list[dict], sent_at: dict[str, d
         latencies.append((last - sent_at[email["email_id"]]).total_seconds() * 1000)
     print(f"\nWebhook sent -> all of its attachments stored, per e-mail: p50 {statistics.median(latencies):.0f} ms, "
           f"p95 {percentile(latencies, 0.95):.0f} ms, max {max(latencies):.0f} ms")  # fmt: skip
+    print("  (all e-mails at once on a just-started stack: the first requests start the functions' instances")
+    print("  cold on this machine's cores; make bench measures one e-mail at a time on a warm host:")
+    print("  docs/BENCHMARKS.md, 'Webhook to stored')")
 
 
 def main() -> None:

@@ -1,15 +1,15 @@
 """The local API gateway: one HTTP server that plays Supabase's API host for the local stack.
 /rest/v1/... goes to the PostgREST stand-in, /storage/v1/... to the Storage stand-in, /auth/v1/...
-to the Auth stand-in (devstack/auth.py). Local stack only; never deployed.
+to the Auth stand-in (devstack/auth/). Local stack only; never deployed.
 
 Every request first passes Supabase's API-key rules (docs: guides/api/api-keys, "How API keys
 work" and "Known limitations"; guides/getting-started/migrating-to-new-api-keys), on every path:
 
 - The key goes in the `apikey` header; without one: 401 "No API key found in request" (header
   sb-error-code UNAUTHORIZED_MISSING_API_KEY, as Supabase's troubleshooting page shows it). Only
-  public objects (/storage/v1/object/public/...) and signed URLs (/storage/v1/object/sign/...,
-  whose token is the credential) need none: a browser's link or <img> sends no headers; nor does
-  Auth's JWKS (/auth/v1/.well-known/jwks.json), which verifiers fetch without a key.
+  signed URLs (/storage/v1/object/sign/..., whose token is the credential) need none: a browser's
+  link sends no headers; nor does Auth's JWKS (/auth/v1/.well-known/jwks.json), which verifiers
+  fetch without a key.
 - A secret key (sb_secret_...) is the service_role, a publishable key (sb_publishable_...) anon;
   any other sb_ key, or a JWT that the project's JWT secret did not sign: 401 "Invalid API key".
 - A secret key from a browser (a User-Agent of the Mozilla/5.0 form every browser sends): 401.
@@ -64,8 +64,8 @@ import jwt
 from psycopg_pool import ConnectionPool
 
 from devstack import postgrest
-from devstack.auth import Auth, Keys
-from devstack.postgrest import Backend, Request, Response
+from devstack.auth import Auth, Keys, cors
+from devstack.messages import Backend, Request, Response
 from devstack.storage import Storage
 
 REQUIRED_ENV = (
@@ -85,7 +85,7 @@ REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX = "/rest/v1", "/storage/v1", "/auth/v1"
 
 
 SECRET_PREFIX, PUBLISHABLE_PREFIX = "sb_secret_", "sb_publishable_"
-KEYLESS_PATHS = re.compile(r"/storage/v1/object/(public|sign)/|/auth/v1/\.well-known/jwks\.json$")
+KEYLESS_PATHS = re.compile(r"/storage/v1/object/sign/|/auth/v1/\.well-known/jwks\.json$")
 BROWSER_USER_AGENT = re.compile(r"Mozilla/\d")
 JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 MINTED_JWT_TTL_S = 60
@@ -258,7 +258,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             except KeyRefused as refused:
                 response = refused.response()
                 if url.path.startswith(AUTH_PREFIX + "/"):  # the browser may read the refusal (CORS)
-                    response = Auth.with_cors(response, self.headers.get("Origin"))
+                    response = cors.with_cors(response, self.headers.get("Origin"))
             else:
                 response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), headers, body)
             if fault == "after":

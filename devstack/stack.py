@@ -7,7 +7,7 @@ the names the deployed code reads):
 - the pg_net dispatcher (devstack/pg_net_dispatcher.py),
 - the Resend sample provider (devstack/resend_provider.py),
 - the Vercel function host serving the output of a real `vercel build` of api/ through Vercel's
-  own Python runtime (devstack/vercel_build.py, devstack/function_host.py).
+  own Python runtime (devstack/vercel_build.py, devstack/function_host/).
 """
 
 from __future__ import annotations
@@ -220,11 +220,23 @@ def save_for_up(stack: Stack) -> None:
     ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(stack.env.items())))
 
 
+# The Vault secrets the database reads (README, "Deploying"): where the worker is, its secret, and
+# where failure alerts go.
+WORKER_URL_SECRET = "document_jobs_url"
+WORKER_SECRET_SECRET = "internal_function_secret"
+ALERT_URL_SECRET = "document_jobs_alert_url"
+
+
+def store_vault_secret(conn: psycopg.Connection[Any], name: str, value: str) -> None:
+    """One secret, as an operator stores it in the SQL editor. `conn` is postgres (or the cluster's
+    superuser): service_role has no access to Vault."""
+    conn.execute("select vault.create_secret(%s, %s)", (value, name))
+
+
 def store_vault_secrets(conn: psycopg.Connection[Any], env: dict[str, str]) -> None:
-    """What an operator does once after deploying: tell the database where the worker is, and its secret.
-    `conn` is postgres, as in the SQL editor: service_role has no access to Vault."""
-    conn.execute("select vault.create_secret(%s, 'document_jobs_url')", (env["FUNCTIONS_URL"] + WORKER_PATH,))
-    conn.execute("select vault.create_secret(%s, 'internal_function_secret')", (env["INTERNAL_FUNCTION_SECRET"],))
+    """What an operator does once after deploying: tell the database where the worker is, and its secret."""
+    store_vault_secret(conn, WORKER_URL_SECRET, env["FUNCTIONS_URL"] + WORKER_PATH)
+    store_vault_secret(conn, WORKER_SECRET_SECRET, env["INTERNAL_FUNCTION_SECRET"])
 
 
 def up_stacks() -> list[Stack]:

@@ -1,12 +1,10 @@
 """Stand-in for Supabase Storage's object API. Local stack only: never deployed, and nothing in
-lib/ or api/ imports it. It serves the requests supabase-py's storage client sends, with the real
-service's rules and error shape where the code under test depends on them:
+lib/ or api/ imports it. It serves the requests the product sends (lib/attachment_storage.py,
+lib/admin_api.py, and the admin page following a signed URL), with the real service's rules and
+error shape where the code under test depends on them:
 
-- POST /storage/v1/object/<bucket>/<key> (multipart/form-data as storage3 sends it, or a raw
-  body); "x-upsert: true" overwrites, otherwise an existing key is a 409 Duplicate. PUT always
-  overwrites.
-- GET /storage/v1/object/<bucket>/<key>, .../object/authenticated/<bucket>/<key>, and
-  .../object/public/<bucket>/<key> for public buckets.
+- POST /storage/v1/object/<bucket>/<key> with a raw body, its Content-Type the object's;
+  "x-upsert: true" overwrites, otherwise an existing key is a 409 Duplicate.
 - Signed URLs (supabase/storage src/http/routes/object/getSignedURL.ts, getSignedObject.ts):
   POST /storage/v1/object/sign/<bucket>/<key> {"expiresIn": seconds} answers {"signedURL":
   "/object/sign/<bucket>/<key>?token=<JWT>"}, the token an HS256 JWT with the project's JWT secret
@@ -19,6 +17,12 @@ service's rules and error shape where the code under test depends on them:
   allowed_mime_types are enforced. Keys must match Supabase's key rule (ASCII only).
 - Errors are mostly HTTP 400 with the real status as a string in the body:
   {"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate", "message": ...}.
+
+- GET /storage/v1/object/<bucket>/<key> (Storage's authenticated read, "Retrieve an object"; the
+  admin CLI's download) answers the object's bytes with its Content-Type.
+
+What nothing in the product sends is not served: multipart (storage3's form) uploads, PUT, and
+the public and /authenticated/ read routes.
 
 There are no storage policies (RLS on storage.objects) in this project, so only service_role may
 read or write objects; any other role is refused as the real service refuses it. Which role a
@@ -40,10 +44,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email import policy
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.utils import collapse_rfc2231_value
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -51,7 +51,8 @@ from urllib.parse import quote, unquote
 import jwt
 import psycopg
 
-from devstack.postgrest import AuthError, Backend, Request, Response, authenticate
+from devstack.messages import Backend, Request, Response
+from devstack.postgrest.jwt_auth import AuthError, authenticate
 
 WRITER_ROLE = "service_role"
 # Used with fullmatch, as Storage (JavaScript, where "$" is the end of input) applies them:
@@ -61,7 +62,6 @@ BUCKET_PATTERN = re.compile(r"[A-Za-z0-9_!.*'() &$@=;:+,?-]+")
 MAX_KEY_BYTES = 1024
 GLOBAL_FILE_SIZE_LIMIT = 50 * 1024 * 1024  # Supabase's default upload limit; a bucket's limit can only lower it
 SIDECAR_SUFFIX = "#meta.json"
-DEFAULT_CACHE_CONTROL = "no-cache"
 
 
 class StorageError(Exception):
@@ -95,7 +95,6 @@ def access_denied() -> StorageError:
 @dataclass(frozen=True)
 class Bucket:
     id: str
-    public: bool
     file_size_limit: int | None
     allowed_mime_types: list[str] | None
 
@@ -104,8 +103,6 @@ class Bucket:
 class Upload:
     data: bytes
     content_type: str
-    cache_control: str
-    metadata: Any
 
 
 class Storage:
@@ -130,19 +127,14 @@ class Storage:
                 return self.sign(request, bucket, key)
             if request.method in ("GET", "HEAD"):
                 return self.signed_download(request, bucket, key)
-        if segments[0] == "object" and len(segments) >= 3:
-            if request.method in ("GET", "HEAD"):
-                if segments[1] == "authenticated" and len(segments) >= 4:
-                    return self.download(request, segments[2], "/".join(segments[3:]))
-                if segments[1] == "public" and len(segments) >= 4:
-                    return self.download(request, segments[2], "/".join(segments[3:]), public=True)
-                return self.download(request, segments[1], "/".join(segments[2:]))
-            if request.method in ("POST", "PUT"):
-                return self.upload(request, segments[1], "/".join(segments[2:]))
+        if segments[0] == "object" and len(segments) >= 3 and request.method == "POST":
+            return self.upload(request, segments[1], "/".join(segments[2:]))
+        if segments[0] == "object" and len(segments) >= 3 and request.method == "GET":
+            return self.download(request, segments[1], "/".join(segments[2:]))
         message = f"Route {request.method}:/storage/v1/{request.path} not found"
         return Response.json(404, {"statusCode": 404, "error": "Not Found", "message": message})
 
-    # --- the two operations -------------------------------------------------------------------
+    # --- the operations -------------------------------------------------------------------
 
     def upload(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)
@@ -150,26 +142,15 @@ class Storage:
         bucket = self.bucket(unquote(raw_bucket))
         upload = parse_upload(request)
         check_limits(bucket, upload)
-        overwrite = request.method == "PUT" or (request.headers.get("x-upsert") or "").lower() == "true"
+        overwrite = (request.headers.get("x-upsert") or "").lower() == "true"
         object_id = self.store(bucket, key, upload, overwrite)
         return Response.json(200, {"Key": f"{bucket.id}/{key}", "Id": object_id})
 
-    def download(self, request: Request, raw_bucket: str, raw_key: str, public: bool = False) -> Response:
+    def download(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)
-        if not public:
-            self.require_writer(request)
-        bucket = self.bucket(unquote(raw_bucket))
-        if public and not bucket.public:
-            raise bucket_not_found()
-        data, meta = self.load(bucket, key)
-        headers = {
-            "Content-Type": meta["content_type"],
-            "ETag": f'"{meta["etag"]}"',
-            "Last-Modified": meta["last_modified"],
-        }
-        cache_control = meta["cache_control"]
-        headers["Cache-Control"] = f"max-age={cache_control}" if cache_control.isdigit() else cache_control
-        return Response(200, data, headers)
+        self.require_writer(request)  # no storage policies here: only service_role may read objects
+        data, meta = self.load(self.bucket(unquote(raw_bucket)), key)
+        return Response(200, data, {"Content-Type": meta["content_type"], "ETag": f'"{meta["etag"]}"'})
 
     def sign(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)
@@ -233,7 +214,7 @@ class Storage:
             with self.backend.pool.connection() as conn, conn.transaction():
                 conn.execute("set local role service_role")
                 row = conn.execute(
-                    "select id, public, file_size_limit, allowed_mime_types from storage.buckets where id = %s",
+                    "select id, file_size_limit, allowed_mime_types from storage.buckets where id = %s",
                     (bucket_id,),
                 ).fetchone()
         except psycopg.Error as error:
@@ -265,11 +246,9 @@ class Storage:
                 meta = {
                     "id": existing["id"] if existing else str(uuid.uuid4()),  # an overwrite keeps the object's id
                     "content_type": upload.content_type,
-                    "cache_control": upload.cache_control,
                     "size": len(upload.data),
                     "etag": uuid.uuid4().hex,
                     "last_modified": datetime.now(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
-                    "metadata": upload.metadata,
                 }
                 temporaries.append(write_temp(meta_path.parent, json.dumps(meta).encode()))
                 # Bytes first, sidecar last: an object exists once its sidecar does.
@@ -364,50 +343,5 @@ def mime_allowed(content_type: str, allowed: list[str]) -> bool:
 def parse_upload(request: Request) -> Upload:
     content_type = request.headers.get("Content-Type") or "application/octet-stream"
     if content_type.lower().startswith("multipart/form-data"):
-        return parse_multipart(content_type, request.body)
-    return Upload(request.body, content_type, request.headers.get("Cache-Control") or DEFAULT_CACHE_CONTROL, None)
-
-
-def parse_multipart(content_type: str, body: bytes) -> Upload:
-    """storage3's form: "cacheControl", optional "metadata" (JSON) and "file" (the bytes, with their type)."""
-    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
-    message = BytesParser(policy=policy.HTTP).parsebytes(head + body)
-    if not isinstance(message, EmailMessage) or not message.is_multipart() or message.defects:
-        raise malformed_form("the multipart body could not be parsed")
-    fields: dict[str, EmailMessage] = {}
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if name is not None:
-            fields[collapse_rfc2231_value(name)] = part
-    file = fields.get("file")
-    if file is None:
-        raise malformed_form('the form has no "file" field')
-    return Upload(
-        data=part_bytes(file),
-        content_type=str(file.get("Content-Type") or "application/octet-stream"),
-        cache_control=part_text(fields.get("cacheControl")) or DEFAULT_CACHE_CONTROL,
-        metadata=parse_metadata(part_text(fields.get("metadata"))),
-    )
-
-
-def part_bytes(part: EmailMessage) -> bytes:
-    # The parser read the body as ASCII with surrogateescape; decode=True restores the exact bytes.
-    payload = part.get_payload(decode=True)
-    return payload if isinstance(payload, bytes) else b""
-
-
-def part_text(part: EmailMessage | None) -> str | None:
-    return part_bytes(part).decode("utf-8", "replace") if part is not None else None
-
-
-def parse_metadata(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise malformed_form("the metadata field is not JSON") from error
-
-
-def malformed_form(reason: str) -> StorageError:
-    return StorageError("400", "InvalidRequest", "Bad Request", f"Invalid upload: {reason}")
+        raise StorageError("400", "InvalidRequest", "Bad Request", "This stand-in takes the object as a raw body")
+    return Upload(request.body, content_type)

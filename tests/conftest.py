@@ -1,6 +1,6 @@
 """Shared fixtures. The tests run against the local stack, which `make test` starts
 (`python -m devstack run -- pytest` does the same by hand); its settings arrive as
-environment variables."""
+environment variables. The helpers the fixtures use are in tests/support."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg.rows import dict_row
+
+from devstack import stack
+from tests.support.alerts import ALERT_PATH
+from tests.support.database import connect, reset
+from tests.support.receiver import Receiver, receiver
+from tests.support.vault import store_secrets
 
 STACK_VARIABLES = ("DATABASE_URL", "DEVSTACK_ADMIN_DATABASE_URL", "SUPABASE_URL", "SUPABASE_SECRET_KEY")
 
@@ -25,10 +30,6 @@ def stack_env() -> dict[str, str]:
             "`.venv/bin/python -m devstack run -- .venv/bin/pytest ...`"
         )
     return dict(os.environ)
-
-
-def connect(conninfo: str) -> psycopg.Connection[dict]:
-    return psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
 
 
 @pytest.fixture
@@ -48,23 +49,26 @@ def db(stack_env: dict[str, str], admin: psycopg.Connection[dict]) -> Iterator[p
         yield conn
 
 
-def reset(admin: psycopg.Connection[dict]) -> None:
-    """Empty every table the tests write, so that each test starts from nothing."""
-    admin.execute(
-        "truncate public.document_job_attempts, public.document_jobs, public.fax_received_email_attachments,"
-        " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
-        " document_jobs_internal.worker_requests, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
-        " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
-    )
-    admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")
-    reset_rate_limit(admin)
+@pytest.fixture
+def tx(db: psycopg.Connection[dict]) -> Iterator[psycopg.Connection[dict]]:
+    """The test's writes in one transaction that is rolled back: the every-minute cron never sees
+    them, and pg_net never sends the POSTs they queue."""
+    with db.transaction(force_rollback=True):
+        yield db
 
 
-def reset_rate_limit(admin: psycopg.Connection[dict]) -> None:
-    """The Resend limiter and the cap of invocations in flight as a fresh deploy has them: a test's
-    reservations (or a 429's pause) must not make the next test wait."""
-    admin.execute(
-        "update document_jobs_rate_limits set requests_per_second = default, share_for_others = default,"
-        " burst = default, enabled = default, learned_at = null, next_at = default, paused_until = null"
-    )
-    admin.execute("update document_jobs_settings set max_invocations_in_flight = null")
+@pytest.fixture
+def env(db: psycopg.Connection[dict], stack_env: dict[str, str]) -> dict[str, str]:
+    """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the
+    worker), as postgres: service_role has no access to Vault."""
+    with connect(stack_env["DATABASE_URL"]) as operator:
+        stack.store_vault_secrets(operator, stack_env)
+    return stack_env
+
+
+@pytest.fixture
+def hook(db: psycopg.Connection[dict]) -> Iterator[Receiver]:
+    """Where the alerts go: a receiver on loopback, its URL in Vault."""
+    with receiver() as alerts:
+        store_secrets(db, None, None, alert_url=alerts.url + ALERT_PATH)
+        yield alerts

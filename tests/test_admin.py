@@ -14,13 +14,14 @@ from datetime import timedelta
 
 import pytest
 
-from lib import admin
+from lib.admin import cli as admin
 from lib.queue import LeaseLost, Queue
 from lib.settings import SupabaseSettings
 from lib.supabase_client import service_client
-from tests.test_invoke import add_jobs
+from tests.support.database import add_jobs
+from tests.support.emails import email_with_job
 
-COMMANDS = ["list", "show", "retry", "cancel", "stats", "retention", "purge"]
+COMMANDS = ["list", "show", "retry", "cancel", "stats", "health", "retention", "purge", "download"]
 
 
 @pytest.fixture
@@ -34,20 +35,6 @@ def cli(db, stack_env, monkeypatch, capsys):
         return status, captured.out, captured.err
 
     return run
-
-
-def email_with_job(db) -> tuple[str, str]:
-    email = db.execute(
-        "select * from record_inbound_email('em_admin', 'msg', %s)",
-        (json.dumps({"from": "fax@example.jp", "subject": "請求書"}),),
-    ).fetchone()
-    db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_1', '請求書.pdf', 'application/pdf', 618, repeat('a', 64), 'fax-attachments', 'x/a.pdf')""",
-        (email["fax_received_email_id"],),
-    )
-    return str(email["job_id"]), str(email["fax_received_email_id"])
 
 
 def test_the_cli_runs_as_a_module() -> None:
@@ -70,11 +57,12 @@ def test_list_filters_by_status_and_shows_age_attempts_and_error(cli, db) -> Non
     status, out, _ = cli("list", "--status", "failed")
 
     assert status == 0
-    [header, _, row] = out.strip().splitlines()
-    assert header.split() == ["id", "kind", "status", "age", "attempt", "error"]
-    assert row.split()[1:] == ["fetch_email", "failed", "3h", "5/5", "resend_not_found"]
+    [header, _, row, _, footer] = out.strip().splitlines()
+    assert header.split() == ["id", "status", "received", "attempt", "next", "run", "sender", "subject", "error"]
+    assert row.split()[1:] == ["failed", "3", "h", "ago", "5/5", "resend_not_found"]
+    assert footer == "showing 1 of 1, newest first"
     status, out, _ = cli("list", "--json")
-    assert len(json.loads(out)) == 3
+    assert len(json.loads(out)["jobs"]) == 3 and json.loads(out)["total"] == 3
 
 
 def test_show_gives_the_job_its_email_and_attachments(cli, db) -> None:
@@ -89,7 +77,10 @@ def test_show_gives_the_job_its_email_and_attachments(cli, db) -> None:
 
 def test_retry_requeues_a_failed_job_and_explains_a_refusal(cli, db) -> None:
     job_id, _ = email_with_job(db)
-    assert cli("retry", job_id)[0:3:2] == (1, "error: job " + job_id + " was not retried: only a failed job can be\n")
+    assert cli("retry", job_id)[0:3:2] == (
+        1,
+        f"error: job {job_id} was not retried: it is queued, and only a failed job can be\n",
+    )
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now()")
     assert cli("retry", job_id)[0] == 0
     row = db.execute("select status, attempts from document_jobs").fetchone()
@@ -100,12 +91,16 @@ def test_retry_while_another_job_is_live_shows_the_clear_error(cli, db) -> None:
     job_id, email_id = email_with_job(db)
     db.execute("update document_jobs set status = 'failed', finished_at = now()")
     db.execute("select enqueue_document_job('fetch_email', %s)", (email_id,))
+    live = db.execute("select id from document_jobs where status = 'queued'").fetchone()["id"]
     status, _, err = cli("retry", job_id)
     assert status == 1
-    assert "already queued or running" in err and "cancel it" in err
+    assert err == (
+        f"error: job {job_id} was not retried: job {live} for the same e-mail is queued; let it finish, "
+        f"or cancel it (python -m lib.admin cancel {live})\n"
+    )
 
 
-def test_cancel_while_running_stops_the_worker_at_its_next_extension(cli, db, stack_env) -> None:
+def test_cancel_while_running_stops_the_worker_at_its_next_fenced_write(cli, db, stack_env) -> None:
     job_id, _ = email_with_job(db)
     settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
                                 supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"])  # fmt: skip
@@ -204,7 +199,7 @@ def test_retention_is_configurable_and_purges_only_old_completed_jobs(cli, db) -
     assert left == [{"status": "failed", "n": 1}, {"status": "queued", "n": 1}, {"status": "running", "n": 1}]
     assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 1, "e-mails stay"
     assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 1
-    assert cli("retention", "--set", "1 minute")[0] == 1, "too short to be a retention"
+    assert cli("retention", "--set", "1 minute")[0] == 2, "too short to be a retention"
     db.execute("select set_document_jobs_retention('30 days')")
 
 
@@ -237,10 +232,9 @@ BAD_ARGUMENTS = [
 @pytest.mark.parametrize("argv", BAD_ARGUMENTS, ids=[" ".join(argv) for argv in BAD_ARGUMENTS])
 def test_bad_arguments_are_one_line_and_exit_2(argv, capsys) -> None:
     # Before any setting is read: no stack needed, and the answer is the same everywhere.
-    with pytest.raises(SystemExit) as exited:
-        admin.main(list(argv))
+    status = admin.main(list(argv))
     out, err = capsys.readouterr()
-    assert (exited.value.code, out) == (2, "")
+    assert (status, out) == (2, "")
     [line] = err.splitlines()
     assert line.startswith("error: ")
 
@@ -253,21 +247,21 @@ REFUSED_BY_THE_DATABASE = [
 
 
 @pytest.mark.parametrize("argv", REFUSED_BY_THE_DATABASE, ids=[" ".join(argv) for argv in REFUSED_BY_THE_DATABASE])
-def test_what_the_database_refuses_is_one_line_and_exit_1(cli, argv) -> None:
+def test_what_the_database_refuses_names_the_flag_and_exits_2(cli, argv) -> None:
     status, out, err = cli(*argv)
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")
     [line] = err.splitlines()
-    assert line.startswith(f"error: {'set_document_jobs_retention' if '--set' in argv else 'purge_document_jobs'}: ")
+    assert line.startswith(f"error: {'--set' if '--set' in argv else '--older-than'}")
 
 
 @pytest.mark.parametrize("argv", [("show", "00000000-0000-0000-0000-000000000000"), ("list",), ("stats",)])
-def test_an_unreachable_database_is_one_line_and_exit_1(monkeypatch, capsys, argv) -> None:
+def test_an_unreachable_database_names_the_url_and_exits_4(monkeypatch, capsys, argv) -> None:
     # A table read (show, list) and an RPC (stats) fail alike: nothing listens on port 9.
     monkeypatch.setenv("SUPABASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("SUPABASE_SECRET_KEY", "sb_secret_key")
-    assert admin.main(list(argv)) == 1
+    assert admin.main(list(argv)) == 4
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("error: ") and line.endswith("unreachable (ConnectError)")
+    assert line == "error: cannot reach the database at http://127.0.0.1:9 (SUPABASE_URL): ConnectError"
 
 
 # --- a sender's text on the operator's terminal ----------------------------------------------------
@@ -328,24 +322,28 @@ def test_a_terminal_that_is_not_utf8_gets_escapes_not_a_traceback(db, stack_env,
             assert "請求書" in out or "\\u8acb\\u6c42\\u66f8" in out
 
 
+# The answer, and the exit status: 3 for a SUPABASE_URL that is not a project's API, 4 for a
+# gateway's 5xx without PostgREST's error (a paused or restarting project looks like that).
 NOT_POSTGREST = [
-    (200, "text/html", b"<html><body>Welcome to nginx!</body></html>"),
-    (404, "text/html", b"<html><body>404 Not Found\n</body></html>"),
-    (200, "application/json", b'{"unexpected": true}'),
-    (200, "application/json", b"[1, 2, 3]"),
-    (502, "text/plain", b"Bad Gateway\r\n\x1b[2J"),
+    (200, "text/html", b"<html><body>Welcome to nginx!</body></html>", 3),
+    (404, "text/html", b"<html><body>404 Not Found\n</body></html>", 3),
+    (200, "application/json", b'{"unexpected": true}', 3),
+    (200, "application/json", b"[1, 2, 3]", 3),
+    (502, "text/plain", b"Bad Gateway\r\n\x1b[2J", 4),
 ]
 
 
-@pytest.mark.parametrize(("status", "content_type", "body"), NOT_POSTGREST,
+@pytest.mark.parametrize(("status", "content_type", "body", "exit_status"), NOT_POSTGREST,
                          ids=["HTML page", "HTML 404", "other JSON", "a JSON list", "a proxy's 502"])  # fmt: skip
-def test_a_url_that_is_not_postgrest_is_one_line_and_exit_1(monkeypatch, capsys, status, content_type, body) -> None:
+def test_a_url_that_is_not_postgrest_is_one_line_and_exit_3_or_4(
+    monkeypatch, capsys, status, content_type, body, exit_status
+) -> None:
     with answering(status, content_type, body) as url:
         monkeypatch.setenv("SUPABASE_URL", url)
         monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "key")
         for argv in (["list"], ["stats"], ["show", "00000000-0000-0000-0000-000000000000"],
                      ["retry", "00000000-0000-0000-0000-000000000000"], ["retention"], ["purge"]):  # fmt: skip
-            assert admin.main(argv) == 1, argv
+            assert admin.main(argv) == exit_status, argv
             out, err = capsys.readouterr()
             [line] = err.splitlines()
             assert out == "" and line.startswith("error: ") and "\x1b" not in line, (argv, err)

@@ -5,7 +5,6 @@ actions), the views, single and bulk actions with their audit, and signed downlo
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
@@ -17,7 +16,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.operators import admin_api, new_account, set_app_metadata, sign_in
+from tests.support.emails import failed_email
+from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
 
 TIMEOUT = 60
 
@@ -51,15 +51,6 @@ def signed(env: dict[str, str], claims: dict[str, Any], key: Any = None, algorit
     headers = {"kid": kid or env["DEVSTACK_AUTH_KEY_ID"]} if algorithm != "HS256" else {}
     return jwt.encode(claims, key if key is not None else env["DEVSTACK_AUTH_SIGNING_KEY"], algorithm=algorithm,
                       headers=headers)  # fmt: skip
-
-
-def failed_email(db, subject: str, code: str = "resend_not_found") -> tuple[str, str]:
-    """A failed fetch_email job of a new e-mail: (job id, e-mail id)."""
-    data = json.dumps({"from": "fax@example.jp", "subject": subject})
-    row = db.execute("select * from record_inbound_email(%s, 'w', %s)", (f"em_{uuid.uuid4().hex[:8]}", data)).fetchone()
-    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
-               " where id = %s", (code, row["job_id"]))  # fmt: skip
-    return str(row["job_id"]), str(row["fax_received_email_id"])
 
 
 # -- the page ------------------------------------------------------------------------------------
@@ -181,7 +172,7 @@ def test_after_signing_out_a_token_can_no_longer_act(stack_env, db) -> None:
     token = sign_in(stack_env, account["email"], password)["access_token"]
     job_id, _ = failed_email(db, "signed out")
     headers = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {token}"}
-    logout = httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout", timeout=10, headers=headers)
+    logout = httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=local", timeout=10, headers=headers)
     assert logout.status_code == 204
     answer = call(stack_env, f"jobs/{job_id}/retry", token, {})
     assert (answer.status_code, answer.json()["error"]) == (401, "session_ended")

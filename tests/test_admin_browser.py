@@ -23,7 +23,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from devstack import browser, inbound, stack
-from tests.conftest import connect
+from tests.support.database import connect
+from tests.support.emails import add_attachment, receive_email
 
 pytestmark = pytest.mark.slow  # a browser, and a worker run through the whole stack
 
@@ -87,17 +88,10 @@ def faxes(db, stack_env) -> dict[str, Any]:
     jobs = []
     for _ in range(3):
         data = inbound.add_email(stack_env["RESEND_API_URL"], attachments=1)
-        row = db.execute("select * from record_inbound_email(%s, %s, %s)",
-                         (data["email_id"], f"msg_{data['email_id']}", json.dumps(data))).fetchone()  # fmt: skip
+        row = receive_email(db, data["email_id"], data, f"msg_{data['email_id']}")
         jobs.append(str(row["job_id"]))
-    evil_data = json.dumps({"from": "Mallory <m@example.com>", "subject": XSS_SUBJECT})
-    evil = db.execute("select * from record_inbound_email('em_evil', 'msg_evil', %s)", (evil_data,)).fetchone()
-    db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_evil', %s, 'application/pdf', 1, repeat('c', 64), 'fax-attachments', 'x/evil.pdf')""",
-        (evil["fax_received_email_id"], XSS_FILENAME),
-    )
+    evil = receive_email(db, "em_evil", {"from": "Mallory <m@example.com>", "subject": XSS_SUBJECT})
+    add_attachment(db, evil["fax_received_email_id"], "att_evil", XSS_FILENAME, size_bytes=1)
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
                " last_error_code = 'resend_not_found', last_error_message = 'Resend 404 not_found: Email not found'"
                " where id = any(%s)", (jobs,))  # fmt: skip
@@ -222,11 +216,11 @@ def test_one_tab_renews_the_session_and_a_failed_renewal_signs_out_with_a_messag
         assert requests_to(stack_env, "POST /auth/v1/token") > before
         expect(second.locator(".who")).to_contain_text("viewer")
 
-        # Auth ends the session (signed out everywhere): the next renewal fails, and the page says why.
+        # Auth ends the session (signed out in another window): the next renewal fails, and the page says why.
         configure_auth(stack_env, refresh_reuse_interval_s=None)
         session = json.loads(second.evaluate("localStorage.getItem('document-jobs-admin-session')"))
         bearer = {"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"], "Authorization": f"Bearer {session['access_token']}"}
-        httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=global", timeout=10, headers=bearer)
+        httpx.post(f"{stack_env['SUPABASE_URL']}/auth/v1/logout?scope=local", timeout=10, headers=bearer)
         expect(second.locator("form.sign-in")).to_contain_text(
             "Your session expired and could not be renewed", timeout=15_000
         )

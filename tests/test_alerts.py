@@ -13,54 +13,22 @@ import psycopg
 import pytest
 
 from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, FailureCode
-from tests.receiver import Received, Receiver, receiver
-from tests.test_invoke import SECRET, store_secrets
+from tests.support.alerts import ALERT_PATH, alerts_until_marker, check_health, received_until_marker
+from tests.support.database import as_postgres
+from tests.support.emails import claim, claimed_job, receive_email
+from tests.support.receiver import Receiver, receiver
+from tests.support.vault import SECRET, store_secrets
 
-ALERT_PATH = "/hooks/alerts"
-STRAGGLER_S = 1.0  # a margin for ordering only: no assertion is about time
 EMAIL = {"from": "Tanaka <fax@example.jp>", "subject": "注文書 <!channel> & more", "created_at": "2026-11-30T08:15:00Z"}
-
-
-def store_alert_url(conn: psycopg.Connection, url: str) -> None:
-    conn.execute("set role postgres")
-    conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (url,))
-    conn.execute("set role service_role")
 
 
 def new_job(db: psycopg.Connection, email_id: str = "em_alert") -> dict:
     """An e-mail with its job, claimed: what a worker holds."""
-    db.execute("select * from record_inbound_email(%s, 'msg_1', %s)", (email_id, json.dumps(EMAIL)))
-    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
-    return job
-
-
-def received_until_marker(conn: psycopg.Connection, hook: Receiver) -> list[Received]:
-    """Every alert request sent so far. The dispatcher sends requests in order but on concurrent threads:
-    once a marker POST queued after them has arrived, and a moment more, every earlier one has."""
-    conn.execute("select net.http_post(%s, timeout_milliseconds => 5000)", (hook.url + "/marker",))
-    got = []
-    while (request := hook.get()).path != "/marker":
-        got.append(request)
-    time.sleep(STRAGGLER_S)
-    return got + [r for r in hook.drain() if r.path != "/marker"]
-
-
-def alerts_until_marker(conn: psycopg.Connection, hook: Receiver, event: str | None = None) -> list[dict]:
-    """The alerts' bodies; only those of one event when named (the every-minute health check runs
-    in the background, and a test about failed jobs is not about it)."""
-    bodies = [json.loads(r.body) for r in received_until_marker(conn, hook)]
-    return [body for body in bodies if event is None or body["event"] == event]
+    return claimed_job(db, email_id, EMAIL)
 
 
 def failure_alerts(conn: psycopg.Connection, hook: Receiver) -> list[dict]:
     return alerts_until_marker(conn, hook, "document_job_failed")
-
-
-@pytest.fixture
-def hook(db):
-    with receiver() as alerts:
-        store_alert_url(db, alerts.url + ALERT_PATH)
-        yield alerts
 
 
 def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) -> None:
@@ -104,7 +72,7 @@ def test_attempts_used_up_lease_expired_and_cancelled_each_alert(db, hook) -> No
         (swept["id"],),
     )
     db.execute("select invoke_document_jobs()")  # the cron's sweep
-    db.execute("select * from record_inbound_email('em_cancelled', 'msg_1', '{}')")
+    receive_email(db, "em_cancelled")
     db.execute("select cancel_document_job(id, 'duplicate fax') from document_jobs where status = 'queued'")
 
     alerts = failure_alerts(db, hook)
@@ -115,13 +83,13 @@ def test_attempts_used_up_lease_expired_and_cancelled_each_alert(db, hook) -> No
 
 def test_a_retried_or_redelivered_job_that_completes_alerts_nothing(db, hook) -> None:
     job = new_job(db)
-    db.execute("select * from record_inbound_email('em_alert', 'msg_1', %s)", (json.dumps(EMAIL),))  # redelivered
+    receive_email(db, "em_alert", EMAIL)  # redelivered
     db.execute("select fail_document_job(%s, %s, 'resend_unavailable', 'HTTP 503')", (job["id"], job["generation"]))
     db.execute("update document_jobs set run_after = now() where id = %s", (job["id"],))
-    [again] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    again = claim(db)
     db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time')",
                (again["id"], again["generation"]))  # fmt: skip
-    [last] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    last = claim(db)
     assert db.execute("select complete_document_job(%s, %s) as ok", (last["id"], last["generation"])).fetchone()["ok"]
 
     assert failure_alerts(db, hook) == []
@@ -159,41 +127,26 @@ def test_no_alert_url_sends_nothing_and_warns_once(db) -> None:
 # --- outages ------------------------------------------------------------------------------------
 
 
-def check_health(db: psycopg.Connection) -> int:
-    """What the every-minute cron job document-jobs-health runs (as postgres, its owner)."""
-    db.execute("set role postgres")
-    try:
-        return db.execute("select document_jobs_internal.check_health() as n").fetchone()["n"]
-    finally:
-        db.execute("set role service_role")
-
-
-def as_postgres(db: psycopg.Connection, query: str, params: tuple = ()) -> list[dict]:
-    db.execute("set role postgres")
-    try:
-        return db.execute(query, params).fetchall()
-    finally:
-        db.execute("set role service_role")
-
-
 def wait_for_answers(db: psycopg.Connection, until: Callable[[list[int | None]], bool]) -> list[int | None]:
     """The worker's answers in net._http_response (not the alerts' nor the markers'), once `until` holds.
     The every-minute cron may call the worker too: tests ask for what they caused, not for a count."""
     deadline = time.monotonic() + 60
     query = """select r.status_code from net._http_response r
                  join document_jobs_internal.worker_requests w on w.request_id = r.id order by r.id"""
-    while not until(answers := [row["status_code"] for row in as_postgres(db, query)]):
+    while True:
+        with as_postgres(db):
+            answers = [row["status_code"] for row in db.execute(query)]
+        if until(answers):
+            return answers
         assert time.monotonic() < deadline, f"the worker's answers were recorded in net._http_response: {answers}"
         time.sleep(0.1)
-    return answers
 
 
 def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_once(db, stack_env) -> None:
     """Vault holds another secret than the worker's INTERNAL_FUNCTION_SECRET: every call is a 401."""
     worker_url = stack_env["FUNCTIONS_URL"] + "/api/internal/document-jobs"
     with receiver() as hook:
-        store_alert_url(db, hook.url + ALERT_PATH)
-        store_secrets(db, worker_url, "not-the-secret-the-worker-has")
+        store_secrets(db, worker_url, "not-the-secret-the-worker-has", alert_url=hook.url + ALERT_PATH)
         db.execute("insert into document_jobs (kind) values ('fetch_email')")  # claimable, target-less
 
         check_health(db)  # tick 1: the check finds nothing yet ...
@@ -213,9 +166,9 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
         assert alerts_until_marker(db, hook) == []
 
         # An hour later, still broken: reminded once.
-        as_postgres(db, "update document_jobs_internal.outages set alerted_at = alerted_at - %s, since = since - %s"
-                        " where cause = 'worker_unauthorized' returning cause",
-                    (timedelta(minutes=61), timedelta(minutes=61)))  # fmt: skip
+        with as_postgres(db):
+            db.execute("update document_jobs_internal.outages set alerted_at = alerted_at - %s, since = since - %s"
+                       " where cause = 'worker_unauthorized'", (timedelta(minutes=61),) * 2)  # fmt: skip
         check_health(db)
         check_health(db)
         assert [a["cause"] for a in alerts_until_marker(db, hook)] == ["worker_unauthorized"]
@@ -223,9 +176,10 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
         # The operator stores the right secret: the next call is answered 200, and recovery is told once.
         # Called with nothing to claim (a claimed job could fail and alert on its own), it answers 200.
         db.execute("update document_jobs set run_after = now() + interval '1 hour'")
-        as_postgres(db, "select vault.update_secret(id, %s) from vault.secrets where name = 'internal_function_secret'",
-                    (stack_env["INTERNAL_FUNCTION_SECRET"],))  # fmt: skip
-        as_postgres(db, "select document_jobs_internal.post_worker(1)")
+        with as_postgres(db):
+            db.execute("select vault.update_secret(id, %s) from vault.secrets where name = 'internal_function_secret'",
+                       (stack_env["INTERNAL_FUNCTION_SECRET"],))  # fmt: skip
+            db.execute("select document_jobs_internal.post_worker(1)")
         wait_for_answers(db, lambda answers: 200 in answers)
         check_health(db)
         check_health(db)
@@ -239,8 +193,7 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
 )
 def test_a_wrong_url_or_a_failing_worker_names_its_cause(db, status, cause, advice) -> None:
     with receiver() as hook, receiver(status) as worker:
-        store_alert_url(db, hook.url + ALERT_PATH)
-        store_secrets(db, worker.url + "/api/internal/document-jobs")
+        store_secrets(db, worker.url + "/api/internal/document-jobs", alert_url=hook.url + ALERT_PATH)
         db.execute("insert into document_jobs (kind) values ('fetch_email')")
         db.execute("select invoke_document_jobs()")
         assert set(wait_for_answers(db, lambda answers: len(answers) >= 1)) == {status}
@@ -253,7 +206,7 @@ def test_a_wrong_url_or_a_failing_worker_names_its_cause(db, status, cause, advi
 
 def test_a_stalled_queue_alerts_and_recovers_once(db) -> None:
     with receiver() as hook:
-        store_alert_url(db, hook.url + ALERT_PATH)
+        store_secrets(db, None, None, alert_url=hook.url + ALERT_PATH)
         # Nobody calls the worker (no Vault secrets): the oldest job has waited 11 minutes.
         db.execute("insert into document_jobs (kind, run_after) values ('fetch_email', now() - interval '11 minutes')")
         check_health(db)
@@ -299,8 +252,7 @@ def receiver_kind(admin):
 
 
 def hostile_failure_alert(db, hook) -> dict:
-    db.execute("select * from record_inbound_email('em_hostile', 'msg_1', %s)", (json.dumps(HOSTILE_EMAIL),))
-    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    job = claimed_job(db, "em_hostile", HOSTILE_EMAIL)
     db.execute("select fail_document_job(%s, %s, 'resend_not_found', %s, p_retryable => false)",
                (job["id"], job["generation"], HOSTILE_ERROR))  # fmt: skip
     [alert] = failure_alerts(db, hook)
@@ -384,13 +336,13 @@ def test_teams_gets_an_adaptive_card_of_plain_text_runs(db, hook, receiver_kind)
 def release(db, code: str, message: str) -> None:
     """Claims the job (its wait over) and releases it for `code`: what the worker does."""
     db.execute("update document_jobs set run_after = now() where status = 'queued'")
-    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    job = claim(db)
     assert db.execute("select release_document_job(%s, %s, '10 minutes', %s, %s) as s",
                       (job["id"], job["generation"], code, message)).fetchone()["s"] == "queued"  # fmt: skip
 
 
 def test_releases_that_keep_happening_raise_one_outage_naming_the_setting_and_a_completion_clears_it(db, hook):
-    db.execute("select * from record_inbound_email('em_key', 'msg_1', '{}')")
+    receive_email(db, "em_key")
     message = "Resend 400 validation_error: API key is invalid"
     release(db, "resend_unauthorized", message)
     check_health(db)
@@ -413,7 +365,7 @@ def test_releases_that_keep_happening_raise_one_outage_naming_the_setting_and_a_
 
     # The key is fixed: the job completes, and the recovery is told once.
     db.execute("update document_jobs set run_after = now()")
-    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    job = claim(db)
     db.execute("select complete_document_job(%s, %s)", (job["id"], job["generation"]))
     check_health(db)
     check_health(db)
@@ -422,7 +374,7 @@ def test_releases_that_keep_happening_raise_one_outage_naming_the_setting_and_a_
 
 
 def test_time_budget_releases_are_no_outage(db, hook) -> None:
-    db.execute("select * from record_inbound_email('em_slow', 'msg_1', '{}')")
+    receive_email(db, "em_slow")
     for _ in range(3):
         release(db, "time_budget", "the invocation's time budget ran out mid-job")
     check_health(db)
@@ -433,7 +385,7 @@ def test_time_budget_releases_are_no_outage(db, hook) -> None:
 def test_every_cause_that_is_not_the_jobs_own_raises_its_outage_naming_what_to_check(db, hook, code) -> None:
     # A deleted key, a used-up quota, a wrong RESEND_API_URL, a refused server key, a missing bucket:
     # each waits without an attempt, and each is told once, with the setting the operator checks.
-    db.execute("select * from record_inbound_email('em_cause', 'msg_1', '{}')")
+    receive_email(db, "em_cause")
     release(db, code, f"a release for {code}")
     release(db, code, f"a release for {code}")
     check_health(db)
@@ -448,11 +400,11 @@ def test_every_cause_that_is_not_the_jobs_own_raises_its_outage_naming_what_to_c
 
 
 def test_a_trickle_past_the_free_time_budget_releases_fails_and_its_alert_says_why(db, hook) -> None:
-    db.execute("select * from record_inbound_email('em_trickle', 'msg_1', '{}')")
+    receive_email(db, "em_trickle")
     db.execute("update document_jobs set attempts = max_attempts - 1, budget_releases = %s",
                (TIME_BUDGET_FREE_RELEASES,))  # fmt: skip
     db.execute("update document_jobs set run_after = now() where status = 'queued'")
-    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    job = claim(db)
     left_in = db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time') as s",
                          (job["id"], job["generation"])).fetchone()["s"]  # fmt: skip
     assert left_in == "failed", "the last attempt, counted: failed, not released forever"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import reset
+from tests.support.database import reset
 
 pytestmark = pytest.mark.slow  # runs every bench section
 

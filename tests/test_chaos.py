@@ -1,6 +1,6 @@
 """A short chaos run (make chaos is the long one): crashes, a frozen worker, provider faults and
-dropped database calls, then every check of devstack/chaos.py; then its phases
-(devstack/chaos_phases.py): a deleted Resend key, and lying Content-Lengths."""
+dropped database calls, then every check of devstack/chaos/; then its phases
+(devstack/chaos/phases.py): a deleted Resend key, and lying Content-Lengths."""
 
 from __future__ import annotations
 

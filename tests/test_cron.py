@@ -8,8 +8,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.receiver import receiver
-from tests.test_invoke import SECRET, add_jobs, store_secrets
+from tests.support.database import add_jobs
+from tests.support.receiver import receiver
+from tests.support.vault import SECRET, store_secrets
 
 MIGRATIONS = Path(__file__).parent.parent / "supabase/migrations"
 CRON_MIGRATION = next(MIGRATIONS.glob("*_document_jobs_cron.sql"))

@@ -15,25 +15,8 @@ import pytest
 from devstack import inbound, stack
 from devstack.function_host import FunctionHost
 from devstack.vercel_build import Build
-from tests.conftest import connect
-
-WAIT_S = 60
-
-
-@pytest.fixture
-def env(db, stack_env) -> dict[str, str]:
-    """The stack, with the Vault secrets an operator stores (so that the kick and the cron call the worker),
-    as postgres: service_role has no access to Vault."""
-    with connect(stack_env["DATABASE_URL"]) as operator:
-        stack.store_vault_secrets(operator, stack_env)
-    return stack_env
-
-
-def deliver(env: dict[str, str], data: dict, msg_id: str | None = None):
-    body = inbound.event(data)
-    return inbound.deliver(
-        env["FUNCTIONS_URL"], body, inbound.signed_headers(env["RESEND_WEBHOOK_SECRET"], body, msg_id)
-    )
+from tests.support.database import connect
+from tests.support.webhooks import WAIT_S, deliver
 
 
 def wait_until(condition, timeout_s: float = WAIT_S, what: str = "") -> None:

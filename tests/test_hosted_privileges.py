@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.conftest import connect
+from tests.support.database import connect
 
 
 @pytest.fixture

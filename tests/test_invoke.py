@@ -8,43 +8,10 @@ import time
 import psycopg
 import pytest
 
-from tests.receiver import receiver
-
-URL = "https://app.example/api/internal/document-jobs"
-SECRET = "local-test-secret-0123456789abcdef"
-
-
-def store_secrets(conn: psycopg.Connection, url: str | None = URL, secret: str | None = SECRET) -> None:
-    """What an operator does in the SQL editor, as postgres: service_role has no access to Vault."""
-    conn.execute("set role postgres")
-    for value, name in ((url, "document_jobs_url"), (secret, "internal_function_secret")):
-        if value is not None:
-            conn.execute("select vault.create_secret(%s, %s)", (value, name))
-    conn.execute("set role service_role")
-
-
-def add_jobs(conn: psycopg.Connection, count: int, **columns: str) -> None:
-    """Insert jobs straight into the table; column values are SQL expressions."""
-    names = ", ".join(["kind", *columns])
-    values = ", ".join(["'fetch_email'", *columns.values()])
-    conn.execute(f"insert into document_jobs ({names}) select {values} from generate_series(1, %s)", (count,))
-
-
-def queued_requests(conn: psycopg.Connection) -> list[dict]:
-    return conn.execute("select * from net.http_request_queue order by id").fetchall()
-
-
-def invoke(conn: psycopg.Connection, max_invocations: int | None = None) -> int:
-    if max_invocations is None:
-        return conn.execute("select invoke_document_jobs() as n").fetchone()["n"]
-    return conn.execute("select invoke_document_jobs(%s) as n", (max_invocations,)).fetchone()["n"]
-
-
-@pytest.fixture
-def tx(db: psycopg.Connection):
-    """The test's writes in one transaction that is rolled back: the every-minute cron never sees them."""
-    with db.transaction(force_rollback=True):
-        yield db
+from tests.support.database import add_jobs, invoke, queued_requests
+from tests.support.emails import receive_email
+from tests.support.receiver import receiver
+from tests.support.vault import SECRET, WORKER_URL, store_secrets
 
 
 def test_no_post_when_nothing_is_claimable(tx) -> None:
@@ -98,7 +65,7 @@ def test_the_queued_request_is_what_the_worker_expects(tx) -> None:
 
     [request] = queued_requests(tx)
     assert request["method"] == "POST"
-    assert request["url"] == URL
+    assert request["url"] == WORKER_URL
     assert request["headers"] == {"Content-Type": "application/json", "Authorization": f"Bearer {SECRET}"}
     assert json.loads(bytes(request["body"])) == {}
     assert request["timeout_milliseconds"] == 300_000, "as long as the worker's maxDuration"
@@ -107,7 +74,7 @@ def test_the_queued_request_is_what_the_worker_expects(tx) -> None:
 @pytest.mark.parametrize(
     ("url", "secret", "missing"),
     [
-        (URL, None, "internal_function_secret"),
+        (WORKER_URL, None, "internal_function_secret"),
         (None, SECRET, "document_jobs_url"),
     ],
 )
@@ -133,8 +100,8 @@ def test_record_inbound_email_kicks_the_worker_once(tx) -> None:
     store_secrets(tx)
     data = {"email_id": "em_kick", "from": "fax@example.jp", "to": ["inbox@example.com"], "subject": "FAX"}
 
-    first = tx.execute("select * from record_inbound_email('em_kick', 'msg_1', %s)", (json.dumps(data),)).fetchone()
-    again = tx.execute("select * from record_inbound_email('em_kick', 'msg_1', %s)", (json.dumps(data),)).fetchone()
+    first = receive_email(tx, "em_kick", data)
+    again = receive_email(tx, "em_kick", data)
 
     assert first["duplicate"] is False and again["duplicate"] is True
     assert (again["fax_received_email_id"], again["job_id"]) == (first["fax_received_email_id"], first["job_id"])
@@ -153,7 +120,7 @@ def test_record_inbound_email_kicks_the_worker_once(tx) -> None:
 def test_the_dispatcher_sends_committed_requests(db) -> None:
     with receiver() as worker:
         store_secrets(db, worker.url + "/api/internal/document-jobs")
-        db.execute("select * from record_inbound_email('em_sent', 'msg_1', '{}')")
+        receive_email(db, "em_sent")
 
         got = worker.get()
 
@@ -171,7 +138,7 @@ def test_a_rolled_back_request_is_never_sent(db) -> None:
     with receiver() as worker:
         store_secrets(db, worker.url + "/kick")
         with db.transaction(force_rollback=True):
-            db.execute("select * from record_inbound_email('em_gone', 'msg_1', '{}')")
+            receive_email(db, "em_gone")
         # Requests go out in order: once a later one has arrived, the rolled-back one never will.
         db.execute("select net.http_post(%s)", (worker.url + "/marker",))
 

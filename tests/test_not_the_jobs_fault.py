@@ -21,12 +21,8 @@ import httpx
 import pytest
 
 from devstack import inbound
-from tests import test_end_to_end
-from tests.receiver import Receiver, receiver
-from tests.test_alerts import ALERT_PATH, alerts_until_marker, check_health, store_alert_url
-from tests.test_end_to_end import WAIT_S, deliver
-
-env = test_end_to_end.env  # the fixture: the stack, with the Vault secrets that make the kick call the worker
+from tests.support.alerts import alerts_until_marker, check_health
+from tests.support.webhooks import WAIT_S, deliver
 
 KEY_SETTINGS = "SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)"
 
@@ -37,13 +33,6 @@ def fast_backoff(admin) -> Iterator[None]:
     admin.execute("update document_jobs_settings set backoff_base = '1 second'")
     yield
     admin.execute("update document_jobs_settings set backoff_base = '1 minute'")
-
-
-@pytest.fixture
-def hook(db) -> Iterator[Receiver]:
-    with receiver() as alerts:
-        store_alert_url(db, alerts.url + ALERT_PATH)
-        yield alerts
 
 
 def provider(env: dict[str, str], path: str, body: dict[str, Any]) -> None:

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from lib import admin
-from tests.operators import new_account, sign_in
+from lib.admin import cli as admin
+from tests.support.operators import new_account, sign_in
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ from bench.flow import cron_paused, dispatcher_frozen, in_flight, peak_in_flight
 from devstack import inbound, stack
 from devstack.resend_provider import RESEND_RATE_LIMIT
 from lib.worker_endpoint import handle
-from tests.conftest import reset
+from tests.support.database import reset
+from tests.support.emails import receive_email
 
 ATTACHMENTS = 1
 
@@ -45,8 +46,7 @@ def receive(db, provider: str, count: int) -> list[str]:
     ids = []
     for _ in range(count):
         data = inbound.add_email(provider, attachments=ATTACHMENTS)
-        db.execute("select * from record_inbound_email(%s, %s, %s)",
-                   (data["email_id"], f"msg_{data['email_id']}", json.dumps(data)))  # fmt: skip
+        receive_email(db, data["email_id"], data, f"msg_{data['email_id']}")
         ids.append(data["email_id"])
     return ids
 

@@ -24,7 +24,8 @@ from lib.settings import WorkerSettings
 from lib.storable import storable_json
 from lib.supabase_client import api_headers
 from lib.worker_endpoint import connected
-from tests.serve import serve
+from tests.support.emails import receive_email
+from tests.support.serve import serve
 
 SECRET = "integration-internal-secret"
 RESEND_KEY = "re_integration_key"
@@ -81,10 +82,7 @@ def invoke_worker(url: str) -> dict:
 def receive(db, provider: ResendProvider, email: SampleEmail) -> str:
     """What the webhook does: record the e-mail and enqueue its job (no Vault secrets here: no kick)."""
     provider.add_email(email)
-    row = db.execute(
-        "select * from record_inbound_email(%s, %s, %s)",
-        (email.email_id, f"msg_{email.email_id}", json.dumps(storable_json(email.webhook_data())[0])),
-    ).fetchone()
+    row = receive_email(db, email.email_id, storable_json(email.webhook_data())[0], f"msg_{email.email_id}")
     return str(row["fax_received_email_id"])
 
 
@@ -222,8 +220,12 @@ def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_
 
 
 def served_object(stack_env, key: str) -> httpx.Response:
-    return httpx.get(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
-                     headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip
+    """The object as an operator's browser gets it: through a signed URL (lib/admin_api.py)."""
+    storage = f"{stack_env['SUPABASE_URL']}/storage/v1"
+    signed = httpx.post(f"{storage}/object/sign/fax-attachments/{key}", json={"expiresIn": 60},
+                        headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip
+    signed.raise_for_status()
+    return httpx.get(storage + signed.json()["signedURL"], timeout=10)
 
 
 def test_sender_chosen_content_types_are_stored_and_served_as_document_types(db, provider, worker_url, stack_env):

@@ -17,23 +17,10 @@ from lib.attachment_storage import AttachmentStorage
 from lib.rate_limit import ResendLimiter
 from lib.resend_client import ResendClient
 from lib.worker import STEP_RESERVE, run_invocation
+from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
-RESEND = "https://resend.test"
 EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
-PDF = b"%PDF-1.4 fake fax page\n" * 10
-
-
-def attachment(n: int, **overrides: Any) -> dict[str, Any]:
-    return {
-        "id": f"att_{n}",
-        "filename": f"請求書_{n}.pdf",
-        "content_type": "application/pdf",
-        "size": len(PDF),
-        "download_url": f"https://cdn.resend.test/att_{n}?sig=first",
-        "expires_at": "2026-11-29T18:00:00Z",
-        **overrides,
-    }
 
 
 @pytest.fixture
@@ -64,10 +51,6 @@ def list_route(router, *pages: dict[str, Any] | httpx.Response):
     # json.dumps escapes as JavaScript does: U+0000 as \u0000, a lone surrogate as \ud800.
     responses = [p if isinstance(p, httpx.Response) else httpx.Response(200, content=json.dumps(p)) for p in pages]
     return router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=responses)
-
-
-def page(*items: dict[str, Any], has_more: bool = False) -> dict[str, Any]:
-    return {"object": "list", "has_more": has_more, "data": list(items)}
 
 
 def run(queue, context, clock):

@@ -15,7 +15,7 @@ from svix.webhooks import Webhook
 
 from api.internal.document_jobs import handler as worker_handler
 from api.webhooks.resend import handler as webhook_handler
-from tests.serve import serve
+from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL, job_row
 
 INTERNAL = "internal-secret-that-must-not-leak"

@@ -15,8 +15,8 @@ from lib.attachment_storage import AttachmentStorage
 from lib.rate_limit import ResendLimiter
 from lib.resend_client import ResendClient
 from lib.worker import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
+from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, URL, job_row
-from tests.unit.test_fetch_email import PDF, RESEND, attachment, page
 
 
 def database_requests(router) -> list[str]:

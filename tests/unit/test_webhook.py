@@ -20,7 +20,7 @@ import pytest
 from svix.webhooks import Webhook
 
 from api.webhooks.resend import handler
-from tests.serve import serve
+from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
 SECRET = "whsec_" + base64.b64encode(b"unit-test-webhook-signing-key-32").decode()

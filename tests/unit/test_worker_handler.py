@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from api.internal.document_jobs import handler
-from tests.serve import serve
+from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
 SECRET = "a-long-random-internal-secret"

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from devstack import demo, inbound
+from devstack import demo, inbound, stack
 
 WAIT_S = 180.0
 TICK_S = 1.0
@@ -183,7 +183,7 @@ def run_all(conn: psycopg.Connection[Any], env: dict[str, str], count: int) -> t
     httpx.delete(f"{env['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
     httpx.post(f"{env['SUPABASE_URL']}/_control/faults", json={"rpcs": [], "probability": 0}, timeout=10)
     chat = demo.start_chat_webhook()
-    conn.execute("select vault.create_secret(%s, 'document_jobs_alert_url')", (chat.url,))
+    stack.store_vault_secret(conn, stack.ALERT_URL_SECRET, chat.url)
     problems, figures = deleted_key(conn, env, count, chat)
     more, lying = lying_lengths(conn, env, count)
     return problems + more, figures | lying

@@ -1,0 +1,5 @@
+import sys
+
+from lib.admin.cli import main
+
+sys.exit(main())

@@ -1,0 +1,208 @@
+"""The admin CLI: see and steer the queue without writing SQL (with the project's server key).
+
+Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
+SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal is one line on standard error
+naming what happened, with a stable code (a JSON object {"error": code, "message": ...} under
+--json) and the exit status below; commands.py holds the commands, display.py how they print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import NoReturn
+
+import httpx
+
+from lib.admin import bulk, commands
+from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
+from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
+from lib.supabase_client import TIMEOUT, is_jwt, service_client
+from lib.terminal import encoding_of, terminal_json, terminal_text
+
+EXIT_STATUSES = """exit status:
+  0  done (a dry run included)
+  1  refused by the queue or the database, or not found (a job, an attachment, a stored object)
+  2  the arguments (an unknown command, flag, status, kind or error code, a value out of bounds)
+  3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
+     not a server key)
+  4  the database or Storage could not be reached
+  5  health: an outage is open or a Vault secret is missing
+
+errors: one line on standard error, "error: <message>"; with --json, one JSON object
+{"error": "<code>", "message": "...", ...} on standard error. The codes are stable."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a refusal is a Refusal (one line, or JSON), not the usage and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise Refusal("usage", f"{message} (see {self.prog} --help)", status=2)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = _Parser(
+        prog="python -m lib.admin",
+        description="See and steer the document jobs queue.",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    root.add_argument("--json", action="store_true", help="print JSON (also after the command)")
+    subcommands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, run: commands.Command, summary: str) -> argparse.ArgumentParser:
+        sub = subcommands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=EXIT_STATUSES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        # SUPPRESS: `--json list` and `list --json` both set it; the subcommand's default must
+        # not reset what the root parsed.
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
+        sub.set_defaults(run=run)
+        return sub
+
+    listing = command("list", commands.list_jobs, "list jobs, newest first: age, attempts, sender, subject, error")
+    listing.add_argument("--status", choices=STATUSES)
+    listing.add_argument("--kind", help="a kind of document_job_kinds (fetch_email)")
+    listing.add_argument("--error-code", help="the job's last_error_code, e.g. resend_unauthorized")
+    listing.add_argument("--since", type=since_or_until, help="received at or after: ISO 8601, or an age (30m, 2h, 7d)")
+    listing.add_argument("--until", type=since_or_until, help="received before: ISO 8601, or an age (30m, 2h, 7d)")
+    listing.add_argument("--email-id", help="Resend's e-mail id (the webhook's data.email_id)")
+    listing.add_argument("--sender", help="part of the sender's address or name (case-insensitive)")
+    listing.add_argument("--limit", type=positive, default=50, help="at most this many rows (default 50)")
+
+    command("show", commands.show_job, "show one job: its attempts, its e-mail and its stored attachments")
+    subcommands.choices["show"].add_argument("job_id", type=job_id)
+
+    retry = command(
+        "retry",
+        bulk.retry,
+        "queue a failed job again (attempts reset to 0), or every failed job a filter matches (--as, --dry-run)",
+    )
+    retry.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk retry)")
+    _bulk_options(retry, "retry")
+    cancel = command(
+        "cancel",
+        bulk.cancel,
+        "cancel a queued or running job (its worker stops at its next fenced write), or every one a filter matches",
+    )
+    cancel.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk cancel)")
+    cancel.add_argument("--status", choices=("queued", "running"), help="bulk: only jobs in this state")
+    _bulk_options(cancel, "cancel")
+    confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
+    confirm.add_argument("bulk_action_id", type=job_id, metavar="BULK_ACTION_ID", help="from the dry run")
+    confirm.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin who ran the dry run")
+    confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
+
+    command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
+    command("health", commands.health, "the flow's health: open outages, the worker's answers, the Vault secrets")
+    command("retention", commands.retention, "show or set how long completed jobs are kept").add_argument(
+        "--set", metavar="INTERVAL", help="e.g. '90 days', '1 month' (1 hour to 10 years)"
+    )
+    purge = command("purge", commands.purge, "delete completed jobs now (the daily cron job does this)")
+    purge.add_argument("--older-than", metavar="INTERVAL", help="1 hour to 10 years; default: the retention setting")
+    purge.add_argument("--dry-run", action="store_true", help="count what would be deleted; delete nothing")
+    download = command("download", commands.download, "write a stored fax (a job's attachments, or one) to files")
+    download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
+    download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
+    # Dispatched to lib/operators.py before parsing (main); listed here for --help.
+    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
+    return root
+
+
+def _bulk_options(sub: argparse.ArgumentParser, action: str) -> None:
+    """The filter of a bulk action (the admin screen's), who acts, and how it is confirmed."""
+    sub.add_argument("--error-code", help="bulk: the jobs' last_error_code, e.g. resend_unauthorized")
+    sub.add_argument("--kind", help="bulk: a kind of document_job_kinds (fetch_email)")
+    sub.add_argument("--since", type=since_or_until, help="bulk: received at or after (ISO 8601, or 30m, 2h, 7d)")
+    sub.add_argument("--until", type=since_or_until, help="bulk: received before (ISO 8601, or 30m, 2h, 7d)")
+    sub.add_argument("--search", help="bulk: a job or e-mail id, Resend's e-mail id, or text of the sender or subject")
+    sub.add_argument("--as", dest="actor", metavar="EMAIL", help="bulk: the admin (of the admin screen) who acts")
+    sub.add_argument("--dry-run", action="store_true", help="bulk: count, change nothing, print the confirmation")
+    sub.add_argument("--yes", action="store_true", help="bulk: count and apply at once, without a dry run")
+    sub.add_argument(
+        "--reason",
+        help="recorded as the jobs' last_error_message" if action == "cancel" else "bulk: recorded in the audit",
+    )
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    options = argv[: list(argv).index("--")] if "--" in argv else argv
+    return "--json" in options
+
+
+def _check_key(settings: SupabaseSettings) -> None:
+    """The key must be the service role's: a publishable or anon key passes every setting check
+    and then fails each call as a missing privilege, far from its cause."""
+    name = SERVER_KEY_VARIABLES[0] if settings.supabase_secret_key is not None else SERVER_KEY_VARIABLES[1]
+    key = settings.server_key
+    if is_jwt(key):
+        import jwt
+
+        try:
+            role = jwt.decode(key, options={"verify_signature": False}).get("role")
+        except jwt.InvalidTokenError:
+            role = None
+        if role != "service_role":
+            raise Refusal(
+                "wrong_key",
+                f"{name} is a JWT for the role {role!r} (the anon key?): the admin CLI needs "
+                "the project's secret key (sb_secret_...) or its legacy service_role key",
+                status=3,
+            )
+
+
+def _settings() -> SupabaseSettings:
+    for name in SERVER_KEY_VARIABLES:
+        if os.environ.get(name, "").startswith(PUBLISHABLE_KEY_PREFIX):
+            raise Refusal(
+                "wrong_key",
+                f"{name} is a publishable key (sb_publishable_...): the admin CLI needs the "
+                "project's secret key (sb_secret_..., Project Settings > API Keys)",
+                status=3,
+            )
+    try:
+        settings = SupabaseSettings.load()
+    except ConfigError as error:
+        raise Refusal("settings", str(error), status=3) from None
+    _check_key(settings)
+    return settings
+
+
+def _report(refusal: Refusal, as_json: bool) -> None:
+    # ASCII JSON: every control character and every non-ASCII one is a \u escape, so the line is
+    # safe on any terminal and still the same JSON.
+    error = {"error": refusal.code, "message": refusal.message, **refusal.details}
+    shown = terminal_text(refusal.message, encoding_of(sys.stderr))
+    print(json.dumps(error, default=str) if as_json else f"error: {shown}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
+        from lib import operators
+
+        return operators.main(argv[1:])
+    as_json = _wants_json(argv)
+    try:
+        args = parser().parse_args(argv)
+        settings = _settings()
+        with httpx.Client(timeout=TIMEOUT) as http:
+            context = Context(service_client(settings, http), http, settings, datetime.now(UTC))
+            try:
+                data, shown = args.run(context, args)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+                # A field missing from an answer that otherwise looked like PostgREST's.
+                raise commands.not_postgrest(context, f"{args.command} ({type(error).__name__})") from error
+    except Refusal as refusal:
+        _report(refusal, as_json)
+        return refusal.status
+    print(terminal_json(data, encoding_of()) if args.json else shown)
+    return commands.exit_status(data)

@@ -1,0 +1,65 @@
+"""Connections to the local stack's database, and the queue's state written or read directly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg.rows import dict_row
+
+
+def connect(conninfo: str) -> psycopg.Connection[dict]:
+    return psycopg.connect(conninfo, autocommit=True, row_factory=dict_row)
+
+
+def reset(admin: psycopg.Connection[dict]) -> None:
+    """Empty every table the tests write, so that each test starts from nothing."""
+    admin.execute(
+        "truncate public.document_job_attempts, public.document_jobs, public.fax_received_email_attachments,"
+        " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
+        " document_jobs_internal.worker_requests, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
+        " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
+    )
+    admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")
+    reset_rate_limit(admin)
+
+
+def reset_rate_limit(admin: psycopg.Connection[dict]) -> None:
+    """The Resend limiter and the cap of invocations in flight as a fresh deploy has them: a test's
+    reservations (or a 429's pause) must not make the next test wait."""
+    admin.execute(
+        "update document_jobs_rate_limits set requests_per_second = default, share_for_others = default,"
+        " burst = default, enabled = default, learned_at = null, next_at = default, paused_until = null"
+    )
+    admin.execute("update document_jobs_settings set max_invocations_in_flight = null")
+
+
+def add_jobs(conn: psycopg.Connection, count: int, **columns: str) -> None:
+    """Insert jobs straight into the table; column values are SQL expressions."""
+    names = ", ".join(["kind", *columns])
+    values = ", ".join(["'fetch_email'", *columns.values()])
+    conn.execute(f"insert into document_jobs ({names}) select {values} from generate_series(1, %s)", (count,))
+
+
+def queued_requests(conn: psycopg.Connection) -> list[dict]:
+    """The HTTP requests pg_net has queued and not sent yet."""
+    return conn.execute("select * from net.http_request_queue order by id").fetchall()
+
+
+def invoke(conn: psycopg.Connection, max_invocations: int | None = None) -> int:
+    """What the every-minute cron job runs: the number of worker POSTs it queued."""
+    if max_invocations is None:
+        return conn.execute("select invoke_document_jobs() as n").fetchone()["n"]
+    return conn.execute("select invoke_document_jobs(%s) as n", (max_invocations,)).fetchone()["n"]
+
+
+@contextmanager
+def as_postgres(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """`conn` (service_role) as postgres for a while: what an operator does in the SQL editor, and
+    the role the cron jobs run as."""
+    conn.execute("set role postgres")
+    try:
+        yield conn
+    finally:
+        conn.execute("set role service_role")

@@ -1,0 +1,61 @@
+"""An e-mail and its job, as the webhook records them, and what the worker adds to them."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import psycopg
+
+
+def receive_email(
+    db: psycopg.Connection, provider_email_id: str | None = None, data: dict[str, Any] | None = None,
+    webhook_id: str = "msg_1",
+) -> dict:  # fmt: skip
+    """What the webhook does: record_inbound_email, which stores the e-mail and enqueues its
+    fetch_email job. Its answer: fax_received_email_id, job_id, duplicate."""
+    provider_email_id = provider_email_id or f"em_{uuid.uuid4().hex[:8]}"
+    return db.execute(
+        "select * from record_inbound_email(%s, %s, %s)", (provider_email_id, webhook_id, json.dumps(data or {}))
+    ).fetchone()
+
+
+def claim(db: psycopg.Connection) -> dict:
+    """The one claimable job, claimed: what a worker holds."""
+    [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
+    return job
+
+
+def claimed_job(
+    db: psycopg.Connection, provider_email_id: str | None = None, data: dict[str, Any] | None = None
+) -> dict:
+    """A new e-mail's job, claimed."""
+    receive_email(db, provider_email_id, data)
+    return claim(db)
+
+
+def add_attachment(db: psycopg.Connection, email_row_id: str, attachment_id: str = "att_1",
+                   filename: str = "請求書.pdf", size_bytes: int = 618) -> None:  # fmt: skip
+    """An attachment row, as the worker records it once the object is stored."""
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, %s, %s, 'application/pdf', %s, repeat('a', 64), 'fax-attachments', %s)""",
+        (email_row_id, attachment_id, filename, size_bytes, f"fax_received_emails/{email_row_id}/{attachment_id}.pdf"),
+    )
+
+
+def email_with_job(db: psycopg.Connection) -> tuple[str, str]:
+    """An e-mail with one stored attachment and its job: (job id, e-mail id)."""
+    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    add_attachment(db, email["fax_received_email_id"])
+    return str(email["job_id"]), str(email["fax_received_email_id"])
+
+
+def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_found") -> tuple[str, str]:
+    """A failed fetch_email job of a new e-mail: (job id, e-mail id)."""
+    row = receive_email(db, data={"from": "fax@example.jp", "subject": subject})
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
+               " where id = %s", (code, row["job_id"]))  # fmt: skip
+    return str(row["job_id"]), str(row["fax_received_email_id"])

@@ -1,0 +1,255 @@
+"""The admin CLI for an operator on call, against the local stack: --json anywhere and JSON
+errors with stable codes, refusals that say what happened, the key it needs, list's columns,
+filters and totals, show's storage paths and local times, health, purge's dry run, download."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lib.admin import cli as admin
+from tests import test_admin
+from tests.support.database import add_jobs
+from tests.support.emails import email_with_job
+
+ZERO = "00000000-0000-0000-0000-000000000000"
+cli = test_admin.cli  # the fixture
+
+
+def test_json_is_accepted_before_or_after_the_command(cli, db) -> None:
+    add_jobs(db, 2)
+    before, after = cli("--json", "stats"), cli("stats", "--json")
+    assert before[0] == after[0] == 0
+    assert json.loads(before[1])["by_kind_and_status"] == json.loads(after[1])["by_kind_and_status"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "code"),
+    [
+        (("--json", "show", ZERO), 1, "job_not_found"),
+        (("retry", ZERO, "--json"), 1, "job_not_found"),
+        (("--json", "list", "--status", "sleeping"), 2, "usage"),
+        (("--json", "list", "--kind", "fetch_fax"), 2, "unknown_kind"),
+        (("--json", "list", "--error-code", "resend_unauthorised"), 2, "unknown_error_code"),
+        (("--json", "purge", "--older-than", "1 minute"), 2, "invalid_argument"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else str(v),
+)
+def test_errors_under_json_are_json_on_stderr_with_a_stable_code(cli, argv, status, code) -> None:
+    got, out, err = cli(*argv)
+    assert (got, out) == (status, "")
+    error = json.loads(err)
+    assert error["error"] == code and error["message"]
+
+
+def test_help_lists_the_exit_statuses() -> None:
+    result = subprocess.run([sys.executable, "-m", "lib.admin", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0
+    for line in ("0  done", "1  refused by the queue", "2  the arguments", "3  the settings", "4  the database or",
+                 "5  health"):  # fmt: skip
+        assert line in result.stdout
+
+
+def test_a_job_that_does_not_exist_says_so(cli, db) -> None:
+    for command in ("retry", "cancel", "show"):
+        assert cli(command, ZERO)[0:3:2] == (1, f"error: there is no job {ZERO}\n")
+
+
+def test_a_cancel_refused_says_what_state_the_job_is_in(cli, db) -> None:
+    job_id, _ = email_with_job(db)
+    db.execute("update document_jobs set status = 'completed', finished_at = now()")
+    assert cli("cancel", job_id)[0:3:2] == (
+        1, f"error: job {job_id} was not cancelled: it is completed, and only a queued or running job can be\n"
+    )  # fmt: skip
+
+
+def test_bounds_name_the_flag_not_the_sql_parameter(cli, db) -> None:
+    status, _, err = cli("retention", "--set", "20 years")
+    assert status == 2 and err == "error: --set must be between 1 hour and 10 years\n"
+    status, _, err = cli("purge", "--older-than", "a fortnight")
+    assert status == 2 and err.startswith("error: --older-than: ") and "p_older_than" not in err
+
+
+def test_the_wrong_key_says_which_key_is_needed(cli, stack_env, monkeypatch) -> None:
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_PUBLISHABLE_KEY"])
+    status, _, err = cli("stats")
+    assert status == 3 and "SUPABASE_SECRET_KEY is a publishable key" in err and "sb_secret_" in err
+
+    monkeypatch.delenv("SUPABASE_SECRET_KEY")
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", stack_env["DEVSTACK_LEGACY_ANON_KEY"])
+    status, _, err = cli("stats")
+    assert status == 3 and "SUPABASE_SERVICE_ROLE_KEY is a JWT for the role 'anon'" in err
+
+    monkeypatch.setenv("SUPABASE_SECRET_KEY", "sb_secret_not_this_projects_key")
+    status, _, err = cli("--json", "stats")
+    assert status == 3 and json.loads(err)["error"] == "wrong_key"
+
+
+def test_list_shows_sender_subject_next_run_and_how_many_of_how_many(cli, db) -> None:
+    job_id, _ = email_with_job(db)
+    db.execute("update document_jobs set attempts = 1, run_after = now() + interval '4 minutes 30 seconds', "
+               "last_error_code = 'resend_unavailable'")  # fmt: skip
+    add_jobs(db, 1233, created_at="now() - interval '1 day'")
+
+    status, out, _ = cli("list", "--limit", "2")
+
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["id", "status", "received", "attempt", "next", "run", "sender", "subject", "error"]
+    assert lines[2].startswith(job_id)
+    assert "in 4 min" in lines[2] and "fax@example.jp" in lines[2] and "請求書" in lines[2]
+    assert lines[2].rstrip().endswith("resend_unavailable")
+    assert lines[-1].startswith("showing 2 of 1,234, newest first")
+
+
+def test_list_filters(cli, db) -> None:
+    job_id, _ = email_with_job(db)
+    db.execute("update document_jobs set status = 'failed', last_error_code = 'resend_unauthorized'")
+    add_jobs(db, 3, status="'failed'", last_error_code="'resend_not_found'", created_at="now() - interval '3 days'")
+
+    def ids(*argv: str) -> list[str]:
+        status, out, _ = cli("list", "--json", *argv)
+        assert status == 0
+        return [job["id"] for job in json.loads(out)["jobs"]]
+
+    assert ids("--error-code", "resend_unauthorized") == [job_id]
+    assert len(ids("--error-code", "resend_not_found")) == 3
+    assert ids("--since", "1d") == [job_id]
+    assert len(ids("--until", "2d")) == 3
+    assert ids("--email-id", "em_admin") == [job_id]
+    assert ids("--sender", "EXAMPLE.jp") == [job_id]
+    assert ids("--sender", "nobody@") == []
+    assert cli("list", "--sender", "nobody@")[1] == "no jobs match\n"
+
+
+def test_japanese_text_aligns_and_a_long_name_is_cut_by_width(cli, db) -> None:
+    long_sender = "株式会社" + "サンプル" * 12  # 52 characters, 104 columns
+    for sender, subject in ((long_sender, "注文書"), ("①※ <a@b.jp>", "ガイドブック.pdf"), ("ascii@x.jp", "plain")):
+        db.execute(
+            "select record_inbound_email(%s, 'msg', %s)",
+            (f"em_{hash(sender)}", json.dumps({"from": sender, "subject": subject})),
+        )
+    import unicodedata
+
+    db.execute("update fax_received_emails set subject = %s where subject = 'ガイドブック.pdf'",
+               (unicodedata.normalize("NFD", "ガイドブック.pdf"),))  # fmt: skip
+    from lib.admin.display import width
+
+    lines = cli("list")[1].splitlines()[:5]
+    header_error = lines[0].index("error")
+    rows = lines[2:5]
+    widths = {width(line[: line.index("queued") + 6]) for line in rows}
+    assert len(widths) == 1, "the status column starts at the same column on every row"
+    subject_at = width(lines[0][: lines[0].index("subject")])
+    assert {
+        width(line[: line.index(s)]) for line, s in zip(rows, ("plain", "ガイドブック", "注文書"), strict=True)
+    } == {subject_at}
+    assert max(width(line) for line in lines) < 150 and header_error > 0
+    assert "..." in rows[2]
+
+
+def test_show_gives_the_full_storage_path_and_local_times(cli, db, monkeypatch) -> None:
+    job_id, email_id = email_with_job(db)
+    long_path = f"fax_received_emails/{email_id}/{'a' * 60}.pdf"
+    db.execute("update fax_received_email_attachments set storage_path = %s", (long_path,))
+    db.execute("update document_jobs set created_at = now() - interval '3 minutes 10 seconds'")
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    import time
+
+    time.tzset()
+    try:
+        status, out, _ = cli("show", job_id)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert status == 0
+    assert f"storage: fax-attachments/{long_path}" in out
+    [created] = [line for line in out.splitlines() if line.strip().startswith("created_at:")][:1]
+    assert created.endswith("JST (3 min ago)")
+
+
+def test_retention_prints_intervals_as_written(cli, db) -> None:
+    assert cli("retention", "--set", "1 month")[1] == "completed jobs are kept for 1 month\n"
+    assert cli("stats")[1].splitlines()[-1] == "completed jobs kept:  1 month"
+    assert cli("retention", "--set", "36 hours")[1] == "completed jobs are kept for 36 hours\n"
+    db.execute("select set_document_jobs_retention('30 days')")
+
+
+def test_purge_dry_run_counts_and_deletes_nothing(cli, db) -> None:
+    add_jobs(db, 3, status="'completed'", finished_at="now() - interval '40 days'")
+    add_jobs(db, 2, status="'completed'", finished_at="now() - interval '1 day'")
+    status, out, _ = cli("purge", "--dry-run")
+    assert (status, out) == (0, "would delete 3 completed jobs finished more than 30 days (the retention setting) "
+                                "ago (dry run: none deleted)\n")  # fmt: skip
+    assert json.loads(cli("purge", "--dry-run", "--older-than", "12 hours", "--json")[1])["would_delete"] == 5
+    assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 5
+    assert cli("purge")[1] == "deleted 3 completed jobs finished more than 30 days (the retention setting) ago\n"
+
+
+def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, stack_env) -> None:
+    status, out, _ = cli("health")
+    assert status == 5, "nothing is called without the Vault secrets"
+    assert "document_jobs_url MISSING" in out and "no worker is called" in out
+
+    admin.execute("select vault.create_secret('http://x/api/internal/document-jobs', 'document_jobs_url')")
+    admin.execute("select vault.create_secret('s', 'internal_function_secret')")
+    assert cli("health")[0:2] == (0, cli("health")[1])
+    assert "open outages: none" in cli("health")[1]
+
+    admin.execute("update document_jobs_internal.outages set active = true, since = now() - interval '5 minutes' "
+                  "where cause = 'worker_unauthorized'")  # fmt: skip
+    status, out, _ = cli("health")
+    data = json.loads(cli("health", "--json")[1])
+    assert status == 5 and "open outages: 1" in out and "worker_unauthorized since" in out and "(5 min ago)" in out
+    assert [o["cause"] for o in data["outages"]] == ["worker_unauthorized"] and data["healthy"] is False
+    assert "INTERNAL_FUNCTION_SECRET" in out, "the advice says what to check"
+
+
+def _stored(db, stack_env, content: bytes) -> tuple[str, str]:
+    job_id, email_id = email_with_job(db)
+    path = f"fax_received_emails/{email_id}/att_1.pdf"
+    headers = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "content-type": "application/pdf", "x-upsert": "true"}
+    answer = httpx.post(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
+                        headers=headers)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    db.execute("update fax_received_email_attachments set storage_path = %s, size_bytes = %s, sha256 = %s",
+               (path, len(content), hashlib.sha256(content).hexdigest()))  # fmt: skip
+    return job_id, path
+
+
+def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> None:
+    content = b"%PDF-1.4 a fax"
+    job_id, _ = _stored(db, stack_env, content)
+
+    status, out, _ = cli("download", job_id, "-o", str(tmp_path))
+
+    assert status == 0 and (tmp_path / "att_1.pdf").read_bytes() == content
+    assert "請求書.pdf" in out and "SHA-256 as recorded" in out
+    assert cli("download", job_id, "-o", str(tmp_path))[0:3:2] == (
+        1, f"error: {tmp_path / 'att_1.pdf'} exists: nothing overwritten (choose another --output)\n"
+    )  # fmt: skip
+    single = tmp_path / "one.pdf"
+    assert cli("download", "att_1", "-o", str(single))[0] == 0 and single.read_bytes() == content
+
+
+def test_download_refuses_what_is_not_as_recorded(cli, db, stack_env, tmp_path: Path) -> None:
+    job_id, _ = _stored(db, stack_env, b"%PDF-1.4 a fax")
+    db.execute("update fax_received_email_attachments set sha256 = repeat('0', 64)")
+    status, _, err = cli("--json", "download", job_id, "-o", str(tmp_path))
+    assert status == 1 and json.loads(err)["error"] == "checksum_mismatch" and not list(tmp_path.iterdir())
+    db.execute("update fax_received_email_attachments set storage_path = 'fax_received_emails/gone.pdf'")
+    status, _, err = cli("--json", "download", job_id, "-o", str(tmp_path))
+    assert status == 1 and json.loads(err)["error"] == "object_not_found"
+    assert json.loads(cli("--json", "download", "nothing-like-it")[2])["error"] == "not_found"
+
+
+def test_bad_arguments_keep_argparse_out_of_stdout(capsys) -> None:
+    assert admin.main(["--json", "frobnicate"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and json.loads(err)["error"] == "usage"
