@@ -1218,6 +1218,27 @@ ALTER FUNCTION document_jobs_internal.post_worker(p_count integer) OWNER TO post
 
 
 --
+-- Name: purge_cutoff(interval); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_older_than interval := coalesce(p_older_than,
+                                      (select s.completed_job_retention from public.document_jobs_settings s));
+begin
+    perform document_jobs_internal.require_retention('p_older_than', v_older_than);
+    return now() - v_older_than;
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) OWNER TO postgres;
+
+
+--
 -- Name: document_jobs_rate_limits; Type: TABLE; Schema: public; Owner: postgres
 --
 
@@ -2009,6 +2030,25 @@ ALTER FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integ
 
 
 --
+-- Name: count_purgeable_document_jobs(interval); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.count_purgeable_document_jobs(p_older_than interval DEFAULT NULL::interval) RETURNS bigint
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_cutoff timestamptz := document_jobs_internal.purge_cutoff(p_older_than);
+begin
+    return (select count(*) from public.document_jobs j where j.status = 'completed' and j.finished_at < v_cutoff);
+end;
+$$;
+
+
+ALTER FUNCTION public.count_purgeable_document_jobs(p_older_than interval) OWNER TO postgres;
+
+
+--
 -- Name: document_jobs_admin_audit(bigint, integer); Type: FUNCTION; Schema: public; Owner: postgres
 --
 
@@ -2330,6 +2370,40 @@ $$;
 
 
 ALTER FUNCTION public.document_jobs_admin_overview() OWNER TO postgres;
+
+
+--
+-- Name: document_jobs_health(); Type: FUNCTION; Schema: public; Owner: postgres
+--
+
+CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    return jsonb_build_object(
+        'outages', coalesce((
+            select jsonb_agg(jsonb_build_object('cause', o.cause, 'since', o.since, 'alerted_at', o.alerted_at,
+                                                'advice', document_jobs_internal.outage_advice(o.cause))
+                             order by o.since)
+              from document_jobs_internal.outages o
+             where o.active), '[]'::jsonb),
+        'worker_answers_last_hour', coalesce((
+            select jsonb_agg(jsonb_build_object('status_code', a.status_code, 'count', a.n) order by a.status_code)
+              from (select r.status_code, count(*) as n
+                      from document_jobs_internal.worker_requests w
+                      join net._http_response r on r.id = w.request_id
+                     where r.created > now() - interval '1 hour'
+                     group by r.status_code) a), '[]'::jsonb),
+        'vault_secrets', (
+            select jsonb_object_agg(n.name, exists (select 1 from vault.secrets s where s.name = n.name))
+              from unnest(array['document_jobs_url', 'internal_function_secret', 'document_jobs_alert_url']) n(name)),
+        'checked_at', now());
+end;
+$$;
+
+
+ALTER FUNCTION public.document_jobs_health() OWNER TO postgres;
 
 
 --
@@ -2679,14 +2753,12 @@ CREATE FUNCTION public.purge_document_jobs(p_older_than interval DEFAULT NULL::i
     SET search_path TO ''
     AS $$
 declare
-    v_older_than interval := coalesce(p_older_than,
-                                      (select s.completed_job_retention from public.document_jobs_settings s));
+    v_cutoff timestamptz := document_jobs_internal.purge_cutoff(p_older_than);
     v_deleted int;
 begin
-    perform document_jobs_internal.require_retention('p_older_than', v_older_than);
     -- Completed jobs only: queued, running and failed jobs, and the e-mails and attachments, stay.
     delete from public.document_jobs j
-     where j.status = 'completed' and j.finished_at < now() - v_older_than;
+     where j.status = 'completed' and j.finished_at < v_cutoff;
     get diagnostics v_deleted = row_count;
     return v_deleted;
 end;
@@ -3915,6 +3987,13 @@ REVOKE ALL ON FUNCTION document_jobs_internal.post_worker(p_count integer) FROM 
 
 
 --
+-- Name: FUNCTION purge_cutoff(p_older_than interval); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) FROM PUBLIC;
+
+
+--
 -- Name: TABLE document_jobs_rate_limits; Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -4122,6 +4201,14 @@ GRANT ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generatio
 
 
 --
+-- Name: FUNCTION count_purgeable_document_jobs(p_older_than interval); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.count_purgeable_document_jobs(p_older_than interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.count_purgeable_document_jobs(p_older_than interval) TO service_role;
+
+
+--
 -- Name: FUNCTION document_jobs_admin_audit(p_before bigint, p_limit integer); Type: ACL; Schema: public; Owner: postgres
 --
 
@@ -4151,6 +4238,14 @@ GRANT ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_cr
 
 REVOKE ALL ON FUNCTION public.document_jobs_admin_overview() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_overview() TO service_role;
+
+
+--
+-- Name: FUNCTION document_jobs_health(); Type: ACL; Schema: public; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION public.document_jobs_health() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_health() TO service_role;
 
 
 --

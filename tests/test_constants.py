@@ -33,7 +33,8 @@ from lib.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from lib.settings import WorkerSettings
 from lib.supabase_client import INVOCATION_HEADER, TIMEOUT
 from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
-from tests.test_invoke import add_jobs, invoke, queued_requests, store_secrets
+from tests.support.database import add_jobs, invoke, queued_requests
+from tests.support.vault import store_secrets
 
 VERCEL_JSON = Path(__file__).parent.parent / "vercel.json"
 WORKER_FUNCTION = "api/internal/document_jobs.py"
@@ -41,13 +42,6 @@ WORKER_FUNCTION = "api/internal/document_jobs.py"
 
 def max_duration() -> timedelta:
     return timedelta(seconds=json.loads(VERCEL_JSON.read_text())["functions"][WORKER_FUNCTION]["maxDuration"])
-
-
-@pytest.fixture
-def tx(db: psycopg.Connection):
-    """Rolled back: the every-minute cron never sees these jobs, and pg_net never sends the POSTs."""
-    with db.transaction(force_rollback=True):
-        yield db
 
 
 @pytest.mark.parametrize("claimable", [1, MAX_JOBS_PER_INVOCATION, MAX_JOBS_PER_INVOCATION + 1,
