@@ -14,7 +14,7 @@ SUPABASE := devstack/node_modules/.bin/supabase
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint test-in-stack chaos bench up faxes down clean
+.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean
 
 $(STAMP): requirements.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -49,6 +49,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+## supabase/schema.sql, the current schema, from a new database the migrations built (after any
+## new migration; tests/test_schema.py fails while it is stale).
+schema: $(STAMP) $(NODE_STAMP)
+	$(PY) -m devstack schema
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its

@@ -162,7 +162,7 @@ FAILURES: dict[FailureCode, Rule] = {
 
 # Releases for the time budget in a row (no attachment stored in between) that give their attempt
 # back; from the next one on, each counts, so a download that trickles forever ends in `failed`
-# with its history. release_document_job keeps the same number (tests/test_constants.py).
+# with its history. The number is the database's (document_jobs_internal.limits(); tests/test_constants.py).
 TIME_BUDGET_FREE_RELEASES = 3
 
 

@@ -1,8 +1,9 @@
 """The job queue's client: one method per RPC of supabase/migrations, over the service-role client.
 
 The queue's logic lives in SQL; this only names the calls and types their answers. Every write
-after a claim passes the job's (id, generation) and raises LeaseLost when the database says the
-worker no longer holds the job: the caller must then stop and write nothing more for it.
+after a claim calls a _v2 function with the job's (id, generation), whose one answer is Fenced
+({"held", "state"}); `_fenced` raises LeaseLost when it says the worker no longer holds the job:
+the caller must then stop and write nothing more for it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lib.database import DatabaseError, execute, interval
 from lib.fax_records import FetchStart, StoredAttachment
@@ -22,13 +23,13 @@ from lib.storable import storable_text
 if TYPE_CHECKING:
     from supabase import Client
 
-# The default p_lease of claim_document_jobs and extend_document_job_lease too (tests/test_constants.py).
+# The bounds are the database's (claim_document_jobs' default p_lease; document_jobs_internal.
+# limits()); tests/test_constants.py pins these to them.
+# The default lease of a claim.
 DEFAULT_LEASE = timedelta(minutes=5)
-# The database refuses a longer p_lease (claim_document_jobs, extend_document_job_lease,
-# record_document_attachment): a worker set above it could claim nothing at all.
+# The database refuses a longer p_lease: a worker set above it could claim nothing at all.
 MAX_LEASE = timedelta(hours=1)
-# fail_document_job and release_document_job refuse a longer wait (document_jobs_internal.
-# require_retry_after): a provider that asks for more (a quota) is asked again after this.
+# The database refuses a longer wait: a provider that asks for more (a quota) is asked again after this.
 MAX_RETRY_AFTER = timedelta(days=1)
 # A lease renewed less than this share of it ago is fresh: extending it again would cost a round
 # trip and gain almost nothing (see Queue.lease_is_fresh).
@@ -36,10 +37,15 @@ FRESH_SHARE = 0.1
 
 
 class LeaseLost(Exception):
-    """The job's lease passed and another worker claimed it (or an operator changed it)."""
+    """The job's lease passed and another worker claimed it (or an operator changed it).
+    `next_job` is the job complete_and_claim_next claimed all the same (ours), or None."""
+
+    def __init__(self, function: str, job: Job, next_job: Job | None = None) -> None:
+        super().__init__(f"{function}: job {job.id} generation {job.generation} is no longer held")
+        self.next_job = next_job
 
 
-# Where fail_document_job and release_document_job left a job they still held.
+# Where fail and release left a job they still held.
 LeftIn = Literal["queued", "failed"]
 
 
@@ -61,6 +67,26 @@ class Job(BaseModel):
     started_at: datetime | None
     # Releases for the time budget since the last attachment stored (release_document_job bounds them).
     budget_releases: int = 0
+
+
+class Fenced(BaseModel):
+    """The one answer of every fenced call (the _v2 functions): whether the job was still ours,
+    and its status after the call. Some calls add to it, held or not: the next job claimed
+    (complete and claim the next), the worker invocations started (the ..._and_follow_up writes);
+    start_fetch_email_v2 adds what the job needs (its extra members, read as FetchStart)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    held: bool
+    state: Literal["running", "queued", "failed", "completed"] | None
+    next_job: Job | None = None
+    follow_ups: int | None = None
+
+
+def _written(function: str, follow_up: bool) -> str:
+    """The _v2 write, or its ..._and_follow_up_v2 form for an invocation's last call: the same
+    write, and in its transaction the follow-up invocations (within the database's cap)."""
+    return f"{function}_and_follow_up_v2" if follow_up else f"{function}_v2"
 
 
 class Queue:
@@ -95,87 +121,64 @@ class Queue:
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
         return execute(function, self._client.rpc(function, params))
 
-    def _guarded(self, function: str, job: Job, **params: Any) -> None:
-        if self._rpc(function, self._holder(job, params)) is not True:
-            raise self._lost(function, job)
+    def _fenced(self, function: str, job: Job, **params: Any) -> Fenced:
+        """Every write after a claim: the answer while the job is ours, LeaseLost once it is not."""
+        answer = self._rpc(function, {"p_job_id": str(job.id), "p_generation": job.generation, **params})
+        try:
+            fenced = Fenced.model_validate(answer)
+        except ValidationError as error:
+            raise DatabaseError(function, f"unexpected answer {answer!r:.200}") from error
+        # Counted whatever became of the job: the invocations were started all the same.
+        self.follow_ups += fenced.follow_ups or 0
+        if not fenced.held:
+            raise LeaseLost(function, job, fenced.next_job)
+        return fenced
 
-    def _guarded_state(self, function: str, job: Job, **params: Any) -> LeftIn:
-        """For the writes that answer the state they left the job in, or null once it is not ours."""
-        state = self._rpc(function, self._holder(job, params))
+    def _left_in(self, function: str, job: Job, **params: Any) -> LeftIn:
+        state = self._fenced(function, job, **params).state
         if state not in ("queued", "failed"):
-            raise self._lost(function, job)
-        return "queued" if state == "queued" else "failed"
+            raise DatabaseError(function, f"a held job left in {state!r}")
+        return state
 
-    def _followed_up(self, function: str, job: Job, answer_key: str, **params: Any) -> Any:
-        """A write of an invocation's last call (..._and_follow_up): its own answer, under
-        `answer_key`; the follow-up invocations it started are counted, whatever became of the job."""
-        answer = self._rpc(f"{function}_and_follow_up", self._holder(job, params))
-        if not isinstance(answer, dict) or not isinstance(answer.get("follow_ups"), int):
-            raise DatabaseError(f"{function}_and_follow_up", f"unexpected answer {answer!r:.200}")
-        self.follow_ups += answer["follow_ups"]
-        return answer.get(answer_key)
-
-    def _written_state(self, function: str, job: Job, follow_up: bool, **params: Any) -> LeftIn:
-        if not follow_up:
-            return self._guarded_state(function, job, **params)
-        state = self._followed_up(function, job, "left_in", **params)
-        if state not in ("queued", "failed"):
-            raise self._lost(function, job)
-        return "queued" if state == "queued" else "failed"
-
-    @staticmethod
-    def _holder(job: Job, params: dict[str, Any]) -> dict[str, Any]:
-        return {"p_job_id": str(job.id), "p_generation": job.generation, **params}
-
-    @staticmethod
-    def _lost(function: str, job: Job) -> LeaseLost:
-        return LeaseLost(f"{function}: job {job.id} generation {job.generation} is no longer held")
-
-    def _claimed(self, row: dict[str, Any] | None, asked_at: float) -> Job | None:
-        if not row:
-            return None
-        job = Job.model_validate(row)
-        self._renewed(job, asked_at)
+    def _claimed(self, job: Job | None, asked_at: float) -> Job | None:
+        if job is not None:
+            self._renewed(job, asked_at)
         return job
 
     def claim(self, kind: str) -> Job | None:
         asked_at = self._wall()
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
-        return self._claimed(rows[0] if rows else None, asked_at)
+        return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
 
     def extend(self, job: Job) -> None:
         asked_at = self._wall()
-        self._guarded("extend_document_job_lease", job, p_lease=interval(self.lease))
+        self._fenced("extend_document_job_lease_v2", job, p_lease=interval(self.lease))
         self._renewed(job, asked_at)
 
     def start_fetch_email(self, job: Job, max_wait_ms: int) -> FetchStart:
         """What a fetch_email job needs before it calls Resend, and its listing's slot of the
         Resend limiter (waiting at most max_wait_ms), in one round trip, while the job is ours."""
-        answer = self._rpc("start_fetch_email", self._holder(job, {"p_max_wait_ms": max_wait_ms}))
-        if not answer:  # null: the job is no longer ours
-            raise self._lost("start_fetch_email", job)
-        return FetchStart.model_validate(answer)
+        fenced = self._fenced("start_fetch_email_v2", job, p_max_wait_ms=max_wait_ms)
+        return FetchStart.model_validate(fenced.model_extra or {})
 
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""
-        if not follow_up:
-            self._guarded("complete_document_job", job)
-        elif self._followed_up("complete_document_job", job, "completed") is not True:
-            raise self._lost("complete_document_job_and_follow_up", job)
+        self._fenced(_written("complete_document_job", follow_up), job)
 
-    def complete_and_claim_next(self, job: Job, kind: str) -> tuple[bool, Job | None]:
-        """Completes `job` and claims the next job of `kind` in one round trip: (whether `job` was
-        completed, the next job or None). False means the lease of `job` was lost; the next job,
-        if any, is ours all the same."""
+    def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
+        """Completes `job` and claims the next job of `kind` in one round trip: the next job or
+        None. When the lease of `job` was lost, LeaseLost carries the next job, which is ours all
+        the same."""
         asked_at = self._wall()
-        answer = self._rpc(
-            "complete_document_job_and_claim_next",
-            self._holder(job, {"p_kind": kind, "p_lease": interval(self.lease)}),
-        )
-        if not isinstance(answer, dict) or not isinstance(answer.get("completed"), bool):
-            raise DatabaseError("complete_document_job_and_claim_next", f"unexpected answer {answer!r:.200}")
-        return answer["completed"], self._claimed(answer.get("next_job"), asked_at)
+        try:
+            answer = self._fenced(
+                "complete_document_job_and_claim_next_v2", job, p_kind=kind, p_lease=interval(self.lease)
+            )
+        except LeaseLost as lost:
+            self._claimed(lost.next_job, asked_at)
+            raise
+        return self._claimed(answer.next_job, asked_at)
 
     def fail(
         self,
@@ -188,10 +191,9 @@ class Queue:
         follow_up: bool = False,
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
-        return self._written_state(
-            "fail_document_job",
+        return self._left_in(
+            _written("fail_document_job", follow_up),
             job,
-            follow_up,
             p_error_code=code,
             p_error_message=message,
             p_retryable=retryable,
@@ -202,8 +204,8 @@ class Queue:
         """Records an uploaded attachment of the job's e-mail, only while the job is still ours,
         and renews the lease in the same call."""
         asked_at = self._wall()
-        self._guarded(
-            "record_document_attachment",
+        self._fenced(
+            "record_document_attachment_v2",
             job,
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
             p_lease=interval(self.lease),
@@ -221,10 +223,9 @@ class Queue:
     ) -> LeftIn:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
-        return self._written_state(
-            "release_document_job",
+        return self._left_in(
+            _written("release_document_job", follow_up),
             job,
-            follow_up,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,
             p_error_message=message,

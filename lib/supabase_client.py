@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 # PostgREST and Storage calls: a slow database must not eat the whole invocation.
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 
-# The header the worker names its invocation in, on every call to the database: claim_document_jobs
+# The header the worker names its invocation in, on every call to the database (the database's name:
+# document_jobs_internal.limits(), tests/test_constants.py): claim_document_jobs
 # records it in the attempt history (PostgREST hands request headers to SQL as request.headers).
 INVOCATION_HEADER = "x-document-jobs-invocation"
 

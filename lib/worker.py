@@ -193,11 +193,13 @@ def settle(
     if stop is not None:
         return Settled(_complete(queue, job, stop in FOLLOWED_UP_STOPS), stop=stop)
     try:
-        completed, next_job = queue.complete_and_claim_next(job, job.kind)
+        next_job = queue.complete_and_claim_next(job, job.kind)
+    except LeaseLost as lost:
+        return Settled(Outcome.LOST, None, True, lost.next_job)
     except DatabaseError as error:
         log.event("outcome_not_recorded", logging.ERROR, job_id=job.id, write="complete", error=str(error))
         return Settled(Outcome.UNRECORDED)
-    return Settled(Outcome.COMPLETED if completed else Outcome.LOST, None, True, next_job)
+    return Settled(Outcome.COMPLETED, None, True, next_job)
 
 
 def _as_failure(job: Job, error: Exception) -> JobFailure:

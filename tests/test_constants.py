@@ -1,6 +1,20 @@
 """Facts that live both in Python and in SQL (or vercel.json), because neither side can read the
 other at run time: the deployed functions do not ship vercel.json, and a migration cannot import
-Python. Each is defined once on each side, and these tests fail as soon as the two disagree."""
+Python. The database owns the bounds and timings (document_jobs_internal.limits(), the claim's
+default lease, the backoff); Python owns the failure table (which failure is a release, and its
+delay). Each fact is defined once on each side, and these tests fail as soon as the two disagree.
+
+| fact | owner | readers (pinned here) |
+|---|---|---|
+| the longest lease, the longest retry-after | limits() | lib/queue.py MAX_LEASE, MAX_RETRY_AFTER |
+| the default lease | claim_document_jobs' p_lease default | lib/queue.py DEFAULT_LEASE |
+| the free time-budget releases | limits() | lib/failures.py TIME_BUDGET_FREE_RELEASES |
+| the jobs per invocation | limits() | lib/worker.py MAX_JOBS_PER_INVOCATION |
+| the invocation header | limits() | lib/supabase_client.py INVOCATION_HEADER |
+| the delay of each release | lib/failures.py FAILURES | release_causes' advice |
+| the job kind | document_job_kinds | lib/fetch_email.py KIND, record_inbound_email |
+| the worker's maxDuration | vercel.json | lib/worker.py BUDGET, the worker POST's timeout |
+"""
 
 from __future__ import annotations
 
@@ -13,13 +27,14 @@ import psycopg
 import pytest
 
 from lib import fetch_email
-from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES
-from lib.queue import DEFAULT_LEASE, MAX_LEASE
+from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, Action
+from lib.queue import DEFAULT_LEASE, MAX_LEASE, MAX_RETRY_AFTER
 from lib.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from lib.settings import WorkerSettings
-from lib.supabase_client import TIMEOUT
+from lib.supabase_client import INVOCATION_HEADER, TIMEOUT
 from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
-from tests.test_invoke import add_jobs, invoke, queued_requests, store_secrets
+from tests.support.database import add_jobs, invoke, queued_requests
+from tests.support.vault import store_secrets
 
 VERCEL_JSON = Path(__file__).parent.parent / "vercel.json"
 WORKER_FUNCTION = "api/internal/document_jobs.py"
@@ -27,13 +42,6 @@ WORKER_FUNCTION = "api/internal/document_jobs.py"
 
 def max_duration() -> timedelta:
     return timedelta(seconds=json.loads(VERCEL_JSON.read_text())["functions"][WORKER_FUNCTION]["maxDuration"])
-
-
-@pytest.fixture
-def tx(db: psycopg.Connection):
-    """Rolled back: the every-minute cron never sees these jobs, and pg_net never sends the POSTs."""
-    with db.transaction(force_rollback=True):
-        yield db
 
 
 @pytest.mark.parametrize("claimable", [1, MAX_JOBS_PER_INVOCATION, MAX_JOBS_PER_INVOCATION + 1,
@@ -88,6 +96,29 @@ def test_the_longest_lease_the_worker_may_ask_for_is_the_databases(tx, function)
     tx.execute(f"select * from {function}", (MAX_LEASE,))
     with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
         tx.execute(f"select * from {function}", (MAX_LEASE + timedelta(seconds=1),))
+
+
+def test_the_workers_bounds_are_the_databases(admin) -> None:
+    limits = admin.execute("select * from document_jobs_internal.limits()").fetchone()
+    assert (limits["lease_max"], limits["retry_after_max"]) == (MAX_LEASE, MAX_RETRY_AFTER)
+    assert limits["free_budget_releases"] == TIME_BUDGET_FREE_RELEASES
+    assert limits["jobs_per_invocation"] == MAX_JOBS_PER_INVOCATION
+    assert limits["invocation_header"] == INVOCATION_HEADER
+
+
+def _every(delay: timedelta) -> str:
+    return "every hour" if delay == timedelta(hours=1) else f"every {round(delay.total_seconds() / 60)} minutes"
+
+
+def test_the_outage_advice_says_when_the_waiting_jobs_are_tried_again(admin) -> None:
+    # The advice an operator reads in the outage alert tells the release's delay (lib/failures.py).
+    advice = {row["code"]: row["advice"] for row in admin.execute(
+        "select code, advice from document_jobs_internal.release_causes").fetchall()}  # fmt: skip
+    delays = {code.value: rule.delay for code, rule in FAILURES.items() if rule.action is Action.RELEASE and rule.check}
+    said = {code: text for code, text in advice.items() if "tried again" in text}
+    assert said, "some advice says when the jobs are tried again"
+    for code, text in said.items():
+        assert _every(delays[code]) in text, (code, text)
 
 
 def test_an_invocation_counts_as_in_flight_for_as_long_as_the_function_may_run(tx) -> None:

@@ -1,8 +1,10 @@
 """The queue's functions against a model of its state machine (the README's "The job's life"), driven by Hypothesis.
 
 A `RuleBasedStateMachine` calls the real functions as service_role, in random sequences: enqueue, claim,
-extend, complete, fail (transient or permanent, with or without a retry-after), release, manual retry, and
-time passing (every timestamp shifted into the past, no sleeping). A pure-Python model says, for each call,
+and the worker's fenced calls as it makes them (the _v2 functions: extend, record an attachment with or
+without renewing the lease, complete, complete and claim the next job, fail transient or permanent with or
+without a retry-after, release), an operator's cancel and manual retry, and time passing (every timestamp
+shifted into the past, no sleeping). A pure-Python model says, for each call,
 what it must return and what every job's row must look like afterwards; after every step the database is
 compared with the model. What this proves, for every sequence Hypothesis tries:
 
@@ -10,8 +12,14 @@ compared with the model. What this proves, for every sequence Hypothesis tries:
   running with a passed lease; attempts < max_attempts), oldest run_after, created_at first, up to p_limit,
   and counts the attempt and bumps the generation; running jobs whose lease passed with no attempt left end
   in failed / lease_expired;
-- every worker write (extend, complete, fail, release) succeeds only for the current generation of a running
-  job, and a refused one (a stale or forged generation, a finished job) changes nothing;
+- every worker write succeeds only for the current generation of a running job, and answers
+  {"held": true, "state": <the status it left>}; a refused one (a stale or forged generation, a finished
+  or cancelled job) answers {"held": false, "state": null} and changes nothing, not even an attachment
+  row; complete-and-claim-next claims the next job either way;
+- an attachment is recorded only while held; recording it with a lease renews the lease and ends the
+  streak of time-budget releases; from the fourth time-budget release in a row each counts its attempt;
+- each ended attempt's outcome (completed, retried, released, failed, cancelled, lease_expired) is what
+  the function that ended it says, on the job and in the attempt history;
 - a transient failure waits the backoff for its attempt (1, 5, 15, 60 minutes, +-10 %) or the provider's
   longer retry-after; a permanent one, or the last attempt, is final; release gives the attempt back;
 - a manual retry re-queues a failed job with attempts 0, and refuses with a clear 23505 error while another
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -48,6 +56,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from lib.failures import TIME_BUDGET_FREE_RELEASES
 from tests.conftest import connect, reset
 
 KIND = "fetch_email"
@@ -108,6 +117,14 @@ class Job:
     finished: bool = False
     last_error_code: str | None = None
     last_error_message: str | None = None
+    budget_releases: int = 0
+    attempt_outcome: str | None = None
+    # (generation, outcome) of every ended attempt, as document_job_attempts must hold them
+    history: list[tuple[int, str]] = field(default_factory=list)
+
+    def end_attempt(self, outcome: str) -> None:
+        self.attempt_outcome = outcome
+        self.history.append((self.generation, outcome))
 
     @property
     def live(self) -> bool:
@@ -135,6 +152,7 @@ class Job:
         self.finished = True
         self.last_error_code = "lease_expired"
         self.last_error_message = ANY_TEXT
+        self.end_attempt("lease_expired")
 
     def held_by(self, generation: int) -> bool:
         return self.status == "running" and self.generation == generation
@@ -155,6 +173,8 @@ class Job:
             "finished": self.finished,
             "last_error_code": self.last_error_code,
             "last_error_message": message,
+            "budget_releases": self.budget_releases,
+            "attempt_outcome": self.attempt_outcome,
         }
 
 
@@ -171,6 +191,8 @@ def observed_row(row: dict[str, Any]) -> dict[str, Any]:
         "finished": row["finished_at"] is not None,
         "last_error_code": row["last_error_code"],
         "last_error_message": row["last_error_message"],
+        "budget_releases": row["budget_releases"],
+        "attempt_outcome": row["attempt_outcome"],
     }
 
 
@@ -186,6 +208,8 @@ class QueueMachine(RuleBasedStateMachine):
         # Each example starts from an empty queue. (The test truncates everything once; a delete here costs
         # a fraction of a truncate, which matters when Hypothesis replays thousands of examples to shrink one.)
         self.admin.execute("delete from document_jobs")
+        self.admin.execute("delete from fax_received_email_attachments")
+        self.stored: set[tuple[UUID, str]] = set()  # (e-mail, attachment id) of every recorded attachment
         self.model: dict[UUID, Job] = {}  # in creation order
         self.held: list[Holder] = []  # every (job, generation) a claim ever handed out
         self.seen_generation: dict[UUID, int] = {}
@@ -230,19 +254,58 @@ class QueueMachine(RuleBasedStateMachine):
         holder = data.draw(st.sampled_from(pool), label="holder")
         return self.model[holder.job_id], holder.generation + data.draw(GENERATION_OFFSETS, label="offset")
 
-    def worker_call(self, job: Job, generation: int, sql: str, params: tuple[Any, ...]) -> tuple[bool, datetime, dict]:
-        """Calls a guarded worker function as (job, generation) and checks the verdict against the model.
-        Returns the verdict, the transaction's now() and the row after the call."""
+    def worker_call(self, job: Job, generation: int, function: str, *params: Any) -> tuple[bool, datetime, dict]:
+        """Calls a fenced worker function (a _v2 one) as (job, generation) and checks its answer against the
+        model: {"held": true, "state": ...} exactly when the model says the job is held, else
+        {"held": false, "state": null} and nothing changed. Returns whether it held, the transaction's now()
+        and the row after the call; the answer is in self.answer."""
+        arguments = ", ".join(["%s"] * (2 + len(params)))
         with self.transaction() as now:
             expected = job.held_by(generation)
-            before = self.row(job.id)
-            self.answer = self.conn.execute(sql, (job.id, generation, *params)).fetchone()
-            ok = self.answer["ok"]
-            after = self.row(job.id)
-        assert ok is expected, f"{sql} as generation {generation} of {job}: expected {expected}, got {ok}"
-        if not ok:
+            before = self.row(job.id), self.attachments()
+            self.answer = self.conn.execute(
+                f"select {function}({arguments}) as answer", (job.id, generation, *params)
+            ).fetchone()["answer"]
+            after = self.row(job.id), self.attachments()
+        held = self.answer["held"]
+        assert held is expected, f"{function} as generation {generation} of {job}: expected {expected}, got {held}"
+        if not held:
+            assert self.answer == {"held": False, "state": None}, "the one answer of a lost lease"
             assert after == before, "a refused call changed the row"
-        return ok, now, after
+        return held, now, after[0]
+
+    def attachments(self) -> set[tuple[UUID, str]]:
+        rows = self.conn.execute(
+            "select fax_received_email_id, provider_attachment_id from fax_received_email_attachments"
+        )
+        return {(row["fax_received_email_id"], row["provider_attachment_id"]) for row in rows.fetchall()}
+
+    def claimed(self, rows: list[dict[str, Any]], now: datetime, limit: int, lease: timedelta) -> None:
+        """The model of a claim (its sweep first), checked against the rows it returned."""
+        for job in self.model.values():
+            if job.sweepable(now):
+                job.sweep()
+        claimable = sorted(
+            (job for job in self.model.values() if job.claimable(now)), key=lambda job: (job.run_after, job.created_at)
+        )
+        expected = claimable[:limit]
+        assert sorted(row["id"] for row in rows) == sorted(job.id for job in expected), (
+            f"claim(limit={limit}) at {now}: expected {[job.id for job in expected]} of {claimable},"
+            f" got {[row['id'] for row in rows]}"
+        )
+        for job in expected:
+            if job.status == "running":  # its lease passed: the attempt that held it is over
+                job.history.append((job.generation, "lease_expired"))
+            job.status = "running"
+            job.attempts += 1
+            job.generation += 1
+            job.lease_until = now + lease
+            job.started_at = job.started_at or now
+            job.attempt_outcome = None
+        by_id = {row["id"]: row for row in rows}
+        for job in expected:
+            assert observed_row(by_id[job.id]) == job.expected_row(by_id[job.id]), "the returned row"
+        self.held.extend(Holder(job.id, job.generation) for job in expected)
 
     # -- rules --------------------------------------------------------------------------------------
 
@@ -276,45 +339,93 @@ class QueueMachine(RuleBasedStateMachine):
         with self.conn.transaction():
             now = self.conn.execute("select now() as now").fetchone()["now"]
             rows = self.conn.execute("select * from claim_document_jobs(%s, %s, %s)", (KIND, limit, lease)).fetchall()
-        for job in self.model.values():
-            if job.sweepable(now):
-                job.sweep()
-        claimable = sorted(
-            (job for job in self.model.values() if job.claimable(now)), key=lambda job: (job.run_after, job.created_at)
-        )
-        expected = claimable[:limit]
-        assert sorted(row["id"] for row in rows) == sorted(job.id for job in expected), (
-            f"claim(limit={limit}) at {now}: expected {[job.id for job in expected]} of {claimable},"
-            f" got {[row['id'] for row in rows]}"
-        )
-        for job in expected:
-            job.status = "running"
-            job.attempts += 1
-            job.generation += 1
-            job.lease_until = now + lease
-            job.started_at = job.started_at or now
-        by_id = {row["id"]: row for row in rows}
-        for job in expected:
-            assert observed_row(by_id[job.id]) == job.expected_row(by_id[job.id]), "the returned row"
-        self.held.extend(Holder(job.id, job.generation) for job in expected)
+        self.claimed(rows, now, limit, lease)
 
     @precondition(lambda self: bool(self.held))
     @rule(data=st.data(), lease=LEASES)
     def extend(self, data: st.DataObject, lease: timedelta) -> None:
         job, generation = self.draw_holder(data)
-        ok, now, _ = self.worker_call(job, generation, "select extend_document_job_lease(%s, %s, %s) as ok", (lease,))
-        if ok:
+        held, now, _ = self.worker_call(job, generation, "extend_document_job_lease_v2", lease)
+        if held:
+            assert self.answer["state"] == "running"
             job.lease_until = now + lease
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), attachment=st.sampled_from(["att_a", "att_b"]), lease=st.one_of(st.none(), LEASES))
+    def record_attachment(self, data: st.DataObject, attachment: str, lease: timedelta | None) -> None:
+        job, generation = self.draw_holder(data)
+        held, now, _ = self.worker_call(
+            job, generation, "record_document_attachment_v2", attachment, f"{attachment}.pdf", "application/pdf", 1,
+            "0" * 64, "fax-attachments", f"x/{attachment}.pdf", lease,
+        )  # fmt: skip
+        if held:
+            assert self.answer["state"] == "running"
+            self.stored.add((self.targets[job.target], attachment))
+            if lease is not None:  # renewed: and the streak of time-budget releases ends
+                job.lease_until = now + lease
+                job.budget_releases = 0
 
     @precondition(lambda self: bool(self.held))
     @rule(data=st.data())
     def complete(self, data: st.DataObject) -> None:
         job, generation = self.draw_holder(data)
-        ok, _, _ = self.worker_call(job, generation, "select complete_document_job(%s, %s) as ok", ())
-        if ok:
-            job.status = "completed"
-            job.lease_until = None
-            job.finished = True
+        held, _, _ = self.worker_call(job, generation, "complete_document_job_v2")
+        if held:
+            self.completed(job)
+
+    def completed(self, job: Job) -> None:
+        assert self.answer["state"] == "completed"
+        job.status = "completed"
+        job.lease_until = None
+        job.finished = True
+        job.end_attempt("completed")
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), lease=LEASES)
+    def complete_and_claim_next(self, data: st.DataObject, lease: timedelta) -> None:
+        """The worker's hot path: the completion and the claim of the next job, one transaction."""
+        job, generation = self.draw_holder(data)
+        with self.transaction() as now:
+            expected = job.held_by(generation)
+            answer = self.conn.execute(
+                "select complete_document_job_and_claim_next_v2(%s, %s, %s, %s) as answer",
+                (job.id, generation, KIND, lease),
+            ).fetchone()["answer"]
+        self.answer = {key: value for key, value in answer.items() if key != "next_job"}
+        assert answer["held"] is expected, f"complete_and_claim_next as generation {generation} of {job}"
+        if expected:
+            self.completed(job)
+        else:
+            assert self.answer == {"held": False, "state": None}, "the one answer of a lost lease"
+        # The next job is claimed whether or not the completion held (PostgREST hands it over as JSON).
+        next_rows = [] if answer["next_job"] is None else [self.row(UUID(answer["next_job"]["id"]))]
+        self.claimed(next_rows, now, 1, lease)
+
+    @rule(data=st.data(), reason=MESSAGES)
+    def cancel(self, data: st.DataObject, reason: str | None) -> None:
+        """An operator cancels a job: mostly a live one, sometimes one that has finished."""
+        live = [job for job in self.model.values() if job.live]
+        pool = live if live and data.draw(st.booleans(), label="a live job") else list(self.model.values())
+        if not pool:
+            return
+        job = data.draw(st.sampled_from(pool), label="job")
+        with self.transaction():
+            before = self.row(job.id)
+            ok = self.conn.execute("select cancel_document_job(%s, %s) as ok", (job.id, reason)).fetchone()["ok"]
+            after = self.row(job.id)
+        assert ok is job.live, f"cancel of {job}"
+        if not ok:
+            assert after == before, "a refused cancel changed the row"
+            return
+        if job.status == "running":  # its worker's next fenced call finds the job no longer held
+            job.end_attempt("cancelled")
+        else:
+            job.attempt_outcome = "cancelled"
+        job.status = "failed"
+        job.lease_until = None
+        job.finished = True
+        job.last_error_code = "cancelled"
+        job.last_error_message = truncated(reason) or "cancelled by an operator"
 
     @precondition(lambda self: bool(self.held))
     @rule(
@@ -328,13 +439,10 @@ class QueueMachine(RuleBasedStateMachine):
         self, data: st.DataObject, code: str, message: str | None, retryable: bool, retry_after: timedelta | None
     ) -> None:
         job, generation = self.draw_holder(data)
-        ok, now, after = self.worker_call(
-            job,
-            generation,
-            "select left_in is not null as ok, left_in from fail_document_job(%s, %s, %s, %s, %s, %s) as left_in",
-            (code, message, retryable, retry_after),
+        held, now, after = self.worker_call(
+            job, generation, "fail_document_job_v2", code, message, retryable, retry_after
         )
-        if not ok:
+        if not held:
             return
         job.lease_until = None
         job.last_error_code = code
@@ -349,10 +457,12 @@ class QueueMachine(RuleBasedStateMachine):
             )
             job.status = "queued"
             job.run_after = after["run_after"]  # the jitter is random: read back once it is in range
+            job.end_attempt("retried")
         else:
             job.status = "failed"
             job.finished = True
-        assert self.answer["left_in"] == job.status, "fail answers the state it left the job in"
+            job.end_attempt("failed")
+        assert self.answer["state"] == job.status, "fail answers the state it left the job in"
 
     @precondition(lambda self: bool(self.held))
     @rule(
@@ -365,22 +475,28 @@ class QueueMachine(RuleBasedStateMachine):
         self, data: st.DataObject, retry_after: timedelta | None, code: str | None, message: str | None
     ) -> None:
         job, generation = self.draw_holder(data)
-        ok, now, _ = self.worker_call(
-            job,
-            generation,
-            "select left_in is not null as ok, left_in from release_document_job(%s, %s, %s, %s, %s) as left_in",
-            (retry_after, code, message),
-        )
-        if not ok:
+        held, now, _ = self.worker_call(job, generation, "release_document_job_v2", retry_after, code, message)
+        if not held:
             return
-        assert self.answer["left_in"] == "queued", "release answers the state it left the job in"
-        job.status = "queued"
-        job.attempts = max(job.attempts - 1, 0)
-        job.run_after = now + (retry_after or timedelta(0))
+        # From the fourth time-budget release in a row (nothing stored between), each counts its attempt.
+        counted = code == "time_budget" and job.budget_releases >= TIME_BUDGET_FREE_RELEASES
+        failed = counted and job.attempts >= job.max_attempts
         job.lease_until = None
+        if code == "time_budget":
+            job.budget_releases += 1
+        if failed:
+            job.status = "failed"
+            job.finished = True
+        else:
+            job.status = "queued"
+            job.run_after = now + (retry_after or timedelta(0))
+        if not counted:
+            job.attempts = max(job.attempts - 1, 0)
         if code is not None:
             job.last_error_code = code
-            job.last_error_message = truncated(message)
+            job.last_error_message = ANY_TEXT if counted else truncated(message)
+        job.end_attempt("failed" if failed else "retried" if counted else "released")
+        assert self.answer["state"] == job.status, "release answers the state it left the job in"
 
     @precondition(lambda self: any(job.status == "failed" for job in self.model.values()))
     @rule(data=st.data())
@@ -413,6 +529,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         job.status = "queued"
         job.attempts = 0
+        job.budget_releases = 0
         job.run_after = now
         job.lease_until = None
         job.finished = False
@@ -447,6 +564,21 @@ class QueueMachine(RuleBasedStateMachine):
         for row in rows:
             job = self.model[row["id"]]
             assert observed_row(row) == job.expected_row(row), f"job {job.id}"
+
+    @invariant()
+    def history_matches_model(self) -> None:
+        """Every ended attempt is in document_job_attempts with the outcome the model gave it."""
+        jobs = self.admin.execute("select j.*, now() as observed_at from document_jobs j").fetchall()
+        if jobs:
+            self.absorb_sweeps(jobs, jobs[0]["observed_at"])
+        rows = self.admin.execute("select job_id, generation, outcome from document_job_attempts").fetchall()
+        assert {(row["job_id"], row["generation"]): row["outcome"] for row in rows} == {
+            (job.id, generation): outcome for job in self.model.values() for generation, outcome in job.history
+        }
+
+    @invariant()
+    def attachments_only_while_held(self) -> None:
+        assert self.attachments() == self.stored
 
     @invariant()
     def at_most_one_live_job_per_target(self) -> None:

@@ -36,7 +36,20 @@ CALLS = {
     "complete_document_job_and_follow_up": "select complete_document_job_and_follow_up(gen_random_uuid(), 1)",
     "fail_document_job_and_follow_up": "select fail_document_job_and_follow_up(gen_random_uuid(), 1, 'code')",
     "release_document_job_and_follow_up": "select release_document_job_and_follow_up(gen_random_uuid(), 1)",
-}
+    # the fenced calls' v2 (the names above stay until a later migration drops them)
+    "extend_document_job_lease_v2": "select extend_document_job_lease_v2(gen_random_uuid(), 1, '5 minutes')",
+    "complete_document_job_v2": "select complete_document_job_v2(gen_random_uuid(), 1)",
+    "complete_document_job_and_claim_next_v2":
+        "select complete_document_job_and_claim_next_v2(gen_random_uuid(), 1, 'fetch_email', '5 minutes')",
+    "record_document_attachment_v2": "select record_document_attachment_v2(gen_random_uuid(), 1, 'a', 'a.pdf',"
+                                     " 'application/pdf', 1, '', 'fax-attachments', 'x/a.pdf')",
+    "fail_document_job_v2": "select fail_document_job_v2(gen_random_uuid(), 1, 'code')",
+    "release_document_job_v2": "select release_document_job_v2(gen_random_uuid(), 1)",
+    "start_fetch_email_v2": "select start_fetch_email_v2(gen_random_uuid(), 1, 0)",
+    "complete_document_job_and_follow_up_v2": "select complete_document_job_and_follow_up_v2(gen_random_uuid(), 1)",
+    "fail_document_job_and_follow_up_v2": "select fail_document_job_and_follow_up_v2(gen_random_uuid(), 1, 'code')",
+    "release_document_job_and_follow_up_v2": "select release_document_job_and_follow_up_v2(gen_random_uuid(), 1)",
+}  # fmt: skip
 
 
 def all_functions(conn: psycopg.Connection, schema: str) -> list[str]:

@@ -65,11 +65,11 @@ def configure_faults(env: dict[str, str], emails: list[dict[str, Any]], rng: ran
         f"{env['SUPABASE_URL']}/_control/faults",
         json={
             "rpcs": [
-                "complete_document_job",
-                "complete_document_job_and_claim_next",
-                "fail_document_job",
-                "complete_document_job_and_follow_up",
-                "fail_document_job_and_follow_up",
+                "complete_document_job_v2",
+                "complete_document_job_and_claim_next_v2",
+                "fail_document_job_v2",
+                "complete_document_job_and_follow_up_v2",
+                "fail_document_job_and_follow_up_v2",
             ],
             "probability": 0.03,
             "seed": rng.random(),

@@ -1,7 +1,7 @@
 -- The schema's contract: tables, columns, indexes, RLS, and who may do what.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions;
 select plan(55);
 
@@ -9,7 +9,7 @@ select has_table('public', 'document_jobs', 'document_jobs exists');
 select columns_are('public', 'document_jobs', array[
     'id', 'kind', 'fax_received_email_id', 'status', 'attempts', 'max_attempts', 'run_after', 'lease_until',
     'generation', 'last_error_code', 'last_error_message', 'created_at', 'started_at', 'finished_at',
-    'attempt_started_at', 'attempt_invocation_id', 'budget_releases']);
+    'attempt_started_at', 'attempt_invocation_id', 'budget_releases', 'attempt_outcome']);
 select col_type_is('public', 'document_jobs', 'id', 'uuid', 'id is uuid');
 select col_default_is('public', 'document_jobs', 'id', 'gen_random_uuid()', 'id defaults to gen_random_uuid()');
 select col_default_is('public', 'document_jobs', 'status', 'queued', 'status defaults to queued');

@@ -3,22 +3,12 @@
 -- and lease_until into the past.
 begin;
 set local client_min_messages = error;  -- the failure alerts' "no alert URL stored" warnings
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(63);
 
--- Helpers, in a schema of their own that the rollback removes.
-create schema t;
-insert into public.fax_received_emails (provider_email_id, data) values ('em_1', '{}'), ('em_2', '{}');
-create function t.email_id(text) returns uuid language sql as
-    $$ select id from public.fax_received_emails where provider_email_id = $1 $$;
-create function t.job() returns public.document_jobs language sql as
-    $$ select * from public.document_jobs where fax_received_email_id = t.email_id('em_1')
-        order by status in ('queued', 'running') desc, generation desc limit 1 $$;
--- "Time passes": the job's backoff or lease is over.
-create function t.expire() returns void language sql as
-    $$ update public.document_jobs set run_after = now() - interval '1 second',
-                                       lease_until = case when status = 'running' then now() - interval '1 second' end $$;
+-- job() is em_1's: em_2 never gets one (helpers.psql).
+select t.add_emails('em_1', 'em_2');
 
 -- enqueue
 select is((select created from enqueue_document_job('fetch_email', email_id('em_1'))), true, 'enqueue creates a job');

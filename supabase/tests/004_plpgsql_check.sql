@@ -3,7 +3,7 @@
 -- leaves out, such as a hidden cast or a volatility class too weak for the planner, stay fixed too.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 create extension if not exists plpgsql_check with schema extensions;
 set local search_path = extensions;
 select plan(2);

@@ -3,14 +3,11 @@
 -- parked for centuries is lost work; a claim or a fan-out without a bound is a crowd.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(45);
 
-create schema t;
-insert into public.fax_received_emails (provider_email_id, data) values ('em_bounds', '{}');
-create function t.job() returns public.document_jobs language sql as
-    $$ select * from public.document_jobs order by created_at desc limit 1 $$;
+select t.add_emails('em_bounds');
 select lives_ok($$select enqueue_document_job('fetch_email', (select id from fax_received_emails))$$, 'a job');
 
 -- leases: (0, 1 hour]

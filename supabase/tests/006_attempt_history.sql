@@ -3,19 +3,11 @@
 -- still, and time "passes" by moving run_after and lease_until into the past.
 begin;
 set local client_min_messages = error;  -- the failure alerts' "no alert URL" warnings
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(20);
 
-create schema t;
-insert into public.fax_received_emails (provider_email_id, data) values ('em_1', '{}'), ('em_2', '{}');
-create function t.job(text) returns public.document_jobs language sql as
-    $$ select j.* from public.document_jobs j join public.fax_received_emails e on e.id = j.fax_received_email_id
-        where e.provider_email_id = $1 $$;
-create function t.ready(text) returns void language sql as
-    $$ update public.document_jobs set run_after = now() - interval '1 second',
-                                       lease_until = case when status = 'running' then now() - interval '1 second' end
-        where id = (t.job($1)).id $$;
+select t.add_emails('em_1', 'em_2');
 create function t.attempts(text)
 returns table (attempt int, generation int, outcome text, error_code text, invocation_id text)
 language sql as
@@ -37,10 +29,10 @@ select is_empty($$ select * from document_job_attempts $$, '... and an extension
 select is(fail_document_job((job('em_1')).id, 1, 'resend_unavailable', 'HTTP 503'), 'queued', 'transient failure');
 select results_eq($$ select * from attempts('em_1') $$,
                   $$ values (1, 1, 'retried', 'resend_unavailable', null::text) $$, 'recorded as retried');
-select ready('em_1');
+select expire('em_1');
 select claim_document_jobs('fetch_email', 1);
 select is(release_document_job((job('em_1')).id, 2, '0 seconds', 'time_budget', 'out of time'), 'queued', 'release');
-select ready('em_1');
+select expire('em_1');
 select set_config('request.headers', '{"x-document-jobs-invocation": "iad1::abc-123", "accept": "*/*"}', true);
 select claim_document_jobs('fetch_email', 1);
 select is((job('em_1')).attempt_invocation_id, 'iad1::abc-123', 'the claim notes the invocation PostgREST names');
@@ -59,7 +51,7 @@ select is((select (started_at, finished_at) from document_job_attempts
           (now(), now() - interval '2 seconds'), 'a lost attempt ends when its lease passed');
 
 -- the ways to end failed: permanent failure, cancel of a running job, the expired-lease sweep
-select ready('em_2');
+select expire('em_2');
 select claim_document_jobs('fetch_email', 1);
 select is(fail_document_job((job('em_2')).id, 1, 'resend_not_found', 'HTTP 404', p_retryable => false), 'failed', 'fail');
 select retry_document_job((job('em_2')).id);

@@ -61,15 +61,15 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 # What the Resend limiter answers by default: a slot at once.
 FREE_SLOT = {"reserved": True, "wait_ms": 0, "limit": 5}
 # The calls that start a job and pace its Resend requests, not writes of its outcome.
-STARTING_RPCS = ("claim_document_jobs", "start_fetch_email", "reserve_provider_request", "note_provider_rate_limit")
+STARTING_RPCS = ("claim_document_jobs", "start_fetch_email_v2", "reserve_provider_request", "note_provider_rate_limit")
 
 
 @dataclass
 class FakeSupabase:
-    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next;
-    `guarded` is what extend, complete and record_document_attachment answer (False: the lease is
-    lost). fail and release answer the state they left the job in, as the database decides it
-    (null once the lease is lost); `fail_answer` overrides that decision. start_fetch_email answers
+    """`jobs` are handed out in order by claim_document_jobs and complete_document_job_and_claim_next_v2;
+    `guarded` is whether every fenced call (the _v2 functions) finds the job still held (False: the
+    lease is lost). fail and release answer the state they left the job in, as the database
+    decides it; `fail_answer` overrides that decision. start_fetch_email_v2 answers
     from `emails` and `stored`; it and reserve_provider_request hand out `slots` in order
     (FREE_SLOT once none are left). The ..._and_follow_up writes answer `follow_ups` each."""
 
@@ -86,7 +86,7 @@ class FakeSupabase:
     refused_rpcs: dict[str, httpx.Response] = field(default_factory=dict)  # these answer this instead
     on_upload_chunk: Callable[[bytes], None] | None = None  # called as each chunk of an upload is read
     fail_answer: str | None = None
-    release_answer: str = "queued"  # what release_document_job answers while the lease holds
+    release_answer: str = "queued"  # what release_document_job_v2 answers while the lease holds
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -113,26 +113,33 @@ class FakeSupabase:
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
             return httpx.Response(200, json=[self._next_job()] if self.jobs else [])
-        if name == "complete_document_job_and_claim_next":
-            return httpx.Response(
-                200, json={"completed": self.guarded, "next_job": self._next_job() if self.jobs else None}
-            )
-        if name == "start_fetch_email":
-            return httpx.Response(200, json=self._start(body) if self.guarded else None)
         if name == "reserve_provider_request":
             return httpx.Response(200, json=self._slot())
         if name == "note_provider_rate_limit":
             return httpx.Response(200, json={"limit": body["p_limit"] or 5, "paused_until": None})
-        if name in ("fail_document_job", "release_document_job"):
-            return httpx.Response(200, json=self._left_in(name, body) if self.guarded else None)
-        if name in ("fail_document_job_and_follow_up", "release_document_job_and_follow_up"):
-            left_in = self._left_in(name.removesuffix("_and_follow_up"), body) if self.guarded else None
-            return httpx.Response(200, json={"left_in": left_in, "follow_ups": self.follow_ups})
-        if name == "complete_document_job_and_follow_up":
-            return httpx.Response(200, json={"completed": self.guarded, "follow_ups": self.follow_ups})
-        if name == "record_document_attachment" and self.guarded:
+        # Every fenced call answers as the _v2 functions do: {"held", "state"}, and what it adds.
+        if name == "complete_document_job_and_claim_next_v2":
+            next_job = self._next_job() if self.jobs else None
+            return httpx.Response(200, json=self._fenced("completed") | {"next_job": next_job})
+        if name == "start_fetch_email_v2":
+            return httpx.Response(200, json=self._fenced("running") | (self._start(body) if self.guarded else {}))
+        if name in ("fail_document_job_v2", "release_document_job_v2"):
+            return httpx.Response(200, json=self._fenced(self._left_in(name, body)))
+        if name in ("fail_document_job_and_follow_up_v2", "release_document_job_and_follow_up_v2"):
+            left_in = self._left_in(name.replace("_and_follow_up", ""), body)
+            return httpx.Response(200, json=self._fenced(left_in) | {"follow_ups": self.follow_ups})
+        if name == "complete_document_job_and_follow_up_v2":
+            return httpx.Response(200, json=self._fenced("completed") | {"follow_ups": self.follow_ups})
+        if name == "record_document_attachment_v2" and self.guarded:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
-        return httpx.Response(200, json=self.guarded)
+        if name == "complete_document_job_v2":
+            return httpx.Response(200, json=self._fenced("completed"))
+        if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
+            return httpx.Response(200, json=self._fenced("running"))
+        raise AssertionError(f"the worker called an RPC the fake does not know: {name}")
+
+    def _fenced(self, state: str) -> dict[str, Any]:
+        return {"held": True, "state": state} if self.guarded else {"held": False, "state": None}
 
     def _next_job(self) -> dict[str, Any]:
         job = self.jobs.pop(0)
@@ -140,7 +147,7 @@ class FakeSupabase:
         return job
 
     def _left_in(self, name: str, body: dict[str, Any]) -> str:
-        if name == "release_document_job":
+        if name == "release_document_job_v2":
             return self.release_answer
         if self.fail_answer is not None:
             return self.fail_answer

@@ -82,9 +82,9 @@ def test_stores_every_attachment_and_completes(queue, fake, router, context, clo
     ]
     names = [name for name, _ in fake.rpc_calls()]
     assert names == [
-        "upload", "record_document_attachment",  # the claim's lease is fresh: no extension
-        "upload", "record_document_attachment",  # the previous record renewed it
-        "complete_document_job_and_claim_next",
+        "upload", "record_document_attachment_v2",  # the claim's lease is fresh: no extension
+        "upload", "record_document_attachment_v2",  # the previous record renewed it
+        "complete_document_job_and_claim_next_v2",
     ]  # fmt: skip
 
 
@@ -117,14 +117,14 @@ def test_a_url_still_expired_after_listing_again_is_a_transient_failure(queue, f
 
     assert run(queue, context, clock).retried == 1
     assert len(listing.calls) == 2, "listed again once, not more"
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("download_expired", True)
 
 
 def test_a_missing_email_row_fails_the_job(queue, fake, context, clock) -> None:
     fake.jobs = [job_row(fax_received_email_id="00000000-0000-0000-0000-000000000000")]
     assert run(queue, context, clock).failed == 1
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("email_not_found", False)
 
 
@@ -152,7 +152,7 @@ def test_provider_text_postgres_cannot_store_is_replaced_and_blocks_nothing(
 
     assert run(queue, context, clock).completed == 1
 
-    records = [body for name, body in fake.rpc_calls("record_document_attachment")]
+    records = [body for name, body in fake.rpc_calls("record_document_attachment_v2")]
     assert [(r["p_provider_attachment_id"], r["p_filename"]) for r in records] == [
         ("att_1", "請求書\ufffd.pdf"), ("att_\ufffd2", "\ufffd.pdf"), ("att_3", "請求書_3.pdf")]  # fmt: skip
     assert len(fake.stored) == 3, "every attachment recorded, the ones after the odd names too"
@@ -168,14 +168,14 @@ def test_provider_text_postgres_cannot_store_is_replaced_and_blocks_nothing(
 def test_an_empty_attachment_id_is_a_malformed_answer_not_a_database_error(queue, fake, router, context, clock, job):
     list_route(router, page(attachment(1, id="")))
     run(queue, context, clock)
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("resend_malformed_response", False)
 
 
 def test_error_messages_with_text_postgres_cannot_store_are_still_recorded(queue, fake, router, context, clock, job):
     list_route(router, page(attachment(1, id="att_\x00", size=5_000)))
     assert run(queue, context, clock).failed == 1
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_error_message"]) == (
         "attachment_too_large",
         "attachment att_\ufffd: 5000 bytes",
@@ -209,51 +209,51 @@ def test_the_stored_content_type_is_a_document_type_or_octet_stream(
 # The failure table (lib/failures.py), written out independently: (what happens, expected RPC, its arguments).
 RESEND_LIST_FAILURES = [
     ("Resend 500", httpx.Response(500, json={"statusCode": 500, "name": "application_error", "message": "x"}),
-     "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True, "p_retry_after": None}),
+     "fail_document_job_v2", {"p_error_code": "resend_unavailable", "p_retryable": True, "p_retry_after": None}),
     ("Resend 429 with retry-after", httpx.Response(429, headers={"retry-after": "120"},
      json={"statusCode": 429, "name": "rate_limit_exceeded", "message": "slow down"}),
-     "release_document_job", {"p_error_code": "resend_rate_limited", "p_retry_after": "120.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_rate_limited", "p_retry_after": "120.000 seconds"}),
     ("Resend 429 without retry-after", httpx.Response(429, json={"statusCode": 429, "name": "rate_limit_exceeded",
                                                                  "message": "slow down"}),
-     "release_document_job", {"p_error_code": "resend_rate_limited", "p_retry_after": "1.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_rate_limited", "p_retry_after": "1.000 seconds"}),
     ("Resend daily quota", httpx.Response(429, json={"statusCode": 429, "name": "daily_quota_exceeded",
                                                      "message": "quota"}),
-     "release_document_job", {"p_error_code": "resend_quota_exceeded", "p_retry_after": "3600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_quota_exceeded", "p_retry_after": "3600.000 seconds"}),
     ("Resend 404", httpx.Response(404, json={"statusCode": 404, "name": "not_found", "message": "no such email"}),
-     "fail_document_job", {"p_error_code": "resend_not_found", "p_retryable": False}),
+     "fail_document_job_v2", {"p_error_code": "resend_not_found", "p_retryable": False}),
     ("Resend 401", httpx.Response(401, json={"statusCode": 401, "name": "restricted_api_key", "message": "x"}),
-     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
     ("Resend 403", httpx.Response(403, json={"statusCode": 403, "name": "invalid_api_key", "message": "x"}),
-     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
     # A deleted or unknown key, as Resend's current reference answers it from every endpoint but sending.
     ("Resend 400 API key is invalid", httpx.Response(400, json={"statusCode": 400, "name": "validation_error",
                                                                 "message": "API key is invalid"}),
-     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
     ("Resend 400 about a field", httpx.Response(400, json={"statusCode": 400, "name": "validation_error",
                                                            "message": "The `limit` field is invalid"}),
-     "fail_document_job", {"p_error_code": "resend_rejected", "p_retryable": False}),
+     "fail_document_job_v2", {"p_error_code": "resend_rejected", "p_retryable": False}),
     ("Resend 403 without a User-Agent", httpx.Response(403, text="error code: 1010"),
-     "release_document_job", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_unauthorized", "p_retry_after": "600.000 seconds"}),
     ("Resend 404 for the endpoint", httpx.Response(404, json={"statusCode": 404, "name": "not_found",
                                                               "message": "The requested endpoint does not exist."}),
-     "release_document_job", {"p_error_code": "resend_misconfigured", "p_retry_after": "600.000 seconds"}),
+     "release_document_job_v2", {"p_error_code": "resend_misconfigured", "p_retry_after": "600.000 seconds"}),
     ("a proxy's 408", httpx.Response(408, text="Request Timeout"),
-     "fail_document_job", {"p_error_code": "resend_timeout", "p_retryable": True}),
+     "fail_document_job_v2", {"p_error_code": "resend_timeout", "p_retryable": True}),
     ("Resend 409", httpx.Response(409, json={"statusCode": 409, "name": "concurrent_idempotent_requests",
                                              "message": "in progress"}),
-     "fail_document_job", {"p_error_code": "resend_unavailable", "p_retryable": True}),
+     "fail_document_job_v2", {"p_error_code": "resend_unavailable", "p_retryable": True}),
     ("an undocumented 4xx", httpx.Response(418, text="teapot"),
-     "fail_document_job", {"p_error_code": "resend_unexpected_answer", "p_retryable": True}),
+     "fail_document_job_v2", {"p_error_code": "resend_unexpected_answer", "p_retryable": True}),
     ("Resend malformed: not JSON", httpx.Response(200, text="<html>oops</html>"),
-     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+     "fail_document_job_v2", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
     ("Resend malformed: fields missing", httpx.Response(200, json={"object": "list", "data": [{"id": "x"}]}),
-     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+     "fail_document_job_v2", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
     ("Resend malformed: data not a list", httpx.Response(200, json={"object": "list", "data": {"id": "x"}}),
-     "fail_document_job", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
+     "fail_document_job_v2", {"p_error_code": "resend_malformed_response", "p_retryable": False}),
     ("Resend unreachable", httpx.ConnectError("refused"),
-     "fail_document_job", {"p_error_code": "resend_network_error", "p_retryable": True}),
+     "fail_document_job_v2", {"p_error_code": "resend_network_error", "p_retryable": True}),
     ("Resend timeout", httpx.ReadTimeout("slow"),
-     "fail_document_job", {"p_error_code": "resend_timeout", "p_retryable": True}),
+     "fail_document_job_v2", {"p_error_code": "resend_timeout", "p_retryable": True}),
 ]  # fmt: skip
 
 
@@ -301,7 +301,7 @@ def test_storage_failures_drive_the_right_rpc(
 
     run(queue, context, clock)
 
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == (code, retryable)
     assert fake.stored == [], "nothing is recorded for an object that was not stored"
 
@@ -329,8 +329,8 @@ def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router,
 
     assert run(queue, context, clock).released == 1
 
-    [(_, release)] = fake.rpc_calls("release_document_job")
-    assert fake.rpc_calls("fail_document_job") == []
+    [(_, release)] = fake.rpc_calls("release_document_job_v2")
+    assert fake.rpc_calls("fail_document_job_v2") == []
     assert (release["p_error_code"], release["p_retry_after"]) == (code, "600.000 seconds")
     check = "ATTACHMENTS_BUCKET" if code == "storage_bucket_not_found" else "SUPABASE_SECRET_KEY"
     assert check in release["p_error_message"], "the message names the setting to check"
@@ -338,7 +338,7 @@ def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router,
 
 
 @pytest.mark.parametrize("answer", [
-    httpx.Response(403, json={"code": "42501", "message": "permission denied for function start_fetch_email",
+    httpx.Response(403, json={"code": "42501", "message": "permission denied for function start_fetch_email_v2",
                               "details": None, "hint": None}),
     httpx.Response(401, json={"code": "PGRST301", "message": "JWSError JWSInvalidSignature", "details": None,
                               "hint": None}),
@@ -347,12 +347,12 @@ def test_a_missing_bucket_or_a_refused_key_releases_the_job(queue, fake, router,
 def test_a_database_that_refuses_the_key_releases_the_job_naming_the_settings(
     queue, fake, router, context, clock, job, caplog, answer
 ) -> None:
-    fake.refused_rpcs["start_fetch_email"] = answer
+    fake.refused_rpcs["start_fetch_email_v2"] = answer
     caplog.set_level(logging.INFO, "document_jobs")
 
     assert run(queue, context, clock).released == 1
 
-    [(_, release)] = fake.rpc_calls("release_document_job")
+    [(_, release)] = fake.rpc_calls("release_document_job_v2")
     assert (release["p_error_code"], release["p_retry_after"]) == ("database_unauthorized", "600.000 seconds")
     assert "SUPABASE_SECRET_KEY" in release["p_error_message"]
     [finished] = [json.loads(r.getMessage()) for r in caplog.records if '"job_finished"' in r.getMessage()]
@@ -385,7 +385,7 @@ def test_an_unusable_item_is_named_and_the_others_are_stored(queue, fake, router
     assert run(queue, context, clock).failed == 1
 
     assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1", "att_3"], "the usable ones are stored"
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("resend_malformed_response", False)
     assert "item 2 (id 'att_2'): download_url: Field required" in fail["p_error_message"]
     assert "item 4: id: Field required" in fail["p_error_message"]
@@ -413,7 +413,7 @@ def test_a_download_of_another_length_than_listed_stores_nothing_and_is_retried(
 
     assert run(queue, context, clock).retried == 1
 
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("download_failed", True)
     assert "listed" in fail["p_error_message"]
     assert [name for name, _ in fake.calls if name == "upload"] == [], "no object stored"
@@ -457,19 +457,19 @@ def test_an_attachment_over_the_cap_is_a_permanent_failure(queue, fake, router, 
 
     run(queue, context, clock)
 
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("attachment_too_large", False)
     assert len(downloads.calls) == (0 if declared == "listed" else 1)
 
 
 def test_a_database_error_is_transient(queue, fake, router, context, clock, job) -> None:
-    fake.refused_rpcs["start_fetch_email"] = httpx.Response(
+    fake.refused_rpcs["start_fetch_email_v2"] = httpx.Response(
         503, json={"code": "08006", "message": "connection failure", "details": None, "hint": None}
     )
 
     run(queue, context, clock)
 
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
 
 
@@ -477,7 +477,7 @@ def test_a_database_error_is_transient(queue, fake, router, context, clock, job)
 # invocation's budget is 240 s from clock 1000, so its deadline is at 1240.
 def released_for_time_budget(fake) -> bool:
     # The invocation stops for its time budget: its last write asks for a follow-up.
-    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up")
+    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up_v2")
     return (release["p_error_code"], release["p_retry_after"]) == ("time_budget", "0.000 seconds")
 
 
@@ -501,7 +501,7 @@ def test_a_download_trickling_past_the_deadline_is_stopped_and_the_job_released(
     assert released_for_time_budget(fake)
     assert len(sent) < 30, "the download stopped at the deadline, not at the end of the body"
     assert clock.now < 1_300, "and the invocation ends before Vercel's maxDuration (300 s)"
-    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up"]
+    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up_v2"]
 
 
 def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(

@@ -36,9 +36,9 @@ def test_the_listing_waits_for_the_slot_the_start_reserved(queue, fake, router, 
 
     assert run(queue, context, clock).completed == 1
     assert listed_at == [1_000 + 1.75], "after the wait the database answered, not before"
-    [(_, start)] = [call for call in fake.limiter_calls() if call[0] == "start_fetch_email"]
+    [(_, start)] = [call for call in fake.limiter_calls() if call[0] == "start_fetch_email_v2"]
     assert start["p_max_wait_ms"] == 220_000, "the budget's 240 s less the 20 s a step needs after the wait"
-    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email"], "Resend's limit was the known one"
+    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email_v2"], "Resend's limit was the known one"
 
 
 def test_a_second_page_reserves_a_slot_of_its_own(queue, fake, router, context, clock, job) -> None:
@@ -65,7 +65,7 @@ def test_a_slot_further_away_than_the_budget_allows_releases_the_job_and_stops(q
     assert listing.calls == [], "Resend was not asked"
     assert clock.now == 1_000, "and nobody waited"
     [(name, release)] = fake.rpc_calls()
-    assert name == "release_document_job", "no follow-up: the limiter, not the invocations, is the bottleneck"
+    assert name == "release_document_job_v2", "no follow-up: the limiter, not the invocations, is the bottleneck"
     assert (release["p_error_code"], release["p_retry_after"]) == ("resend_rate_limit_wait", "400.000 seconds")
     assert len(fake.jobs) == 1, "the next job is left for later"
 
@@ -89,7 +89,7 @@ def test_a_known_missing_or_unusable_limit_is_not_noted(queue, fake, router, con
     downloads_answer(router)
 
     assert run(queue, context, clock).completed == 1
-    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email"]
+    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email_v2"]
 
 
 def test_a_429_pauses_every_worker_and_releases_the_job(queue, fake, router, context, clock, job) -> None:
@@ -107,7 +107,7 @@ def test_a_429_pauses_every_worker_and_releases_the_job(queue, fake, router, con
     [(_, note)] = fake.limiter_calls()[1:]
     assert (note["p_limit"], note["p_retry_after"]) == (None, "2.000 seconds")
     [(name, release)] = fake.rpc_calls()
-    assert name == "release_document_job"
+    assert name == "release_document_job_v2"
     assert (release["p_error_code"], release["p_retry_after"]) == ("resend_rate_limited", "2.000 seconds")
 
 
@@ -116,7 +116,7 @@ def test_a_quota_429_is_no_pause_of_the_limiter(queue, fake, router, context, cl
         return_value=httpx.Response(429, json={"statusCode": 429, "name": "daily_quota_exceeded", "message": "q"})
     )
     run(queue, context, clock)
-    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email"]
+    assert [name for name, _ in fake.limiter_calls()] == ["start_fetch_email_v2"]
 
 
 def test_the_job_goes_on_when_the_limit_cannot_be_noted(queue, fake, router, context, clock, job) -> None:
@@ -129,7 +129,7 @@ def test_the_job_goes_on_when_the_limit_cannot_be_noted(queue, fake, router, con
 
 
 def test_a_start_whose_lease_was_lost_writes_nothing(queue, fake, router, context, clock, job) -> None:
-    fake.guarded = False  # start_fetch_email answers null: the job is no longer ours
+    fake.guarded = False  # start_fetch_email_v2 answers null: the job is no longer ours
     listing = router.get(LISTING).mock(return_value=httpx.Response(200, json=page(attachment(1))))
 
     summary = run(queue, context, clock)
@@ -158,8 +158,8 @@ def test_an_invocation_that_runs_out_of_work_asks_for_no_follow_up(queue, fake, 
     assert "_and_follow_up" not in "".join(name for name, _ in fake.calls)
 
 
-@pytest.mark.parametrize(("code", "write"), [("resend_unavailable", "fail_document_job_and_follow_up"),
-                                             ("time_budget", "release_document_job_and_follow_up")])  # fmt: skip
+@pytest.mark.parametrize(("code", "write"), [("resend_unavailable", "fail_document_job_and_follow_up_v2"),
+                                             ("time_budget", "release_document_job_and_follow_up_v2")])  # fmt: skip
 def test_the_third_job_failing_or_released_asks_for_the_follow_up_in_that_write(queue, fake, clock, code, write):
     fake.jobs = [job_row() for _ in range(4)]
     ran = []

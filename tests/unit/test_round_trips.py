@@ -56,9 +56,9 @@ def test_one_job_with_n_attachments_costs_n_plus_3_calls(queue, fake, router, cl
     requests = database_requests(router)
     assert requests == [
         "rpc/claim_document_jobs",
-        "rpc/start_fetch_email",  # the e-mail row, the stored ids and the listing's slot: no table read
-        *["rpc/record_document_attachment"] * attachments,
-        "rpc/complete_document_job_and_claim_next",  # it finds no next job: no further claim
+        "rpc/start_fetch_email_v2",  # the e-mail row, the stored ids and the listing's slot: no table read
+        *["rpc/record_document_attachment_v2"] * attachments,
+        "rpc/complete_document_job_and_claim_next_v2",  # it finds no next job: no further claim
     ]
     assert len(requests) == attachments + 3, "was n + 4 (two table reads), and 2n + 5 before that"
 
@@ -75,7 +75,7 @@ def test_jobs_after_the_first_cost_one_call_less(queue, fake, router, clock, htt
     # a follow-up instead.
     assert len(requests) == 1 + jobs * (attachments + 2)
     assert requests.count("rpc/claim_document_jobs") == 1
-    assert requests.count("rpc/start_fetch_email") == jobs
-    assert requests[-1] == "rpc/complete_document_job_and_follow_up"
-    assert "rpc/extend_document_job_lease" not in requests
+    assert requests.count("rpc/start_fetch_email_v2") == jobs
+    assert requests[-1] == "rpc/complete_document_job_and_follow_up_v2"
+    assert "rpc/extend_document_job_lease_v2" not in requests
     assert not [path for path in requests if not path.startswith("rpc/")], "no table reads"

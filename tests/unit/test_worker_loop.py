@@ -25,9 +25,9 @@ def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
         {"p_job_id": str(job_id), "p_generation": generation} for job_id, generation in zip(ran, (1, 2, 3), strict=True)
     ]
     assert fake.rpc_calls() == [
-        ("complete_document_job_and_claim_next", held[0] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
-        ("complete_document_job_and_claim_next", held[1] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
-        ("complete_document_job_and_follow_up", held[2]),
+        ("complete_document_job_and_claim_next_v2", held[0] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
+        ("complete_document_job_and_claim_next_v2", held[1] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
+        ("complete_document_job_and_follow_up_v2", held[2]),
     ], "the next job is claimed with each completion, but not with the third: no more may be claimed, and the"
     " database is asked to start a follow-up invocation for what is left"
     assert len(fake.jobs) == 2, "two jobs left for the next invocation"
@@ -37,7 +37,7 @@ def test_stops_when_no_work_is_left(queue, fake, clock) -> None:
     fake.jobs = [job_row()]
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
     assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "no_work")
-    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_claim_next"]
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_claim_next_v2"]
 
 
 def test_a_completion_near_the_end_of_the_budget_claims_nothing_with_it(queue, fake, clock) -> None:
@@ -47,7 +47,7 @@ def test_a_completion_near_the_end_of_the_budget_claims_nothing_with_it(queue, f
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: clock.advance(215), clock)
 
     assert (summary.claimed, summary.completed, summary.stopped_because) == (1, 1, "time_budget")
-    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_follow_up"]
+    assert [name for name, _ in fake.calls] == ["claim_document_jobs", "complete_document_job_and_follow_up_v2"]
     assert len(fake.jobs) == 1
 
 
@@ -83,10 +83,10 @@ def test_a_job_still_running_when_the_budget_runs_out_is_released_without_delay(
     summary = run_invocation(queue, "fetch_email", slow_job, clock)
 
     assert (summary.claimed, summary.released, summary.stopped_because) == (1, 1, "time_budget")
-    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up")  # the invocation's last call
+    [(_, release)] = fake.rpc_calls("release_document_job_and_follow_up_v2")  # the invocation's last call
     assert release["p_retry_after"] == "0.000 seconds"
     assert release["p_error_code"] == "time_budget"
-    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up"], (
+    assert [name for name, _ in fake.rpc_calls()] == ["release_document_job_and_follow_up_v2"], (
         "the fresh lease is not extended, and the job is not failed"
     )
 
@@ -109,7 +109,7 @@ def test_a_time_budget_release_past_the_free_ones_says_its_attempt_counts(queue,
 
 def test_a_time_budget_release_that_the_database_ends_in_failed_counts_as_failed(queue, fake, clock) -> None:
     fake.jobs = [job_row(attempts=5, budget_releases=TIME_BUDGET_FREE_RELEASES)]
-    fake.release_answer = "failed"  # release_document_job counted the last attempt
+    fake.release_answer = "failed"  # release_document_job_v2 counted the last attempt
     summary = run_invocation(queue, "fetch_email", budget_out, clock)
     assert (summary.failed, summary.released) == (1, 0)
 
@@ -128,7 +128,7 @@ def test_a_lost_lease_stops_the_job_and_writes_nothing_more(queue, fake, clock) 
 
     assert (summary.claimed, summary.lost) == (1, 1)
     assert after_checkpoint == []
-    assert [name for name, _ in fake.rpc_calls()] == ["extend_document_job_lease"]
+    assert [name for name, _ in fake.rpc_calls()] == ["extend_document_job_lease_v2"]
 
 
 def test_a_lease_lost_at_completion_counts_as_lost(queue, fake, clock) -> None:
@@ -140,7 +140,7 @@ def test_a_lease_lost_at_completion_counts_as_lost(queue, fake, clock) -> None:
 
 def test_an_outcome_that_cannot_be_recorded_is_logged_and_the_loop_goes_on(queue, fake, clock, caplog) -> None:
     fake.jobs = [job_row(), job_row()]
-    fake.unreachable_rpcs = {"complete_document_job", "complete_document_job_and_claim_next"}
+    fake.unreachable_rpcs = {"complete_document_job_v2", "complete_document_job_and_claim_next_v2"}
 
     summary = run_invocation(queue, "fetch_email", lambda job, checkpoint: None, clock)
 
@@ -163,7 +163,7 @@ def test_an_unexpected_error_is_retried_as_internal_error(queue, fake, clock) ->
     summary = run_invocation(queue, "fetch_email", broken, clock)
 
     assert summary.retried == 1
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("internal_error", True)
 
 
@@ -179,7 +179,7 @@ def test_the_last_attempt_of_a_transient_failure_counts_as_failed(queue, fake, c
 
 def test_a_database_failure_mid_job_is_a_transient_database_error(queue, fake, clock) -> None:
     fake.jobs = [job_row()]
-    fake.unreachable_rpcs = {"record_document_attachment"}
+    fake.unreachable_rpcs = {"record_document_attachment_v2"}
 
     stored = StoredAttachment(
         provider_attachment_id="a", filename=None, content_type=None, size_bytes=1, sha256="0" * 64, bucket="b",
@@ -192,7 +192,7 @@ def test_a_database_failure_mid_job_is_a_transient_database_error(queue, fake, c
     summary = run_invocation(queue, "fetch_email", records, clock)
 
     assert summary.retried == 1
-    [(_, fail)] = fake.rpc_calls("fail_document_job")
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
     assert (fail["p_error_code"], fail["p_retryable"]) == ("database_error", True)
 
 
@@ -264,15 +264,15 @@ def test_a_checkpoint_extends_the_lease_only_once_a_tenth_of_it_has_passed(queue
     summary = run_invocation(queue, "fetch_email", steps, clock)
 
     assert summary.completed == 1
-    extended = ["extend_document_job_lease"]
-    recorded = [*extended, "record_document_attachment"]
+    extended = ["extend_document_job_lease_v2"]
+    recorded = [*extended, "record_document_attachment_v2"]
     assert seen == [
         ("just claimed: fresh", []),
         ("29 s later: still fresh", []),
         ("31 s after the claim: extended", extended),
         ("29 s after the extension: fresh", extended),
         ("29 s after recording an attachment: fresh", recorded),
-        ("31 s after it: extended", [*recorded, "extend_document_job_lease"]),
+        ("31 s after it: extended", [*recorded, "extend_document_job_lease_v2"]),
     ]
-    [(_, record)] = fake.rpc_calls("record_document_attachment")
+    [(_, record)] = fake.rpc_calls("record_document_attachment_v2")
     assert record["p_lease"] == "300.000 seconds"

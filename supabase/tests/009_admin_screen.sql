@@ -3,11 +3,10 @@
 -- One transaction: now() stands still; time "passes" by moving timestamps back.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(78);
 
-create schema t;
 -- p_n e-mails with a job each, received a minute apart from a minute ago (the newest first in the list).
 create function t.emails(p_prefix text, p_n int, p_subject text, p_from text default 'ABC商事 <fax@abc.example.jp>')
 returns void language sql as $$
@@ -18,9 +17,6 @@ returns void language sql as $$
     select 'fetch_email', e.id, e.created_at, e.created_at
       from public.fax_received_emails e where e.provider_email_id like p_prefix || '%';
 $$;
-create function t.job(p_provider_email_id text) returns public.document_jobs language sql as $$
-    select j.* from public.document_jobs j join public.fax_received_emails e on e.id = j.fax_received_email_id
-     where e.provider_email_id = p_provider_email_id order by j.created_at desc limit 1 $$;
 create function t.set_status(p_prefix text, p_status text, p_code text default null) returns void language sql as $$
     update public.document_jobs j
        set status = p_status, finished_at = case when p_status in ('completed', 'failed') then now() end,

@@ -3,16 +3,11 @@
 -- replace. One transaction: now() stands still; time "passes" by moving timestamps back.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(21);
 
-create schema t;
-insert into public.fax_received_emails (provider_email_id, data) values ('em_1', '{}'), ('em_2', '{}');
-create function t.email_id(text) returns uuid language sql as
-    $$ select id from public.fax_received_emails where provider_email_id = $1 $$;
-create function t.job(text) returns public.document_jobs language sql as
-    $$ select * from public.document_jobs where fax_received_email_id = t.email_id($1) $$;
+select t.add_emails('em_1', 'em_2');
 create function t.record(p_email text, p_generation int, p_attachment text, p_lease interval) returns boolean
 language sql as $$
     select public.record_document_attachment((t.job(p_email)).id, p_generation, p_attachment, 'a.pdf',

@@ -3,14 +3,12 @@
 -- attachment or a retry by hand ends a streak; other releases neither count nor end it.
 begin;
 set local client_min_messages = error;  -- the failure alert's "no alert URL stored" warning
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(15);
 
-create schema t;
-insert into public.fax_received_emails (provider_email_id, data) values ('em_1', '{}');
-select enqueue_document_job('fetch_email', (select id from public.fax_received_emails));
-create function t.job() returns public.document_jobs language sql as $$ select * from public.document_jobs $$;
+select t.add_emails('em_1');
+select enqueue_document_job('fetch_email', t.email_id('em_1'));
 -- Claims the job and releases it: what one invocation that ran out of time does.
 create function t.claim_and_release(p_code text) returns text language plpgsql as $$
 declare

@@ -3,11 +3,10 @@
 -- invocation counts from its POST until pg_net has its answer, or until its maxDuration passed.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(27);
 
-create schema t;
 create function t.in_flight() returns int language sql as $$ select document_jobs_internal.invocations_in_flight() $$;
 create function t.posts() returns bigint language sql as $$ select count(*) from document_jobs_internal.worker_requests $$;
 -- pg_net answers the oldest p_count requests still in flight.

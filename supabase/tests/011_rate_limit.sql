@@ -3,11 +3,10 @@
 -- from the provider, a 429's pause, start_fetch_email, and the bounds of every new argument.
 begin;
 set local client_min_messages = warning;
-create extension if not exists pgtap with schema extensions;
+\ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(40);
 
-create schema t;
 
 -- The slots rate_limit_slot hands out for p_arrivals (in order), from an idle limiter.
 create function t.replay(p_rate int, p_share numeric, p_burst int, p_arrivals timestamptz[])
