@@ -135,7 +135,37 @@ begin
 end;
 $$;
 
--- The job list, its index lookup now through emails_matching; otherwise as in 20261201004200.
+-- The walk of a search: of the newest p_walk jobs that the filter's other conditions keep (after
+-- the keyset condition p_keyset), the first p_limit + 1 that match its term, newest first; and,
+-- when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a
+-- partial page ends). The walk's jobs come in order, so the term is checked job by job and the
+-- check stops with a full page.
+create function document_jobs_internal.search_walk(
+    p_filter jsonb, p_keyset text, p_walk int, p_limit int,
+    out ids uuid[], out oldest_created_at timestamptz, out oldest_id uuid)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+    execute format(
+        'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
+                                        order by q.created_at desc, q.id desc limit %s) j
+                       where %s order by j.created_at desc, j.id desc limit %s)',
+        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', p_keyset, p_walk), p_walk,
+        document_jobs_internal.job_search_sql(p_filter ->> 'q'), p_limit + 1)
+       into ids;
+    if cardinality(ids) <= p_limit then
+        execute format(
+            'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
+            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', p_keyset, p_walk), p_walk - 1)
+           into oldest_created_at, oldest_id;
+    end if;
+end;
+$$;
+
+-- The job list, its walk through search_walk (200 jobs first for a term the indexes can look up)
+-- and its index lookup through emails_matching; otherwise as in 20261201004200.
 --
 -- A page of the job list: {"jobs": [...], "next": {"created_at", "id"} or null, "count", "partial",
 -- "searched_until"}. Pages follow (created_at, id) descending, which is unique: a page starts
@@ -143,14 +173,15 @@ $$;
 -- jobs change. "count" is exact up to 10,000 ("count_capped" when there are more), for filters
 -- without a search term, on the first page only.
 --
--- A search term is looked for in the newest 1,000 jobs the other filters match first (cheap when
--- the term is common). When those hold less than a page, the term is looked up in its indexes
--- instead: the job and e-mail ids, the provider's e-mail id, the distinct senders and the
--- subjects' trigram index (emails_matching), which needs at least three characters; that answer
--- is exact when it finds at most 5,000 e-mails. Otherwise (a term shorter than three characters, such as most Japanese words of
--- two characters, or a term in more than 5,000 e-mails) the page holds what the 1,000 jobs held,
--- "partial" is true, "searched_until" says how far back it looked, and "next" continues the search
--- from there: nothing is skipped, it only takes more pages.
+-- A search term is looked for in the newest jobs the other filters match first (cheap when the
+-- term is common): 200 of them for a term of three characters or more, 1,000 for a shorter one.
+-- When those hold less than a page, the term is looked up in its indexes instead: the job and
+-- e-mail ids, the provider's e-mail id, the distinct senders and the subjects' trigram index
+-- (emails_matching), which needs at least three characters; that answer is exact when it finds at
+-- most 5,000 e-mails. Otherwise (a term shorter than three characters, such as most Japanese words
+-- of two characters, or a term in more than 5,000 e-mails) the page holds what the newest 1,000
+-- jobs held, "partial" is true, "searched_until" says how far back it looked, and "next" continues
+-- the search from there: nothing is skipped, it only takes more pages.
 create or replace function public.document_jobs_admin_jobs(
     p_filter jsonb default '{}',
     p_after_created_at timestamptz default null,
@@ -166,6 +197,8 @@ set jit = off  -- see the top of 20261201004200_admin_screen_views.sql
 as $$
 declare
     c_walk constant int := 1000;
+    c_first_walk constant int := 200;
+    v_walk int;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
     v_filter jsonb := document_jobs_internal.job_filter(p_filter);
@@ -198,23 +231,12 @@ begin
         end if;
     else
         if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-            -- The newest jobs first: a common term fills a page here. The walk's jobs come in
-            -- order, so the term is checked job by job and the check stops with a full page.
-            execute format(
-                'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
-                                                order by q.created_at desc, q.id desc limit %s) j
-                               where %s order by j.created_at desc, j.id desc limit %s)',
-                document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk,
-                document_jobs_internal.job_search_sql(v_q), p_limit + 1)
-               into v_ids;
-            if cardinality(v_ids) <= p_limit then
-                -- Where the walk ended, when it read all of its jobs (the oldest of them); none
-                -- when fewer jobs match the other filters, and the walk's answer is exact.
-                execute format(
-                    'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
-                    document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk - 1)
-                   into v_oldest_created_at, v_oldest_id;
-            end if;
+            -- The newest jobs first: a common term fills a page here. A term of three characters
+            -- or more is given the newest 200 only: the indexes answer a rarer one sooner than
+            -- 1,000 jobs are read.
+            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
+            select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+              from document_jobs_internal.search_walk(v_filter, v_keyset, v_walk, p_limit) w;
         end if;
         if v_ids is null or (cardinality(v_ids) <= p_limit and v_oldest_id is not null) then
             -- Not enough there: look the term up in the indexes, if they can answer exactly (the
@@ -253,7 +275,13 @@ begin
                    into v_ids
                   using v_emails, v_job_id;
             else
-                v_partial := coalesce(cardinality(v_ids) <= p_limit, false);
+                if v_walk < c_walk then
+                    -- Too many e-mails to list: the search walks 1,000 jobs at a time, as for a
+                    -- short term.
+                    select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+                      from document_jobs_internal.search_walk(v_filter, v_keyset, c_walk, p_limit) w;
+                end if;
+                v_partial := coalesce(cardinality(v_ids) <= p_limit and v_oldest_id is not null, false);
             end if;
         end if;
     end if;
