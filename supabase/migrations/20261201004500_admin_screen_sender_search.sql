@@ -164,7 +164,8 @@ begin
 end;
 $$;
 
--- The job list, its walk through search_walk (200 jobs first for a term the indexes can look up)
+-- The job list, its walk through search_walk (200 jobs first for a term the indexes can look up,
+-- then 1,000 when the term is common in those 200)
 -- and its index lookup through emails_matching; otherwise as in 20261201004200.
 --
 -- A page of the job list: {"jobs": [...], "next": {"created_at", "id"} or null, "count", "partial",
@@ -174,7 +175,8 @@ $$;
 -- without a search term, on the first page only.
 --
 -- A search term is looked for in the newest jobs the other filters match first (cheap when the
--- term is common): 200 of them for a term of three characters or more, 1,000 for a shorter one.
+-- term is common): 1,000 of them; for a term of three characters or more, the newest 200 first,
+-- and the 1,000 only when the term is common enough in those to fill a page from 1,000.
 -- When those hold less than a page, the term is looked up in its indexes instead: the job and
 -- e-mail ids, the provider's e-mail id, the distinct senders and the subjects' trigram index
 -- (emails_matching), which needs at least three characters; that answer is exact when it finds at
@@ -232,11 +234,17 @@ begin
     else
         if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
             -- The newest jobs first: a common term fills a page here. A term of three characters
-            -- or more is given the newest 200 only: the indexes answer a rarer one sooner than
-            -- 1,000 jobs are read.
+            -- or more is tried on the newest 200 first: a rare one (the indexes answer it sooner
+            -- than 1,000 jobs are read) goes to the indexes; one that is common there, whose
+            -- 1,000 jobs would at that rate hold a page, walks the 1,000.
             v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
             select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
               from document_jobs_internal.search_walk(v_filter, v_keyset, v_walk, p_limit) w;
+            if v_walk < c_walk and v_oldest_id is not null and cardinality(v_ids) * c_walk / v_walk > p_limit then
+                v_walk := c_walk;
+                select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+                  from document_jobs_internal.search_walk(v_filter, v_keyset, v_walk, p_limit) w;
+            end if;
         end if;
         if v_ids is null or (cardinality(v_ids) <= p_limit and v_oldest_id is not null) then
             -- Not enough there: look the term up in the indexes, if they can answer exactly (the

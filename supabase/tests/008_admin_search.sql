@@ -37,8 +37,9 @@ create function t.expected(p_q text) returns uuid[] language sql as $$
            ilike '%' || replace(replace(replace(q, '\', '\\'), '%', '\%'), '_', '\_') || '%' $$;
 
 -- 300 e-mails from 40 senders (some without one), with subjects from 7 (some without one), a job
--- each; then 1,100 newer jobs that match nothing, so that the walk through the newest 1,000 finds
--- nothing and every term of three characters or more goes through the indexes.
+-- each; then 1,100 newer jobs that match nothing but zz and common (1 in 8, too few to fill a
+-- page from 200 jobs but enough to from 1,000), so that the walks find nothing for the other terms
+-- and every one of three characters or more goes through the indexes.
 insert into public.fax_received_emails (provider_email_id, from_address, subject, data, created_at)
 select 'm' || i,
        case when i % 17 = 0 then null
@@ -50,7 +51,9 @@ select 'm' || i,
        '{}', now() - interval '2 hours' - make_interval(mins => i)
   from generate_series(1, 300) i;
 insert into public.fax_received_emails (provider_email_id, from_address, subject, data, created_at)
-select 'filler' || i, 'zz <zz@zz.zz>', 'zz', '{}', now() - make_interval(secs => i) from generate_series(1, 1100) i;
+select 'filler' || i, 'zz <zz@zz.zz>', case when i % 8 = 0 then 'zz common' else 'zz' end, '{}',
+       now() - make_interval(secs => i)
+  from generate_series(1, 1100) i;
 insert into public.document_jobs (kind, fax_received_email_id, status, finished_at, created_at)
 select 'fetch_email', e.id, 'completed', now(), e.created_at from public.fax_received_emails e;
 
@@ -59,7 +62,7 @@ insert into terms values
     ('取引先'), ('株式会社'), ('取引先7株式会社'), ('取引先17株式会社'), ('fax17@'), ('FAX17@EXAMPLE'), ('abc商事'),
     ('ABC商事3'), ('example.jp'), ('100% off'), ('0% O'), ('e_1'), ('Office_2'), ('a\b'), ('\b1'), ('%'), ('_'),
     ('\'), ('注文書'), ('請求書 (3'), ('見積書_最'), ('fax41'), ('received'), ('御中'), ('ＦＡＸ'), ('FAX'), ('ax'),
-    ('zz'), ('no such text'), ('取引先99株式会社'), (' 注文書 '), ('3枚) 1');
+    ('zz'), ('no such text'), ('取引先99株式会社'), (' 注文書 '), ('3枚) 1'), ('common');
 
 select is_empty(
     $$ select q from terms where t.found(q) is distinct from t.expected(q) $$,
