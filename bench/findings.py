@@ -320,7 +320,7 @@ def admin_views(f: Figures) -> str | None:
         "thousand e-mails. The sender is now looked up among the distinct senders (a table of its own with its "
         "own trigram index, where 株式会 has one entry per sender) and its e-mails through a hash index on the "
         "sender; the subject has a trigram index of its own. A term of three characters or more first walks "
-        "the newest 200 jobs (a common term fills its page there), not 1,000 as a shorter one does. "
+        "the newest 200 jobs, and the 1,000 that a shorter term walks only when it is common among those 200. "
         "The machine is shared with other work: "
         f"its load average was {fmt(f.get(s, 'load_start'), 1)} when the measurements began and "
         f"{fmt(f.get(s, 'load_end'), 1)} when they ended, on 2 cores."
