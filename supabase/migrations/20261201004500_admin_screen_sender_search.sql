@@ -136,29 +136,34 @@ end;
 $$;
 
 -- The walk of a search: of the newest p_walk jobs that the filter's other conditions keep (after
--- the keyset condition p_keyset), the first p_limit + 1 that match its term, newest first; and,
+-- p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its term, newest first; and,
 -- when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a
 -- partial page ends). The walk's jobs come in order, so the term is checked job by job and the
 -- check stops with a full page.
 create function document_jobs_internal.search_walk(
-    p_filter jsonb, p_keyset text, p_walk int, p_limit int,
+    p_filter jsonb, p_after_created_at timestamptz, p_after_id uuid, p_walk int, p_limit int,
     out ids uuid[], out oldest_created_at timestamptz, out oldest_id uuid)
 language plpgsql
 stable
 set search_path = ''
 as $$
+declare
+    v_keyset text := 'true';
 begin
+    if p_after_id is not null then
+        v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
+    end if;
     execute format(
         'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
                                         order by q.created_at desc, q.id desc limit %s) j
                        where %s order by j.created_at desc, j.id desc limit %s)',
-        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', p_keyset, p_walk), p_walk,
+        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk,
         document_jobs_internal.job_search_sql(p_filter ->> 'q'), p_limit + 1)
        into ids;
     if cardinality(ids) <= p_limit then
         execute format(
             'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
-            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', p_keyset, p_walk), p_walk - 1)
+            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk - 1)
            into oldest_created_at, oldest_id;
     end if;
 end;
@@ -239,11 +244,11 @@ begin
             -- 1,000 jobs would at that rate hold a page, walks the 1,000.
             v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
             select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
-              from document_jobs_internal.search_walk(v_filter, v_keyset, v_walk, p_limit) w;
+              from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
             if v_walk < c_walk and v_oldest_id is not null and cardinality(v_ids) * c_walk / v_walk > p_limit then
                 v_walk := c_walk;
                 select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
-                  from document_jobs_internal.search_walk(v_filter, v_keyset, v_walk, p_limit) w;
+                  from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
             end if;
         end if;
         if v_ids is null or (cardinality(v_ids) <= p_limit and v_oldest_id is not null) then
@@ -287,7 +292,7 @@ begin
                     -- Too many e-mails to list: the search walks 1,000 jobs at a time, as for a
                     -- short term.
                     select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
-                      from document_jobs_internal.search_walk(v_filter, v_keyset, c_walk, p_limit) w;
+                      from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, c_walk, p_limit) w;
                 end if;
                 v_partial := coalesce(cardinality(v_ids) <= p_limit and v_oldest_id is not null, false);
             end if;

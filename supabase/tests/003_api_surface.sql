@@ -91,7 +91,7 @@ select set_eq(
         'document_jobs_internal.emails_with_provider_id(text)',
         'document_jobs_internal.emails_matching(text,integer)',
         'document_jobs_internal.note_sender()',
-        'document_jobs_internal.search_walk(jsonb,text,integer,integer)',
+        'document_jobs_internal.search_walk(jsonb,timestamp with time zone,uuid,integer,integer)',
         'document_jobs_internal.job_summary(public.document_jobs,public.fax_received_emails)',
         'document_jobs_internal.outcomes_by_hour(timestamp with time zone,timestamp with time zone)',
         'document_jobs_internal.fill_hourly_outcomes()',
