@@ -478,18 +478,53 @@ ALTER FUNCTION document_jobs_internal.check_health() OWNER TO postgres;
 
 
 --
--- Name: email_text_sql(text); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+-- Name: email_matches_sql(text, text); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
-CREATE FUNCTION document_jobs_internal.email_text_sql(p_alias text) RETURNS text
+CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
     AS $_$
-    select format('(coalesce(%1$s.from_address, '''') || E''\n'' || coalesce(%1$s.subject, ''''))', p_alias)
+    select format('(%1$s.from_address ilike %2$L or %1$s.subject ilike %2$L)', p_alias,
+                  document_jobs_internal.like_pattern(p_q))
 $_$;
 
 
-ALTER FUNCTION document_jobs_internal.email_text_sql(p_alias text) OWNER TO postgres;
+ALTER FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) OWNER TO postgres;
+
+
+--
+-- Name: emails_matching(text, integer); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_emails uuid[];
+begin
+    execute format(
+        'select array(
+             (select e.id
+                from document_jobs_internal.email_senders s
+               cross join lateral (select e.id from public.fax_received_emails e
+                                    where e.from_address = s.from_address limit %1$s) e
+               where s.from_address ilike %2$L
+               limit %1$s)
+             union
+             (select e.id from public.fax_received_emails e where e.subject ilike %2$L limit %1$s)
+             union
+             select x from document_jobs_internal.emails_with_provider_id(%3$L) x
+             limit %1$s)',
+        p_limit, document_jobs_internal.like_pattern(p_q), p_q)
+       into v_emails;
+    return v_emails;
+end;
+$_$;
+
+
+ALTER FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) OWNER TO postgres;
 
 
 --
@@ -894,11 +929,10 @@ declare
 begin
     return format(
         '(%s exists (select 1 from public.fax_received_emails e where e.id = j.fax_received_email_id'
-        ' and (e.provider_email_id = %L or %s ilike %L)))',
+        ' and (e.provider_email_id = %L or %s)))',
         case when v_is_uuid then format('j.id = %L::uuid or j.fax_received_email_id = %L::uuid or', p_q, p_q) else '' end,
         p_q,
-        document_jobs_internal.email_text_sql('e'),
-        document_jobs_internal.like_pattern(p_q));
+        document_jobs_internal.email_matches_sql('e', p_q));
 end;
 $_$;
 
@@ -1052,6 +1086,27 @@ $$;
 
 
 ALTER FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) OWNER TO postgres;
+
+
+--
+-- Name: note_sender(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.note_sender() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    if new.from_address is not null then
+        insert into document_jobs_internal.email_senders (from_address) values (new.from_address)
+        on conflict do nothing;
+    end if;
+    return null;
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.note_sender() OWNER TO postgres;
 
 
 --
@@ -1549,6 +1604,40 @@ $$;
 
 
 ALTER FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) OWNER TO postgres;
+
+
+--
+-- Name: search_walk(jsonb, timestamp with time zone, uuid, integer, integer); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_keyset text := 'true';
+begin
+    if p_after_id is not null then
+        v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
+    end if;
+    execute format(
+        'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
+                                        order by q.created_at desc, q.id desc limit %s) j
+                       where %s order by j.created_at desc, j.id desc limit %s)',
+        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk,
+        document_jobs_internal.job_search_sql(p_filter ->> 'q'), p_limit + 1)
+       into ids;
+    if cardinality(ids) <= p_limit then
+        execute format(
+            'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
+            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk - 1)
+           into oldest_created_at, oldest_id;
+    end if;
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) OWNER TO postgres;
 
 
 --
@@ -2146,6 +2235,8 @@ CREATE FUNCTION public.document_jobs_admin_jobs(p_filter jsonb DEFAULT '{}'::jso
     AS $_$
 declare
     c_walk constant int := 1000;
+    c_first_walk constant int := 200;
+    v_walk int;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
     v_filter jsonb := document_jobs_internal.job_filter(p_filter);
@@ -2178,35 +2269,24 @@ begin
         end if;
     else
         if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-            -- The newest jobs first: a common term fills a page here. The walk's jobs come in
-            -- order, so the term is checked job by job and the check stops with a full page.
-            execute format(
-                'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
-                                                order by q.created_at desc, q.id desc limit %s) j
-                               where %s order by j.created_at desc, j.id desc limit %s)',
-                document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk,
-                document_jobs_internal.job_search_sql(v_q), p_limit + 1)
-               into v_ids;
-            if cardinality(v_ids) <= p_limit then
-                -- Where the walk ended, when it read all of its jobs (the oldest of them); none
-                -- when fewer jobs match the other filters, and the walk's answer is exact.
-                execute format(
-                    'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
-                    document_jobs_internal.jobs_by_state_sql(v_filter - 'q', v_keyset, c_walk), c_walk - 1)
-                   into v_oldest_created_at, v_oldest_id;
+            -- The newest jobs first: a common term fills a page here. A term of three characters
+            -- or more is tried on the newest 200 first: a rare one (the indexes answer it sooner
+            -- than 1,000 jobs are read) goes to the indexes; one that is common there, whose
+            -- 1,000 jobs would at that rate hold a page, walks the 1,000.
+            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
+            select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+              from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
+            if v_walk < c_walk and v_oldest_id is not null and cardinality(v_ids) * c_walk / v_walk > p_limit then
+                v_walk := c_walk;
+                select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+                  from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
             end if;
         end if;
         if v_ids is null or (cardinality(v_ids) <= p_limit and v_oldest_id is not null) then
             -- Not enough there: look the term up in the indexes, if they can answer exactly (the
             -- trigram index needs three characters; a UUID has 36).
             if length(v_q) >= 3 then
-                execute format(
-                    'select array(select e.id from public.fax_received_emails e where %s ilike %L
-                                  union select x from document_jobs_internal.emails_with_provider_id(%L) x
-                                  limit %s)',
-                    document_jobs_internal.email_text_sql('e'), document_jobs_internal.like_pattern(v_q), v_q,
-                    c_candidates + 1)
-                   into v_emails;
+                v_emails := document_jobs_internal.emails_matching(v_q, c_candidates + 1);
             end if;
             if v_q ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
                 v_job_id := v_q::uuid;  -- a job's id, or an e-mail's: its jobs are found as the others'
@@ -2239,7 +2319,13 @@ begin
                    into v_ids
                   using v_emails, v_job_id;
             else
-                v_partial := coalesce(cardinality(v_ids) <= p_limit, false);
+                if v_walk < c_walk then
+                    -- Too many e-mails to list: the search walks 1,000 jobs at a time, as for a
+                    -- short term.
+                    select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
+                      from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, c_walk, p_limit) w;
+                end if;
+                v_partial := coalesce(cardinality(v_ids) <= p_limit and v_oldest_id is not null, false);
             end if;
         end if;
     end if;
@@ -3167,6 +3253,18 @@ ALTER TABLE document_jobs_internal.bulk_actions OWNER TO postgres;
 
 
 --
+-- Name: email_senders; Type: TABLE; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE TABLE document_jobs_internal.email_senders (
+    from_address text NOT NULL
+);
+
+
+ALTER TABLE document_jobs_internal.email_senders OWNER TO postgres;
+
+
+--
 -- Name: hourly_outcomes; Type: TABLE; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3552,6 +3650,20 @@ CREATE INDEX bulk_action_jobs_pending ON document_jobs_internal.bulk_action_jobs
 
 
 --
+-- Name: email_senders_text_search; Type: INDEX; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE INDEX email_senders_text_search ON document_jobs_internal.email_senders USING gin (from_address extensions.gin_trgm_ops);
+
+
+--
+-- Name: email_senders_unique; Type: INDEX; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders USING btree (sha256((replace(from_address, '\'::text, '\\'::text))::bytea));
+
+
+--
 -- Name: worker_requests_created_at; Type: INDEX; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3629,11 +3741,17 @@ CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs 
 
 
 --
--- Name: fax_received_emails_text_search; Type: INDEX; Schema: public; Owner: postgres
+-- Name: fax_received_emails_by_sender; Type: INDEX; Schema: public; Owner: postgres
 --
 
-CREATE INDEX fax_received_emails_text_search ON public.fax_received_emails USING gin ((((COALESCE(from_address, ''::text) || '
-'::text) || COALESCE(subject, ''::text))) extensions.gin_trgm_ops);
+CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
+
+
+--
+-- Name: fax_received_emails_subject_search; Type: INDEX; Schema: public; Owner: postgres
+--
+
+CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 
 
 --
@@ -3662,6 +3780,13 @@ CREATE TRIGGER document_jobs_audit_append_only BEFORE DELETE OR UPDATE ON public
 --
 
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
+
+
+--
+-- Name: fax_received_emails fax_received_emails_note_sender; Type: TRIGGER; Schema: public; Owner: postgres
+--
+
+CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 
 
 --
@@ -3833,10 +3958,17 @@ REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION email_text_sql(p_alias text); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+-- Name: FUNCTION email_matches_sql(p_alias text, p_q text); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
-REVOKE ALL ON FUNCTION document_jobs_internal.email_text_sql(p_alias text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION emails_matching(p_q text, p_limit integer); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) FROM PUBLIC;
 
 
 --
@@ -3949,6 +4081,13 @@ REVOKE ALL ON FUNCTION document_jobs_internal.limits() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION note_sender(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.note_sender() FROM PUBLIC;
 
 
 --
@@ -4082,6 +4221,13 @@ REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after 
 --
 
 REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) FROM PUBLIC;
 
 
 --

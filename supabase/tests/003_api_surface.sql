@@ -110,12 +110,15 @@ select set_eq(
         'document_jobs_internal.cancel_live(uuid[],text)',
         'document_jobs_internal.require_actor(uuid,text,boolean)',
         'document_jobs_internal.job_filter(jsonb)',
-        'document_jobs_internal.email_text_sql(text)',
+        'document_jobs_internal.email_matches_sql(text,text)',
         'document_jobs_internal.like_pattern(text)',
         'document_jobs_internal.job_search_sql(text)',
         'document_jobs_internal.job_filter_sql(jsonb)',
         'document_jobs_internal.jobs_by_state_sql(jsonb,text,integer)',
         'document_jobs_internal.emails_with_provider_id(text)',
+        'document_jobs_internal.emails_matching(text,integer)',
+        'document_jobs_internal.note_sender()',
+        'document_jobs_internal.search_walk(jsonb,timestamp with time zone,uuid,integer,integer)',
         'document_jobs_internal.job_summary(public.document_jobs,public.fax_received_emails)',
         'document_jobs_internal.outcomes_by_hour(timestamp with time zone,timestamp with time zone)',
         'document_jobs_internal.fill_hourly_outcomes()',
@@ -139,9 +142,11 @@ select is_empty(
 
 select set_eq(
     $$ select signature from project_functions where signature like 'document_jobs_internal.%' and prosecdef $$,
-    array['document_jobs_internal.record_attempt()', 'document_jobs_internal.alert_job_failed()'],
-    'the helpers run as their caller, always a public function or the cron job running as the owner; but the two'
-    ' triggers that write history and read Vault run as the owner whatever role changes a job');
+    array['document_jobs_internal.record_attempt()', 'document_jobs_internal.alert_job_failed()',
+          'document_jobs_internal.note_sender()'],
+    'the helpers run as their caller, always a public function or the cron job running as the owner; but the three'
+    ' triggers that write history, read Vault and note a sender run as the owner whatever role changes a job or'
+    ' records an e-mail');
 
 select is_empty(
     $$ select signature from project_functions where executors = '{service_role}' and not prosecdef $$,
