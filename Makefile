@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 PYTHON_VERSION := $(shell cat .python-version)
 PYTHON := $(shell command -v python$(PYTHON_VERSION) || pyenv which python$(PYTHON_VERSION) 2>/dev/null)
 STAMP := $(VENV)/.installed
-# The real Vercel and Supabase CLIs, pinned in devstack/package-lock.json.
+# The real Vercel and Supabase CLIs, and TypeScript, pinned in devstack/package-lock.json.
 NODE_STAMP := devstack/node_modules/.installed
 # Debian's chromium and a Japanese font, for the browser test and the demo's screenshot
 # (devstack/browser.py installs them with apt when missing).
 CHROMIUM := /usr/bin/chromium /usr/share/fonts/opentype/ipafont-gothic/ipag.ttf
 SUPABASE := devstack/node_modules/.bin/supabase
+TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
@@ -44,11 +45,13 @@ test: $(STAMP) $(NODE_STAMP) $(CHROMIUM) lint
 test-fast: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack run -- $(VENV)/bin/pytest -m "not slow" -q
 
-## ruff, and mypy (strict) over what is deployed: lib/ and api/ (settings in mypy.ini).
-lint: $(STAMP)
+## ruff, and mypy (strict) over what is deployed: lib/ and api/ (settings in mypy.ini); tsc
+## (strict, from JSDoc) over the admin screen's scripts, public/admin/*.js (devstack/tsconfig.admin.json).
+lint: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(TSC) -p devstack/tsconfig.admin.json
 
 ## supabase/schema.sql, the current schema, from a new database the migrations built (after any
 ## new migration; tests/test_schema.py fails while it is stale).

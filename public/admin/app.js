@@ -1,3 +1,4 @@
+// @ts-check
 // The admin screen: sign-in, the header (views, language, the operator), and routing by the URL's
 // fragment (#/overview, #/jobs?..., #/jobs/<id>, #/audit), so that every view is a deep link.
 
@@ -11,7 +12,17 @@ import * as overview from "./overview.js";
 import * as session from "./session.js";
 import { notice, operator, problemText, setOperator } from "./ui.js";
 
-const root = document.getElementById("app");
+/** @typedef {import("./ui.js").Operator} Operator */
+
+/** The page's element that the screen is drawn in. */
+function appRoot() {
+  const element = document.getElementById("app");
+  if (!element) throw new Error('the page has no element with id="app"');
+  return element;
+}
+
+const root = appRoot();
+/** @type {string | null} the key of the message that says why the session ended, shown at sign-in */
 let signedOutMessage = null;
 
 function languageSwitch() {
@@ -24,8 +35,10 @@ function languageSwitch() {
   return select;
 }
 
+/** @param {string | null} view the view shown (marked in the navigation), or none */
 function header(view) {
   const who = operator();
+  /** @type {(name: string, href: string) => HTMLAnchorElement} */
   const link = (name, href) => h("a", { href, "aria-current": view === name ? "page" : null }, t(`nav.${name}`));
   return h(
     "header",
@@ -90,7 +103,7 @@ async function route() {
 
 async function start() {
   try {
-    setOperator(await api("me"));
+    setOperator(/** @type {Operator} */ (await api("me")));
   } catch (error) {
     if (!session.current()) {
       showSignIn();

@@ -1,3 +1,4 @@
+// @ts-check
 // The audit: every operator action, newest first.
 
 import { api } from "./api.js";
@@ -5,6 +6,23 @@ import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
 import { jobLink, notice, problemText } from "./ui.js";
 
+/**
+ * An operator's action (GET /api/admin/audit).
+ * @typedef {object} AuditEntry
+ * @property {number} id
+ * @property {string} at
+ * @property {string} actor_id
+ * @property {string | null} actor_email
+ * @property {string} action
+ * @property {number} job_count
+ * @property {string | null} job_id the job acted on; none for a bulk action
+ * @property {Record<string, string | string[]> | null} filter a bulk action's filter
+ * @property {string | null} reason
+ * @property {{ changed: number, skipped: number, done: boolean } | null} bulk a bulk action's progress
+ */
+/** @typedef {{ entries: AuditEntry[], next: number | null }} AuditPage next: the `before` of the older page */
+
+/** @param {AuditEntry} entry */
 function target(entry) {
   if (entry.job_id) return jobLink(entry.job_id);
   const filter = entry.filter ?? {};
@@ -12,18 +30,24 @@ function target(entry) {
   return h("span", { class: "mono" }, text || "—");
 }
 
+/** @param {AuditEntry} entry */
 function result(entry) {
   if (!entry.bulk) return "";
   const counts = t("audit.bulkResult", { changed: number(entry.bulk.changed), skipped: number(entry.bulk.skipped) });
   return entry.bulk.done ? counts : `${counts} (${t("audit.running")})`;
 }
 
+/**
+ * @param {Element} container
+ * @param {URLSearchParams} params
+ */
 export async function render(container, params) {
   replace(container, notice(t("common.loading")));
   const before = params.get("before");
+  /** @type {AuditPage} */
   let page;
   try {
-    page = await api(`audit${before ? `?before=${encodeURIComponent(before)}` : ""}`);
+    page = /** @type {AuditPage} */ (await api(`audit${before ? `?before=${encodeURIComponent(before)}` : ""}`));
   } catch (error) {
     replace(container, notice(problemText(error), "error"));
     return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Charts as SVG, drawn here (no chart library to vendor). Readable without colour: each series has
 // its own fill pattern or line dash and marker, the legend repeats them, every bar and point has a
 // <title> with its figure, and the same figures are a table beside each chart.
@@ -10,18 +11,43 @@ const HEIGHT = 230;
 const MARGIN = { top: 14, right: 12, bottom: 34, left: 56 };
 let charts = 0;
 
-// The axis' top: a round number at or above the largest value (2, 4, 10, 20, 40, 100, ...), so
-// that its half is round too.
+/**
+ * An hour's figures (GET /api/admin/overview, "hours"); a latency is null in an hour without any.
+ * @typedef {object} Hour
+ * @property {string} hour its start
+ * @property {number | null} completed
+ * @property {number | null} failed
+ * @property {number | null} latency_p50_ms
+ * @property {number | null} latency_p95_ms
+ */
+/** @typedef {"completed" | "failed" | "latency_p50_ms" | "latency_p95_ms"} Figure */
+/** @typedef {{ key: Figure, label: string, format: (value: number | null) => string }} Column a column of the figures' table */
+/** @typedef {{ label: string, swatch: SVGSVGElement }} Swatch a legend's entry */
+/** @typedef {{ key: "latency_p50_ms" | "latency_p95_ms", label: string, className: string, marker: "circle" | "square" }} Line */
+
+/**
+ * The axis' top: a round number at or above the largest value (2, 4, 10, 20, 40, 100, ...), so
+ * that its half is round too.
+ * @param {number} value at least 1
+ */
 function niceMax(value) {
   const power = 10 ** Math.floor(Math.log10(value));
-  return [1, 2, 4, 10].map((m) => m * power).find((m) => m >= value);
+  return [1, 2, 4, 10].map((m) => m * power).find((m) => m >= value) ?? 10 * power;
 }
 
+/**
+ * The chart's SVG with its grid and its hours' labels, and how to place a value on it.
+ * @param {string} label
+ * @param {number} maxValue
+ * @param {(value: number) => string} format the value axis' labels
+ * @param {Hour[]} hours
+ * @param {boolean} withDay
+ */
 function frame(label, maxValue, format, hours, withDay) {
   const plotWidth = WIDTH - MARGIN.left - MARGIN.right;
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
   const top = niceMax(maxValue);
-  const y = (value) => MARGIN.top + plotHeight - (value / top) * plotHeight;
+  const y = (/** @type {number} */ value) => MARGIN.top + plotHeight - (value / top) * plotHeight;
   const svg = s("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": label, class: "chart" });
   for (const fraction of [0, 0.5, 1]) {
     const value = top * fraction;
@@ -41,11 +67,18 @@ function frame(label, maxValue, format, hours, withDay) {
   return { svg, y, slot, plotHeight };
 }
 
-// A chart with its caption, its legend and the table of its figures.
+/**
+ * A chart with its caption, its legend and the table of its figures.
+ * @param {string} label
+ * @param {SVGSVGElement} svg
+ * @param {Swatch[]} swatches
+ * @param {HTMLElement} table
+ */
 function chartBox(label, svg, swatches, table) {
   return h("figure", { class: "chart-box" }, h("figcaption", {}, label), svg, legend(swatches), table);
 }
 
+/** @param {Swatch[]} entries */
 function legend(entries) {
   return h(
     "ul",
@@ -54,10 +87,19 @@ function legend(entries) {
   );
 }
 
+/**
+ * @param {SVGElement} child
+ * @param {SVGElement | null} defs
+ */
 function swatchSvg(child, defs) {
   return s("svg", { viewBox: "0 0 28 12", width: 28, height: 12, "aria-hidden": "true" }, defs, child);
 }
 
+/**
+ * @param {Hour[]} hours
+ * @param {Column[]} columns
+ * @param {boolean} withDay
+ */
 function figuresTable(hours, columns, withDay) {
   return h(
     "details",
@@ -78,9 +120,15 @@ function figuresTable(hours, columns, withDay) {
   );
 }
 
-/** Completed and failed jobs per hour, side by side: completed solid, failed hatched. */
+/**
+ * Completed and failed jobs per hour, side by side: completed solid, failed hatched.
+ * @param {Hour[]} hours
+ * @param {boolean} withDay
+ * @param {string} label
+ */
 export function outcomeBars(hours, withDay, label) {
   const id = `hatch-${(charts += 1)}`;
+  /** @type {Array<{ key: "completed" | "failed", label: string, className: string, fill?: string }>} */
   const series = [
     { key: "completed", label: t("chart.completed"), className: "bar completed" },
     { key: "failed", label: t("chart.failed"), className: "bar failed", fill: `url(#${id})` },
@@ -110,14 +158,22 @@ export function outcomeBars(hours, withDay, label) {
     figuresTable(hours, series.map((one) => ({ ...one, format: (v) => number(v || 0) })), withDay));
 }
 
-/** p50 and p95 of webhook-to-stored latency per hour: p50 solid with circles, p95 dashed with squares. */
+/**
+ * p50 and p95 of webhook-to-stored latency per hour: p50 solid with circles, p95 dashed with squares.
+ * @param {Hour[]} hours
+ * @param {boolean} withDay
+ * @param {string} label
+ * @param {(ms: number) => string} formatMs
+ */
 export function latencyLines(hours, withDay, label, formatMs) {
+  /** @type {Line[]} */
   const series = [
     { key: "latency_p50_ms", label: t("chart.p50"), className: "line p50", marker: "circle" },
     { key: "latency_p95_ms", label: t("chart.p95"), className: "line p95", marker: "square" },
   ];
   const max = Math.max(1000, ...hours.flatMap((hour) => series.map((one) => hour[one.key] || 0)));
   const { svg, y, slot } = frame(label, max, (v) => formatMs(v), hours, withDay);
+  /** @type {(one: Line, x: number, yValue: number, title: string) => SVGElement} */
   const mark = (one, x, yValue, title) =>
     one.marker === "circle"
       ? s("circle", { cx: x, cy: yValue, r: 3.5, class: `${one.className} marker` }, s("title", {}, title))

@@ -1,3 +1,4 @@
+// @ts-check
 // Building the page's DOM from text only. Nothing here (or anywhere in the page) assigns HTML:
 // every string, a sender's subject or file name included, becomes a text node or an attribute
 // value, never markup. The page's Content-Security-Policy requires Trusted Types with no policy,
@@ -5,16 +6,36 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
+/**
+ * An attribute's value (true: present and empty; null, undefined or false: absent), or, for a
+ * name starting with "on", an event listener.
+ * @typedef {string | number | boolean | null | undefined | ((event: Event) => unknown)} PropValue
+ */
+/** @typedef {Record<string, PropValue>} Props "class", "text", "on<event>", or any attribute's name */
+/**
+ * A child as given: a node, or text (null, undefined and false are left out).
+ * @typedef {Node | string | number | null | undefined | false} Piece
+ */
+/** @typedef {Piece | Piece[]} Child a piece, or a list of them (flattened) */
+
+/**
+ * @param {Element} element
+ * @param {Props | null | undefined} props
+ */
 function apply(element, props) {
   for (const [name, value] of Object.entries(props || {})) {
     if (value === null || value === undefined || value === false) continue;
-    if (name === "class") element.setAttribute("class", value);
+    if (name === "class") element.setAttribute("class", String(value));
     else if (name === "text") element.textContent = String(value);
     else if (name.startsWith("on") && typeof value === "function") element.addEventListener(name.slice(2), value);
     else element.setAttribute(name, value === true ? "" : String(value));
   }
 }
 
+/**
+ * @param {Element} element
+ * @param {Child[]} children
+ */
 function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
@@ -22,7 +43,14 @@ function append(element, children) {
   }
 }
 
-/** h("a", {href: "#/jobs", class: "x"}, "text", child, ...): an HTML element. */
+/**
+ * h("a", {href: "#/jobs", class: "x"}, "text", child, ...): an HTML element.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Props | null} [props]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function h(tag, props, ...children) {
   const element = document.createElement(tag);
   apply(element, props);
@@ -30,7 +58,14 @@ export function h(tag, props, ...children) {
   return element;
 }
 
-/** s("rect", {x: 1, ...}): an SVG element. */
+/**
+ * s("rect", {x: 1, ...}): an SVG element.
+ * @template {keyof SVGElementTagNameMap} K
+ * @param {K} tag
+ * @param {Props | null} [props]
+ * @param {...Child} children
+ * @returns {SVGElementTagNameMap[K]}
+ */
 export function s(tag, props, ...children) {
   const element = document.createElementNS(SVG_NS, tag);
   apply(element, props);
@@ -38,6 +73,11 @@ export function s(tag, props, ...children) {
   return element;
 }
 
+/**
+ * The container's children, all replaced by these.
+ * @param {Element} container
+ * @param {...Child} children
+ */
 export function replace(container, ...children) {
   container.replaceChildren();
   append(container, children);

@@ -1,8 +1,10 @@
+// @ts-check
 // English and Japanese. The page follows the browser's languages until the operator picks one
 // with the switch (kept in localStorage).
 
 const STORAGE_KEY = "document-jobs-admin-language";
 
+/** @type {Record<string, Record<string, string>>} a language's code: each key's template */
 const MESSAGES = {
   en: {
     title: "Fax inbox admin",
@@ -348,9 +350,10 @@ const MESSAGES = {
 
 export const LANGUAGES = { en: "English", ja: "日本語" };
 
+/** @returns {string} */
 function preferred() {
   const chosen = localStorage.getItem(STORAGE_KEY);
-  if (chosen in MESSAGES) return chosen;
+  if (chosen !== null && chosen in MESSAGES) return chosen;
   for (const language of navigator.languages || [navigator.language]) {
     const base = (language || "").toLowerCase().split("-")[0];
     if (base in MESSAGES) return base;
@@ -364,32 +367,46 @@ export function language() {
   return current;
 }
 
+/** @param {string} next a language's code */
 export function setLanguage(next) {
   current = next in MESSAGES ? next : "en";
   localStorage.setItem(STORAGE_KEY, current);
   document.documentElement.lang = current;
 }
 
-/** The message for `key` with {names} filled in (as text: the caller puts it in a text node). */
+/**
+ * The message for `key` with {names} filled in (as text: the caller puts it in a text node).
+ * @param {string} key
+ * @param {Record<string, string | number>} [params]
+ * @returns {string}
+ */
 export function t(key, params = {}) {
   const template = MESSAGES[current][key] ?? MESSAGES.en[key] ?? key;
-  return template.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+  return template.replace(/\{(\w+)\}/g, (_, /** @type {string} */ name) => (name in params ? String(params[name]) : `{${name}}`));
 }
 
+/** @param {number} value */
 export function number(value) {
   return new Intl.NumberFormat(current).format(value);
 }
 
+/** @param {string | Date | null | undefined} value a time (ISO 8601), or none */
 export function dateTime(value) {
   if (!value) return "";
   return new Intl.DateTimeFormat(current, { dateStyle: "medium", timeStyle: "medium" }).format(new Date(value));
 }
 
+/**
+ * @param {string} value an hour's start (ISO 8601)
+ * @param {boolean} withDay
+ */
 export function hourLabel(value, withDay) {
+  /** @type {Intl.DateTimeFormatOptions} */
   const options = withDay ? { month: "numeric", day: "numeric", hour: "numeric" } : { hour: "numeric" };
   return new Intl.DateTimeFormat(current, options).format(new Date(value));
 }
 
+/** @param {number | null | undefined} seconds */
 export function duration(seconds) {
   if (seconds === null || seconds === undefined) return "";
   if (seconds < 1) return t("duration.ms", { n: number(Math.round(seconds * 1000)) });
@@ -399,6 +416,7 @@ export function duration(seconds) {
   return t("duration.d", { n: number(Math.round(seconds / 8640) / 10) });
 }
 
+/** @param {number | null | undefined} size */
 export function bytes(size) {
   if (size === null || size === undefined) return "";
   const units = ["B", "KB", "MB", "GB"];

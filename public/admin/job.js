@@ -1,3 +1,4 @@
+// @ts-check
 // A job: its facts and actions, its e-mail, its attachments (downloads through signed URLs valid
 // for a minute), and its attempts as a timeline.
 
@@ -6,6 +7,59 @@ import { h, replace } from "./dom.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
 import { ask, definitions, isAdmin, notice, problemText, stateBadge } from "./ui.js";
 
+/** @typedef {import("./dom.js").Child} Child */
+/**
+ * A job, as the list and the job's page show it.
+ * @typedef {object} Job
+ * @property {string} id
+ * @property {string} kind
+ * @property {string} status queued, running, failed or completed
+ * @property {number} attempts
+ * @property {number} max_attempts
+ * @property {string} created_at
+ * @property {string} run_after
+ * @property {string | null} finished_at
+ * @property {string | null} last_error_code
+ * @property {string | null} last_error_message
+ */
+/**
+ * The e-mail a job came from.
+ * @typedef {object} Email
+ * @property {string | null} from
+ * @property {string[] | null} to
+ * @property {string[] | null} cc
+ * @property {string | null} subject
+ * @property {string} received_at
+ * @property {string} provider_email_id
+ * @property {string | null} message_id
+ */
+/**
+ * @typedef {object} Attachment
+ * @property {string} id
+ * @property {string | null} filename
+ * @property {string | null} content_type
+ * @property {number | null} size_bytes
+ * @property {string | null} sha256
+ */
+/**
+ * One attempt at a job; a running one has no outcome and no duration yet.
+ * @typedef {object} Attempt
+ * @property {number} attempt
+ * @property {number} generation
+ * @property {string | null} started_at
+ * @property {string | null} outcome
+ * @property {number | null} duration_ms
+ * @property {string | null} error_code
+ * @property {string | null} error_message
+ * @property {string | null} invocation_id
+ */
+/** @typedef {{ job: Job, email: Email | null, attachments: Attachment[], attempts: Attempt[] }} JobDetail GET /api/admin/jobs/<id> */
+
+/**
+ * @param {Job} job
+ * @param {Element} report where an action's outcome is told
+ * @param {(message?: Child) => Promise<void>} rerender the page again, with this message
+ */
 function actions(job, report, rerender) {
   const admin = isAdmin();
   const retry = job.status === "failed"
@@ -33,11 +87,15 @@ function actions(job, report, rerender) {
   return h("div", { class: "buttons" }, retry, cancel, admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint")));
 }
 
+/**
+ * @param {Attachment[]} attachments
+ * @param {Element} report where a refused download is told
+ */
 function attachmentsTable(attachments, report) {
   if (!attachments.length) return h("p", {}, t("job.noAttachments"));
-  const download = (attachment) => async () => {
+  const download = (/** @type {Attachment} */ attachment) => async () => {
     try {
-      const { url } = await api(`attachments/${attachment.id}/download`, { method: "POST", body: {} });
+      const { url } = /** @type {{ url: string }} */ (await api(`attachments/${attachment.id}/download`, { method: "POST", body: {} }));
       window.location.assign(url); // a navigation (Content-Disposition: attachment), not a fetch
     } catch (error) {
       replace(report, notice(problemText(error), "error"));
@@ -56,6 +114,7 @@ function attachmentsTable(attachments, report) {
   );
 }
 
+/** @param {Attempt[]} attempts */
 function timeline(attempts) {
   if (!attempts.length) return h("p", {}, t("job.noAttempts"));
   return h(
@@ -76,12 +135,18 @@ function timeline(attempts) {
   );
 }
 
+/**
+ * @param {Element} container
+ * @param {string} id the job's
+ */
 export async function render(container, id) {
   const report = h("div", { class: "job-report", "aria-live": "polite" });
+  /** @type {(message?: Child) => Promise<void>} */
   const draw = async (message) => {
+    /** @type {JobDetail} */
     let data;
     try {
-      data = await api(`jobs/${encodeURIComponent(id)}`);
+      data = /** @type {JobDetail} */ (await api(`jobs/${encodeURIComponent(id)}`));
     } catch (error) {
       replace(container, h("p", {}, h("a", { href: "#/jobs" }, t("job.back"))), notice(problemText(error), "error"));
       return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Jobs: filters (state, kind, error code, received time, search) kept in the URL, keyset pages,
 // auto-refresh that pauses, and the bulk actions on everything the filter matches.
 
@@ -11,16 +12,50 @@ const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
 const REFRESH_MS = 10000;
 const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
 
-let refreshTimer = null;
+/** @typedef {{ created_at: string, id: string }} Cursor the last job of the page before: the keyset */
+/** @typedef {import("./job.js").Job & { email: { from: string | null, subject: string | null } | null }} JobRow */
+/**
+ * GET /api/admin/jobs: a page of the list.
+ * @typedef {object} JobsPage
+ * @property {JobRow[]} jobs
+ * @property {number | null} count how many match, when counted
+ * @property {boolean} count_capped more match than were counted
+ * @property {boolean} partial the search stopped before the end; it reached back to searched_until
+ * @property {string | null} searched_until
+ * @property {Cursor | null} next the older page's
+ */
+/**
+ * POST /api/admin/bulk: what a bulk action would change.
+ * @typedef {{ bulk_action_id: string, job_count: number, filter: Record<string, string | string[]> }} BulkPrepared
+ */
+/**
+ * POST /api/admin/bulk/<id>/apply: the bulk action's progress after one more batch.
+ * @typedef {object} BulkProgress
+ * @property {number} processed
+ * @property {number} changed
+ * @property {number} skipped
+ * @property {boolean} done
+ * @property {number} workers_started
+ * @property {Array<{ job_id: string, reason: string }>} not_changed
+ */
+
+/** @type {number | undefined} */
+let refreshTimer;
+/** @type {Array<Cursor | null>} */
 let olderStack = []; // cursors of the pages before this one, for "Newer"
 let stackFilter = "";
 
+/** @param {URLSearchParams} params */
 function filterOf(params) {
   const filter = new URLSearchParams();
   for (const key of FILTER_KEYS) for (const value of params.getAll(key)) if (value) filter.append(key, value);
   return filter;
 }
 
+/**
+ * @param {URLSearchParams} filter
+ * @param {Cursor | null} [cursor]
+ */
 function hashFor(filter, cursor) {
   const params = new URLSearchParams(filter);
   if (cursor) {
@@ -32,6 +67,7 @@ function hashFor(filter, cursor) {
 }
 
 // <input type="datetime-local"> speaks local time without a zone; the URL keeps ISO 8601 with one.
+/** @param {string | null} iso */
 function toLocalInput(iso) {
   if (!iso) return "";
   const date = new Date(iso);
@@ -40,12 +76,15 @@ function toLocalInput(iso) {
   return local.toISOString().slice(0, 16);
 }
 
+/** @param {string} value */
 function fromLocalInput(value) {
   return value ? new Date(value).toISOString() : "";
 }
 
+/** @param {URLSearchParams} filter */
 function stateTabs(filter) {
   const active = filter.get("state") ?? "";
+  /** @type {(state: string, label: string) => HTMLAnchorElement} */
   const tab = (state, label) => {
     const next = new URLSearchParams(filter);
     if (state) next.set("state", state);
@@ -56,6 +95,11 @@ function stateTabs(filter) {
     STATES.map((state) => tab(state, t(`state.${state}`))));
 }
 
+/**
+ * @param {URLSearchParams} filter
+ * @param {string[]} kinds
+ * @param {string[]} codes the error codes offered
+ */
 function filterForm(filter, kinds, codes) {
   const kind = h("select", { name: "kind" }, h("option", { value: "" }, t("jobs.anyKind")),
     kinds.map((k) => h("option", { value: k, selected: filter.get("kind") === k }, k)));
@@ -79,7 +123,8 @@ function filterForm(filter, kinds, codes) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const next = new URLSearchParams();
-    if (filter.get("state")) next.set("state", filter.get("state"));
+    const state = filter.get("state");
+    if (state) next.set("state", state);
     for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", fromLocalInput(from.value)],
       ["to", fromLocalInput(to.value)], ["q", q.value.trim()]]) {
       if (value) next.set(name, value);
@@ -89,6 +134,7 @@ function filterForm(filter, kinds, codes) {
   return form;
 }
 
+/** @param {JobRow[]} jobs */
 function jobsTable(jobs) {
   const head = ["column.received", "column.state", "column.kind", "column.attempts", "column.error", "column.from",
     "column.subject", "column.job"];
@@ -108,6 +154,11 @@ function jobsTable(jobs) {
   );
 }
 
+/**
+ * @param {URLSearchParams} filter
+ * @param {JobsPage} page
+ * @param {Cursor | null} cursor this page's
+ */
 function pager(filter, page, cursor) {
   const newer = h("button", { type: "button", disabled: !cursor, onclick: () => {
     const previous = olderStack.pop();
@@ -120,12 +171,19 @@ function pager(filter, page, cursor) {
   return h("div", { class: "pager" }, newer, older);
 }
 
+/**
+ * @param {"retry" | "cancel"} action
+ * @param {URLSearchParams} filter
+ * @param {Element} report where the action's progress and outcome are told
+ * @param {() => unknown} rerender
+ */
 async function bulk(action, filter, report, rerender) {
   const query = filter.toString();
   replace(report, notice(t("bulk.counting")));
+  /** @type {BulkPrepared} */
   let prepared;
   try {
-    prepared = await api("bulk", { method: "POST", body: { action, query } });
+    prepared = /** @type {BulkPrepared} */ (await api("bulk", { method: "POST", body: { action, query } }));
   } catch (error) {
     replace(report, notice(problemText(error), "error"));
     return;
@@ -146,10 +204,11 @@ async function bulk(action, filter, report, rerender) {
     replace(report);
     return;
   }
+  /** @type {BulkProgress} */
   let progress;
   try {
     do {
-      progress = await api(`bulk/${prepared.bulk_action_id}/apply`, { method: "POST", body: { reason } });
+      progress = /** @type {BulkProgress} */ (await api(`bulk/${prepared.bulk_action_id}/apply`, { method: "POST", body: { reason } }));
       replace(report, notice(t("bulk.applying", { processed: number(progress.processed), count,
         changed: number(progress.changed), skipped: number(progress.skipped) })));
     } while (!progress.done);
@@ -169,10 +228,16 @@ async function bulk(action, filter, report, rerender) {
   rerender();
 }
 
+/**
+ * @param {Element} container
+ * @param {URLSearchParams} params
+ */
 export async function render(container, params) {
   clearInterval(refreshTimer);
   const filter = filterOf(params);
-  const cursor = params.get("after_id") ? { created_at: params.get("after_time"), id: params.get("after_id") } : null;
+  const afterId = params.get("after_id");
+  /** @type {Cursor | null} */
+  const cursor = afterId ? { created_at: params.get("after_time") ?? "", id: afterId } : null;
   if (filter.toString() !== stackFilter || !cursor) {
     stackFilter = filter.toString();
     if (!cursor) olderStack = [];
@@ -191,7 +256,7 @@ export async function render(container, params) {
 
   const load = async () => {
     try {
-      const page = await api(`jobs?${apiParams}`);
+      const page = /** @type {JobsPage} */ (await api(`jobs?${apiParams}`));
       const counted = page.count !== null ? t(page.count === 1 ? "jobs.countOne" : "jobs.count", { count: number(page.count) })
         : page.count_capped ? t("jobs.countCapped", { count: number(10000) }) : null;
       replace(
@@ -213,11 +278,13 @@ export async function render(container, params) {
   }, REFRESH_MS);
 
   const admin = isAdmin();
+  /** @type {(action: "retry" | "cancel", label: string) => HTMLButtonElement} */
   const bulkButton = (action, label) =>
     h("button", { type: "button", class: `bulk-${action}`, disabled: !admin, "aria-disabled": !admin,
       onclick: () => bulk(action, filter, report, load) }, label);
-  const showRetry = !filter.get("state") || filter.get("state") === "failed";
-  const showCancel = !filter.get("state") || ["queued", "running"].includes(filter.get("state"));
+  const state = filter.get("state");
+  const showRetry = !state || state === "failed";
+  const showCancel = !state || ["queued", "running"].includes(state);
 
   const form = h("div", { class: "filter-slot" });
   replace(

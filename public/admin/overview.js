@@ -1,3 +1,4 @@
+// @ts-check
 // Overview: jobs by state, the oldest waiting job, failures by error code, the hourly charts, and
 // the health check's open outages.
 
@@ -7,12 +8,32 @@ import { h, replace } from "./dom.js";
 import { dateTime, duration, number, t } from "./i18n.js";
 import { jobLink, notice, problemText, stateBadge } from "./ui.js";
 
+/** @typedef {"queued" | "running" | "failed" | "completed"} State */
+/**
+ * GET /api/admin/overview (the fields shown).
+ * @typedef {object} Overview
+ * @property {Record<State, number> & { completed_estimated: boolean }} states jobs by state; completed may be estimated
+ * @property {{ id: string, status: string, waiting_seconds: number } | null} oldest_waiting
+ * @property {Array<{ cause: string, since: string }>} outages the health check's open ones
+ * @property {Array<{ error_code: string, failed: number, retried: number, released: number, other: number }>} failures_24h
+ *   attempts that did not complete in the last 24 hours, by error code
+ * @property {Array<{ error_code: string, count: number }>} failed_by_error_code failed jobs now
+ * @property {import("./charts.js").Hour[]} hours the last 7 days' hours
+ */
+
+/**
+ * @param {Record<string, string>} params the list's filter
+ * @param {string} text
+ */
 function jobsLink(params, text) {
   return h("a", { href: `#/jobs?${new URLSearchParams(params)}` }, text);
 }
 
+/** @param {Overview["states"]} states */
 function stateCards(states) {
-  const cards = ["queued", "running", "failed", "completed"].map((state) => {
+  /** @type {State[]} */
+  const shown = ["queued", "running", "failed", "completed"];
+  const cards = shown.map((state) => {
     const estimated = state === "completed" && states.completed_estimated;
     return h(
       "li",
@@ -26,6 +47,7 @@ function stateCards(states) {
     states.completed_estimated ? h("p", { class: "hint" }, t("overview.completedEstimate")) : null);
 }
 
+/** @param {Overview["oldest_waiting"]} oldest */
 function oldestWaiting(oldest) {
   return h(
     "section",
@@ -38,6 +60,7 @@ function oldestWaiting(oldest) {
   );
 }
 
+/** @param {Overview["outages"]} list */
 function outages(list) {
   return h(
     "section",
@@ -50,7 +73,9 @@ function outages(list) {
   );
 }
 
+/** @param {Overview} data */
 function failureTables(data) {
+  /** @type {(...cells: string[]) => HTMLTableSectionElement} */
   const head = (...cells) => h("thead", {}, h("tr", {}, cells.map((c) => h("th", { scope: "col" }, c))));
   const last24 = data.failures_24h.length
     ? h("table", {}, head(t("column.errorCode"), t("column.failed"), t("column.retried"), t("column.released"), t("column.other")),
@@ -71,21 +96,30 @@ function failureTables(data) {
   ];
 }
 
+/**
+ * @param {import("./charts.js").Hour[]} hours
+ * @param {"24h" | "7d"} range
+ */
 function charts(hours, range) {
   const shown = range === "7d" ? hours : hours.slice(-24);
   const withDay = range === "7d";
-  const formatMs = (ms) => duration(ms / 1000);
+  const formatMs = (/** @type {number} */ ms) => duration(ms / 1000);
   return [
     outcomeBars(shown, withDay, `${t("overview.perHour")} (${t(range === "7d" ? "overview.range7d" : "overview.range24h")})`),
     latencyLines(shown, withDay, `${t("overview.latency")} (${t(range === "7d" ? "overview.range7d" : "overview.range24h")})`, formatMs),
   ];
 }
 
+/**
+ * @param {Element} container
+ * @param {URLSearchParams} params
+ */
 export async function render(container, params) {
   replace(container, notice(t("common.loading")));
+  /** @type {Overview} */
   let data;
   try {
-    data = await api("overview");
+    data = /** @type {Overview} */ (await api("overview"));
   } catch (error) {
     replace(container, notice(problemText(error), "error"));
     return;

@@ -1,11 +1,26 @@
+// @ts-check
 // Pieces every view uses: state badges, notices, links, the operator, and refusals shown as text.
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("./dom.js").Child} Child */
+/** @typedef {import("./dom.js").Piece} Piece */
+/**
+ * The operator signed in (GET /api/admin/me).
+ * @typedef {object} Operator
+ * @property {string} user_id
+ * @property {string | null} email
+ * @property {"admin" | "viewer"} role
+ * @property {string[]} kinds the jobs' kinds, for the filter
+ * @property {string[]} error_codes every error code a job can end with, for the filter
+ */
+
+/** @type {Operator | null} */
 let who = null;
 
+/** @param {Operator | null} operator */
 export function setOperator(operator) {
   who = operator;
 }
@@ -18,27 +33,43 @@ export function isAdmin() {
   return who?.role === "admin";
 }
 
+/** @param {string} state */
 export function stateBadge(state) {
   return h("span", { class: `badge state-${state}` }, t(`state.${state}`));
 }
 
+/**
+ * @param {string} id
+ * @param {string} [text] the start of the id unless given
+ */
 export function jobLink(id, text) {
   return h("a", { href: `#/jobs/${encodeURIComponent(id)}`, class: "mono" }, text ?? id.slice(0, 8));
 }
 
+/**
+ * @param {Child} text
+ * @param {"info" | "success" | "warning" | "error"} [kind]
+ */
 export function notice(text, kind = "info") {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
 }
 
-/** What a failed call says to the operator: the server's refusal as text, or that it was unreachable. */
+/**
+ * What a failed call says to the operator: the server's refusal as text, or that it was unreachable.
+ * @param {unknown} error
+ */
 export function problemText(error) {
   if (error instanceof ApiError) {
     if (error.code === "not_admin") return t("common.notAdmin");
-    return t("common.error", { message: error.message || error.code });
+    return t("common.error", { message: error.message || String(error.code) });
   }
   return t("common.network");
 }
 
+/**
+ * Terms and their values; a row whose value is null, undefined or "" is left out.
+ * @param {Array<[string, Child]>} rows
+ */
 export function definitions(rows) {
   return h(
     "dl",
@@ -50,7 +81,16 @@ export function definitions(rows) {
   );
 }
 
-/** A modal dialog; resolves with the reason typed (or true without a reason field), null when dismissed. */
+/**
+ * A modal dialog; resolves with the reason typed (or true without a reason field), null when dismissed.
+ * @param {object} question
+ * @param {string} question.title
+ * @param {Piece[]} [question.body]
+ * @param {string | null} [question.reasonLabel] a reason field, with this label
+ * @param {boolean} [question.reasonRequired]
+ * @param {string} [question.confirm] the confirming button's label
+ * @returns {Promise<string | true | null>}
+ */
 export function ask({ title, body = [], reasonLabel = null, reasonRequired = false, confirm }) {
   return new Promise((resolve) => {
     const reason = reasonLabel ? h("textarea", { rows: 3, maxlength: 500, required: reasonRequired, name: "reason" }) : null;
