@@ -105,7 +105,7 @@ def test_each_bundle_holds_only_its_own_function_and_lib(build) -> None:
         ours = r"lib/([a-z_]+\.py|__pycache__/[a-z_]+\.cpython-312\.pyc)"
         junk = {name for name in own - allowed if not re.fullmatch(ours, name)}
         assert junk == set(), f"{route} bundles {sorted(junk)}"
-        assert OWN_SOURCE[route] in own and "lib/queue.py" in own
+        assert OWN_SOURCE[route] in own and "lib/worker/queue.py" in own
 
 
 def cached(source: Path) -> Path:
@@ -125,7 +125,7 @@ def test_both_bundles_carry_bytecode_for_lib_and_vendor(build) -> None:
         # Unchecked-hash bytecode (the flags word is 1): valid whatever the unpacked files' times are.
         assert cached(bundle.folder / "lib" / "queue.py").read_bytes()[4:8] == (1).to_bytes(4, "little")
         # And the runtime reads it: -v names every code object it loads from a .pyc.
-        loaded = in_bundle(bundle, "-v", "-c", "import lib.worker_endpoint, supabase")
+        loaded = in_bundle(bundle, "-v", "-c", "import lib.worker.endpoint, supabase")
         assert loaded.returncode == 0, loaded.stderr
         for module in ("lib/worker_endpoint", "_vendor/supabase/_sync/client", "_vendor/pydantic/main"):
             source = bundle.folder / f"{module}.py"

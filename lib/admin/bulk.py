@@ -8,7 +8,7 @@ python -m lib.admin confirm BULK_ACTION_ID --as EMAIL --reason TEXT          app
 python -m lib.admin retry --error-code X ... --as EMAIL --reason TEXT --yes   count and apply at once
 
 The actor is an admin of the admin screen, named with --as and looked up through Supabase Auth's
-admin API (lib/operators.py), never a fixed "CLI" identity: the audit's actor_id is a Supabase
+admin API (lib/admin/operators.py), never a fixed "CLI" identity: the audit's actor_id is a Supabase
 Auth user id (as for an action on the screen), so the audit says which person acted whichever
 door they used, a viewer cannot act from the command line either, and only the operator who
 counted may confirm (the function checks that). The server key could write any actor id; the
@@ -24,8 +24,8 @@ from typing import Any
 
 from lib.admin import commands, display
 from lib.admin.commands import Context, Refusal, check_filters, not_postgrest, refused
-from lib.database import DatabaseError, execute
-from lib.operators import AuthAdmin, OperatorError, role_of
+from lib.admin.operators import AuthAdmin, OperatorError, role_of
+from lib.supabase.rpc import DatabaseError, execute
 
 BATCH_SIZE = 500
 # The filter's keys as the operator wrote them (the database's messages name the keys).

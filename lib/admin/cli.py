@@ -20,9 +20,9 @@ import httpx
 
 from lib.admin import bulk, commands
 from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
+from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
-from lib.supabase_client import TIMEOUT, is_jwt, service_client
-from lib.terminal import encoding_of, terminal_json, terminal_text
+from lib.supabase.client import TIMEOUT, is_jwt, service_client
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)
@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
     download = command("download", commands.download, "write a stored fax (a job's attachments, or one) to files")
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
-    # Dispatched to lib/operators.py before parsing (main); listed here for --help.
+    # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
     subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
     return root
 
@@ -187,7 +187,7 @@ def _report(refusal: Refusal, as_json: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
-        from lib import operators
+        from lib.admin import operators
 
         return operators.main(argv[1:])
     as_json = _wants_json(argv)

@@ -18,10 +18,10 @@ from uuid import UUID
 import httpx
 
 from lib.admin import display
-from lib.database import DatabaseError, Executable, execute
 from lib.failures import FailureCode
 from lib.settings import SupabaseSettings
-from lib.supabase_client import api_headers
+from lib.supabase.client import api_headers
+from lib.supabase.rpc import DatabaseError, Executable, execute
 
 if TYPE_CHECKING:
     from supabase import Client

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from lib.database import DatabaseError
 from lib.failures import (
     FAILURES,
     RESEND_4XX,
@@ -21,6 +20,7 @@ from lib.failures import (
     from_resend_error,
     from_storage_error,
 )
+from lib.supabase.rpc import DatabaseError
 
 
 def test_every_code_has_exactly_one_rule() -> None:

@@ -1,4 +1,4 @@
-"""lib/operator_auth.py without a stack: the JWKS cache shared by threads and its refetch on a key id
+"""lib/screen/auth.py without a stack: the JWKS cache shared by threads and its refetch on a key id
 it does not know (at most once per cooldown), the legacy HS256 path that asks Auth, roles."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 import respx
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from lib import operator_auth
-from lib.operator_auth import Operator, Refused, confirm_admin, operator, verify
+from lib.screen import auth as operator_auth
+from lib.screen.auth import Operator, Refused, confirm_admin, operator, verify
 from lib.settings import AdminSettings
 
 

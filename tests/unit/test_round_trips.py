@@ -10,11 +10,11 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from lib import fetch_email
-from lib.attachment_storage import AttachmentStorage
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import ResendClient
-from lib.worker import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
+from lib.supabase.storage import AttachmentStorage
+from lib.worker import fetch_email
+from lib.worker.loop import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.resend import ResendClient
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, URL, job_row
 

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from lib.attachment_storage import AttachmentStorage
 from lib.budget import Deadline, DeadlinePassed
-from lib.resend_client import DownloadError, ResendClient
+from lib.supabase.storage import AttachmentStorage
+from lib.worker.resend import DownloadError, ResendClient
 
 HALF_A_SECOND = 0.5
 

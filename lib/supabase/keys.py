@@ -8,7 +8,7 @@ import ssl
 
 import httpx
 
-from lib.supabase_client import api_headers
+from lib.supabase.client import api_headers
 
 
 @functools.cache
@@ -25,7 +25,7 @@ def http_client() -> httpx.Client:
 
 
 def request_headers(key: str, access_token: str | None = None) -> dict[str, str]:
-    """The key's headers (lib/supabase_client.py api_headers: `apikey`, and `Authorization` only for
+    """The key's headers (lib/supabase/client.py api_headers: `apikey`, and `Authorization` only for
     a legacy JWT key); acting as a user, `Authorization: Bearer` carries the user's access token."""
     headers = api_headers(key)
     if access_token:

@@ -23,9 +23,9 @@ from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
-from lib.database import DatabaseError
 from lib.failures import TIME_BUDGET_FREE_RELEASES, Action, FailureCode, JobFailure, database_failure
-from lib.queue import Job, LeaseLost, Queue
+from lib.supabase.rpc import DatabaseError
+from lib.worker.queue import Job, LeaseLost, Queue
 
 # invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs, and
 # vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py

@@ -36,7 +36,7 @@ import jwt
 from jwt import PyJWKClient
 
 from lib.settings import AdminSettings
-from lib.supabase_http import request_headers
+from lib.supabase.keys import request_headers
 
 ROLE_CLAIM = "document_jobs_role"
 ROLES = ("admin", "viewer")

@@ -1,6 +1,6 @@
 """The e-mail and attachment rows as the worker sees them: what start_fetch_email answers before a
 job calls Resend, and the row of a stored attachment (written through the fenced RPCs in
-lib/queue.py)."""
+lib/worker/queue.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from lib.rate_limit import Slot
+from lib.worker.rate_limit import Slot
 
 
 class ReceivedEmail(BaseModel):

@@ -16,9 +16,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lib.database import DatabaseError, execute, interval
-from lib.fax_records import FetchStart, StoredAttachment
 from lib.storable import storable_text
+from lib.supabase.rpc import DatabaseError, execute, interval
+from lib.worker.records import FetchStart, StoredAttachment
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -115,7 +115,7 @@ class Queue:
         self._held[(job.id, job.generation)] = asked_at + self.lease.total_seconds()
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
-        """The RPC's answer; DatabaseError (lib/database.py) when it fails."""
+        """The RPC's answer; DatabaseError (lib/supabase/rpc.py) when it fails."""
         # Text Postgres cannot store would make the call fail on every attempt (a file name with
         # U+0000 retried until the job fails): the same rule as the webhook's, for every argument.
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}

@@ -17,13 +17,14 @@ import logging
 from dataclasses import dataclass
 
 from lib import log
-from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.budget import Checkpoint, Deadline
 from lib.failures import FailureCode, JobFailure, from_resend_error
-from lib.fax_records import StoredAttachment
-from lib.queue import Job, Queue
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import (
+from lib.storable import REPLACEMENT, storable_text
+from lib.supabase.storage import AttachmentStorage, attachment_key, stored_content_type
+from lib.worker.queue import Job, Queue
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.records import StoredAttachment
+from lib.worker.resend import (
     Attachment,
     DownloadError,
     InvalidEmailId,
@@ -34,7 +35,6 @@ from lib.resend_client import (
     ResendTimeout,
     TooLarge,
 )
-from lib.storable import REPLACEMENT, storable_text
 
 # The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
 KIND = "fetch_email"
@@ -115,7 +115,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     Recording an attachment renews the lease too, and refuses (LeaseLost) once the job is no
     longer ours.
     Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
-    Each Resend API request waits for its slot of the limiter all workers share (lib/rate_limit.py):
+    Each Resend API request waits for its slot of the limiter all workers share (lib/worker/rate_limit.py):
     JobFailure(resend_rate_limit_wait) when the slot is further away than the deadline allows.
     """
     deadline = checkpoint.deadline

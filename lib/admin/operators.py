@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 
-from lib.operator_auth import ROLE_CLAIM, ROLES
+from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase_client import api_headers
+from lib.supabase.client import api_headers
 
 PAGE_SIZE = 1000
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)

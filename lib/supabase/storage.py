@@ -19,7 +19,7 @@ import httpx
 
 from lib.budget import Deadline, DeadlinePassed
 from lib.failures import FAILURES, FailureCode, JobFailure, from_storage_error
-from lib.supabase_client import TIMEOUT, api_headers
+from lib.supabase.client import TIMEOUT, api_headers
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
 

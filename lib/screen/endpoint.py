@@ -1,6 +1,6 @@
 """What api/admin.py does with a request: the admin screen's page and its JSON API.
 
-GET  /admin                                    the page (lib/admin_page.py)
+GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&q=&after_time=&after_id=&limit=
@@ -14,7 +14,7 @@ POST /api/admin/attachments/<id>/download                     a signed Storage U
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
 every request, and before any action the operator's role is confirmed with Auth
-(lib/operator_auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
+(lib/screen/auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -32,12 +32,12 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 
 from lib import log
-from lib.database import DatabaseError, Executable, execute
-from lib.http_handler import Reply, UnreadableBody, json_reply
+from lib.http_shell import Reply, UnreadableBody, json_reply
 from lib.settings import AdminSettings, ConfigError
+from lib.supabase.rpc import DatabaseError, Executable, execute
 
 if TYPE_CHECKING:
-    from lib.operator_auth import Operator
+    from lib.screen.auth import Operator
     from supabase import Client
 
 MAX_BODY_BYTES = 64 * 1024
@@ -105,7 +105,7 @@ class Context:
     @property
     def client(self) -> Client:
         # supabase-py is the heaviest import: only requests that reach the database pay for it.
-        from lib.supabase_client import service_client
+        from lib.supabase.client import service_client
 
         if self._client is None:
             self._client = service_client(self.settings, self.http)
@@ -126,7 +126,7 @@ class Context:
         return self.read(function, lambda client: client.rpc(function, params))
 
     def require_admin(self) -> Operator:
-        from lib.operator_auth import confirm_admin
+        from lib.screen.auth import confirm_admin
 
         if self.operator.role != "admin":
             raise Problem(403, "not_admin", "only an admin may do this; your role is viewer")
@@ -156,7 +156,7 @@ def handle(method: str, target: str, headers: Mapping[str, str], read_body: Call
     if call.path == "/admin":
         if method != "GET":
             return json_reply(405, {"error": "method_not_allowed"}, {"Allow": "GET"})
-        from lib.admin_page import page
+        from lib.screen.page import page
 
         return page(settings.supabase_url, settings.browser_key)
     try:
@@ -178,8 +178,8 @@ def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
         if any(key == _route_key(call.path) for _, key in ROUTES):
             raise Problem(405, "method_not_allowed", f"{call.method} is not allowed here")
         raise Problem(404, "not_found", "no such page of the admin API")
-    from lib.operator_auth import Refused, authenticate
-    from lib.supabase_http import http_client
+    from lib.screen.auth import Refused, authenticate
+    from lib.supabase.keys import http_client
 
     with http_client() as http:
         try:
@@ -269,7 +269,7 @@ def audit(context: Context) -> dict[str, Any]:
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
     its original name. Readers may download; the URL is made for the asking operator only."""
-    from lib.supabase_client import api_headers
+    from lib.supabase.client import api_headers
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")

@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lib import log
 from lib.budget import Clock, Deadline
-from lib.database import DatabaseError, execute, interval
 from lib.failures import FailureCode, JobFailure, from_resend_error
+from lib.supabase.rpc import DatabaseError, execute, interval
 
 if TYPE_CHECKING:
-    from lib.resend_client import ResendError
+    from lib.worker.resend import ResendError
     from supabase import Client
 
 PROVIDER = "resend"  # the row of document_jobs_rate_limits

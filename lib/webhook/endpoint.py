@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError, hmac_data
 
 from lib import log
-from lib.database import DatabaseError, execute
-from lib.http_handler import Answer, UnreadableBody
+from lib.http_shell import Answer, UnreadableBody
 from lib.settings import ConfigError, WebhookSettings
 from lib.storable import REPLACED_KEY, pointers_to, storable_json, storable_text
-from lib.supabase_client import TIMEOUT, service_client
+from lib.supabase.client import TIMEOUT, service_client
+from lib.supabase.rpc import DatabaseError, execute
 
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 # The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
