@@ -16,7 +16,8 @@ import pytest
 from postgrest.exceptions import APIError
 
 from lib.settings import SupabaseSettings
-from lib.supabase.client import api_headers, service_client
+from lib.supabase.client import service_client
+from lib.supabase.keys import api_headers
 from lib.webhook.endpoint import usable_timestamp
 
 NO_JOB = "00000000-0000-0000-0000-000000000000"

@@ -21,7 +21,8 @@ from postgrest.exceptions import APIError
 from storage3.exceptions import StorageApiError
 
 from lib.settings import SupabaseSettings
-from lib.supabase.client import api_headers, service_client
+from lib.supabase.client import service_client
+from lib.supabase.keys import api_headers
 from supabase import Client, ClientOptions, create_client
 
 BUCKET = "fax-attachments"

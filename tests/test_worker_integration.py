@@ -20,7 +20,7 @@ from devstack.resend_provider import Fault, ResendProvider, SampleAttachment, Sa
 from lib.budget import Checkpoint, Deadline
 from lib.settings import WorkerSettings
 from lib.storable import storable_json
-from lib.supabase.client import api_headers
+from lib.supabase.keys import api_headers
 from lib.worker.endpoint import connected
 from lib.worker.queue import LeaseLost, Queue
 from lib.worker.records import StoredAttachment

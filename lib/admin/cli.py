@@ -22,7 +22,8 @@ from lib.admin import bulk, commands
 from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
-from lib.supabase.client import TIMEOUT, is_jwt, service_client
+from lib.supabase.client import TIMEOUT, service_client
+from lib.supabase.keys import is_jwt
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)

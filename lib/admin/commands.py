@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 from uuid import UUID
 
 import httpx
@@ -20,8 +19,8 @@ import httpx
 from lib.admin import display
 from lib.failures import FailureCode
 from lib.settings import SupabaseSettings
-from lib.supabase.client import api_headers
 from lib.supabase.rpc import DatabaseError, Executable, execute
+from lib.supabase.storage import Storage, StorageError
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -574,25 +573,22 @@ def _attachments_of(context: Context, target: str) -> list[Row]:
 
 
 def _fetch(context: Context, row: Row) -> bytes:
-    url = f"{context.settings.supabase_url}/storage/v1/object/{quote(row['bucket'])}/{quote(row['storage_path'])}"
+    settings = context.settings
     try:
-        response = context.http.get(url, headers=api_headers(context.settings.server_key))
-    except httpx.HTTPError as error:
-        raise Refusal(
-            "storage_unreachable",
-            f"cannot reach Storage at {context.settings.supabase_url} (SUPABASE_URL): {type(error).__name__}",
-            status=4,
-        ) from error
-    if response.status_code != 200:
-        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
-        status = str(body.get("statusCode", response.status_code)) if isinstance(body, dict) else "?"
-        code = "object_not_found" if status == "404" else "storage_error"
-        raise Refusal(
-            code,
-            f"Storage refused {row['bucket']}/{row['storage_path']}: {status} "
-            f"{body.get('message', '') if isinstance(body, dict) else ''}".rstrip(),
+        data = Storage(context.http, settings.supabase_url, settings.server_key, row["bucket"]).download(
+            row["storage_path"]
         )
-    data = response.content
+    except StorageError as error:
+        if error.status is None:
+            raise Refusal(
+                "storage_unreachable",
+                f"cannot reach Storage at {settings.supabase_url} (SUPABASE_URL): {error.network}",
+                status=4,
+            ) from error
+        raise Refusal(
+            "object_not_found" if error.status == 404 else "storage_error",
+            f"Storage refused {row['bucket']}/{row['storage_path']}: {error.status} {error.message or ''}".rstrip(),
+        ) from error
     if len(data) != row["size_bytes"] or hashlib.sha256(data).hexdigest() != row["sha256"]:
         raise Refusal(
             "checksum_mismatch",

@@ -30,7 +30,7 @@ import httpx
 
 from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase.client import api_headers
+from lib.supabase.keys import api_headers
 
 PAGE_SIZE = 1000
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
@@ -179,7 +179,7 @@ def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
             raise Problem(405, "method_not_allowed", f"{call.method} is not allowed here")
         raise Problem(404, "not_found", "no such page of the admin API")
     from lib.screen.auth import Refused, authenticate
-    from lib.supabase.keys import http_client
+    from lib.supabase.client import http_client
 
     with http_client() as http:
         try:
@@ -269,7 +269,7 @@ def audit(context: Context) -> dict[str, Any]:
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
     its original name. Readers may download; the URL is made for the asking operator only."""
-    from lib.supabase.client import api_headers
+    from lib.supabase.storage import Storage, StorageError
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
@@ -277,22 +277,16 @@ def download(context: Context) -> dict[str, Any]:
     if not rows:
         raise Problem(404, "not_found", "no such attachment")
     row = rows[0]
-    storage = f"{context.settings.supabase_url}/storage/v1"
-    try:
-        response = context.http.post(
-            f"{storage}/object/sign/{quote(row['bucket'], safe='')}/{quote(row['storage_path'], safe='/')}",
-            json={"expiresIn": SIGNED_URL_SECONDS},
-            headers=api_headers(context.settings.server_key),
-            timeout=httpx.Timeout(10.0, connect=5.0),
-        )
-    except httpx.HTTPError:
-        raise Problem(503, "storage_unavailable", "Storage could not be reached; try again") from None
-    if not response.is_success:
-        log.event("admin_sign_failed", logging.ERROR, status=response.status_code)
-        raise Problem(503, "storage_unavailable", f"Storage refused to sign the URL ({response.status_code})")
-    signed = response.json()["signedURL"]
+    storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, row["bucket"])
     name = row["filename"] or row["storage_path"].rsplit("/", 1)[-1]
-    return {"url": f"{storage}{signed}&download={quote(name, safe='')}", "expires_in": SIGNED_URL_SECONDS}
+    try:
+        url = storage.signed_url(row["storage_path"], SIGNED_URL_SECONDS, download_as=name)
+    except StorageError as error:
+        if error.status is None:
+            raise Problem(503, "storage_unavailable", "Storage could not be reached; try again") from None
+        log.event("admin_sign_failed", logging.ERROR, status=error.status)
+        raise Problem(503, "storage_unavailable", f"Storage refused to sign the URL ({error.status})") from None
+    return {"url": url, "expires_in": SIGNED_URL_SECONDS}
 
 
 # -- acting -------------------------------------------------------------------------------------

@@ -1,23 +1,17 @@
-"""Calls to SUPABASE_URL: the headers every one carries, and the supabase-py client of the server
-key, created per invocation (no module-level state).
-
-Supabase's API-key rules (docs: guides/api/api-keys, "Known limitations"): the key goes in the
-`apikey` header. A legacy key is a JWT and goes in `Authorization: Bearer` too, as always. A
-publishable or secret key (`sb_publishable_...`, `sb_secret_...`) is not a JWT: it "cannot be
-sent in the Authorization header, except if the value exactly equals the apikey header", and
-even then the services behind the gateway reject it "as the value is not a JWT". So it is never
-sent there: the strictest reading, and the only one under which raw Storage calls work (with a
-secret key as Bearer they fail with "Invalid Compact JWS").
-"""
+"""The clients of SUPABASE_URL: supabase-py as the server key, created per invocation, and plain
+httpx clients for raw calls (Auth, Storage) over one TLS context per process."""
 
 from __future__ import annotations
 
-import re
+import functools
+import ssl
 from typing import TYPE_CHECKING
 
 import httpx
 
+from lib.limits import INVOCATION_HEADER
 from lib.settings import SupabaseSettings
+from lib.supabase.keys import api_headers
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -25,28 +19,7 @@ if TYPE_CHECKING:
 # PostgREST and Storage calls: a slow database must not eat the whole invocation.
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 
-# The header the worker names its invocation in, on every call to the database (the database's name:
-# document_jobs_internal.limits(), tests/test_constants.py): claim_document_jobs
-# records it in the attempt history (PostgREST hands request headers to SQL as request.headers).
-INVOCATION_HEADER = "x-document-jobs-invocation"
-
-# A compact JWS: three base64url parts (the legacy anon and service_role keys are HS256 JWTs).
-_JWT = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _KEY_HEADERS = frozenset({"apikey", "authorization"})
-
-
-def is_jwt(key: str) -> bool:
-    return _JWT.fullmatch(key) is not None
-
-
-def api_headers(key: str) -> dict[str, str]:
-    """The headers that carry `key` on any request to SUPABASE_URL: `apikey` always, and
-    `Authorization: Bearer` only when the key is a JWT (a legacy key). Decided by the key's form,
-    not by the variable it came from."""
-    headers = {"apikey": key}
-    if is_jwt(key):
-        headers["Authorization"] = f"Bearer {key}"
-    return headers
 
 
 def service_client(settings: SupabaseSettings, http: httpx.Client, invocation_id: str | None = None) -> Client:
@@ -65,3 +38,16 @@ def service_client(settings: SupabaseSettings, http: httpx.Client, invocation_id
     kept = {name: value for name, value in client.options.headers.items() if name.lower() not in _KEY_HEADERS}
     client.options.headers = {**kept, **api_headers(key)}
     return client
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS settings (certifi's CA bundle), made once per process. Loading the bundle
+    takes tens of milliseconds, which a client made per request would pay on every request; the
+    threads of an instance share the context, which nothing changes once it is made."""
+    return httpx.create_ssl_context()
+
+
+def http_client() -> httpx.Client:
+    """A client for one request's calls to Supabase (its connections close with it)."""
+    return httpx.Client(verify=tls_context())

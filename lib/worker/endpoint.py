@@ -17,7 +17,7 @@ from lib.budget import Clock
 from lib.failures import FailureCode
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase.client import TIMEOUT, service_client
-from lib.supabase.storage import AttachmentStorage
+from lib.supabase.storage import Storage
 from lib.worker import fetch_email
 from lib.worker.auth import is_authorized
 from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
@@ -76,7 +76,7 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
                 settings.resend_timeout_seconds,
                 pacing=limiter,
             ),
-            storage=AttachmentStorage(
+            storage=Storage(
                 http,
                 settings.supabase_url,
                 settings.server_key,

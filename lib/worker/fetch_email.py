@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from lib import log
 from lib.budget import Checkpoint, Deadline
-from lib.failures import FailureCode, JobFailure, from_resend_error
+from lib.failures import FAILURES, FailureCode, JobFailure, from_resend_error, from_storage_error
 from lib.storable import REPLACEMENT, storable_text
-from lib.supabase.storage import AttachmentStorage, attachment_key, stored_content_type
+from lib.supabase.storage import Storage, StorageError
 from lib.worker.queue import Job, Queue
 from lib.worker.rate_limit import ResendLimiter
-from lib.worker.records import StoredAttachment
+from lib.worker.records import StoredAttachment, attachment_key, stored_content_type
 from lib.worker.resend import (
     Attachment,
     DownloadError,
@@ -45,7 +45,7 @@ class FetchContext:
     queue: Queue
     limiter: ResendLimiter  # the same that paces `resend`'s API requests
     resend: ResendClient
-    storage: AttachmentStorage
+    storage: Storage
     max_bytes: int
 
 
@@ -159,7 +159,10 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
         attachment = item.attachment
         content_type = stored_content_type(attachment.content_type, attachment.filename)
         key = attachment_key(email.id, item.key_id, content_type)
-        ctx.storage.upload(key, data, content_type, deadline)
+        try:
+            ctx.storage.upload(key, data, content_type, deadline)
+        except StorageError as error:
+            raise upload_failure(error) from error
         ctx.queue.record_attachment(job, _row(job, item, content_type, data, ctx.storage.bucket, key))
         count += 1
     if listing.unusable:
@@ -196,3 +199,14 @@ def _row(job: Job, item: Listed, content_type: str, data: bytes, bucket: str, ke
             replaced=replaced,
         )
     return row
+
+
+def upload_failure(error: StorageError) -> JobFailure:
+    """A refused or failed upload as the job's failure, naming what an operator checks."""
+    if error.status is None:
+        said = "timed out" if error.timed_out else "unreachable"
+        return JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage {said}: {error.network}")
+    failure = from_storage_error(error.status, error.code, error.name)
+    check = FAILURES[failure].check
+    named = " ".join(part for part in (error.code, error.name) if part)
+    return JobFailure(failure, f"Storage {error.status} {named}" + (f" (check {check})" if check else ""))

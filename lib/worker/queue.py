@@ -16,6 +16,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.storable import storable_text
 from lib.supabase.rpc import DatabaseError, execute, interval
 from lib.worker.records import FetchStart, StoredAttachment
@@ -23,14 +24,6 @@ from lib.worker.records import FetchStart, StoredAttachment
 if TYPE_CHECKING:
     from supabase import Client
 
-# The bounds are the database's (claim_document_jobs' default p_lease; document_jobs_internal.
-# limits()); tests/test_constants.py pins these to them.
-# The default lease of a claim.
-DEFAULT_LEASE = timedelta(minutes=5)
-# The database refuses a longer p_lease: a worker set above it could claim nothing at all.
-MAX_LEASE = timedelta(hours=1)
-# The database refuses a longer wait: a provider that asks for more (a quota) is asked again after this.
-MAX_RETRY_AFTER = timedelta(days=1)
 # A lease renewed less than this share of it ago is fresh: extending it again would cost a round
 # trip and gain almost nothing (see Queue.lease_is_fresh).
 FRESH_SHARE = 0.1

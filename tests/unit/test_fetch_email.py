@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from lib.supabase.storage import AttachmentStorage
+from lib.supabase.storage import Storage
 from lib.worker import fetch_email
 from lib.worker.loop import STEP_RESERVE, run_invocation
 from lib.worker.rate_limit import ResendLimiter
@@ -34,7 +34,7 @@ def context(client, http, queue, limiter) -> fetch_email.FetchContext:
         queue=queue,
         limiter=limiter,
         resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
-        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
+        storage=Storage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
 
@@ -522,7 +522,7 @@ def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(
             return httpx.Response(200, json={"Key": "k"})
 
     with httpx.Client(transport=SlowReader()) as storage_http:
-        slow = dataclasses.replace(context, storage=AttachmentStorage(storage_http, URL, KEY, "fax-attachments"))
+        slow = dataclasses.replace(context, storage=Storage(storage_http, URL, KEY, "fax-attachments"))
         summary = run(queue, slow, clock)
 
     assert (summary.released, summary.completed) == (1, 0)

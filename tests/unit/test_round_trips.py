@@ -10,9 +10,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from lib.supabase.storage import AttachmentStorage
+from lib.limits import MAX_JOBS_PER_INVOCATION
+from lib.supabase.storage import Storage
 from lib.worker import fetch_email
-from lib.worker.loop import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
+from lib.worker.loop import STEP_RESERVE, run_invocation
 from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
@@ -42,7 +43,7 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
         queue=queue,
         limiter=limiter,
         resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
-        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
+        storage=Storage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
     return run_invocation(queue, fetch_email.KIND, lambda job, cp: fetch_email.run(job, context, cp), clock)

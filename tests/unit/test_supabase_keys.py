@@ -15,7 +15,7 @@ import pytest
 
 from lib import settings
 from lib.settings import ConfigError, SupabaseSettings, WorkerSettings
-from lib.supabase.client import api_headers
+from lib.supabase.keys import api_headers
 from lib.worker import fetch_email
 from lib.worker.endpoint import connected
 from lib.worker.loop import run_invocation

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import logging
 
-from lib.failures import TIME_BUDGET_FREE_RELEASES, FailureCode, JobFailure
-from lib.worker.loop import MAX_JOBS_PER_INVOCATION, run_invocation
+from lib.failures import FailureCode, JobFailure
+from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
+from lib.worker.loop import run_invocation
 from lib.worker.records import StoredAttachment
 from tests.unit.fake_supabase import job_row
 
