@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
-from lib.supabase.rpc import DatabaseError
+from lib.errors import DatabaseError
 
 
 class Action(StrEnum):

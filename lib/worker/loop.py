@@ -23,9 +23,9 @@ from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
+from lib.errors import DatabaseError
 from lib.failures import Action, FailureCode, JobFailure, database_failure
 from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
-from lib.supabase.rpc import DatabaseError
 from lib.worker.queue import Job, LeaseLost, Queue
 
 # vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py

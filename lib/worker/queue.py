@@ -16,9 +16,10 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lib.errors import DatabaseError
 from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.storable import storable_text
-from lib.supabase.rpc import DatabaseError, execute, interval
+from lib.supabase.rpc import execute, interval
 from lib.worker.records import FetchStart, StoredAttachment
 
 if TYPE_CHECKING:

@@ -24,8 +24,9 @@ import httpx
 
 from lib import log
 from lib.budget import Clock, Deadline
+from lib.errors import DatabaseError
 from lib.failures import FailureCode, JobFailure, from_resend_error
-from lib.supabase.rpc import DatabaseError, execute, interval
+from lib.supabase.rpc import execute, interval
 from lib.worker.records import Slot
 
 if TYPE_CHECKING:

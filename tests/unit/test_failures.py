@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lib.errors import DatabaseError
 from lib.failures import (
     FAILURES,
     RESEND_4XX,
@@ -20,7 +21,6 @@ from lib.failures import (
     from_resend_error,
     from_storage_error,
 )
-from lib.supabase.rpc import DatabaseError
 
 
 def test_every_code_has_exactly_one_rule() -> None:
