@@ -3,7 +3,8 @@
 The queue's logic lives in SQL; this only names the calls and types their answers. Every write
 after a claim calls a _v2 function with the job's (id, generation), whose one answer is Fenced
 ({"held", "state"}); `_fenced` raises LeaseLost when it says the worker no longer holds the job:
-the caller must then stop and write nothing more for it.
+the caller must then stop and write nothing more for it. Each RPC's name is written out where it
+is called, never built from parts, so that a search for a function of the migrations finds its caller.
 """
 
 from __future__ import annotations
@@ -75,12 +76,6 @@ class Fenced(BaseModel):
     state: Literal["running", "queued", "failed", "completed"] | None
     next_job: Job | None = None
     follow_ups: int | None = None
-
-
-def _written(function: str, follow_up: bool) -> str:
-    """The _v2 write, or its ..._and_follow_up_v2 form for an invocation's last call: the same
-    write, and in its transaction the follow-up invocations (within the database's cap)."""
-    return f"{function}_and_follow_up_v2" if follow_up else f"{function}_v2"
 
 
 class Queue:
@@ -158,7 +153,7 @@ class Queue:
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""
-        self._fenced(_written("complete_document_job", follow_up), job)
+        self._fenced("complete_document_job_and_follow_up_v2" if follow_up else "complete_document_job_v2", job)
 
     def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
         """Completes `job` and claims the next job of `kind` in one round trip: the next job or
@@ -186,7 +181,7 @@ class Queue:
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
         return self._left_in(
-            _written("fail_document_job", follow_up),
+            "fail_document_job_and_follow_up_v2" if follow_up else "fail_document_job_v2",
             job,
             p_error_code=code,
             p_error_message=message,
@@ -218,7 +213,7 @@ class Queue:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
         return self._left_in(
-            _written("release_document_job", follow_up),
+            "release_document_job_and_follow_up_v2" if follow_up else "release_document_job_v2",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,
