@@ -163,7 +163,7 @@ def import_time(f: Figures) -> str | None:
     return (
         f"**Imports: supabase is the cold start.** The worker module imports in {f.ms(s, worker, 0)} and the "
         f"webhook module in {f.ms(s, hook, 0)}, against {f.ms(s, base, 0)} for a bare `import supabase`; both "
-        "defer supabase until a request is authenticated (lib/supabase_client.py), after which the worker "
+        "defer supabase until a request is authenticated (lib/supabase/client.py), after which the worker "
         f"has paid {f.ms(s, worker_sb, 0)}. Of `import supabase`, by the package it imports first: {parts} "
         "(postgrest's share includes httpx and pydantic, which it is first to import). `create_client` imports "
         "the auth, realtime and functions clients although the functions use only `rpc`, tables and storage; the "

@@ -2,7 +2,7 @@
 
 Each figure is the median over fresh interpreters of the cumulative time `python -X importtime`
 reports; all are measured in the same run, interleaved, so the machine's noise hits them alike.
-A function imports supabase only once a request gets past authentication (lib/supabase_client.py),
+A function imports supabase only once a request gets past authentication (lib/supabase/client.py),
 so "+ supabase" is what the first authorized call of a cold instance pays. The breakdown splits a
 bare `import supabase` by the packages it imports directly.
 

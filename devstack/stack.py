@@ -171,7 +171,7 @@ def add_operators(stack: Stack) -> None:
     """An admin and a viewer of the admin screen, through the operators CLI's own code (Auth's admin API)."""
     import httpx
 
-    from lib.operators import AuthAdmin, add
+    from lib.admin.operators import AuthAdmin, add
     from lib.settings import SupabaseSettings
 
     settings = SupabaseSettings(

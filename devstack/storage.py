@@ -1,6 +1,6 @@
 """Stand-in for Supabase Storage's object API. Local stack only: never deployed, and nothing in
-lib/ or api/ imports it. It serves the requests the product sends (lib/attachment_storage.py,
-lib/admin_api.py, and the admin page following a signed URL), with the real service's rules and
+lib/ or api/ imports it. It serves the requests the product sends (lib/supabase/storage.py,
+lib/screen/endpoint.py, and the admin page following a signed URL), with the real service's rules and
 error shape where the code under test depends on them:
 
 - POST /storage/v1/object/<bucket>/<key> with a raw body, its Content-Type the object's;

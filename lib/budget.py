@@ -1,4 +1,4 @@
-"""The invocation's time budget, for the loop (lib/worker.py) and for the I/O inside a job.
+"""The invocation's time budget, for the loop (lib/worker/loop.py) and for the I/O inside a job.
 
 Vercel kills an invocation at maxDuration; a job still running then keeps its lease until it
 passes and loses an attempt. So the loop stops claiming in time and releases a job it cannot

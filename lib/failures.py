@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
-from lib.database import DatabaseError
+from lib.errors import DatabaseError
 
 
 class Action(StrEnum):
@@ -159,11 +159,6 @@ FAILURES: dict[FailureCode, Rule] = {
     ),
     FailureCode.INTERNAL_ERROR: Rule(Action.RETRY, "an unexpected error in the worker (a bug): see the logs"),
 }
-
-# Releases for the time budget in a row (no attachment stored in between) that give their attempt
-# back; from the next one on, each counts, so a download that trickles forever ends in `failed`
-# with its history. The number is the database's (document_jobs_internal.limits(); tests/test_constants.py).
-TIME_BUDGET_FREE_RELEASES = 3
 
 
 class JobFailure(Exception):

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, Field, SecretStr, ValidationError, model_va
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lib import log
-from lib.queue import DEFAULT_LEASE, MAX_LEASE
+from lib.limits import DEFAULT_LEASE, MAX_LEASE
 
 
 class ConfigError(RuntimeError):
@@ -137,7 +137,7 @@ class SupabaseSettings(_EnvSettings):
 
     @property
     def server_key(self) -> str:
-        """The key every call to SUPABASE_URL carries (lib/supabase_client.py api_headers)."""
+        """The key every call to SUPABASE_URL carries (lib/supabase/keys.py api_headers)."""
         if self.supabase_secret_key is not None:
             if self.supabase_service_role_key is not None:
                 _BOTH_KEYS_NOTED(_note_both_keys)

@@ -15,9 +15,9 @@ from datetime import timedelta
 import pytest
 
 from lib.admin import cli as admin
-from lib.queue import LeaseLost, Queue
 from lib.settings import SupabaseSettings
-from lib.supabase_client import service_client
+from lib.supabase.client import service_client
+from lib.worker.queue import LeaseLost, Queue
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job
 

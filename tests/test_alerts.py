@@ -12,7 +12,8 @@ from datetime import timedelta
 import psycopg
 import pytest
 
-from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, FailureCode
+from lib.failures import FAILURES, FailureCode
+from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.support.alerts import ALERT_PATH, alerts_until_marker, check_health, received_until_marker
 from tests.support.database import as_postgres
 from tests.support.emails import claim, claimed_job, receive_email

@@ -16,8 +16,9 @@ import pytest
 from postgrest.exceptions import APIError
 
 from lib.settings import SupabaseSettings
-from lib.supabase_client import api_headers, service_client
-from lib.webhook import usable_timestamp
+from lib.supabase.client import service_client
+from lib.supabase.keys import api_headers
+from lib.webhook.endpoint import usable_timestamp
 
 NO_JOB = "00000000-0000-0000-0000-000000000000"
 
@@ -127,7 +128,7 @@ def test_calls_that_name_nothing_change_nothing(client, db, function, args, answ
 
 
 # data.created_at: what record_inbound_email takes as the received time, and what the webhook warns
-# about (lib/webhook.py), must be one rule. Postgres casts words of its own to times.
+# about (lib/webhook/endpoint.py), must be one rule. Postgres casts words of its own to times.
 CREATED_AT = ["2026-11-30T08:15:02Z", "2026-11-30T08:15:02.123Z", "2026-11-30 08:15:02+09:00",
               "2026-11-30T08:15:02.123456+0000", "2026-11-30T08:15", "2026-11-30T08:15:02", "now", "today",
               "yesterday", "tomorrow", "infinity", "-infinity", "epoch", "allballs", "2026-02-30T10:00:00Z",

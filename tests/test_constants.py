@@ -6,14 +6,14 @@ delay). Each fact is defined once on each side, and these tests fail as soon as 
 
 | fact | owner | readers (pinned here) |
 |---|---|---|
-| the longest lease, the longest retry-after | limits() | lib/queue.py MAX_LEASE, MAX_RETRY_AFTER |
-| the default lease | claim_document_jobs' p_lease default | lib/queue.py DEFAULT_LEASE |
-| the free time-budget releases | limits() | lib/failures.py TIME_BUDGET_FREE_RELEASES |
-| the jobs per invocation | limits() | lib/worker.py MAX_JOBS_PER_INVOCATION |
-| the invocation header | limits() | lib/supabase_client.py INVOCATION_HEADER |
+| the longest lease, the longest retry-after | limits() | lib/limits.py MAX_LEASE, MAX_RETRY_AFTER |
+| the default lease | claim_document_jobs' p_lease default | lib/limits.py DEFAULT_LEASE |
+| the free time-budget releases | limits() | lib/limits.py TIME_BUDGET_FREE_RELEASES |
+| the jobs per invocation | limits() | lib/limits.py MAX_JOBS_PER_INVOCATION |
+| the invocation header | limits() | lib/limits.py INVOCATION_HEADER |
 | the delay of each release | lib/failures.py FAILURES | release_causes' advice |
-| the job kind | document_job_kinds | lib/fetch_email.py KIND, record_inbound_email |
-| the worker's maxDuration | vercel.json | lib/worker.py BUDGET, the worker POST's timeout |
+| the job kind | document_job_kinds | lib/worker/fetch_email.py KIND, record_inbound_email |
+| the worker's maxDuration | vercel.json | lib/worker/loop.py BUDGET, the worker POST's timeout |
 """
 
 from __future__ import annotations
@@ -26,13 +26,20 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from lib import fetch_email
-from lib.failures import FAILURES, TIME_BUDGET_FREE_RELEASES, Action
-from lib.queue import DEFAULT_LEASE, MAX_LEASE, MAX_RETRY_AFTER
-from lib.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
+from lib.failures import FAILURES, Action
+from lib.limits import (
+    DEFAULT_LEASE,
+    INVOCATION_HEADER,
+    MAX_JOBS_PER_INVOCATION,
+    MAX_LEASE,
+    MAX_RETRY_AFTER,
+    TIME_BUDGET_FREE_RELEASES,
+)
 from lib.settings import WorkerSettings
-from lib.supabase_client import INVOCATION_HEADER, TIMEOUT
-from lib.worker import BUDGET, MAX_JOBS_PER_INVOCATION
+from lib.supabase.client import TIMEOUT
+from lib.worker import fetch_email
+from lib.worker.loop import BUDGET
+from lib.worker.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from tests.support.database import add_jobs, invoke, queued_requests
 from tests.support.vault import store_secrets
 
@@ -47,7 +54,7 @@ def max_duration() -> timedelta:
 @pytest.mark.parametrize("claimable", [1, MAX_JOBS_PER_INVOCATION, MAX_JOBS_PER_INVOCATION + 1,
                                        2 * MAX_JOBS_PER_INVOCATION + 1])  # fmt: skip
 def test_the_fan_out_counts_what_one_invocation_handles(tx, claimable) -> None:
-    # invoke_document_jobs POSTs once per MAX_JOBS_PER_INVOCATION claimable jobs (lib/worker.py):
+    # invoke_document_jobs POSTs once per MAX_JOBS_PER_INVOCATION claimable jobs (lib/limits.py):
     # with another divisor a backlog would start too many workers, or too few.
     store_secrets(tx)
     add_jobs(tx, claimable)
@@ -138,7 +145,7 @@ def test_an_invocation_counts_as_in_flight_for_as_long_as_the_function_may_run(t
 
 
 def test_the_longest_wait_for_a_slot_is_the_functions_maxduration(tx) -> None:
-    # lib/rate_limit.py never asks to wait longer than MAX_WAIT_MS, which the database accepts.
+    # lib/worker/rate_limit.py never asks to wait longer than MAX_WAIT_MS, which the database accepts.
     assert timedelta(milliseconds=MAX_WAIT_MS) == max_duration()
     assert tx.execute("select reserve_provider_request(%s, %s) as r", (PROVIDER, MAX_WAIT_MS)).fetchone()["r"]
     with pytest.raises(psycopg.errors.InvalidParameterValue), tx.transaction():
@@ -162,7 +169,7 @@ def test_the_health_checks_release_causes_are_the_rules_that_name_a_check(admin)
 @pytest.mark.parametrize(("streak", "attempt_given_back"), [(TIME_BUDGET_FREE_RELEASES - 1, True),
                                                              (TIME_BUDGET_FREE_RELEASES, False)])  # fmt: skip
 def test_the_free_time_budget_releases_are_the_workers(tx, streak, attempt_given_back) -> None:
-    # The worker logs time_budget_attempt_counted from TIME_BUDGET_FREE_RELEASES (lib/failures.py).
+    # The worker logs time_budget_attempt_counted from TIME_BUDGET_FREE_RELEASES (lib/limits.py).
     add_jobs(tx, 1)
     tx.execute("update document_jobs set budget_releases = %s", (streak,))
     job = tx.execute("select * from claim_document_jobs(%s)", (fetch_email.KIND,)).fetchone()

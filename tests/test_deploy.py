@@ -5,6 +5,7 @@ deploy lays them out, and both functions probed through Vercel's own Python runt
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.slow  # a real `vercel build` of the committed tree, of
 ROOT = Path(__file__).resolve().parent.parent
 WORKER, WEBHOOK, ADMIN = "/api/internal/document_jobs", "/api/webhooks/resend", "/api/admin"
 OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py", ADMIN: "api/admin.py"}
+ENDPOINT = {WORKER: "lib.worker.endpoint", WEBHOOK: "lib.webhook.endpoint", ADMIN: "lib.screen.endpoint"}
 
 
 @pytest.fixture(scope="module")
@@ -93,19 +95,64 @@ def test_every_requirement_imports_inside_the_bundle(build) -> None:
         assert json.loads(result.stdout) == [], f"{bundle.route}: not importable: {result.stdout}"
 
 
+def _imported_modules(source: Path) -> set[str]:
+    """Every module `source` imports, at the top or inside a function (`import a.b`, `from a import
+    b` naming a module or a name); not those imported only for the type checker."""
+    found: set[str] = set()
+
+    def visit(nodes: Iterator[ast.AST] | list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            visit(ast.iter_child_nodes(node))
+
+    visit(ast.parse(source.read_text()).body)
+    return found
+
+
+def lib_files_loaded(function: str) -> set[str]:
+    """The lib/ files the function's file loads, followed through lib/ (each package's __init__.py
+    with the modules below it)."""
+    loaded: set[str] = set()
+    todo = [function]
+    while todo:
+        for module in _imported_modules(ROOT / todo.pop()):
+            parts = module.split(".")
+            for depth in range(1, len(parts) + 1) if parts[0] == "lib" else ():
+                base = Path(*parts[:depth])
+                for candidate in (base / "__init__.py", base.with_suffix(".py")):
+                    if (ROOT / candidate).is_file() and candidate.as_posix() not in loaded:
+                        loaded.add(candidate.as_posix())
+                        todo.append(candidate.as_posix())
+    return loaded
+
+
+def bytecode(source: str) -> str:
+    path = Path(source)
+    return (path.parent / "__pycache__" / f"{path.stem}.cpython-312.pyc").as_posix()
+
+
 def test_each_bundle_holds_only_its_own_function_and_lib(build) -> None:
+    """A bundle holds its function and exactly the lib/ modules that function imports (vercel.json's
+    excludeFiles per package): another function's module, or a shared one it never loads, is junk."""
     for route, bundle in build.bundles().items():
         own = {
             path.relative_to(bundle.folder).as_posix()
             for path in bundle.files()
             if not path.relative_to(bundle.folder).as_posix().startswith("_vendor/")
         }
-        own_bytecode = re.sub(r"([a-z_]+)\.py$", r"__pycache__/\1.cpython-312.pyc", OWN_SOURCE[route])
-        allowed = {"vc__handler__python.py", OWN_SOURCE[route], own_bytecode}
-        ours = r"lib/([a-z_]+\.py|__pycache__/[a-z_]+\.cpython-312\.pyc)"
-        junk = {name for name in own - allowed if not re.fullmatch(ours, name)}
-        assert junk == set(), f"{route} bundles {sorted(junk)}"
-        assert OWN_SOURCE[route] in own and "lib/queue.py" in own
+        loaded = lib_files_loaded(OWN_SOURCE[route])
+        allowed = {"vc__handler__python.py", OWN_SOURCE[route], bytecode(OWN_SOURCE[route])}
+        allowed |= loaded | {bytecode(source) for source in loaded}
+        assert own - allowed == set(), f"{route} bundles what its function never imports: {sorted(own - allowed)}"
+        assert loaded - own == set(), f"{route} misses what its function imports: {sorted(loaded - own)}"
+        assert {OWN_SOURCE[route], ENDPOINT[route].replace(".", "/") + ".py"} <= own
 
 
 def cached(source: Path) -> Path:
@@ -123,11 +170,11 @@ def test_both_bundles_carry_bytecode_for_lib_and_vendor(build) -> None:
             missing = [p.relative_to(bundle.folder).as_posix() for p in inside if not cached(p).is_file()]
             assert inside and missing == [], f"{route}: no bytecode for {missing[:5]} ({len(missing)})"
         # Unchecked-hash bytecode (the flags word is 1): valid whatever the unpacked files' times are.
-        assert cached(bundle.folder / "lib" / "queue.py").read_bytes()[4:8] == (1).to_bytes(4, "little")
+        assert cached(bundle.folder / "lib" / "settings.py").read_bytes()[4:8] == (1).to_bytes(4, "little")
         # And the runtime reads it: -v names every code object it loads from a .pyc.
-        loaded = in_bundle(bundle, "-v", "-c", "import lib.worker_endpoint, supabase")
+        loaded = in_bundle(bundle, "-v", "-c", f"import {ENDPOINT[route]}, supabase")
         assert loaded.returncode == 0, loaded.stderr
-        for module in ("lib/worker_endpoint", "_vendor/supabase/_sync/client", "_vendor/pydantic/main"):
+        for module in (ENDPOINT[route].replace(".", "/"), "_vendor/supabase/_sync/client", "_vendor/pydantic/main"):
             source = bundle.folder / f"{module}.py"
             assert f"# code object from '{cached(source)}'" in loaded.stderr, f"{route}: {module} compiled at start"
 

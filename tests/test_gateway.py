@@ -21,7 +21,8 @@ from postgrest.exceptions import APIError
 from storage3.exceptions import StorageApiError
 
 from lib.settings import SupabaseSettings
-from lib.supabase_client import api_headers, service_client
+from lib.supabase.client import service_client
+from lib.supabase.keys import api_headers
 from supabase import Client, ClientOptions, create_client
 
 BUCKET = "fax-attachments"
@@ -410,7 +411,7 @@ def folder() -> str:
 
 def upload(http: httpx.Client, env: dict[str, str], key: str, body: bytes, content_type: str = "application/pdf",
            upsert: bool = False, headers: dict[str, str] | None = None) -> httpx.Response:  # fmt: skip
-    """As lib/attachment_storage.py uploads: the object as a raw body, x-upsert to overwrite."""
+    """As lib/supabase/storage.py uploads: the object as a raw body, x-upsert to overwrite."""
     sent = {
         **(headers or service_headers(env)),
         "Content-Type": content_type,

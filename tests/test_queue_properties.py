@@ -56,7 +56,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from lib.failures import TIME_BUDGET_FREE_RELEASES
+from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.conftest import connect, reset
 
 KIND = "fetch_email"

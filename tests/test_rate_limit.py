@@ -19,7 +19,7 @@ import pytest
 from bench.flow import cron_paused, dispatcher_frozen, in_flight, peak_in_flight, wait_until
 from devstack import inbound, stack
 from devstack.resend_provider import RESEND_RATE_LIMIT
-from lib.worker_endpoint import handle
+from lib.worker.endpoint import handle
 from tests.support.database import reset
 from tests.support.emails import receive_email
 

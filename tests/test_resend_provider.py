@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from devstack.resend_provider import Fault, ListingEdit, ResendProvider, TeamRateLimit, sample_email
-from lib.resend_client import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
+from lib.worker.resend import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
 
 KEY = "re_provider_test"
 

@@ -18,12 +18,12 @@ import pytest
 from api.internal.document_jobs import handler
 from devstack.resend_provider import Fault, ResendProvider, SampleAttachment, SampleEmail, sample_email
 from lib.budget import Checkpoint, Deadline
-from lib.fax_records import StoredAttachment
-from lib.queue import LeaseLost, Queue
 from lib.settings import WorkerSettings
 from lib.storable import storable_json
-from lib.supabase_client import api_headers
-from lib.worker_endpoint import connected
+from lib.supabase.keys import api_headers
+from lib.worker.endpoint import connected
+from lib.worker.queue import LeaseLost, Queue
+from lib.worker.records import StoredAttachment
 from tests.support.emails import receive_email
 from tests.support.serve import serve
 
@@ -220,7 +220,7 @@ def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_
 
 
 def served_object(stack_env, key: str) -> httpx.Response:
-    """The object as an operator's browser gets it: through a signed URL (lib/admin_api.py)."""
+    """The object as an operator's browser gets it: through a signed URL (lib/screen/endpoint.py)."""
     storage = f"{stack_env['SUPABASE_URL']}/storage/v1"
     signed = httpx.post(f"{storage}/object/sign/fax-attachments/{key}", json={"expiresIn": 60},
                         headers=api_headers(stack_env["SUPABASE_SECRET_KEY"]), timeout=10)  # fmt: skip

@@ -11,12 +11,13 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
-from lib import log, worker_endpoint
-from lib.http_handler import Answer, JsonHandler
+from lib import log
+from lib.http_shell import Answer, JsonHandler
+from lib.worker import endpoint
 
 log.configure()
 
 
 class handler(JsonHandler):
     def answer(self) -> Answer:  # JsonHandler.do_POST writes it, and a JSON 500 for any exception
-        return worker_endpoint.handle(self.headers.get("Authorization"), request_id=self.headers.get("x-vercel-id"))
+        return endpoint.handle(self.headers.get("Authorization"), request_id=self.headers.get("x-vercel-id"))

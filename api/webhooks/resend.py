@@ -10,8 +10,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))  # Vercel runs this file alone
 
-from lib import log, webhook
-from lib.http_handler import Answer, JsonHandler
+from lib import log
+from lib.http_shell import Answer, JsonHandler
+from lib.webhook import endpoint
 
 log.configure()
 
@@ -19,4 +20,4 @@ log.configure()
 class handler(JsonHandler):
     def answer(self) -> Answer:  # JsonHandler.do_POST writes it, and a JSON 500 for any exception
         headers = {name.lower(): value for name, value in self.headers.items()}
-        return webhook.handle(headers, self.read_body)
+        return endpoint.handle(headers, self.read_body)

@@ -23,7 +23,7 @@ send, as the real service answers, from its public reference and source:
   for the secret key (legacy: the service_role JWT as Bearer): POST /admin/users {"email",
   "password", "email_confirm", "app_metadata", "user_metadata"}, GET /admin/users?page=&per_page=
   ({"users", "aud"}, X-Total-Count), PUT /admin/users/{id} {"app_metadata"}: what the operators
-  CLI calls (lib/operators.py). PUT merges app_metadata key by key, and a key set to null is
+  CLI calls (lib/admin/operators.py). PUT merges app_metadata key by key, and a key set to null is
   removed (GoTrue's UpdateAppMetaData).
 - Errors in GoTrue's shape: {"code": <status>, "error_code", "msg"}, or {"code": <error_code>,
   "message"} when the request names X-Supabase-Api-Version 2024-01-01 or later

@@ -1,5 +1,5 @@
 """The admin users API, for the secret key (legacy: the service_role JWT as Bearer): what the
-operators CLI calls (lib/operators.py). POST /admin/users {"email", "password", "email_confirm",
+operators CLI calls (lib/admin/operators.py). POST /admin/users {"email", "password", "email_confirm",
 "app_metadata", "user_metadata"}, GET /admin/users?page=&per_page= ({"users", "aud"},
 X-Total-Count), PUT /admin/users/{id} {"app_metadata"}, merged key by key, a key set to null
 removed (GoTrue's UpdateAppMetaData). Docs: reference/javascript/auth-admin-createuser and the

@@ -8,7 +8,7 @@ python -m lib.admin confirm BULK_ACTION_ID --as EMAIL --reason TEXT          app
 python -m lib.admin retry --error-code X ... --as EMAIL --reason TEXT --yes   count and apply at once
 
 The actor is an admin of the admin screen, named with --as and looked up through Supabase Auth's
-admin API (lib/operators.py), never a fixed "CLI" identity: the audit's actor_id is a Supabase
+admin API (lib/admin/operators.py), never a fixed "CLI" identity: the audit's actor_id is a Supabase
 Auth user id (as for an action on the screen), so the audit says which person acted whichever
 door they used, a viewer cannot act from the command line either, and only the operator who
 counted may confirm (the function checks that). The server key could write any actor id; the
@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.admin import commands, display
-from lib.admin.commands import Context, Refusal, check_filters, not_postgrest, refused
-from lib.database import DatabaseError, execute
-from lib.operators import AuthAdmin, OperatorError, role_of
+from lib.admin.commands import Context, check_filters, not_postgrest, refused
+from lib.admin.operators import AuthAdmin, role_of
+from lib.errors import DatabaseError, Refusal
+from lib.supabase.rpc import execute
 
 BATCH_SIZE = 500
 # The filter's keys as the operator wrote them (the database's messages name the keys).
@@ -57,13 +58,8 @@ def is_bulk(args: argparse.Namespace) -> bool:
 def actor(context: Context, email: str | None) -> Actor:
     """The admin named by --as, as Supabase Auth knows them."""
     if not email:
-        raise Refusal("actor_required", "a bulk action needs --as EMAIL: the admin it is recorded for", status=2)
-    try:
-        user = AuthAdmin(context.http, context.settings).find(email)
-    except OperatorError as error:
-        if "could not be reached" in str(error):
-            raise Refusal("auth_unreachable", str(error), status=4) from None
-        raise Refusal("auth_error", str(error)) from None
+        raise Refusal("actor_required", "a bulk action needs --as EMAIL: the admin it is recorded for")
+    user = AuthAdmin(context.http, context.settings).find(email)
     role = role_of(user) if user else None
     if user is None or role is None:
         raise Refusal(
@@ -115,9 +111,9 @@ def cancel(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 def _one_or_many(context: Context, args: argparse.Namespace, action: str, one: commands.Command) -> tuple[Any, str]:
     if args.job_id and is_bulk(args):
-        raise Refusal("usage", f"{action} takes a job id or a filter, not both (see {action} --help)", status=2)
+        raise Refusal("usage", f"{action} takes a job id or a filter, not both (see {action} --help)")
     if args.job_id and action == "retry" and args.reason:
-        raise Refusal("usage", "retry JOB_ID records no reason: --reason goes with a filter (a bulk retry)", status=2)
+        raise Refusal("usage", "retry JOB_ID records no reason: --reason goes with a filter (a bulk retry)")
     if args.job_id:
         return one(context, args)
     return bulk(context, args, action)
@@ -131,17 +127,15 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
             "filter_required",
             f"a bulk {action} needs a filter: --error-code, --kind, --since, --until, --search"
             + (", --status" if action == "cancel" else ""),
-            status=2,
         )
     if not (args.dry_run or args.yes):
         raise Refusal(
             "confirmation_required",
             f"a bulk {action} changes every job the filter matches: run it with --dry-run first (it prints "
             "the count and the command that confirms exactly those jobs), or give --yes to count and apply at once",
-            status=2,
         )
     if args.yes and not (args.reason or "").strip():
-        raise Refusal("reason_required", "--reason is required: it is recorded in the audit", status=2)
+        raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
     check_filters(context, args)
     who = actor(context, args.actor)
     params = {"p_action": action, "p_filter": found, "p_actor_id": who.id, "p_actor_email": who.email}
@@ -166,7 +160,7 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
 def confirm(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     """Apply a counted bulk action (its id from a dry run)."""
     if not (args.reason or "").strip():
-        raise Refusal("reason_required", "--reason is required: it is recorded in the audit", status=2)
+        raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
     return apply(context, args.bulk_action_id, actor(context, args.actor), args.reason)
 
 

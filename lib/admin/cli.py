@@ -19,10 +19,12 @@ from typing import NoReturn
 import httpx
 
 from lib.admin import bulk, commands
-from lib.admin.commands import STATUSES, Context, Refusal, job_id, positive, since_or_until
+from lib.admin.commands import STATUSES, Context, job_id, positive, since_or_until
+from lib.admin.terminal import encoding_of, terminal_json, terminal_text
+from lib.errors import Refusal
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
-from lib.supabase_client import TIMEOUT, is_jwt, service_client
-from lib.terminal import encoding_of, terminal_json, terminal_text
+from lib.supabase.client import TIMEOUT, service_client
+from lib.supabase.keys import is_jwt
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)
@@ -30,18 +32,34 @@ EXIT_STATUSES = """exit status:
   2  the arguments (an unknown command, flag, status, kind or error code, a value out of bounds)
   3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
      not a server key)
-  4  the database or Storage could not be reached
+  4  the database or Storage, or Auth, could not be reached
   5  health: an outage is open or a Vault secret is missing
 
 errors: one line on standard error, "error: <message>"; with --json, one JSON object
 {"error": "<code>", "message": "...", ...} on standard error. The codes are stable."""
+
+# The exit status of each refusal's code, as EXIT_STATUSES tells them; any other code is 1 (refused,
+# or not found). The one place a code becomes an exit status: the commands only name the code.
+EXIT_STATUS = {
+    **dict.fromkeys(
+        ("usage", "invalid_argument", "unknown_kind", "unknown_error_code", "filter_too_wide", "not_a_folder",
+         "actor_required", "filter_required", "confirmation_required", "reason_required"),
+        2,
+    ),
+    **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),
+    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unreachable"), 4),
+}  # fmt: skip
+
+
+def refusal_exit_status(refusal: Refusal) -> int:
+    return EXIT_STATUS.get(refusal.code, 1)
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a refusal is a Refusal (one line, or JSON), not the usage and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise Refusal("usage", f"{message} (see {self.prog} --help)", status=2)
+        raise Refusal("usage", f"{message} (see {self.prog} --help)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -112,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
     download = command("download", commands.download, "write a stored fax (a job's attachments, or one) to files")
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
-    # Dispatched to lib/operators.py before parsing (main); listed here for --help.
+    # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
     subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
     return root
 
@@ -155,7 +173,7 @@ def _check_key(settings: SupabaseSettings) -> None:
                 "wrong_key",
                 f"{name} is a JWT for the role {role!r} (the anon key?): the admin CLI needs "
                 "the project's secret key (sb_secret_...) or its legacy service_role key",
-                status=3,
+                status=500,
             )
 
 
@@ -166,12 +184,12 @@ def _settings() -> SupabaseSettings:
                 "wrong_key",
                 f"{name} is a publishable key (sb_publishable_...): the admin CLI needs the "
                 "project's secret key (sb_secret_..., Project Settings > API Keys)",
-                status=3,
+                status=500,
             )
     try:
         settings = SupabaseSettings.load()
     except ConfigError as error:
-        raise Refusal("settings", str(error), status=3) from None
+        raise Refusal("settings", str(error), status=500) from None
     _check_key(settings)
     return settings
 
@@ -179,19 +197,18 @@ def _settings() -> SupabaseSettings:
 def _report(refusal: Refusal, as_json: bool) -> None:
     # ASCII JSON: every control character and every non-ASCII one is a \u escape, so the line is
     # safe on any terminal and still the same JSON.
-    error = {"error": refusal.code, "message": refusal.message, **refusal.details}
     shown = terminal_text(refusal.message, encoding_of(sys.stderr))
-    print(json.dumps(error, default=str) if as_json else f"error: {shown}", file=sys.stderr)
+    print(json.dumps(refusal.body(), default=str) if as_json else f"error: {shown}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
-        from lib import operators
-
-        return operators.main(argv[1:])
     as_json = _wants_json(argv)
     try:
+        if argv[:1] == ["operators"]:  # who may use the admin screen: Supabase Auth, not the queue
+            from lib.admin import operators
+
+            return operators.main(argv[1:])
         args = parser().parse_args(argv)
         settings = _settings()
         with httpx.Client(timeout=TIMEOUT) as http:
@@ -203,6 +220,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise commands.not_postgrest(context, f"{args.command} ({type(error).__name__})") from error
     except Refusal as refusal:
         _report(refusal, as_json)
-        return refusal.status
+        return refusal_exit_status(refusal)
     print(terminal_json(data, encoding_of()) if args.json else shown)
     return commands.exit_status(data)

@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 from uuid import UUID
 
 import httpx
 
 from lib.admin import display
-from lib.database import DatabaseError, Executable, execute
+from lib.errors import DatabaseError, Refusal
 from lib.failures import FailureCode
 from lib.settings import SupabaseSettings
-from lib.supabase_client import api_headers
+from lib.supabase.rpc import Executable, execute
+from lib.supabase.storage import Storage, StorageError
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -44,17 +44,6 @@ LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
-
-
-class Refusal(Exception):
-    """What the operator is told instead of an answer: a stable code, one line, an exit status."""
-
-    def __init__(self, code: str, message: str, *, status: int = 1, **details: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.details = details
 
 
 @dataclass
@@ -112,7 +101,7 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
             "database_unreachable",
             f"cannot reach the database at {url} (SUPABASE_URL): "
             + error.message.removeprefix("unreachable (").removesuffix(")"),
-            status=4,
+            status=503,
             url=url,
         )
     # No PostgREST error body: only the HTTP status (or a body that is not JSON at all).
@@ -123,7 +112,7 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
             "database_unreachable",
             f"{url} (SUPABASE_URL) answered {error.code} without PostgREST's error: the project may be "
             "paused or restarting, or a proxy stands in the way",
-            status=4,
+            status=503,
             url=url,
         )
     if bare:
@@ -133,7 +122,7 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
             "wrong_key",
             f"{url} refused the key ({error}): the admin CLI needs a secret key of this "
             "project (sb_secret_...) in SUPABASE_SECRET_KEY, or its legacy service_role key",
-            status=3,
+            status=500,
         )
     if error.code in ("22023", "22007", "22008", "22P02", "22015"):
         message = error.message
@@ -141,7 +130,7 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
             message = message.replace(parameter, flag)
         if message == error.message and len(flags) == 1:
             message = f"{next(iter(flags.values()))}: {message}"
-        return Refusal("invalid_argument", message, status=2)
+        return Refusal("invalid_argument", message)
     return Refusal("database_error", str(error), sqlstate=error.code)
 
 
@@ -151,7 +140,7 @@ def not_postgrest(context: Context, what: str) -> Refusal:
         "not_postgrest",
         f"{what}: the answer at {context.settings.supabase_url} is not PostgREST's; "
         "check SUPABASE_URL (the project's URL, no path)",
-        status=3,
+        status=500,
         url=context.settings.supabase_url,
     )
 
@@ -214,9 +203,7 @@ def _check_kind(context: Context, kind: str) -> None:
         row["kind"] for row in _rows(context, "read kinds", context.client.table("document_job_kinds").select("kind"))
     ]
     if kind not in kinds:
-        raise Refusal(
-            "unknown_kind", f"--kind {kind!r} is not a kind of job (known: {', '.join(sorted(kinds))})", status=2
-        )
+        raise Refusal("unknown_kind", f"--kind {kind!r} is not a kind of job (known: {', '.join(sorted(kinds))})")
 
 
 def _email_ids(context: Context, args: argparse.Namespace) -> list[str] | None:
@@ -236,7 +223,6 @@ def _email_ids(context: Context, args: argparse.Namespace) -> list[str] | None:
             "filter_too_wide",
             f"--sender {args.sender!r} matches more than {MAX_FILTER_EMAILS} e-mails: "
             "narrow it (a longer part of the address, --since/--until)",
-            status=2,
         )
     return ids
 
@@ -247,7 +233,6 @@ def check_filters(context: Context, args: argparse.Namespace) -> None:
         raise Refusal(
             "unknown_error_code",
             f"--error-code {args.error_code!r} is not an error code (known: {', '.join(sorted(_known_error_codes()))})",
-            status=2,
         )
     if args.kind:
         _check_kind(context, args.kind)
@@ -574,25 +559,22 @@ def _attachments_of(context: Context, target: str) -> list[Row]:
 
 
 def _fetch(context: Context, row: Row) -> bytes:
-    url = f"{context.settings.supabase_url}/storage/v1/object/{quote(row['bucket'])}/{quote(row['storage_path'])}"
+    settings = context.settings
     try:
-        response = context.http.get(url, headers=api_headers(context.settings.server_key))
-    except httpx.HTTPError as error:
-        raise Refusal(
-            "storage_unreachable",
-            f"cannot reach Storage at {context.settings.supabase_url} (SUPABASE_URL): {type(error).__name__}",
-            status=4,
-        ) from error
-    if response.status_code != 200:
-        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
-        status = str(body.get("statusCode", response.status_code)) if isinstance(body, dict) else "?"
-        code = "object_not_found" if status == "404" else "storage_error"
-        raise Refusal(
-            code,
-            f"Storage refused {row['bucket']}/{row['storage_path']}: {status} "
-            f"{body.get('message', '') if isinstance(body, dict) else ''}".rstrip(),
+        data = Storage(context.http, settings.supabase_url, settings.server_key, row["bucket"]).download(
+            row["storage_path"]
         )
-    data = response.content
+    except StorageError as error:
+        if error.status is None:
+            raise Refusal(
+                "storage_unreachable",
+                f"cannot reach Storage at {settings.supabase_url} (SUPABASE_URL): {error.network}",
+                status=503,
+            ) from error
+        raise Refusal(
+            "object_not_found" if error.status == 404 else "storage_error",
+            f"Storage refused {row['bucket']}/{row['storage_path']}: {error.status} {error.message or ''}".rstrip(),
+        ) from error
     if len(data) != row["size_bytes"] or hashlib.sha256(data).hexdigest() != row["sha256"]:
         raise Refusal(
             "checksum_mismatch",
@@ -608,9 +590,7 @@ def download(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         raise Refusal("not_found", f"job {args.target} has no stored attachment")
     output = Path(args.output)
     if not output.is_dir() and len(attachments) > 1:
-        raise Refusal(
-            "not_a_folder", f"{args.output} is not a folder, and {len(attachments)} attachments are stored", status=2
-        )
+        raise Refusal("not_a_folder", f"{args.output} is not a folder, and {len(attachments)} attachments are stored")
     written = []
     for row in attachments:
         # The key's last part: ASCII ids and the stored type's extension. The sender's file name

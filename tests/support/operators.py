@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from lib.supabase_client import api_headers
+from lib.supabase.keys import api_headers
 
 
 def sign_in(env: dict[str, str], email: str, password: str) -> dict[str, Any]:

@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
-from lib.queue import Queue
 from lib.settings import SupabaseSettings
-from lib.supabase_client import service_client
+from lib.supabase.client import service_client
+from lib.worker.queue import Queue
 from tests.unit.fake_supabase import KEY, URL, FakeSupabase
 
 

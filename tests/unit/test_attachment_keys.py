@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lib.attachment_storage import attachment_key, stored_content_type
+from lib.worker.records import attachment_key, stored_content_type
 from tests.unit.fake_supabase import STORAGE_KEY_CHARACTERS
 
 EMAIL = UUID("6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10")

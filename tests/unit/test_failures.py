@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.database import DatabaseError
+from lib.errors import DatabaseError
 from lib.failures import (
     FAILURES,
     RESEND_4XX,

@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from lib import fetch_email
-from lib.attachment_storage import AttachmentStorage
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import ResendClient
-from lib.worker import STEP_RESERVE, run_invocation
+from lib.supabase.storage import Storage
+from lib.worker import fetch_email
+from lib.worker.loop import STEP_RESERVE, run_invocation
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.resend import ResendClient
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
@@ -34,7 +34,7 @@ def context(client, http, queue, limiter) -> fetch_email.FetchContext:
         queue=queue,
         limiter=limiter,
         resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
-        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
+        storage=Storage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
 
@@ -507,7 +507,7 @@ def test_a_download_trickling_past_the_deadline_is_stopped_and_the_job_released(
 def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(
     queue, fake, router, context, clock, job, monkeypatch
 ) -> None:
-    monkeypatch.setattr("lib.attachment_storage.UPLOAD_CHUNK_BYTES", 10)
+    monkeypatch.setattr("lib.supabase.storage.UPLOAD_CHUNK_BYTES", 10)
     list_route(router, page(attachment(1)))
     router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
     taken = []
@@ -522,7 +522,7 @@ def test_an_upload_sent_past_the_deadline_is_stopped_and_the_job_released(
             return httpx.Response(200, json={"Key": "k"})
 
     with httpx.Client(transport=SlowReader()) as storage_http:
-        slow = dataclasses.replace(context, storage=AttachmentStorage(storage_http, URL, KEY, "fax-attachments"))
+        slow = dataclasses.replace(context, storage=Storage(storage_http, URL, KEY, "fax-attachments"))
         summary = run(queue, slow, clock)
 
     assert (summary.released, summary.completed) == (1, 0)

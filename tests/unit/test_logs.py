@@ -133,11 +133,11 @@ def test_other_libraries_records_and_their_exceptions_become_json_events(caplog)
 
 
 def test_a_bug_in_a_job_and_a_missing_secret_are_json_events(fake, caplog, monkeypatch) -> None:
-    from lib import worker_endpoint
+    from lib.worker import endpoint as worker_endpoint
 
     caplog.set_level(logging.INFO)
     fake.jobs = [job_row()]
-    monkeypatch.setattr("lib.fetch_email.run", lambda job, context, checkpoint: {}["bug"])
+    monkeypatch.setattr("lib.worker.fetch_email.run", lambda job, context, checkpoint: {}["bug"])
     assert worker_endpoint.handle(f"Bearer {INTERNAL}")[0] == 200
     monkeypatch.delenv("INTERNAL_FUNCTION_SECRET")
     assert worker_endpoint.handle(f"Bearer {INTERNAL}")[0] == 401

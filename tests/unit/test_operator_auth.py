@@ -1,4 +1,4 @@
-"""lib/operator_auth.py without a stack: the JWKS cache shared by threads and its refetch on a key id
+"""lib/screen/auth.py without a stack: the JWKS cache shared by threads and its refetch on a key id
 it does not know (at most once per cooldown), the legacy HS256 path that asks Auth, roles."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import pytest
 import respx
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from lib import operator_auth
-from lib.operator_auth import Operator, Refused, confirm_admin, operator, verify
+from lib.errors import Refusal
+from lib.screen import auth as operator_auth
+from lib.screen.auth import Operator, confirm_admin, operator, verify
 from lib.settings import AdminSettings
 
 
@@ -86,7 +87,7 @@ def test_a_new_key_is_fetched_at_once_but_made_up_key_ids_do_not_fetch_again(set
     for _ in range(5):
         forged = jwt.encode({"sub": "x"}, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256",
                             headers={"kid": uuid.uuid4().hex})  # fmt: skip
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(Refusal) as refused:
             verify(forged, settings, http)
         assert refused.value.status == 401
     assert keys.fetches == 2, "within the cooldown, made-up key ids fetch nothing"
@@ -97,7 +98,7 @@ def test_a_token_of_another_key_with_a_known_key_id_is_refused(settings, keys, h
     forged = jwt.encode({"sub": "x", "aud": "authenticated", "iss": settings.auth_url, "exp": time.time() + 60,
                          "iat": time.time()}, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256",
                         headers={"kid": kid})  # fmt: skip
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Refusal) as refused:
         verify(forged, settings, http)
     assert (refused.value.status, refused.value.code) == (401, "invalid_token")
 
@@ -119,7 +120,7 @@ def test_an_hs256_token_without_the_secret_here_is_verified_by_asking_auth(setti
     assert sent["apikey"] == "sb_publishable_x" and sent["authorization"] == f"Bearer {legacy}"
     with respx.mock() as router:
         router.get(f"{settings.auth_url}/user").mock(return_value=httpx.Response(403, json={"code": "bad_jwt"}))
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(Refusal) as refused:
             verify(legacy, settings, http)
     assert (refused.value.status, refused.value.code) == (401, "session_ended")
 
@@ -135,7 +136,7 @@ def test_an_hs256_token_without_the_secret_here_is_verified_by_asking_auth(setti
     ],
 )
 def test_a_role_comes_from_app_metadata_only(claims, code) -> None:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Refusal) as refused:
         operator({"sub": "u1", "role": "authenticated", **claims})
     assert (refused.value.status, refused.value.code) == (403, code)
 
@@ -154,7 +155,7 @@ def test_before_acting_the_role_is_the_one_auth_has_now(settings, http) -> None:
     for what, (answer, status, code) in answers.items():
         with respx.mock() as router:
             router.get(f"{settings.auth_url}/user").mock(return_value=answer)
-            with pytest.raises(Refused) as refused:
+            with pytest.raises(Refusal) as refused:
                 confirm_admin(who, "token", settings, http)
         assert (refused.value.status, refused.value.code) == (status, code), what
     with respx.mock() as router:

@@ -1,4 +1,4 @@
-"""The worker's end of the shared Resend limiter (lib/rate_limit.py), on the fake clock: it waits
+"""The worker's end of the shared Resend limiter (lib/worker/rate_limit.py), on the fake clock: it waits
 the slot the database answered before each API request, never for a slot its budget cannot
 afford, and tells the database what Resend said about the limit (the team's real limit, a 429)."""
 
@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from lib.failures import JobFailure
-from lib.worker import run_invocation
+from lib.worker.loop import run_invocation
 from tests.unit import test_fetch_email as fetch_tests
 from tests.unit.fake_supabase import job_row
 from tests.unit.test_fetch_email import EMAIL_ROW, PDF, RESEND, attachment, list_route, page, run

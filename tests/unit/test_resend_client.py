@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from lib.resend_client import (
+from lib.worker.resend import (
     MAX_PAGES,
     InvalidEmailId,
     LengthMismatch,

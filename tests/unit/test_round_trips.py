@@ -10,11 +10,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from lib import fetch_email
-from lib.attachment_storage import AttachmentStorage
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import ResendClient
-from lib.worker import MAX_JOBS_PER_INVOCATION, STEP_RESERVE, run_invocation
+from lib.limits import MAX_JOBS_PER_INVOCATION
+from lib.supabase.storage import Storage
+from lib.worker import fetch_email
+from lib.worker.loop import STEP_RESERVE, run_invocation
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.resend import ResendClient
 from tests.unit.fake_resend import PDF, RESEND, attachment, page
 from tests.unit.fake_supabase import KEY, URL, job_row
 
@@ -42,7 +43,7 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
         queue=queue,
         limiter=limiter,
         resend=ResendClient(http, RESEND, "re_test_key", pacing=limiter),
-        storage=AttachmentStorage(http, URL, KEY, "fax-attachments"),
+        storage=Storage(http, URL, KEY, "fax-attachments"),
         max_bytes=1_000,
     )
     return run_invocation(queue, fetch_email.KIND, lambda job, cp: fetch_email.run(job, context, cp), clock)

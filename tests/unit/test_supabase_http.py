@@ -1,10 +1,11 @@
-"""lib/supabase_http.py: a request made for a signed-in user carries their token; one TLS context per process."""
+"""lib/supabase: a request made for a signed-in user carries their token; one TLS context per process."""
 
 from __future__ import annotations
 
 import jwt
 
-from lib.supabase_http import http_client, request_headers, tls_context
+from lib.supabase.client import http_client, tls_context
+from lib.supabase.keys import request_headers
 
 LEGACY_KEY = jwt.encode({"role": "anon"}, "a legacy jwt secret of enough length", "HS256")
 

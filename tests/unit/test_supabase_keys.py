@@ -13,11 +13,12 @@ import httpx
 import jwt
 import pytest
 
-from lib import fetch_email, settings
+from lib import settings
 from lib.settings import ConfigError, SupabaseSettings, WorkerSettings
-from lib.supabase_client import api_headers
-from lib.worker import run_invocation
-from lib.worker_endpoint import connected
+from lib.supabase.keys import api_headers
+from lib.worker import fetch_email
+from lib.worker.endpoint import connected
+from lib.worker.loop import run_invocation
 from tests.unit.fake_supabase import KEY, URL, job_row
 
 RESEND, CDN = "https://resend.test", "https://cdn.resend.test"

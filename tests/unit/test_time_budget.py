@@ -14,9 +14,9 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from lib.attachment_storage import AttachmentStorage
 from lib.budget import Deadline, DeadlinePassed
-from lib.resend_client import DownloadError, ResendClient
+from lib.supabase.storage import Storage
+from lib.worker.resend import DownloadError, ResendClient
 
 HALF_A_SECOND = 0.5
 
@@ -77,7 +77,7 @@ def test_without_a_deadline_a_stalled_download_is_an_ordinary_download_failure(p
 def test_an_upload_to_a_peer_that_stops_reading_stops_at_the_deadline(plain_http) -> None:
     data = b"\0" * (64 * 1024 * 1024)  # far more than the sockets' buffers hold
     with stalling_peer() as url:
-        storage = AttachmentStorage(plain_http, url, "service-role-key", "fax-attachments")
+        storage = Storage(plain_http, url, "service-role-key", "fax-attachments")
         with pytest.raises(DeadlinePassed):
             storage.upload("fax_received_emails/x/att_1.pdf", data, "application/pdf",
                            Deadline(time.monotonic() + HALF_A_SECOND))  # fmt: skip
@@ -85,7 +85,7 @@ def test_an_upload_to_a_peer_that_stops_reading_stops_at_the_deadline(plain_http
 
 def test_a_deadline_already_passed_sends_nothing(plain_http) -> None:
     with stalling_peer() as url:
-        storage = AttachmentStorage(plain_http, url, "service-role-key", "fax-attachments")
+        storage = Storage(plain_http, url, "service-role-key", "fax-attachments")
         resend = ResendClient(plain_http, url, "re_key")
         passed = Deadline(time.monotonic() - 1)
         for call in (lambda: storage.upload("k.pdf", b"x", "application/pdf", passed),

@@ -85,7 +85,7 @@ def test_a_received_email_is_recorded_in_one_call(webhook_url, record_rpc) -> No
     [call] = record_rpc.calls
     assert json.loads(call.request.content) == {
         "p_provider_email_id": "em_42", "p_webhook_id": "msg_2Lh9", "p_data": EVENT["data"]}  # fmt: skip
-    # A secret key goes in apikey only (Supabase's API-key rules); lib/supabase_client.py api_headers.
+    # A secret key goes in apikey only (Supabase's API-key rules); lib/supabase/client.py api_headers.
     assert call.request.headers["apikey"] == KEY
     assert "authorization" not in call.request.headers
 
@@ -359,7 +359,7 @@ def test_any_exception_gives_a_json_500_and_one_request_log_line(webhook_url, mo
     def broken(headers, read_body):
         raise RuntimeError(f"a bug, with {KEY} in its message")
 
-    monkeypatch.setattr("lib.webhook.handle", broken)
+    monkeypatch.setattr("lib.webhook.endpoint.handle", broken)
     body = json.dumps(EVENT).encode()
 
     assert post(webhook_url, body, signed(body)) == (500, {"error": "internal_error"})

@@ -111,7 +111,7 @@ def test_any_exception_gives_a_json_500_and_one_request_log_line(worker_url, fak
     def broken(authorization, **_: object):
         raise RuntimeError(f"a bug, quoting {authorization}")
 
-    monkeypatch.setattr("lib.worker_endpoint.handle", broken)
+    monkeypatch.setattr("lib.worker.endpoint.handle", broken)
 
     assert call(worker_url, authorization=f"Bearer {SECRET}") == (500, {"error": "internal_error"})
     logged = [json.loads(r.getMessage()) for r in caplog.records if r.name == "document_jobs"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 
-from lib.failures import TIME_BUDGET_FREE_RELEASES, FailureCode, JobFailure
-from lib.fax_records import StoredAttachment
-from lib.worker import MAX_JOBS_PER_INVOCATION, run_invocation
+from lib.failures import FailureCode, JobFailure
+from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
+from lib.worker.loop import run_invocation
+from lib.worker.records import StoredAttachment
 from tests.unit.fake_supabase import job_row
 
 
@@ -225,7 +226,7 @@ def test_a_fail_answered_with_null_means_the_lease_was_lost(queue, fake, clock) 
 
 
 def test_every_outcome_has_its_own_counter() -> None:
-    from lib.worker import Outcome, Summary
+    from lib.worker.loop import Outcome, Summary
 
     for outcome in Outcome:
         summary = Summary()

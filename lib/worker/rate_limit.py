@@ -21,15 +21,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
 
 from lib import log
 from lib.budget import Clock, Deadline
-from lib.database import DatabaseError, execute, interval
+from lib.errors import DatabaseError
 from lib.failures import FailureCode, JobFailure, from_resend_error
+from lib.supabase.rpc import execute, interval
+from lib.worker.records import Slot
 
 if TYPE_CHECKING:
-    from lib.resend_client import ResendError
+    from lib.worker.resend import ResendError
     from supabase import Client
 
 PROVIDER = "resend"  # the row of document_jobs_rate_limits
@@ -40,17 +41,6 @@ MAX_WAIT_MS = 300_000
 MAX_PAUSE = timedelta(hours=1)
 # A 429 without retry-after: Resend counts in one-second windows.
 DEFAULT_PAUSE = timedelta(seconds=1)
-
-
-class Slot(BaseModel):
-    """A reservation's answer: the wait before the request may go (when `reserved`), or how long
-    it would have been (when not), and the team's limit as the database knows it."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    reserved: bool
-    wait_ms: int = Field(ge=0)
-    limit: int = Field(ge=1)
 
 
 class ResendLimiter:

@@ -1,5 +1,5 @@
 """Every call to the database through supabase-py (RPC and table reads) goes through `execute`,
-so that every failure reaches the caller as one type, DatabaseError, whatever the cause.
+so that every failure reaches the caller as one type, DatabaseError (lib/errors.py), whatever the cause.
 
 supabase-py raises postgrest's APIError when PostgREST answers an error, and lets httpx's own
 exceptions through when it cannot be reached. Callers decide what a failure means (the worker
@@ -14,37 +14,13 @@ from typing import Any, Protocol
 
 import httpx
 
+from lib.errors import DatabaseError
+
 
 class Executable(Protocol):
     """A supabase-py request builder: `client.rpc(...)` or `client.table(...).select(...)...`."""
 
     def execute(self) -> Any: ...
-
-
-class DatabaseError(Exception):
-    """A database call failed. `code` is what PostgREST reported: the SQLSTATE (22023, 23505, ...),
-    PostgREST's own code (PGRST202 for an unknown function), or the HTTP status when the answer
-    had no error body; None when the database could not be reached (`unreachable`) or when what
-    answered gave no code (the API gateway in front: "Invalid API key"). The message carries no
-    secret: it is PostgREST's message, or only the name of the network error."""
-
-    def __init__(
-        self,
-        what: str,
-        message: str,
-        *,
-        code: str | None = None,
-        hint: str | None = None,
-        details: Any = None,
-        unreachable: bool = False,
-    ) -> None:
-        super().__init__(f"{what}: {f'{code} ' if code else ''}{message}" + (f" ({hint})" if hint else ""))
-        self.what = what
-        self.message = message
-        self.code = code
-        self.hint = hint
-        self.details = details
-        self.unreachable = unreachable
 
 
 def execute(what: str, request: Executable) -> Any:

@@ -1,6 +1,6 @@
 """What api/admin.py does with a request: the admin screen's page and its JSON API.
 
-GET  /admin                                    the page (lib/admin_page.py)
+GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&q=&after_time=&after_id=&limit=
@@ -14,7 +14,7 @@ POST /api/admin/attachments/<id>/download                     a signed Storage U
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
 every request, and before any action the operator's role is confirmed with Auth
-(lib/operator_auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
+(lib/screen/auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -27,17 +27,18 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from lib import log
-from lib.database import DatabaseError, Executable, execute
-from lib.http_handler import Reply, UnreadableBody, json_reply
+from lib.errors import DatabaseError, Refusal
+from lib.http_shell import Reply, json_reply
 from lib.settings import AdminSettings, ConfigError
+from lib.supabase.rpc import Executable, execute
 
 if TYPE_CHECKING:
-    from lib.operator_auth import Operator
+    from lib.screen.auth import Operator
     from supabase import Client
 
 MAX_BODY_BYTES = 64 * 1024
@@ -49,14 +50,6 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 # The list's query parameters and the filter keys of document_jobs_internal.job_filter.
 FILTER_PARAMETERS = {"kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "q": "q"}
-
-
-class Problem(Exception):
-    """An answer other than success: status, stable code, message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 @dataclass
@@ -76,18 +69,15 @@ class Call:
         return values[0] if values else None
 
     def body(self) -> dict[str, Any]:
-        try:
-            raw = self.read_body(MAX_BODY_BYTES)
-        except UnreadableBody as unreadable:
-            raise Problem(unreadable.status, unreadable.code, unreadable.message) from None
+        raw = self.read_body(MAX_BODY_BYTES)
         if not raw.strip():
             return {}
         try:
             body = json.loads(raw)
         except ValueError:
-            raise Problem(400, "malformed_json", "the body is not valid JSON") from None
+            raise Refusal("malformed_json", "the body is not valid JSON", 400) from None
         if not isinstance(body, dict):
-            raise Problem(400, "malformed_json", "the body must be a JSON object")
+            raise Refusal("malformed_json", "the body must be a JSON object", 400)
         return body
 
 
@@ -105,20 +95,20 @@ class Context:
     @property
     def client(self) -> Client:
         # supabase-py is the heaviest import: only requests that reach the database pay for it.
-        from lib.supabase_client import service_client
+        from lib.supabase.client import service_client
 
         if self._client is None:
             self._client = service_client(self.settings, self.http)
         return self._client
 
     def read(self, what: str, request: Callable[[Client], Executable]) -> Any:
-        """One database call (an RPC, a table read), timed for Server-Timing; Problem when it fails."""
+        """One database call (an RPC, a table read), timed for Server-Timing; a Refusal when it fails."""
         client = self.client  # its import is not the database's time
         started = time.monotonic()
         try:
             return execute(what, request(client))
         except DatabaseError as error:
-            raise database_problem(error) from None
+            raise database_refusal(error) from None
         finally:
             self.call.database_s += time.monotonic() - started
 
@@ -126,23 +116,23 @@ class Context:
         return self.read(function, lambda client: client.rpc(function, params))
 
     def require_admin(self) -> Operator:
-        from lib.operator_auth import confirm_admin
+        from lib.screen.auth import confirm_admin
 
         if self.operator.role != "admin":
-            raise Problem(403, "not_admin", "only an admin may do this; your role is viewer")
+            raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
         return confirm_admin(self.operator, self.token, self.settings, self.http)
 
 
-def database_problem(error: DatabaseError) -> Problem:
+def database_refusal(error: DatabaseError) -> Refusal:
     """The database's refusal as the operator should see it; its message never holds a secret."""
     if error.code == "22023":
-        return Problem(400, "bad_request", error.message)
+        return Refusal("bad_request", error.message, 400)
     if error.code == "42501":
-        return Problem(403, "forbidden", error.message)
+        return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":
-        return Problem(404, "not_found", error.message)
+        return Refusal("not_found", error.message, 404)
     log.event("admin_database_error", logging.ERROR, what=error.what, code=error.code, message=error.message)
-    return Problem(503, "database_unavailable", "the database did not answer as expected; try again")
+    return Refusal("database_unavailable", "the database did not answer as expected; try again", 503)
 
 
 def handle(method: str, target: str, headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Reply:
@@ -156,15 +146,15 @@ def handle(method: str, target: str, headers: Mapping[str, str], read_body: Call
     if call.path == "/admin":
         if method != "GET":
             return json_reply(405, {"error": "method_not_allowed"}, {"Allow": "GET"})
-        from lib.admin_page import page
+        from lib.screen.page import page
 
         return page(settings.supabase_url, settings.browser_key)
     try:
         body = api(call, settings)
         status = 200
-    except Problem as problem:
-        body = {"error": problem.code, "message": problem.message}
-        status = problem.status
+    except Refusal as refusal:
+        body = refusal.body()
+        status = refusal.status
     total_ms = (time.monotonic() - call.started) * 1000
     timing = f"app;dur={total_ms:.1f}, db;dur={call.database_s * 1000:.1f}"
     extra = {"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{body["error"]}"'} if (
@@ -176,17 +166,14 @@ def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
     route = ROUTES.get((call.method, _route_key(call.path)))
     if route is None:
         if any(key == _route_key(call.path) for _, key in ROUTES):
-            raise Problem(405, "method_not_allowed", f"{call.method} is not allowed here")
-        raise Problem(404, "not_found", "no such page of the admin API")
-    from lib.operator_auth import Refused, authenticate
-    from lib.supabase_http import http_client
+            raise Refusal("method_not_allowed", f"{call.method} is not allowed here", 405)
+        raise Refusal("not_found", "no such page of the admin API", 404)
+    from lib.screen.auth import authenticate
+    from lib.supabase.client import http_client
 
     with http_client() as http:
-        try:
-            operator, token = authenticate(call.headers.get("authorization"), settings, http)
-            return route(Context(call, settings, http, operator, token))
-        except Refused as refused:
-            raise Problem(refused.status, refused.code, refused.message) from None
+        operator, token = authenticate(call.headers.get("authorization"), settings, http)
+        return route(Context(call, settings, http, operator, token))
 
 
 def _route_key(path: str) -> str:
@@ -241,7 +228,7 @@ def jobs(context: Context) -> dict[str, Any]:
     limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
     after_time, after_id = call.first("after_time"), call.first("after_id")
     if (after_time is None) != (after_id is None) or (after_id is not None and not _UUID.match(after_id)):
-        raise Problem(400, "bad_request", "after_time and after_id go together, after_id a job id")
+        raise Refusal("bad_request", "after_time and after_id go together, after_id a job id", 400)
     page: dict[str, Any] = context.rpc("document_jobs_admin_jobs", {
         "p_filter": jobs_filter(call.query), "p_after_created_at": after_time, "p_after_id": after_id,
         "p_limit": limit,
@@ -252,7 +239,7 @@ def jobs(context: Context) -> dict[str, Any]:
 def job(context: Context) -> dict[str, Any]:
     found: dict[str, Any] | None = context.rpc("document_jobs_admin_job", {"p_job_id": _id(context.call)})
     if found is None:
-        raise Problem(404, "not_found", "no such job")
+        raise Refusal("not_found", "no such job", 404)
     return found
 
 
@@ -269,30 +256,24 @@ def audit(context: Context) -> dict[str, Any]:
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
     its original name. Readers may download; the URL is made for the asking operator only."""
-    from lib.supabase_client import api_headers
+    from lib.supabase.storage import Storage, StorageError
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
                         .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
     if not rows:
-        raise Problem(404, "not_found", "no such attachment")
+        raise Refusal("not_found", "no such attachment", 404)
     row = rows[0]
-    storage = f"{context.settings.supabase_url}/storage/v1"
-    try:
-        response = context.http.post(
-            f"{storage}/object/sign/{quote(row['bucket'], safe='')}/{quote(row['storage_path'], safe='/')}",
-            json={"expiresIn": SIGNED_URL_SECONDS},
-            headers=api_headers(context.settings.server_key),
-            timeout=httpx.Timeout(10.0, connect=5.0),
-        )
-    except httpx.HTTPError:
-        raise Problem(503, "storage_unavailable", "Storage could not be reached; try again") from None
-    if not response.is_success:
-        log.event("admin_sign_failed", logging.ERROR, status=response.status_code)
-        raise Problem(503, "storage_unavailable", f"Storage refused to sign the URL ({response.status_code})")
-    signed = response.json()["signedURL"]
+    storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, row["bucket"])
     name = row["filename"] or row["storage_path"].rsplit("/", 1)[-1]
-    return {"url": f"{storage}{signed}&download={quote(name, safe='')}", "expires_in": SIGNED_URL_SECONDS}
+    try:
+        url = storage.signed_url(row["storage_path"], SIGNED_URL_SECONDS, download_as=name)
+    except StorageError as error:
+        if error.status is None:
+            raise Refusal("storage_unavailable", "Storage could not be reached; try again", 503) from None
+        log.event("admin_sign_failed", logging.ERROR, status=error.status)
+        raise Refusal("storage_unavailable", f"Storage refused to sign the URL ({error.status})", 503) from None
+    return {"url": url, "expires_in": SIGNED_URL_SECONDS}
 
 
 # -- acting -------------------------------------------------------------------------------------
@@ -301,9 +282,9 @@ def download(context: Context) -> dict[str, Any]:
 def reason(body: dict[str, Any], required: bool) -> str | None:
     value = body.get("reason")
     if value is not None and not isinstance(value, str):
-        raise Problem(400, "bad_request", "reason must be text")
+        raise Refusal("bad_request", "reason must be text", 400)
     if required and not (value or "").strip():
-        raise Problem(400, "bad_request", "give a reason")
+        raise Refusal("bad_request", "give a reason", 400)
     return value
 
 
@@ -330,12 +311,12 @@ def cancel(context: Context) -> dict[str, Any]:
 def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
     if not result.get("changed"):
         reason_code = str(result.get("reason"))
-        raise Problem(409, reason_code, {
+        raise Refusal(reason_code, {
             "not_failed": "this job is not failed (any more): only a failed job can be retried",
             "not_live": "this job is not queued or running (any more): only those can be cancelled",
             "another_live_job": "another job for the same e-mail is queued or running",
             "job_deleted": "this job no longer exists",
-        }.get(reason_code, reason_code))  # fmt: skip
+        }.get(reason_code, reason_code), 409)  # fmt: skip
     return result
 
 
@@ -343,7 +324,7 @@ def bulk_prepare(context: Context) -> dict[str, Any]:
     body = context.call.body()
     action, query = body.get("action"), body.get("query", "")
     if action not in ("retry", "cancel") or not isinstance(query, str):
-        raise Problem(400, "bad_request", 'give "action" (retry or cancel) and "query" (the job list\'s filter)')
+        raise Refusal("bad_request", 'give "action" (retry or cancel) and "query" (the job list\'s filter)', 400)
     who = context.require_admin()
     # The very filter the list shows: the list's own query string, read by the list's own parser.
     prepared: dict[str, Any] = context.rpc("prepare_document_jobs_bulk_action", {
@@ -386,5 +367,5 @@ def _int(text: str | None, default: int | None, low: int, high: int, name: str) 
         assert default is not None
         return default
     if not (text.isascii() and text.isdigit() and low <= int(text) <= high):
-        raise Problem(400, "bad_request", f"{name} must be a whole number from {low} to {high}")
+        raise Refusal("bad_request", f"{name} must be a whole number from {low} to {high}", 400)
     return int(text)

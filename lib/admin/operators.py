@@ -14,7 +14,8 @@ keeps the user: a removed operator's next action is refused at once (the admin f
 before every action), and their reading stops when their token expires.
 
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY). Exit
-status: 0, 1 (Auth refused), 2 (arguments), 3 (settings).
+status: 0, 1 (Auth refused), 2 (arguments), 3 (settings), 4 (Auth could not be reached): the
+CLI's table (lib/admin/cli.py), which reports every refusal raised here.
 """
 
 from __future__ import annotations
@@ -28,17 +29,14 @@ from typing import Any
 
 import httpx
 
-from lib.operator_auth import ROLE_CLAIM, ROLES
+from lib.errors import Refusal
+from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase_client import api_headers
+from lib.supabase.keys import api_headers
 
 PAGE_SIZE = 1000
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 MIN_PASSWORD_LENGTH = 6  # Supabase Auth's default minimum
-
-
-class OperatorError(Exception):
-    """Auth refused, or the request makes no sense; one line for the operator."""
 
 
 class AuthAdmin:
@@ -53,9 +51,11 @@ class AuthAdmin:
         try:
             response = self.http.request(method, url, headers=self.headers, timeout=TIMEOUT, **kwargs)
         except httpx.HTTPError as error:
-            raise OperatorError(f"Supabase Auth could not be reached ({type(error).__name__})") from None
+            raise Refusal(
+                "auth_unreachable", f"Supabase Auth could not be reached ({type(error).__name__})", 503
+            ) from None
         if not response.is_success:
-            raise OperatorError(f"Supabase Auth refused: {response.status_code} {auth_message(response)}")
+            raise Refusal("auth_error", f"Supabase Auth refused: {response.status_code} {auth_message(response)}", 502)
         return response.json()
 
     def users(self) -> list[dict[str, Any]]:
@@ -110,16 +110,16 @@ def add(admin: AuthAdmin, email: str, role: str, password: str | None) -> tuple[
     if existing is not None:
         return admin.set_role(existing["id"], role), False
     if password is None:
-        raise OperatorError(f"{email} has no account yet: give a password (--password-stdin)")
+        raise Refusal("password_required", f"{email} has no account yet: give a password (--password-stdin)")
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise OperatorError(f"the password must be at least {MIN_PASSWORD_LENGTH} characters")
+        raise Refusal("password_too_short", f"the password must be at least {MIN_PASSWORD_LENGTH} characters")
     return admin.create(email, password, role), True
 
 
 def remove(admin: AuthAdmin, email: str) -> dict[str, Any]:
     existing = admin.find(email)
     if existing is None or role_of(existing) is None:
-        raise OperatorError(f"{email} is not an operator")
+        raise Refusal("not_an_operator", f"{email} is not an operator")
     return admin.set_role(existing["id"], None)
 
 
@@ -130,7 +130,7 @@ def read_password(from_stdin: bool) -> str | None:
         return None
     first = getpass.getpass("password for the new account: ")
     if getpass.getpass("again: ") != first:
-        raise OperatorError("the two passwords differ")
+        raise Refusal("passwords_differ", "the two passwords differ")
     return first
 
 
@@ -148,33 +148,29 @@ def parser(prog: str = "python -m lib.admin operators") -> argparse.ArgumentPars
 
 
 def main(argv: Sequence[str]) -> int:
+    """Raises a Refusal, which the CLI reports (lib/admin/cli.py main)."""
     args = parser().parse_args(argv)
     try:
         settings = SupabaseSettings.load()
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 3
+        raise Refusal("settings", str(error), 500) from None
     with httpx.Client() as http:
         admin = AuthAdmin(http, settings)
-        try:
-            if args.command == "add":
-                user, created = add(admin, args.email, args.role, read_password(args.password_stdin))
-                print(f"{user['email']} is {'now ' if not created else ''}an operator ({args.role})"
-                      + (", with a new account" if created else ""))  # fmt: skip
-            elif args.command == "remove":
-                user = remove(admin, args.email)
-                print(f"{user['email']} is no longer an operator (the account stays)")
+        if args.command == "add":
+            user, created = add(admin, args.email, args.role, read_password(args.password_stdin))
+            print(f"{user['email']} is {'now ' if not created else ''}an operator ({args.role})"
+                  + (", with a new account" if created else ""))  # fmt: skip
+        elif args.command == "remove":
+            user = remove(admin, args.email)
+            print(f"{user['email']} is no longer an operator (the account stays)")
+        else:
+            operators = [summary(u) for u in admin.users() if role_of(u)]
+            operators.sort(key=lambda o: (o["role"] or "", o["email"] or ""))
+            if args.json:
+                print(json.dumps(operators, indent=2, ensure_ascii=False))
             else:
-                operators = [summary(u) for u in admin.users() if role_of(u)]
-                operators.sort(key=lambda o: (o["role"] or "", o["email"] or ""))
-                if args.json:
-                    print(json.dumps(operators, indent=2, ensure_ascii=False))
-                else:
-                    for o in operators:
-                        print(f"{o['role']:<7} {o['email']}  (last sign-in: {o['last_sign_in_at'] or 'never'})")
-                    if not operators:
-                        print("no operators")
-        except OperatorError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
+                for o in operators:
+                    print(f"{o['role']:<7} {o['email']}  (last sign-in: {o['last_sign_in_at'] or 'never'})")
+                if not operators:
+                    print("no operators")
     return 0

@@ -17,13 +17,14 @@ import logging
 from dataclasses import dataclass
 
 from lib import log
-from lib.attachment_storage import AttachmentStorage, attachment_key, stored_content_type
 from lib.budget import Checkpoint, Deadline
-from lib.failures import FailureCode, JobFailure, from_resend_error
-from lib.fax_records import StoredAttachment
-from lib.queue import Job, Queue
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import (
+from lib.failures import FAILURES, FailureCode, JobFailure, from_resend_error, from_storage_error
+from lib.storable import REPLACEMENT, storable_text
+from lib.supabase.storage import Storage, StorageError
+from lib.worker.queue import Job, Queue
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.records import StoredAttachment, attachment_key, stored_content_type
+from lib.worker.resend import (
     Attachment,
     DownloadError,
     InvalidEmailId,
@@ -34,7 +35,6 @@ from lib.resend_client import (
     ResendTimeout,
     TooLarge,
 )
-from lib.storable import REPLACEMENT, storable_text
 
 # The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
 KIND = "fetch_email"
@@ -45,7 +45,7 @@ class FetchContext:
     queue: Queue
     limiter: ResendLimiter  # the same that paces `resend`'s API requests
     resend: ResendClient
-    storage: AttachmentStorage
+    storage: Storage
     max_bytes: int
 
 
@@ -115,7 +115,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     Recording an attachment renews the lease too, and refuses (LeaseLost) once the job is no
     longer ours.
     Its deadline bounds every listing, download and upload (DeadlinePassed when it passes).
-    Each Resend API request waits for its slot of the limiter all workers share (lib/rate_limit.py):
+    Each Resend API request waits for its slot of the limiter all workers share (lib/worker/rate_limit.py):
     JobFailure(resend_rate_limit_wait) when the slot is further away than the deadline allows.
     """
     deadline = checkpoint.deadline
@@ -159,7 +159,10 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
         attachment = item.attachment
         content_type = stored_content_type(attachment.content_type, attachment.filename)
         key = attachment_key(email.id, item.key_id, content_type)
-        ctx.storage.upload(key, data, content_type, deadline)
+        try:
+            ctx.storage.upload(key, data, content_type, deadline)
+        except StorageError as error:
+            raise upload_failure(error) from error
         ctx.queue.record_attachment(job, _row(job, item, content_type, data, ctx.storage.bucket, key))
         count += 1
     if listing.unusable:
@@ -196,3 +199,14 @@ def _row(job: Job, item: Listed, content_type: str, data: bytes, bucket: str, ke
             replaced=replaced,
         )
     return row
+
+
+def upload_failure(error: StorageError) -> JobFailure:
+    """A refused or failed upload as the job's failure, naming what an operator checks."""
+    if error.status is None:
+        said = "timed out" if error.timed_out else "unreachable"
+        return JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage {said}: {error.network}")
+    failure = from_storage_error(error.status, error.code, error.name)
+    check = FAILURES[failure].check
+    named = " ".join(part for part in (error.code, error.name) if part)
+    return JobFailure(failure, f"Storage {error.status} {named}" + (f" (check {check})" if check else ""))

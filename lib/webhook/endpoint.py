@@ -26,11 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError, hmac_data
 
 from lib import log
-from lib.database import DatabaseError, execute
-from lib.http_handler import Answer, UnreadableBody
+from lib.errors import DatabaseError, Refusal
+from lib.http_shell import Answer
 from lib.settings import ConfigError, WebhookSettings
 from lib.storable import REPLACED_KEY, pointers_to, storable_json, storable_text
-from lib.supabase_client import TIMEOUT, service_client
+from lib.supabase.client import TIMEOUT, service_client
+from lib.supabase.rpc import execute
 
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 # The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
@@ -203,7 +204,7 @@ def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> 
 
 
 def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Answer:
-    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or raises UnreadableBody
+    """The answer to one POST. `read_body(max_bytes)` gives the raw body, or raises a Refusal
     (chunked, no Content-Length, larger than max_bytes, ...)."""
     try:
         settings = WebhookSettings.load()
@@ -212,8 +213,8 @@ def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Ans
         return error(500, "misconfigured", "the webhook is not configured")
     try:
         body = read_body(settings.webhook_max_body_bytes)
-    except UnreadableBody as unreadable:
-        return error(unreadable.status, unreadable.code, unreadable.message)
+    except Refusal as unreadable:
+        return unreadable.status, unreadable.body()
     if not verify(settings, headers, body):
         return error(401, "invalid_signature", "missing, invalid or expired signature")
     event = parse(body)

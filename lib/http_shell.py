@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from lib import log
+from lib.errors import Refusal
 
 Answer = tuple[int, dict[str, Any]]
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
@@ -32,16 +33,6 @@ def json_reply(status: int, body: dict[str, Any], headers: Mapping[str, str] | N
     payload = json.dumps(body, ensure_ascii=False).encode()
     error = body.get("error")
     return Reply(status, payload, JSON_CONTENT_TYPE, headers or {}, error if isinstance(error, str) else None)
-
-
-class UnreadableBody(Exception):
-    """The request body cannot be read as sent: the answer to give instead."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -96,20 +87,20 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.wfile.write(reply.body)
 
     def read_body(self, max_bytes: int) -> bytes:
-        """The whole body; UnreadableBody when it is chunked or has no length (411), a length that
+        """The whole body; a Refusal when it is chunked or has no length (411), a length that
         is not a number (400), or more than max_bytes (413; then it is not read at all)."""
         length = self.headers.get("Content-Length")
         if self.headers.get("Transfer-Encoding") is not None or length is None:
             # http.server does not decode chunked bodies: reading "no Content-Length" as an empty
             # body would only fail later, as a signature mismatch that says nothing about the cause.
             self.close_connection = True  # the unread body must not be taken for the next request
-            raise UnreadableBody(411, "length_required", "send the body with a Content-Length (not chunked)")
+            raise Refusal("length_required", "send the body with a Content-Length (not chunked)", 411)
         if not (length.strip().isascii() and length.strip().isdigit()):
             self.close_connection = True
-            raise UnreadableBody(400, "invalid_content_length", "Content-Length must be a number of bytes")
+            raise Refusal("invalid_content_length", "Content-Length must be a number of bytes", 400)
         if int(length) > max_bytes:
             self.close_connection = True
-            raise UnreadableBody(413, "body_too_large", f"the body is larger than {max_bytes} bytes")
+            raise Refusal("body_too_large", f"the body is larger than {max_bytes} bytes", 413)
         return self.rfile.read(int(length))
 
     def _method_not_allowed(self) -> None:

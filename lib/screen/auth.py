@@ -35,8 +35,9 @@ import httpx
 import jwt
 from jwt import PyJWKClient
 
+from lib.errors import Refusal
 from lib.settings import AdminSettings
-from lib.supabase_http import request_headers
+from lib.supabase.keys import request_headers
 
 ROLE_CLAIM = "document_jobs_role"
 ROLES = ("admin", "viewer")
@@ -57,16 +58,8 @@ class Operator:
     role: Role
 
 
-class Refused(Exception):
-    """The request is refused: the HTTP status, a stable code, and a message for the operator."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-def unauthenticated(code: str, message: str) -> Refused:
-    return Refused(401, code, message)
+def unauthenticated(code: str, message: str) -> Refusal:
+    return Refusal(code, message, 401)
 
 
 # One JWKS client per JWKS URL for the life of the process: the only state this module keeps, on
@@ -102,7 +95,7 @@ def bearer_token(authorization: str | None) -> str:
 
 
 def verify(token: str, settings: AdminSettings, http: httpx.Client) -> dict[str, Any]:
-    """The token's claims once its signature and claims hold; Refused (401) otherwise, or 503 when
+    """The token's claims once its signature and claims hold; a Refusal (401) otherwise, or 503 when
     the keys cannot be fetched. For an HS256 token without the JWT secret here, Auth's own record
     of the user stands in for the claims (its id as sub, its app_metadata)."""
     try:
@@ -130,7 +123,7 @@ def signing_key(settings: AdminSettings, key_id: Any) -> jwt.PyJWK:
     try:
         return jwks_client(settings).get_signing_key(key_id)
     except jwt.PyJWKClientConnectionError:
-        raise Refused(503, "auth_unavailable", "Supabase Auth's signing keys could not be fetched; try again") from None
+        raise Refusal("auth_unavailable", "Supabase Auth's signing keys could not be fetched; try again", 503) from None
     except jwt.PyJWKClientError:
         raise unauthenticated("invalid_token", "the access token is not signed by a key of this project") from None
 
@@ -156,11 +149,11 @@ def decode(token: str, key: Any, algorithm: str, settings: AdminSettings) -> dic
 def operator(claims: dict[str, Any]) -> Operator:
     """The operator the claims name, with their role from app_metadata; 403 without one."""
     if claims.get("role") != "authenticated" or claims.get("is_anonymous") is True:
-        raise Refused(403, "no_role", "this account may not use the admin screen")
+        raise Refusal("no_role", "this account may not use the admin screen", 403)
     app_metadata = claims.get("app_metadata")
     role = app_metadata.get(ROLE_CLAIM) if isinstance(app_metadata, dict) else None
     if role not in ROLES:
-        raise Refused(403, "no_role", "this account has no role on the admin screen (ask an admin)")
+        raise Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
     email = claims.get("email")
     return Operator(user_id=str(claims["sub"]), email=email if isinstance(email, str) else None, role=role)
 
@@ -180,14 +173,14 @@ def current_user(token: str, settings: AdminSettings, http: httpx.Client) -> dic
             timeout=AUTH_TIMEOUT,
         )
     except httpx.HTTPError:
-        raise Refused(503, "auth_unavailable", "Supabase Auth could not be reached; try again") from None
+        raise Refusal("auth_unavailable", "Supabase Auth could not be reached; try again", 503) from None
     if response.status_code in (401, 403, 404):
         raise unauthenticated("session_ended", "your session has ended: sign in again")
     if not response.is_success:
-        raise Refused(503, "auth_unavailable", f"Supabase Auth answered {response.status_code}; try again")
+        raise Refusal("auth_unavailable", f"Supabase Auth answered {response.status_code}; try again", 503)
     user = response.json()
     if not isinstance(user, dict) or not isinstance(user.get("id"), str):
-        raise Refused(503, "auth_unavailable", "Supabase Auth answered something unexpected; try again")
+        raise Refusal("auth_unavailable", "Supabase Auth answered something unexpected; try again", 503)
     return user
 
 
@@ -199,7 +192,7 @@ def confirm_admin(who: Operator, token: str, settings: AdminSettings, http: http
         raise unauthenticated("session_ended", "your session has ended: sign in again")
     now = operator({**user, "sub": user["id"], "role": "authenticated"})
     if now.role != "admin":
-        raise Refused(403, "not_admin", "only an admin may do this; your role is viewer")
+        raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
     return now
 
 

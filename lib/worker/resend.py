@@ -3,7 +3,7 @@
 Every call has a timeout, a User-Agent (without one Resend answers 403) and the API key; error
 answers become ResendError with Resend's own fields (statusCode, name, message) and retry-after.
 What they mean for a job is lib/failures.py's (from_resend_error). API requests keep to the
-team's rate limit through a Pacing (lib/rate_limit.py); downloads go to another host
+team's rate limit through a Pacing (lib/worker/rate_limit.py); downloads go to another host
 (download_url), which the rate limit does not cover.
 
 A listing is read item by item: an item Resend's own SDK allows (no `size`: it is NotRequired in
@@ -211,7 +211,7 @@ def email_path(email_id: str) -> str:
 
 
 class Pacing(Protocol):
-    """What the client asks before and tells after each API request (lib/rate_limit.py)."""
+    """What the client asks before and tells after each API request (lib/worker/rate_limit.py)."""
 
     def before_request(self, deadline: Deadline | None) -> None: ...
 

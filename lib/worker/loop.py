@@ -23,14 +23,13 @@ from pydantic import BaseModel
 
 from lib import log
 from lib.budget import Checkpoint, Clock, Deadline, DeadlinePassed
-from lib.database import DatabaseError
-from lib.failures import TIME_BUDGET_FREE_RELEASES, Action, FailureCode, JobFailure, database_failure
-from lib.queue import Job, LeaseLost, Queue
+from lib.errors import DatabaseError
+from lib.failures import Action, FailureCode, JobFailure, database_failure
+from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
+from lib.worker.queue import Job, LeaseLost, Queue
 
-# invoke_document_jobs (supabase/migrations) fans out one call per this many claimable jobs, and
 # vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py
 # fails when either side changes alone.
-MAX_JOBS_PER_INVOCATION = 3
 BUDGET = timedelta(seconds=240)
 CLAIM_RESERVE = timedelta(seconds=30)
 STEP_RESERVE = timedelta(seconds=20)  # the least time left to start on one more attachment

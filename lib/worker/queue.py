@@ -3,7 +3,8 @@
 The queue's logic lives in SQL; this only names the calls and types their answers. Every write
 after a claim calls a _v2 function with the job's (id, generation), whose one answer is Fenced
 ({"held", "state"}); `_fenced` raises LeaseLost when it says the worker no longer holds the job:
-the caller must then stop and write nothing more for it.
+the caller must then stop and write nothing more for it. Each RPC's name is written out where it
+is called, never built from parts, so that a search for a function of the migrations finds its caller.
 """
 
 from __future__ import annotations
@@ -16,21 +17,15 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lib.database import DatabaseError, execute, interval
-from lib.fax_records import FetchStart, StoredAttachment
+from lib.errors import DatabaseError
+from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.storable import storable_text
+from lib.supabase.rpc import execute, interval
+from lib.worker.records import FetchStart, StoredAttachment
 
 if TYPE_CHECKING:
     from supabase import Client
 
-# The bounds are the database's (claim_document_jobs' default p_lease; document_jobs_internal.
-# limits()); tests/test_constants.py pins these to them.
-# The default lease of a claim.
-DEFAULT_LEASE = timedelta(minutes=5)
-# The database refuses a longer p_lease: a worker set above it could claim nothing at all.
-MAX_LEASE = timedelta(hours=1)
-# The database refuses a longer wait: a provider that asks for more (a quota) is asked again after this.
-MAX_RETRY_AFTER = timedelta(days=1)
 # A lease renewed less than this share of it ago is fresh: extending it again would cost a round
 # trip and gain almost nothing (see Queue.lease_is_fresh).
 FRESH_SHARE = 0.1
@@ -83,12 +78,6 @@ class Fenced(BaseModel):
     follow_ups: int | None = None
 
 
-def _written(function: str, follow_up: bool) -> str:
-    """The _v2 write, or its ..._and_follow_up_v2 form for an invocation's last call: the same
-    write, and in its transaction the follow-up invocations (within the database's cap)."""
-    return f"{function}_and_follow_up_v2" if follow_up else f"{function}_v2"
-
-
 class Queue:
     """`wall` is the wall clock (time.time): the logs of different processes are compared by it."""
 
@@ -115,7 +104,7 @@ class Queue:
         self._held[(job.id, job.generation)] = asked_at + self.lease.total_seconds()
 
     def _rpc(self, function: str, params: dict[str, Any]) -> Any:
-        """The RPC's answer; DatabaseError (lib/database.py) when it fails."""
+        """The RPC's answer; DatabaseError (lib/supabase/rpc.py) when it fails."""
         # Text Postgres cannot store would make the call fail on every attempt (a file name with
         # U+0000 retried until the job fails): the same rule as the webhook's, for every argument.
         params = {name: storable_text(value) if isinstance(value, str) else value for name, value in params.items()}
@@ -164,7 +153,7 @@ class Queue:
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""
-        self._fenced(_written("complete_document_job", follow_up), job)
+        self._fenced("complete_document_job_and_follow_up_v2" if follow_up else "complete_document_job_v2", job)
 
     def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
         """Completes `job` and claims the next job of `kind` in one round trip: the next job or
@@ -192,7 +181,7 @@ class Queue:
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
         return self._left_in(
-            _written("fail_document_job", follow_up),
+            "fail_document_job_and_follow_up_v2" if follow_up else "fail_document_job_v2",
             job,
             p_error_code=code,
             p_error_message=message,
@@ -224,7 +213,7 @@ class Queue:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
         return self._left_in(
-            _written("release_document_job", follow_up),
+            "release_document_job_and_follow_up_v2" if follow_up else "release_document_job_v2",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,

@@ -12,17 +12,18 @@ from typing import Any
 
 import httpx
 
-from lib import fetch_email, log
-from lib.attachment_storage import AttachmentStorage
+from lib import log
 from lib.budget import Clock
 from lib.failures import FailureCode
-from lib.internal_auth import is_authorized
-from lib.queue import Queue
-from lib.rate_limit import ResendLimiter
-from lib.resend_client import ResendClient
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
-from lib.supabase_client import TIMEOUT, service_client
-from lib.worker import STEP_RESERVE, RunJob, run_invocation
+from lib.supabase.client import TIMEOUT, service_client
+from lib.supabase.storage import Storage
+from lib.worker import fetch_email
+from lib.worker.auth import is_authorized
+from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
+from lib.worker.queue import Queue
+from lib.worker.rate_limit import ResendLimiter
+from lib.worker.resend import ResendClient
 
 
 def handle(
@@ -75,7 +76,7 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
                 settings.resend_timeout_seconds,
                 pacing=limiter,
             ),
-            storage=AttachmentStorage(
+            storage=Storage(
                 http,
                 settings.supabase_url,
                 settings.server_key,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from urllib.parse import urlsplit
 
-from lib.http_handler import Reply
+from lib.http_shell import Reply
 
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",

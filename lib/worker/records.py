@@ -1,0 +1,121 @@
+"""The rows and answers of the database as the worker sees them: what start_fetch_email answers
+before a job calls Resend (with the Resend limiter's slot), and the row of a stored attachment
+(written through the fenced RPCs in lib/worker/queue.py), with its object's key and stored type.
+
+Supabase Storage rejects keys outside `^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$` (a Japanese file name
+gives 400 InvalidKey), so the original name lives only in the database. A key that depends only
+on the e-mail row and the provider's attachment id makes a repeated upload overwrite, never
+duplicate. The content type is the sender's choice: it is held to an allow-list of document
+types before it is stored or served, and the key's extension follows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Slot(BaseModel):
+    """A reservation's answer: the wait before the request may go (when `reserved`), or how long
+    it would have been (when not), and the team's limit as the database knows it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    reserved: bool
+    wait_ms: int = Field(ge=0)
+    limit: int = Field(ge=1)
+
+
+class ReceivedEmail(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: UUID
+    provider_email_id: str
+
+
+class FetchStart(BaseModel):
+    """start_fetch_email's answer: the job's e-mail (None when its row is gone), the provider ids
+    of the attachments already stored, and the slot of the listing request (None without an e-mail)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    email: ReceivedEmail | None
+    stored_attachment_ids: frozenset[str] = frozenset()
+    resend: Slot | None = None
+
+
+class StoredAttachment(BaseModel):
+    """A row of fax_received_email_attachments (the e-mail is the job's)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider_attachment_id: str
+    filename: str | None
+    content_type: str | None
+    size_bytes: int
+    sha256: str
+    bucket: str
+    storage_path: str
+
+
+# Always used with fullmatch: with match, "$" also matches before a trailing newline, so
+# "att_1\n" passed as safe and gave a key Storage refuses (InvalidKey, a permanent failure).
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+# What a fax arrives as. Anything else is stored as application/octet-stream: Storage serves an
+# object with the type it was given, and a sender-chosen text/html or image/svg+xml would be
+# served as a page that runs its scripts.
+DOCUMENT_TYPES = {
+    "application/pdf": "pdf",
+    "image/tiff": "tif",
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/gif": "gif",
+}
+GENERIC_TYPE = "application/octet-stream"
+GENERIC_EXTENSION = "bin"
+_ALIASES = {
+    "application/x-pdf": "application/pdf",
+    "image/x-tiff": "image/tiff",
+    "image/tif": "image/tiff",
+    "image/jpg": "image/jpeg",
+    "image/pjpeg": "image/jpeg",
+    "image/x-png": "image/png",
+}
+# Many mail clients send faxes as application/octet-stream; then the name's suffix may tell.
+_SUFFIXES = {
+    "pdf": "application/pdf",
+    "tif": "image/tiff",
+    "tiff": "image/tiff",
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+}
+
+
+def stored_content_type(declared: str | None, filename: str | None) -> str:
+    """The content type an attachment is stored and served with: one of DOCUMENT_TYPES, else
+    application/octet-stream. Parameters are dropped and nothing of the declared text is passed
+    on, so no control character (a CR/LF in a header) can reach the upload."""
+    base = (declared or "").split(";", 1)[0].strip().lower()
+    base = _ALIASES.get(base, base)
+    if base in DOCUMENT_TYPES:
+        return base
+    if base in ("", GENERIC_TYPE) and filename and "." in filename:
+        return _SUFFIXES.get(filename.rsplit(".", 1)[1].lower(), GENERIC_TYPE)
+    return GENERIC_TYPE
+
+
+def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) -> str:
+    """The object's key; its extension follows `content_type` (a stored_content_type)."""
+    # The provider's id is input: use it only when it is a plain token, else a digest of it.
+    if _SAFE_ID.fullmatch(attachment_id):
+        safe_id = attachment_id
+    else:
+        # surrogatepass: an id with a lone surrogate (JSON allows "\ud800") still has a digest.
+        safe_id = hashlib.sha256(attachment_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"
