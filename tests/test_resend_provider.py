@@ -11,7 +11,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from devstack.resend_provider import Fault, ListingEdit, ResendProvider, TeamRateLimit, sample_email
+from devstack.standins.resend import Fault, ListingEdit, ResendProvider, TeamRateLimit, sample_email
 from lib.resend_client import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
 
 KEY = "re_provider_test"

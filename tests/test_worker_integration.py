@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from api.internal.document_jobs import handler
-from devstack.resend_provider import Fault, ResendProvider, SampleAttachment, SampleEmail, sample_email
+from devstack.standins.resend import Fault, ResendProvider, SampleAttachment, SampleEmail, sample_email
 from lib.budget import Checkpoint, Deadline
 from lib.fax_records import StoredAttachment
 from lib.queue import LeaseLost, Queue
