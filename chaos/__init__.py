@@ -10,8 +10,8 @@ On a stack of its own, with short leases and backoffs (settings, not code change
 - on a seed: SIGKILLs worker instances mid-job; SIGSTOPs one past its leases and SIGCONTs it
   after its jobs were claimed again (the function host runs Fluid compute, devstack/standins/function_host/:
   an instance serves several invocations at once, and a kill or a freeze takes all of them); the
-  Resend sample provider answers 5xx, 429 with retry-after, slowly, not at all (timeouts) and with
-  expired download URLs; the local gateway drops the
+  fault layer in front of the Resend stand-in answers 5xx, 429 with retry-after, slowly, not at
+  all (timeouts) and with expired download URLs; the one in front of the local gateway drops the
   connection of complete/fail calls before or after they commit; a few e-mails get a permanent
   404;
 - then checks, and prints: every job completed (or failed only where a permanent fault was
@@ -25,6 +25,7 @@ On a stack of its own, with short leases and backoffs (settings, not code change
 
 .venv/bin/python -m chaos [--emails 500] [--seed 1] [--write-docs]
 
-faults.py injects the faults, audit.py records and checks what must hold, run.py drives a run and
-writes its figures.
+faults.py chooses the faults and the victims, layer/ puts the faults in front of the stand-ins
+(the run installs it; so does every local stack, for the tests, the demo and `make faxes`),
+audit.py records and checks what must hold, run.py drives a run and writes its figures.
 """

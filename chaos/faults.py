@@ -1,5 +1,6 @@
-"""The chaos run's faults: the provider's and the gateway's, set up front for chosen e-mails, and
-the worker instances killed (SIGKILL) or frozen past their leases (SIGSTOP) while they run jobs."""
+"""The chaos run's faults: the provider's and the gateway's, set up front for chosen e-mails through
+the fault layer (chaos/layer/), and the worker instances killed (SIGKILL) or frozen past their
+leases (SIGSTOP) while they run jobs."""
 
 from __future__ import annotations
 

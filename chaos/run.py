@@ -35,7 +35,11 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
     print(f"chaos: {email_count} e-mails, seed {seed}, lease {LEASE_S} s, backoff base 1 s")
     # The stack's function host runs Fluid compute, as Vercel does: concurrent invocations share
     # warm instances, so a kill or a freeze hits every invocation of its instance at once.
-    running = stack.start({"JOB_LEASE_SECONDS": str(LEASE_S), "RESEND_TIMEOUT_SECONDS": "1.5"})
+    # Its faults go in front of the stand-ins through chaos/layer/, installed whatever the caller's
+    # environment says.
+    running = stack.start(
+        {"JOB_LEASE_SECONDS": str(LEASE_S), "RESEND_TIMEOUT_SECONDS": "1.5", "DEVSTACK_FAULT_LAYER": "chaos.layer"}
+    )
     env = running.env
     chaos = Chaos(env, rng, faults)
     try:
@@ -83,7 +87,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             # Then the phases of failures that are not the job's own, on the same stack.
             phase_problems, figures["phases"] = phases.run_all(conn, env, max(4, email_count // 20))
             problems += phase_problems
-        provider_faults = httpx.get(f"{env['RESEND_API_URL']}/_control/stats", timeout=10).json()
+        provider_faults = httpx.get(f"{env['RESEND_API_URL']}/_control/faults", timeout=10).json()
         rate_limit = httpx.get(f"{env['RESEND_API_URL']}/_control/rate_limit", timeout=10).json()
         gateway_faults = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()
     finally:
@@ -95,11 +99,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
         "worker instances frozen past their leases (SIGSTOP/SIGCONT)": faults.freezes,
         "e-mails with a permanent 404": len(faults.permanent_emails),
         "e-mails given one or two transient faults": len(faults.transient_emails),
-        **{
-            f"provider {k.removeprefix('fault:').rstrip(':')}": v
-            for k, v in provider_faults.items()
-            if k.startswith("fault:")
-        },
+        **{f"provider {k.rstrip(':')}": v for k, v in provider_faults.items()},
         **{f"dropped connection: {k}": v for k, v in gateway_faults.items()},
     }
     figures["Resend rate limit"] = {

@@ -40,6 +40,10 @@ PROCESSES = {
     "resend_provider": ("devstack.standins.resend", "--port-file"),
     "function_host": ("devstack.standins.function_host", "--port-file"),
 }
+# Faults go in front of the stand-ins through the chaos run's layer (chaos/layer/, loaded by each
+# stand-in's start: devstack/standins/layer.py); the tests, the demo and `make faxes` inject them too.
+# DEVSTACK_FAULT_LAYER set empty starts the stand-ins without it.
+FAULT_LAYER = "chaos.layer"
 WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 ADMIN_PATH = "/admin"  # the admin screen's page (vercel.json rewrites it to api/admin.py)
 # The local admin screen's two accounts (example.com is reserved: no mail ever goes anywhere).
@@ -157,6 +161,7 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             INTERNAL_FUNCTION_SECRET=secrets.token_urlsafe(32),
             RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),
             RESEND_WEBHOOK_SECRET="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode(),
+            DEVSTACK_FAULT_LAYER=os.environ.get("DEVSTACK_FAULT_LAYER", FAULT_LAYER),
         )
         stack.env.update(extra_env or {})
         for name in PROCESSES:

@@ -44,7 +44,6 @@ import argparse
 import hmac
 import json
 import os
-import random
 import re
 import signal
 import sys
@@ -52,12 +51,12 @@ import threading
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import jwt
@@ -65,6 +64,7 @@ from psycopg_pool import ConnectionPool
 
 from devstack.standins import postgrest
 from devstack.standins.auth import Auth, Keys, cors
+from devstack.standins.layer import fault_layer
 from devstack.standins.messages import Backend, Request, Response
 from devstack.standins.storage import Storage
 
@@ -164,33 +164,9 @@ def is_preflight(method: str, headers: Message) -> bool:
     return method == "OPTIONS" and headers.get("Access-Control-Request-Method") is not None
 
 
-class ConnectionFaults:
-    """Chaos runs only: drop the connection of chosen RPCs, before the call runs (nothing happens)
-    or after it committed (the caller never learns it did), as a network failure would. Set with
-    POST /_control/faults {"rpcs": [...], "probability": 0.05, "seed": 1}; counts at GET."""
-
-    def __init__(self) -> None:
-        self.rpcs: frozenset[str] = frozenset()
-        self.probability = 0.0
-        self.rng = random.Random(0)
-        self.dropped: Counter[str] = Counter()
-        self.lock = threading.Lock()
-
-    def configure(self, settings: dict[str, Any]) -> None:
-        with self.lock:
-            self.rpcs = frozenset(settings.get("rpcs", []))
-            self.probability = float(settings.get("probability", 0.0))
-            self.rng = random.Random(settings.get("seed", 0))
-
-    def draw(self, path: str) -> str | None:
-        """ "before", "after" or None for this request."""
-        name = path.removeprefix(REST_PREFIX + "/rpc/")
-        with self.lock:
-            if name == path or name not in self.rpcs or self.rng.random() >= self.probability:
-                return None
-            when = self.rng.choice(("before", "after"))
-            self.dropped[f"{name}:{when}"] += 1
-            return when
+# What the server answers a request (method, path, query string, headers, body); None: no answer,
+# the connection is closed. Gateway.answer is one, chosen once at the start (a fault layer may wrap it).
+Answer = Callable[[str, str, str, Message, bytes], Response | None]
 
 
 class GatewayServer(ThreadingHTTPServer):
@@ -205,9 +181,38 @@ class GatewayServer(ThreadingHTTPServer):
         self.keys = keys
         # Auth names itself in every token it signs ("iss"): {SUPABASE_URL}/auth/v1, this server's own URL.
         self.auth = Auth(auth_state, auth_keys, f"http://127.0.0.1:{self.server_address[1]}{AUTH_PREFIX}")
-        self.faults = ConnectionFaults()
+        self.answer: Answer = self.respond
         self.requests: Counter[str] = Counter()  # "POST /rest/v1/rpc/claim_document_jobs" -> count
         self.requests_lock = threading.Lock()
+
+    def respond(self, method: str, path: str, query: str, headers: Message, body: bytes) -> Response:
+        if path == "/_control/auth" and method == "POST":
+            self.auth.configure(json.loads(body))
+            return Response.json(200, {})
+        if path == "/_control/requests":
+            with self.requests_lock:
+                return Response.json(200, dict(self.requests))
+        with self.requests_lock:
+            self.requests[f"{method} {path}"] += 1
+        try:
+            forwarded = headers if is_preflight(method, headers) else apply_key_rules(headers, path, self.keys)
+        except KeyRefused as refused:
+            response = refused.response()
+            if path.startswith(AUTH_PREFIX + "/"):  # the browser may read the refusal (CORS)
+                response = cors.with_cors(response, headers.get("Origin"))
+            return response
+        return self.dispatch(method, path, parse_qsl(query, keep_blank_values=True), forwarded, body)
+
+    def dispatch(self, method: str, path: str, query: list[tuple[str, str]], headers: Message, body: bytes) -> Response:
+        for prefix in (REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX):
+            if path == prefix or path.startswith(prefix + "/"):
+                request = Request(method, path[len(prefix) + 1 :], query, headers, body)
+                if prefix == REST_PREFIX:
+                    return postgrest.handle(self.backend, request)
+                if prefix == AUTH_PREFIX:
+                    return self.auth.handle(request)
+                return self.storage.handle(request)
+        return Response.json(404, {"message": "no Route matched with those values"})
 
 
 class BodyTooLarge(Exception):
@@ -233,36 +238,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
         try:
             # Read the body even for a request no route takes, or it would be parsed as the next request.
             body = self.read_body()
-            if url.path == "/_control/faults":
-                if self.command == "POST":
-                    self.server.faults.configure(json.loads(body or b"{}"))
-                self.send(Response.json(200, dict(self.server.faults.dropped)))
-                return
-            if url.path == "/_control/auth" and self.command == "POST":
-                self.server.auth.configure(json.loads(body))
-                self.send(Response.json(200, {}))
-                return
-            if url.path == "/_control/requests":
-                with self.server.requests_lock:
-                    self.send(Response.json(200, dict(self.server.requests)))
-                return
-            with self.server.requests_lock:
-                self.server.requests[f"{self.command} {url.path}"] += 1
-            fault = self.server.faults.draw(url.path)
-            if fault == "before":
-                self.close_connection = True  # no answer at all: the call never ran
-                return
-            try:
-                headers = self.headers if is_preflight(self.command, self.headers) else apply_key_rules(
-                    self.headers, url.path, self.server.keys)  # fmt: skip
-            except KeyRefused as refused:
-                response = refused.response()
-                if url.path.startswith(AUTH_PREFIX + "/"):  # the browser may read the refusal (CORS)
-                    response = cors.with_cors(response, self.headers.get("Origin"))
-            else:
-                response = self.dispatch(url.path, parse_qsl(url.query, keep_blank_values=True), headers, body)
-            if fault == "after":
-                self.close_connection = True  # it ran and committed; the answer is lost
+            response = self.server.answer(self.command, url.path, url.query, self.headers, body)
+            if response is None:
+                self.close_connection = True  # no answer at all
                 return
         except BodyTooLarge:
             self.close_connection = True  # the unread body would otherwise be taken for the next request
@@ -273,17 +251,6 @@ class GatewayHandler(BaseHTTPRequestHandler):
         self.send(response)
         elapsed_ms = (time.monotonic() - started) * 1000
         print(f"{self.command} {url.path} {response.status} {elapsed_ms:.1f}ms", file=sys.stderr, flush=True)
-
-    def dispatch(self, path: str, query: list[tuple[str, str]], headers: Message, body: bytes) -> Response:
-        for prefix in (REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX):
-            if path == prefix or path.startswith(prefix + "/"):
-                request = Request(self.command, path[len(prefix) + 1 :], query, headers, body)
-                if prefix == REST_PREFIX:
-                    return postgrest.handle(self.server.backend, request)
-                if prefix == AUTH_PREFIX:
-                    return self.server.auth.handle(request)
-                return self.server.storage.handle(request)
-        return Response.json(404, {"message": "no Route matched with those values"})
 
     def read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -373,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         auth_state = Path(os.environ["DEVSTACK_FOLDER"]) / "auth.json"
         server = GatewayServer(backend, Storage(backend, storage_dir), keys, auth_keys, auth_state)
+        layer = fault_layer("gateway")
+        if layer:
+            server.answer = layer.wrap(server.answer)
         stop_on_signals(server)
         port = server.server_address[1]
         write_port_file(args.port_file, port)

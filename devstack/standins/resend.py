@@ -16,11 +16,9 @@ endpoints (/_control/...). Its refusals are the ones Resend documents today:
   each listed attachment has id, filename, content_type, content_disposition, content_id,
   download_url (valid for an hour), expires_at, and `size`, which the SDK types NotRequired.
 
-Faults can be injected per e-mail or at random with a seed: 5xx, 429 with retry-after, slow
-answers, timeouts, any status with any name and message, 404, expired download URLs, a download
-whose Content-Length lies (shorter: the body ends there; longer: the connection closes first),
-and listings edited item by item (a size removed or fractional, an id repeated). The key it
-accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
+The key it accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
+Faults that Resend does not choose to answer (5xx, timeouts, lying lengths, edited listings) are
+not the stand-in's: a fault layer wraps its two hosts' handlers (Hosts, devstack/standins/layer.py).
 
 It enforces the team's rate limit as Resend documents it (TeamRateLimit below; 5 requests a
 second unless told otherwise), and serves the download URLs from a host of its own, as Resend's
@@ -51,12 +49,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from uuid import uuid4
 
-from pydantic import BaseModel
-
+from devstack.standins.layer import fault_layer
 from devstack.standins.sample_faxes import FILENAMES, pdf
 
 Clock = Callable[[], float]
@@ -99,34 +96,19 @@ class SampleEmail:
         }  # fmt: skip
 
 
-class ListingEdit(BaseModel):
-    """A change to one item of a listing page: fields set or removed, or the item listed twice."""
-
-    index: int
-    set: dict[str, Any] = {}
-    unset: list[str] = []
-    duplicate: bool = False
+# One answer: (status, headers, body). Status 0: no answer, the connection is closed; a
+# Content-Length among the headers is sent as it is, and the connection closed after the body.
+Answer = tuple[int, dict[str, str], bytes]
+# A host's request handler: (method, target, headers with lower-case names, body) -> its answer.
+Handler = Callable[[str, str, dict[str, str], bytes], Answer]
 
 
-class Fault(BaseModel):
-    """What to do instead of the normal answer, for matching requests, `count` times (None: always).
+@dataclass(frozen=True)
+class Hosts:
+    """The handlers of the API host and of the download host."""
 
-    short_body: a download's Content-Length and body cut to `length` bytes (a lying length the
-    client cannot notice); long_length: a Content-Length `length` bytes longer than the body, and
-    the connection closed after the body; edit_listing: a listing page with `edits` applied."""
-
-    kind: Literal["status", "slow", "timeout", "expired_url", "short_body", "long_length", "edit_listing"]
-    target: Literal["list", "download", "any"] = "any"
-    email_id: str | None = None  # None: any e-mail
-    status: int = 500
-    name: str | None = "application_error"  # None: a body that is not JSON (`message` as plain text)
-    message: str | None = None
-    retry_after: int | None = None
-    delay_s: float = 0.0
-    probability: float = 1.0
-    count: int | None = None
-    length: int = 20
-    edits: list[ListingEdit] = []
+    api: Handler
+    downloads: Handler
 
 
 def sample_email(
@@ -265,39 +247,15 @@ class ResendProvider:
         self.downloads_url = ""  # the download host
         self.rate_limit = TeamRateLimit(rate_limit)
         self._emails: dict[str, SampleEmail] = {}
-        self._faults: list[Fault] = []
         self._rng = random.Random(seed)
         self._signing_key = secrets.token_bytes(32)
         self._lock = threading.Lock()
-        self.requests: Counter[str] = Counter()  # "list", "download", "email", "fault:<kind>", ...
+        self.requests: Counter[str] = Counter()  # "list", "download", "email", "rate_limited", ...
 
     def add_email(self, email: SampleEmail) -> SampleEmail:
         with self._lock:
             self._emails[email.email_id] = email
         return email
-
-    def add_fault(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    def _take_fault(self, target: str, email_id: str | None, kinds: tuple[str, ...] | None = None) -> Fault | None:
-        with self._lock:
-            for fault in self._faults:
-                if fault.target not in ("any", target) or fault.email_id not in (None, email_id):
-                    continue
-                if kinds is not None and fault.kind not in kinds:
-                    continue
-                if fault.count == 0 or self._rng.random() >= fault.probability:
-                    continue
-                if fault.count is not None:
-                    fault.count -= 1
-                self.requests[f"fault:{fault.kind}:{fault.status if fault.kind == 'status' else ''}"] += 1
-                return fault
-        return None
 
     def download_url(self, email_id: str, attachment_id: str, expires: int) -> str:
         payload = f"{email_id}/{attachment_id}/{expires}".encode()
@@ -317,8 +275,17 @@ class ResendProvider:
             "expires_at": datetime.fromtimestamp(expires, UTC).isoformat(),
         }
 
-    def handle(self, method: str, target: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        """One request: (status, headers, body)."""
+    def hosts(self) -> Hosts:
+        return Hosts(self.api, self.downloads)
+
+    def api(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
+        """A request to the API host: Resend's receiving API, or the control endpoints."""
+        if target.startswith("/_control/"):
+            return self.control(method, target, body)
+        return self.handle(method, target, headers)
+
+    def handle(self, method: str, target: str, headers: dict[str, str]) -> Answer:
+        """One request to the receiving API."""
         parts = urlsplit(target)
         path = [p for p in parts.path.split("/") if p]
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
@@ -328,18 +295,18 @@ class ResendProvider:
         if refused:
             return refused
         if path[:2] != ["emails", "receiving"] or len(path) not in (3, 4, 5):
-            return _error(404, "not_found", "The requested endpoint does not exist.")
+            return error(404, "not_found", "The requested endpoint does not exist.")
         if method != "GET":
-            return _error(405, "method_not_allowed", "Method is not allowed for the requested path.")
+            return error(405, "method_not_allowed", "Method is not allowed for the requested path.")
         admitted, limit_headers = self.rate_limit.admit()
         if not admitted:
             self.requests["rate_limited"] += 1
-            status, headers, body = _error(429, "rate_limit_exceeded", RATE_LIMIT_MESSAGE)
+            status, headers, body = error(429, "rate_limit_exceeded", RATE_LIMIT_MESSAGE)
             return status, headers | limit_headers, body
         status, headers, body = self._api(path, query)
         return status, headers | limit_headers, body
 
-    def handle_download(self, method: str, target: str) -> tuple[int, dict[str, str], bytes]:
+    def downloads(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
         """A request to the download host."""
         parts = urlsplit(target)
         path = [p for p in parts.path.split("/") if p]
@@ -352,14 +319,9 @@ class ResendProvider:
         email_id = path[2]
         kind = "list" if len(path) == 4 else "email" if len(path) == 3 else "attachment"
         self.requests[kind] += 1
-        fault = self._take_fault("list" if kind == "list" else "any", email_id, ("status", "slow", "timeout"))
-        if fault:
-            answered = _apply(fault)
-            if answered:
-                return answered
         email = self._emails.get(email_id)
         if email is None or (len(path) >= 4 and path[3] != "attachments"):
-            return _error(404, "not_found", "Email not found")
+            return error(404, "not_found", "Email not found")
         if kind == "email":
             body = email.webhook_data() | {"object": "email", "id": email.email_id}
             return _json(200, body)
@@ -368,87 +330,51 @@ class ResendProvider:
             return (
                 _json(200, self._attachment_item(email, found[0]))
                 if found
-                else _error(404, "not_found", "Attachment not found")
+                else error(404, "not_found", "Attachment not found")
             )
-        return self._list(email, query, self._take_fault("list", email_id, ("edit_listing",)))
+        return self._list(email, query)
 
     def _refuse_key(self, authorization: str) -> tuple[int, dict[str, str], bytes] | None:
         if not authorization:
-            return _error(401, "missing_api_key", "Missing API key in the authorization header.")
+            return error(401, "missing_api_key", "Missing API key in the authorization header.")
         if self.restricted_key and hmac.compare_digest(
             authorization.encode(), f"Bearer {self.restricted_key}".encode()
         ):
-            return _error(401, "restricted_api_key", "This API key is restricted to only send emails.")
+            return error(401, "restricted_api_key", "This API key is restricted to only send emails.")
         if self.key_deleted or not hmac.compare_digest(authorization.encode(), f"Bearer {self.api_key}".encode()):
-            return _error(400, "validation_error", "API key is invalid")
+            return error(400, "validation_error", "API key is invalid")
         return None
 
-    def _list(
-        self, email: SampleEmail, query: dict[str, str], edit: Fault | None = None
-    ) -> tuple[int, dict[str, str], bytes]:
+    def _list(self, email: SampleEmail, query: dict[str, str]) -> Answer:
         limit = max(1, min(int(query.get("limit", "20")) if query.get("limit", "").isdigit() else 20, 100))
         items = list(email.attachments)
         if "after" in query:
             ids = [a.id for a in items]
             items = items[ids.index(query["after"]) + 1 :] if query["after"] in ids else []
         page = [self._attachment_item(email, a) for a in items[:limit]]
-        for change in edit.edits if edit else []:
-            if change.duplicate:
-                page.append(dict(page[change.index]))
-                continue
-            page[change.index].update(change.set)
-            for name in change.unset:
-                page[change.index].pop(name, None)
         return _json(200, {"object": "list", "has_more": len(items) > limit, "data": page})
 
-    def _download(self, token: str, signature: str) -> tuple[int, dict[str, str], bytes]:
+    def _download(self, token: str, signature: str) -> Answer:
         self.requests["download"] += 1
-        try:
-            payload = base64.urlsafe_b64decode(token.encode())
-            email_id, attachment_id, expires = payload.decode().split("/")
-        except ValueError:
+        read = read_download_token(token)
+        if read is None:
             return 403, {"Content-Type": "application/xml"}, b"<Error><Code>AccessDenied</Code></Error>"
+        payload, (email_id, attachment_id, expires) = read
         expected = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
-        fault = self._take_fault("download", email_id, ("status", "slow", "timeout", "expired_url", "short_body",
-                                                         "long_length"))  # fmt: skip
-        expired = int(expires) < time.time() or (fault is not None and fault.kind == "expired_url")
-        if not hmac.compare_digest(expected, signature) or expired:
-            return (
-                403,
-                {"Content-Type": "application/xml"},
-                b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>",
-            )
-        if fault and fault.kind in ("status", "slow", "timeout"):
-            answered = _apply(fault)
-            if answered:
-                return answered
+        if not hmac.compare_digest(expected, signature) or int(expires) < time.time():
+            return EXPIRED
         email = self._emails.get(email_id)
         found = [a for a in email.attachments if a.id == attachment_id] if email else []
         if not found:
             return 404, {"Content-Type": "application/xml"}, b"<Error><Code>NoSuchKey</Code></Error>"
-        content = found[0].content
-        if fault and fault.kind == "short_body":
-            return 200, {"Content-Type": found[0].content_type}, content[: fault.length]
-        if fault and fault.kind == "long_length":  # the handler closes the connection after the body
-            return (
-                200,
-                {"Content-Type": found[0].content_type, "Content-Length": str(len(content) + fault.length)},
-                content,
-            )
-        return 200, {"Content-Type": found[0].content_type}, content
+        return 200, {"Content-Type": found[0].content_type}, found[0].content
 
-    def control(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def control(self, method: str, path: str, body: bytes) -> Answer:
         """The control endpoints the demo and the chaos run use from another process."""
         request = json.loads(body or b"{}")
         if (method, path) == ("POST", "/_control/emails"):
             email = sample_email(request.get("email_id"), int(request.get("attachments", 2)), self._rng)
             return _json(201, self.add_email(email).webhook_data())
-        if (method, path) == ("POST", "/_control/faults"):
-            self.add_fault(Fault.model_validate(request))
-            return _json(201, {"ok": True})
-        if (method, path) == ("DELETE", "/_control/faults"):
-            self.clear_faults()
-            return _json(200, {"ok": True})
         if (method, path) == ("GET", "/_control/stats"):
             return _json(200, dict(self.requests))
         if (method, path) == ("GET", "/_control/rate_limit"):
@@ -464,12 +390,16 @@ class ResendProvider:
                 emails = list(self._emails.values())
             digests = {a.id: hashlib.sha256(a.content).hexdigest() for email in emails for a in email.attachments}
             return _json(200, digests)
-        return _error(404, "not_found", "Route not found")
+        return error(404, "not_found", "Route not found")
 
     @contextmanager
-    def serve(self) -> Iterator[str]:
-        """Serve the API and the download host on free loopback ports in threads; yields the API's base URL."""
-        servers = [ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self, downloads)) for downloads in (False, True)]
+    def serve(self, front: Callable[[Hosts], Hosts] | None = None) -> Iterator[str]:
+        """Serve the API and the download host on free loopback ports in threads, through `front`
+        if given (a fault layer); yields the API's base URL."""
+        hosts = front(self.hosts()) if front else self.hosts()
+        servers = [
+            ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(handler)) for handler in (hosts.api, hosts.downloads)
+        ]
         self.url, self.downloads_url = (f"http://127.0.0.1:{server.server_address[1]}" for server in servers)
         for server in servers:
             server.daemon_threads = True
@@ -487,35 +417,41 @@ RATE_LIMIT_MESSAGE = (
 )
 
 
-def _json(status: int, body: Any) -> tuple[int, dict[str, str], bytes]:
+EXPIRED: Answer = (
+    403,
+    {"Content-Type": "application/xml"},
+    b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>",
+)
+
+
+def read_download_token(token: str) -> tuple[bytes, list[str]] | None:
+    """A download URL's token: its signed payload and (email id, attachment id, expiry), or None."""
+    try:
+        payload = base64.urlsafe_b64decode(token.encode())
+        parts = payload.decode().split("/")
+    except ValueError:
+        return None
+    return (payload, parts) if len(parts) == 3 else None
+
+
+def json_body(body: Any) -> bytes:
+    """As JavaScript's JSON.stringify writes it: UTF-8, and a lone surrogate (an id or a name set
+    by a test) as its \\u escape."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(body, ensure_ascii=False)).encode()
+
+
+def _json(status: int, body: Any) -> Answer:
     headers = {"Content-Type": "application/json", "ratelimit-limit": "5", "ratelimit-remaining": "4",
                "ratelimit-reset": "1"}  # fmt: skip
-    # As JavaScript's JSON.stringify writes it: UTF-8, and a lone surrogate (an id or a name set by
-    # a test) as its \u escape.
-    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(body, ensure_ascii=False))
-    return status, headers, text.encode()
+    return status, headers, json_body(body)
 
 
-def _error(status: int, name: str, message: str, retry_after: int | None = None) -> tuple[int, dict[str, str], bytes]:
-    status, headers, body = _json(status, {"statusCode": status, "name": name, "message": message})
-    if retry_after is not None:
-        headers["retry-after"] = str(retry_after)
-    return status, headers, body
+def error(status: int, name: str, message: str) -> Answer:
+    """An error as Resend's API answers it."""
+    return _json(status, {"statusCode": status, "name": name, "message": message})
 
 
-def _apply(fault: Fault) -> tuple[int, dict[str, str], bytes] | None:
-    """The faulty answer, or None when the fault only delays the normal one."""
-    if fault.kind in ("slow", "timeout"):
-        time.sleep(fault.delay_s)
-        return None if fault.kind == "slow" else (0, {}, b"")  # status 0: drop the connection
-    message = fault.message or f"injected {fault.status}"
-    if fault.name is None:
-        return fault.status, {"Content-Type": "text/plain; charset=UTF-8"}, message.encode()
-    return _error(fault.status, fault.name, message, fault.retry_after)
-
-
-def _handler_for(provider: ResendProvider, downloads: bool) -> type[BaseHTTPRequestHandler]:
-    """The API host's handler, or (`downloads`) the download host's."""
+def _handler_for(handle: Handler) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -524,19 +460,14 @@ def _handler_for(provider: ResendProvider, downloads: bool) -> type[BaseHTTPRequ
         def _answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
-            if downloads:
-                status, response_headers, payload = provider.handle_download(self.command, self.path)
-            elif self.path.startswith("/_control/"):
-                status, response_headers, payload = provider.control(self.command, self.path, body)
-            else:
-                status, response_headers, payload = provider.handle(self.command, self.path, headers)
+            status, response_headers, payload = handle(self.command, self.path, headers, body)
             if status == 0:
                 self.close_connection = True
                 return
             self.send_response(status)
             for name, value in response_headers.items():
                 self.send_header(name, value)
-            if "Content-Length" in response_headers:  # a fault's lying length: the body cannot follow it
+            if "Content-Length" in response_headers:  # a length of its own: the body may not end there
                 self.close_connection = True
             else:
                 self.send_header("Content-Length", str(len(payload)))
@@ -558,7 +489,8 @@ def main() -> None:
     parser.add_argument("--rate-limit", type=int, default=RESEND_RATE_LIMIT, help="requests a second; 0: no limit")
     args = parser.parse_args()
     provider = ResendProvider(os.environ["RESEND_API_KEY"], seed=args.seed, rate_limit=args.rate_limit)
-    with provider.serve() as url:
+    layer = fault_layer("resend")
+    with provider.serve(layer.wrap if layer else None) as url:
         args.port_file.write_text(url.rsplit(":", 1)[1])
         threading.Event().wait()
 
