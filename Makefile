@@ -33,7 +33,7 @@ $(CHROMIUM): | $(STAMP)
 
 ## The whole flow on a fresh local stack: signed webhooks in, attachments stored, a summary.
 demo: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
-	$(PY) -m devstack.demo
+	$(PY) -m devstack.tools.demo
 
 ## Lint, then every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards.
 test: $(STAMP) $(NODE_STAMP) $(CHROMIUM) lint
@@ -69,7 +69,7 @@ test-in-stack:
 
 ## The long fault-injection run (500 e-mails); its figures go to docs/RELIABILITY.md.
 chaos: $(STAMP) $(NODE_STAMP)
-	$(PY) -m devstack.chaos --emails 500 --write-docs
+	$(PY) -m chaos --emails 500 --write-docs
 
 ## Benchmarks on a fresh local stack (tens of minutes: docs/BENCHMARKS.md says how long its run took),
 ## printed, and written to docs/BENCHMARKS.md.
@@ -84,7 +84,7 @@ up: $(STAMP) $(NODE_STAMP)
 ## Send sample faxes to the stack of `make up`: make faxes [COUNT=3] [FAULT=not_found|unavailable|unauthorized]
 COUNT ?= 1
 faxes: $(STAMP)
-	$(PY) -m devstack.send_faxes --count $(COUNT) $(if $(FAULT),--fault $(FAULT))
+	$(PY) -m devstack.tools.send_faxes --count $(COUNT) $(if $(FAULT),--fault $(FAULT))
 
 down:
 	$(PY) -m devstack down

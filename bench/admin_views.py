@@ -30,7 +30,7 @@ import psycopg
 
 from bench.common import Section, Table, connect, empty_shared_tables, env, fmt, median, percentile, run_alone
 from devstack import vercel_build
-from devstack.function_host import FunctionHost
+from devstack.standins.function_host import FunctionHost
 
 ERROR_CODES = ("resend_not_found", "resend_rejected", "resend_malformed_response", "attachment_too_large",
                "storage_too_large", "storage_invalid_key", "storage_rejected", "download_expired", "download_failed",

@@ -29,7 +29,7 @@ from psycopg.types.json import Jsonb
 
 from bench import flow
 from bench.common import Section, Table, connect, env, fmt, fmt_ratio, ratio, run_alone, vault_secrets
-from devstack.resend_provider import RESEND_RATE_LIMIT
+from devstack.standins.resend import RESEND_RATE_LIMIT
 
 # label: (limiter enabled, max_invocations_in_flight; None: the default cap)
 ARMS: dict[str, tuple[bool, int | None]] = {

@@ -5,7 +5,7 @@ Two real `vercel build`s of the same working tree in the same run: one with the 
 environment (VERCEL_PYTHON_COMPILEALL=1, as the README's deploy steps set it: the pinned builder
 compiles bytecode into each bundle), one without it. Each request goes to a new runtime process
 (`python -c 'import vc__handler__python'` in the function's bundle, as the platform starts a cold
-instance; devstack/function_host/ in cold mode), so a figure is process start to first answer:
+instance; devstack/standins/function_host/ in cold mode), so a figure is process start to first answer:
 interpreter start, Vercel's shim, the function's imports, the handler. Next to it, interleaved, a
 bare `import supabase` in a fresh interpreter inside the same bundle (process start to exit).
 PYTHONDONTWRITEBYTECODE=1 is set in both, as deployed: without bytecode in the bundle, every cold
@@ -29,8 +29,9 @@ from pathlib import Path
 import httpx
 
 from bench.common import Section, Table, env, fmt, fmt_ratio, median, ratio, run_alone
-from devstack import inbound, vercel_build
-from devstack.function_host import FunctionHost, base_interpreter
+from devstack import vercel_build
+from devstack.standins.function_host import FunctionHost, base_interpreter
+from devstack.tools import inbound
 from devstack.vercel_build import Build, Bundle
 
 BASELINE = "bare `import supabase` in the worker's bundle"

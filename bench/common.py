@@ -150,7 +150,7 @@ def machine() -> dict[str, str]:
 
 @contextlib.contextmanager
 def vault_secrets(conn: psycopg.Connection) -> Iterator[None]:
-    """The two Vault secrets an operator stores (devstack/demo.py), removed afterwards if we added them."""
+    """The two Vault secrets an operator stores (devstack/tools/demo.py), removed afterwards if we added them."""
     worker_url = env("FUNCTIONS_URL") + stack.WORKER_PATH
     wanted = {stack.WORKER_URL_SECRET: worker_url, stack.WORKER_SECRET_SECRET: env("INTERNAL_FUNCTION_SECRET")}
     existing = {name for (name,) in conn.execute("select name from vault.secrets where name = any(%s)",

@@ -16,7 +16,8 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from bench.common import empty_shared_tables, env
-from devstack import inbound, stack
+from devstack import stack
+from devstack.tools import inbound
 
 CRON_JOB = "document-jobs"
 

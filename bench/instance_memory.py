@@ -5,7 +5,7 @@ function memory.
 Under Fluid compute one instance serves several invocations as threads of one process, so what
 each holds adds up. `concurrency` e-mails with one attachment of that size each are served by a
 sample provider in this process and their jobs enqueued without a kick (the cron job paused);
-then as many worker calls at once go through one instance (devstack/function_host/, fluid mode,
+then as many worker calls at once go through one instance (devstack/standins/function_host/, fluid mode,
 that concurrency), each claiming one job. The instance's peak resident set (VmHWM in
 /proc/<pid>/status) is read after a first call with an empty queue (the imports) and after the
 wave. A Vercel function under Fluid compute has 2 GB of memory by default (the Standard size, 1
@@ -31,9 +31,9 @@ from psycopg.types.json import Jsonb
 
 from bench import flow
 from bench.common import Section, Table, connect, empty_shared_tables, env, fmt, run_alone
-from devstack.function_host import DEFAULT_CONCURRENCY, FunctionHost
-from devstack.resend_provider import ResendProvider, SampleAttachment, SampleEmail
 from devstack.stack import WORKER_PATH
+from devstack.standins.function_host import DEFAULT_CONCURRENCY, FunctionHost
+from devstack.standins.resend import ResendProvider, SampleAttachment, SampleEmail
 from devstack.vercel_build import Build
 from lib.settings import WorkerSettings
 

@@ -73,7 +73,7 @@ create extension plpgsql_check with schema extensions;
 create extension pg_trgm with schema extensions;
 
 -- Supabase Storage keeps its buckets in the database, in a table owned by Storage's own role;
--- migrations create buckets with an insert. The Storage stand-in (devstack/storage.py) reads it.
+-- migrations create buckets with an insert. The Storage stand-in (devstack/standins/storage.py) reads it.
 create role supabase_storage_admin nologin noinherit createrole;
 create schema storage;
 grant all on schema storage to supabase_storage_admin with grant option;

@@ -2,12 +2,12 @@
 the names the deployed code reads):
 
 - the database cluster (devstack/cluster.py),
-- the API gateway: the PostgREST, Storage and Auth stand-ins (devstack/gateway.py), with an
+- the API gateway: the PostgREST, Storage and Auth stand-ins (devstack/standins/gateway.py), with an
   operator (admin) and a viewer of the admin screen signed up in Auth,
-- the pg_net dispatcher (devstack/pg_net_dispatcher.py),
-- the Resend sample provider (devstack/resend_provider.py),
+- the pg_net dispatcher (devstack/standins/pg_net.py),
+- the Resend sample provider (devstack/standins/resend.py),
 - the Vercel function host serving the output of a real `vercel build` of api/ through Vercel's
-  own Python runtime (devstack/vercel_build.py, devstack/function_host/).
+  own Python runtime (devstack/vercel_build.py, devstack/standins/function_host/).
 """
 
 from __future__ import annotations
@@ -28,17 +28,22 @@ from typing import Any
 import jwt
 import psycopg
 
-from devstack import auth, cluster, lifecycle, vercel_build
+from devstack import cluster, lifecycle, vercel_build
+from devstack.standins import auth
 
 ENV_FILE = cluster.ROOT / ".devstack" / "env"
 READY_TIMEOUT_S = 30.0
 # name -> module and whether it reports a port (else a ready file)
 PROCESSES = {
-    "gateway": ("devstack.gateway", "--port-file"),
-    "pg_net_dispatcher": ("devstack.pg_net_dispatcher", "--ready-file"),
-    "resend_provider": ("devstack.resend_provider", "--port-file"),
-    "function_host": ("devstack.function_host", "--port-file"),
+    "gateway": ("devstack.standins.gateway", "--port-file"),
+    "pg_net_dispatcher": ("devstack.standins.pg_net", "--ready-file"),
+    "resend_provider": ("devstack.standins.resend", "--port-file"),
+    "function_host": ("devstack.standins.function_host", "--port-file"),
 }
+# Faults go in front of the stand-ins through the chaos run's layer (chaos/layer/, loaded by each
+# stand-in's start: devstack/standins/layer.py); the tests, the demo and `make faxes` inject them too.
+# DEVSTACK_FAULT_LAYER set empty starts the stand-ins without it.
+FAULT_LAYER = "chaos.layer"
 WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 ADMIN_PATH = "/admin"  # the admin screen's page (vercel.json rewrites it to api/admin.py)
 # The local admin screen's two accounts (example.com is reserved: no mail ever goes anywhere).
@@ -156,6 +161,7 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             INTERNAL_FUNCTION_SECRET=secrets.token_urlsafe(32),
             RESEND_API_KEY="re_local_" + secrets.token_urlsafe(16),
             RESEND_WEBHOOK_SECRET="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode(),
+            DEVSTACK_FAULT_LAYER=os.environ.get("DEVSTACK_FAULT_LAYER", FAULT_LAYER),
         )
         stack.env.update(extra_env or {})
         for name in PROCESSES:

@@ -22,7 +22,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from devstack import browser, inbound, stack
+from devstack import browser, stack
+from devstack.tools import inbound
 from tests.support.database import connect
 from tests.support.emails import add_attachment, receive_email
 

@@ -1,4 +1,4 @@
-"""The Auth stand-in (devstack/auth/) answers as Supabase Auth does: the password and refresh-token
+"""The Auth stand-in (devstack/standins/auth/) answers as Supabase Auth does: the password and refresh-token
 grants, /user, /logout, the JWKS, the admin users API, API keys, errors and CORS preflights."""
 
 from __future__ import annotations

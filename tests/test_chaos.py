@@ -1,6 +1,6 @@
 """A short chaos run (make chaos is the long one): crashes, a frozen worker, provider faults and
-dropped database calls, then every check of devstack/chaos/; then its phases
-(devstack/chaos/phases.py): a deleted Resend key, and lying Content-Lengths."""
+dropped database calls, then every check of chaos/; then its phases
+(chaos/phases.py): a deleted Resend key, and lying Content-Lengths."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # a chaos run of its own: minutes
 
 def test_a_short_chaos_run_passes_every_check(stack_env) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "devstack.chaos", "--emails", "40", "--seed", "7", "--time-limit", "240"],
+        [sys.executable, "-m", "chaos", "--emails", "40", "--seed", "7", "--time-limit", "240"],
         capture_output=True, text=True, timeout=420,
     )  # fmt: skip
     assert "Checks: all passed" in result.stdout, result.stdout[-4000:] + result.stderr[-2000:]

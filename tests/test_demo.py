@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # a whole stack of its own
 
 def test_the_demo_runs_end_to_end(stack_env) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "devstack.demo", "--emails", "3", "--seed", "1"],
+        [sys.executable, "-m", "devstack.tools.demo", "--emails", "3", "--seed", "1"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

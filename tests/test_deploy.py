@@ -18,8 +18,9 @@ import httpx
 import psycopg
 import pytest
 
-from devstack import inbound, stack, vercel_build
-from devstack.function_host import FunctionHost, base_interpreter
+from devstack import stack, vercel_build
+from devstack.standins.function_host import FunctionHost, base_interpreter
+from devstack.tools import inbound
 
 pytestmark = pytest.mark.slow  # a real `vercel build` of the committed tree, of its own
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from devstack import inbound, stack
-from devstack.function_host import FunctionHost
+from devstack import stack
+from devstack.standins.function_host import FunctionHost
+from devstack.tools import inbound
 from devstack.vercel_build import Build
 from tests.support.database import connect
 from tests.support.webhooks import WAIT_S, deliver

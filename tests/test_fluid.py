@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from devstack import inbound
-from devstack.function_host import FunctionHost, FunctionLog, vercel_id
 from devstack.stack import WORKER_PATH
+from devstack.standins.function_host import FunctionHost, FunctionLog, vercel_id
+from devstack.tools import inbound
 from devstack.vercel_build import Build
 
 pytestmark = pytest.mark.slow  # Vercel runtimes of its own

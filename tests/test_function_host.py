@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from devstack import vercel_build
-from devstack.function_host import FunctionHost, FunctionLog
+from devstack.standins.function_host import FunctionHost, FunctionLog
 
 pytestmark = pytest.mark.slow  # starts function hosts and Vercel runtimes of its own
 

@@ -1,4 +1,4 @@
-"""The local API gateway (devstack/gateway.py) as the deployed code sees it: through the real,
+"""The local API gateway (devstack/standins/gateway.py) as the deployed code sees it: through the real,
 unmodified supabase-py client (with the project's legacy JWT keys, which it sends as Supabase
 always took them), through lib/'s client with the secret key, plus raw HTTP where the status code
 itself is the point; and Supabase's API-key rules, on every path."""

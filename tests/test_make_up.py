@@ -1,5 +1,5 @@
 """`make up` leaves a stack that processes faxes: the Vault secrets are stored, sample faxes sent
-with devstack.send_faxes are stored (or fail as their fault says), a second `up` names `make
+with devstack.tools.send_faxes are stored (or fail as their fault says), a second `up` names `make
 down`, and `down` stops it all."""
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def test_make_up_processes_sample_faxes_and_a_second_up_names_make_down() -> Non
         # As after `source .devstack/env`: under `make test` the environment names the test's own
         # stack, which send_faxes would otherwise deliver to.
         shell = os.environ | env
-        good = devstack("devstack.send_faxes", "--count", "2", env=shell)
-        bad = devstack("devstack.send_faxes", "--fault", "not_found", env=shell)
+        good = devstack("devstack.tools.send_faxes", "--count", "2", env=shell)
+        bad = devstack("devstack.tools.send_faxes", "--fault", "not_found", env=shell)
         assert good.returncode == bad.returncode == 0, good.stderr + bad.stderr
         with psycopg.connect(env["DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
             names = {r["name"] for r in conn.execute("select name from vault.decrypted_secrets")}

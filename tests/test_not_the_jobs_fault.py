@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from devstack import inbound
+from devstack.tools import inbound
 from tests.support.alerts import alerts_until_marker, check_health
 from tests.support.webhooks import WAIT_S, deliver
 

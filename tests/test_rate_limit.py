@@ -1,4 +1,4 @@
-"""Bursts against the rate-limited Resend stand-in of the stack (devstack/resend_provider.py: 5
+"""Bursts against the rate-limited Resend stand-in of the stack (devstack/standins/resend.py: 5
 requests a second per team, as Resend documents): concurrent workers keep to the rate, measured
 at the stand-in; a 429 that comes anyway spends no attempt; a burst of webhooks starts no more
 invocations than the cap; an invocation that stops with work left starts a follow-up, and one
@@ -17,8 +17,9 @@ import httpx
 import pytest
 
 from bench.flow import cron_paused, dispatcher_frozen, in_flight, peak_in_flight, wait_until
-from devstack import inbound, stack
-from devstack.resend_provider import RESEND_RATE_LIMIT
+from devstack import stack
+from devstack.standins.resend import RESEND_RATE_LIMIT
+from devstack.tools import inbound
 from lib.worker.endpoint import handle
 from tests.support.database import reset
 from tests.support.emails import receive_email

@@ -1,18 +1,16 @@
-"""The Resend sample provider behaves like Resend's receiving API, and its faults fire as asked:
-checked through the worker's own Resend client, over loopback HTTP."""
+"""The Resend sample provider behaves like Resend's receiving API: checked through the worker's own
+Resend client, over loopback HTTP. (The faults put in front of it: tests/test_fault_layer.py.)"""
 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Iterator
-from datetime import timedelta
 
 import httpx
 import pytest
 
-from devstack.resend_provider import Fault, ListingEdit, ResendProvider, TeamRateLimit, sample_email
-from lib.worker.resend import USER_AGENT, DownloadError, LengthMismatch, ResendClient, ResendError, ResendTimeout
+from devstack.standins.resend import ResendProvider, TeamRateLimit, sample_email
+from lib.worker.resend import USER_AGENT, DownloadError, ResendClient, ResendError
 
 KEY = "re_provider_test"
 
@@ -88,66 +86,6 @@ def test_an_unknown_email_is_404(provider, client) -> None:
     with pytest.raises(ResendError) as raised:
         client.list_attachments("em_missing")
     assert (raised.value.status, raised.value.name) == (404, "not_found")
-
-
-@pytest.mark.parametrize(
-    ("fault", "status", "name", "retry_after"),
-    [(Fault(kind="status", status=503, name="application_error"), 503, "application_error", None),
-     (Fault(kind="status", status=429, name="rate_limit_exceeded", retry_after=30), 429, "rate_limit_exceeded",
-      timedelta(seconds=30)),
-     (Fault(kind="status", status=401, name="restricted_api_key"), 401, "restricted_api_key", None),
-     (Fault(kind="status", status=404, name="not_found"), 404, "not_found", None)],
-)  # fmt: skip
-def test_injected_error_answers(provider, client, fault, status, name, retry_after) -> None:
-    provider.add_email(sample_email("em_1"))
-    provider.add_fault(fault.model_copy(update={"email_id": "em_1", "count": 1}))
-    with pytest.raises(ResendError) as raised:
-        client.list_attachments("em_1")
-    assert (raised.value.status, raised.value.name, raised.value.retry_after) == (status, name, retry_after)
-    assert len(client.list_attachments("em_1").attachments) == 2, "count=1: the next call is answered normally"
-
-
-def test_faults_can_target_one_email(provider, client) -> None:
-    provider.add_email(sample_email("em_1"))
-    provider.add_email(sample_email("em_2"))
-    provider.add_fault(Fault(kind="status", status=500, email_id="em_1"))
-    assert len(client.list_attachments("em_2").attachments) == 2
-    with pytest.raises(ResendError):
-        client.list_attachments("em_1")
-
-
-def test_random_faults_follow_the_seed() -> None:
-    def outcomes(seed: int) -> list[bool]:
-        provider = ResendProvider(KEY, seed=seed, rate_limit=None)  # 40 requests at once
-        provider.add_email(sample_email("em_1"))
-        provider.add_fault(Fault(kind="status", status=500, probability=0.5))
-        headers = {"authorization": f"Bearer {KEY}", "user-agent": "t"}
-        return [provider.handle("GET", "/emails/receiving/em_1/attachments", headers)[0] == 500 for _ in range(40)]
-
-    assert outcomes(11) == outcomes(11)
-    assert 5 < sum(outcomes(11)) < 35
-
-
-def test_slow_answers_and_timeouts(provider, client) -> None:
-    provider.add_email(sample_email("em_1"))
-    provider.add_fault(Fault(kind="slow", delay_s=0.3, count=1))
-    started = time.monotonic()
-    assert len(client.list_attachments("em_1").attachments) == 2
-    assert time.monotonic() - started >= 0.3
-    provider.add_fault(Fault(kind="timeout", delay_s=0.1, count=1))
-    with pytest.raises(ResendError) as raised:  # the connection is dropped without an answer
-        client.list_attachments("em_1")
-    assert raised.value.status is None or isinstance(raised.value, ResendTimeout)
-
-
-def test_expired_download_urls_answer_403(provider, client) -> None:
-    provider.add_email(sample_email("em_1"))
-    [first, _] = client.list_attachments("em_1").attachments
-    provider.add_fault(Fault(kind="expired_url", target="download", count=1))
-    with pytest.raises(DownloadError) as raised:
-        client.download(first.download_url, 1_000_000)
-    assert raised.value.status == 403
-    assert client.download(first.download_url, 1_000_000).startswith(b"%PDF")
 
 
 def test_download_urls_expire_after_their_lifetime() -> None:
@@ -237,32 +175,6 @@ def test_the_limit_can_be_changed_or_lifted_through_the_control_endpoint(provide
     assert (stats["per_second"], stats["requests"]) == (2, 0)
     assert [api(provider).status_code for _ in range(3)] == [200, 200, 429]
     assert httpx.get(f"{provider.url}/_control/rate_limit").json()["refused"] == 1
-
-
-def test_a_lying_content_length_is_served_as_asked(provider, client) -> None:
-    email = provider.add_email(sample_email("em_1"))
-    [first, _] = client.list_attachments("em_1").attachments
-    provider.add_fault(Fault(kind="short_body", target="download", length=20, count=1))
-    assert client.download(first.download_url, 1_000_000) == email.attachments[0].content[:20], (
-        "shorter: the body ends where the length says, and the client cannot tell")  # fmt: skip
-    with pytest.raises(LengthMismatch):
-        provider.add_fault(Fault(kind="short_body", target="download", length=20, count=1))
-        client.download(first.download_url, 1_000_000, expected_size=first.size)
-    provider.add_fault(Fault(kind="long_length", target="download", length=100, count=1))
-    with pytest.raises(DownloadError):  # longer: the connection closes before the length is reached
-        client.download(first.download_url, 1_000_000)
-    assert client.download(first.download_url, 1_000_000) == email.attachments[0].content
-
-
-def test_a_listing_can_be_edited_item_by_item(provider, client) -> None:
-    provider.add_email(sample_email("em_1"))
-    provider.add_fault(Fault(kind="edit_listing", target="list", count=1, edits=[
-        ListingEdit(index=0, unset=["size"]), ListingEdit(index=1, set={"size": 12.5}),
-        ListingEdit(index=0, duplicate=True)]))  # fmt: skip
-    listing = client.list_attachments("em_1")
-    assert [a.size for a in listing.attachments] == [None, None, None]
-    assert listing.attachments[0].id == listing.attachments[2].id
-    assert len(listing.unknown_sizes) == 3
 
 
 def test_the_control_endpoint_has_each_attachments_digest(provider) -> None:

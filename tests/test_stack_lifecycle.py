@@ -19,7 +19,7 @@ from devstack import lifecycle
 pytestmark = pytest.mark.slow  # each case starts a whole stack of its own
 
 RUN_SLEEP = [sys.executable, "-m", "devstack", "run", "--", "sleep", "600"]
-DEMO = [sys.executable, "-m", "devstack.demo", "--emails", "2", "--seed", "3"]
+DEMO = [sys.executable, "-m", "devstack.tools.demo", "--emails", "2", "--seed", "3"]
 
 
 def start(command: list[str], **options: Any) -> subprocess.Popen[str]:

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from api.internal.document_jobs import handler
-from devstack.resend_provider import Fault, ResendProvider, SampleAttachment, SampleEmail, sample_email
+from chaos.layer.resend import Fault, ResendFaults
+from devstack.standins.resend import ResendProvider, SampleAttachment, SampleEmail, sample_email
 from lib.budget import Checkpoint, Deadline
 from lib.settings import WorkerSettings
 from lib.storable import storable_json
@@ -52,9 +53,14 @@ class Crash(BaseException):
 
 
 @pytest.fixture
-def provider() -> Iterator[ResendProvider]:
+def faults() -> ResendFaults:
+    return ResendFaults()
+
+
+@pytest.fixture
+def provider(faults) -> Iterator[ResendProvider]:
     provider = ResendProvider(RESEND_KEY, seed=7)
-    with provider.serve():
+    with provider.serve(faults.wrap):
         yield provider
 
 
@@ -205,11 +211,11 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
     ("error_name", "code"),
     [("rate_limit_exceeded", "resend_rate_limited"), ("daily_quota_exceeded", "resend_quota_exceeded")],
 )
-def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, worker_url, error_name, code) -> None:
+def test_a_provider_wait_longer_than_a_day_is_cut_to_a_day(db, provider, faults, worker_url, error_name, code):
     """The database refuses a retry_after over a day (a job parked longer is lost work): the worker asks
     again after a day instead of failing to record the failure and leaving the job running."""
     receive(db, provider, sample_email("em_wait", attachment_count=1))
-    provider.add_fault(Fault(kind="status", target="list", status=429, name=error_name, retry_after=3 * 86400))
+    faults.add(Fault(kind="status", target="list", status=429, name=error_name, retry_after=3 * 86400))
 
     summary = invoke_worker(worker_url)
 

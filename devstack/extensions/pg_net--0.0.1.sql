@@ -1,6 +1,6 @@
 -- Stand-in for pg_net (https://github.com/supabase/pg_net), local stack only.
 -- Same public API: net.http_post / net.http_get queue a request in net.http_request_queue and
--- return its id; a worker (here devstack/pg_net_dispatcher.py) sends it only after the calling
+-- return its id; a worker (here devstack/standins/pg_net.py) sends it only after the calling
 -- transaction commits, because it can only see committed rows, and records the answer in
 -- net._http_response. Like pg_net, the extension's objects live in schema "net" whatever
 -- schema "create extension ... with schema" names.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from devstack import inbound
+from devstack.tools import inbound
 
 WAIT_S = 60  # how long a test waits for what a delivered webhook causes
 

@@ -22,7 +22,7 @@ REPORTS = {
     "docs/RELIABILITY.md": ("RELIABILITY.md", "make chaos"),
 }
 CITED_FILE = re.compile(
-    r"(?<![\w/.-])((?:tests|lib|api|devstack|bench|supabase|docs|public)/[\w./-]*\w\.(?:py|sql|md|json|txt|js|css|html))(?:::(\w+))?"
+    r"(?<![\w/.-])((?:tests|lib|api|devstack|bench|chaos|supabase|docs|public)/[\w./-]*\w\.(?:py|sql|md|json|txt|js|css|html))(?:::(\w+))?"
 )
 # A measured figure: a number with a unit of time, size, share or ratio.
 FIGURE = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)\s?(ms|s|MiB|MB|GB|%|x)(?![\w])")

@@ -1,0 +1,169 @@
+"""Faults in front of the Resend stand-in (devstack/standins/resend.py), for requests that match
+them, per e-mail or at random with a seed: 5xx, 429 with retry-after, slow answers, timeouts, any
+status with any name and message, 404, expired download URLs, a download whose Content-Length lies
+(shorter: the body ends there; longer: the connection closes first), and listings edited item by
+item (a size removed or fractional, an id repeated).
+
+On the API host: POST /_control/faults adds a Fault (its JSON), DELETE /_control/faults clears
+them, GET /_control/faults counts those that fired, by kind (and status)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+
+from devstack.standins.resend import EXPIRED, Answer, Handler, Hosts, error, json_body, read_download_token
+
+DOWNLOAD_KINDS = ("status", "slow", "timeout", "expired_url", "short_body", "long_length")
+
+
+class ListingEdit(BaseModel):
+    """A change to one item of a listing page: fields set or removed, or the item listed twice."""
+
+    index: int
+    set: dict[str, Any] = {}
+    unset: list[str] = []
+    duplicate: bool = False
+
+
+class Fault(BaseModel):
+    """What to do instead of the normal answer, for matching requests, `count` times (None: always).
+
+    A fault with target "any" matches every request of its e-mail (or of every e-mail), "list" its
+    listings only, "download" its downloads only. short_body: a download's Content-Length and body
+    cut to `length` bytes (a lying length the client cannot notice); long_length: a Content-Length
+    `length` bytes longer than the body, and the connection closed after the body; edit_listing: a
+    listing page with `edits` applied."""
+
+    kind: Literal["status", "slow", "timeout", "expired_url", "short_body", "long_length", "edit_listing"]
+    target: Literal["list", "download", "any"] = "any"
+    email_id: str | None = None  # None: any e-mail
+    status: int = 500
+    name: str | None = "application_error"  # None: a body that is not JSON (`message` as plain text)
+    message: str | None = None
+    retry_after: int | None = None
+    delay_s: float = 0.0
+    probability: float = 1.0
+    count: int | None = None
+    length: int = 20
+    edits: list[ListingEdit] = []
+
+
+class ResendFaults:
+    def __init__(self, seed: int = 0) -> None:
+        self._faults: list[Fault] = []
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.fired: Counter[str] = Counter()  # "status:503", "timeout:", ...
+
+    def add(self, fault: Fault) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def take(self, target: str, email_id: str | None, kinds: tuple[str, ...]) -> Fault | None:
+        """The first fault that fires for this request, counted down."""
+        with self._lock:
+            for fault in self._faults:
+                if fault.target not in ("any", target) or fault.email_id not in (None, email_id):
+                    continue
+                if fault.kind not in kinds or fault.count == 0 or self._rng.random() >= fault.probability:
+                    continue
+                if fault.count is not None:
+                    fault.count -= 1
+                self.fired[f"{fault.kind}:{fault.status if fault.kind == 'status' else ''}"] += 1
+                return fault
+        return None
+
+    def wrap(self, hosts: Hosts) -> Hosts:
+        return Hosts(self._api(hosts.api), self._downloads(hosts.downloads))
+
+    def _api(self, answer: Handler) -> Handler:
+        def api(method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
+            path = urlsplit(target).path
+            if path == "/_control/faults":
+                return self._control(method, body)
+            parts = [p for p in path.split("/") if p]
+            if parts[:2] != ["emails", "receiving"] or len(parts) not in (3, 4, 5):
+                return answer(method, target, headers, body)
+            email_id, listing = parts[2], len(parts) == 4
+            fault = self.take("list" if listing else "any", email_id, ("status", "slow", "timeout"))
+            answered = _apply(fault) if fault else None
+            if answered:
+                return answered
+            normal = answer(method, target, headers, body)
+            edit = self.take("list", email_id, ("edit_listing",)) if listing and normal[0] == 200 else None
+            return _edited(normal, edit) if edit else normal
+
+        return api
+
+    def _downloads(self, answer: Handler) -> Handler:
+        def downloads(method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
+            token = read_download_token(urlsplit(target).path.rsplit("/", 1)[-1])
+            fault = self.take("download", token[1][0], DOWNLOAD_KINDS) if token else None
+            if fault is None:
+                return answer(method, target, headers, body)
+            if fault.kind == "expired_url":
+                return EXPIRED
+            answered = _apply(fault) if fault.kind in ("status", "slow", "timeout") else None
+            if answered:
+                return answered
+            status, normal_headers, content = answer(method, target, headers, body)
+            if status != 200 or fault.kind not in ("short_body", "long_length"):
+                return status, normal_headers, content
+            if fault.kind == "short_body":
+                return status, normal_headers, content[: fault.length]
+            return status, normal_headers | {"Content-Length": str(len(content) + fault.length)}, content
+
+        return downloads
+
+    def _control(self, method: str, body: bytes) -> Answer:
+        if method == "POST":
+            self.add(Fault.model_validate(json.loads(body or b"{}")))
+            return 201, {"Content-Type": "application/json"}, json_body({"ok": True})
+        if method == "DELETE":
+            self.clear()
+        return 200, {"Content-Type": "application/json"}, json_body(dict(self.fired))
+
+
+def wrap(hosts: Hosts) -> Hosts:
+    """What the stand-in's start calls when the stack names this layer."""
+    return ResendFaults().wrap(hosts)
+
+
+def _apply(fault: Fault) -> Answer | None:
+    """The faulty answer, or None when the fault only delays the normal one."""
+    if fault.kind in ("slow", "timeout"):
+        time.sleep(fault.delay_s)
+        return None if fault.kind == "slow" else (0, {}, b"")  # status 0: the connection dropped
+    message = fault.message or f"injected {fault.status}"
+    if fault.name is None:
+        return fault.status, {"Content-Type": "text/plain; charset=UTF-8"}, message.encode()
+    status, headers, body = error(fault.status, fault.name, message)
+    if fault.retry_after is not None:
+        headers["retry-after"] = str(fault.retry_after)
+    return status, headers, body
+
+
+def _edited(answer: Answer, fault: Fault) -> Answer:
+    status, headers, body = answer
+    listing = json.loads(body)
+    page = listing["data"]
+    for change in fault.edits:
+        if change.duplicate:
+            page.append(dict(page[change.index]))
+            continue
+        page[change.index].update(change.set)
+        for name in change.unset:
+            page[change.index].pop(name, None)
+    return status, headers, json_body(listing)
