@@ -1,0 +1,1 @@
+"""Tools run against the local stack: the demo, sample faxes, the schema generator."""
