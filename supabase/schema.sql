@@ -42,6 +42,7 @@ ALTER TABLE ONLY public.document_job_attempts
 ALTER TABLE public.document_job_attempts ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_job_attempts TO service_role;
 
+COMMENT ON TABLE public.document_job_kinds IS 'The kinds of job there are: a new kind is a row added by a migration (and a worker for it).';
 CREATE TABLE public.document_job_kinds (
     kind text NOT NULL,
     description text NOT NULL
@@ -52,6 +53,7 @@ ALTER TABLE public.document_job_kinds ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_job_kinds TO service_role;
 INSERT INTO public.document_job_kinds (kind, description) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage');
 
+COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     kind text NOT NULL,
@@ -125,6 +127,7 @@ ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS I
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE public.document_jobs_audit_id_seq IS 'The identity of document_jobs_audit.id: the audit''s order, which document_jobs_admin_audit pages by.';
 ALTER TABLE ONLY public.document_jobs_audit
     ADD CONSTRAINT document_jobs_audit_bulk_action_id_key UNIQUE (bulk_action_id);
 ALTER TABLE ONLY public.document_jobs_audit
@@ -136,6 +139,7 @@ GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO anon;
 GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO authenticated;
 GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO service_role;
 
+COMMENT ON VIEW public.document_jobs_claimable IS 'THE definition of claimable: claim_document_jobs locks through it, the fan-out, the stats and the health check count through it, so that they can never disagree. A running job''s run_after is always in the past (it was claimable when it was claimed), so run_after <= now() holds for both arms and bounds the index scan.';
 CREATE VIEW public.document_jobs_claimable AS
  SELECT j.id,
     j.kind,
@@ -174,6 +178,7 @@ ALTER TABLE ONLY public.document_jobs_rate_limits
 ALTER TABLE public.document_jobs_rate_limits ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_rate_limits TO service_role;
 
+COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
     singleton boolean DEFAULT true NOT NULL,
     backoff_base interval DEFAULT '00:01:00'::interval NOT NULL,
@@ -195,6 +200,7 @@ ALTER TABLE public.document_jobs_settings ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_jobs_settings TO service_role;
 INSERT INTO public.document_jobs_settings (singleton, backoff_base, completed_job_retention, alert_stall_after, alert_receiver, max_invocations_in_flight) VALUES (true, '00:01:00', '30 days', '00:10:00', 'slack', NULL);
 
+COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -248,6 +254,7 @@ CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_ad
 ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_emails TO service_role;
 
+COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
     bulk_action_id uuid NOT NULL,
     job_id uuid NOT NULL,
@@ -262,6 +269,7 @@ CREATE INDEX bulk_action_jobs_pending ON document_jobs_internal.bulk_action_jobs
 ALTER TABLE ONLY document_jobs_internal.bulk_action_jobs
     ADD CONSTRAINT bulk_action_jobs_bulk_action_id_fkey FOREIGN KEY (bulk_action_id) REFERENCES document_jobs_internal.bulk_actions(id) ON DELETE CASCADE;
 
+COMMENT ON TABLE document_jobs_internal.bulk_actions IS 'A bulk action (prepare_document_jobs_bulk_action): the filter it was counted with, the operator, the jobs counted, and how far applying it got (changed, skipped, started, finished).';
 CREATE TABLE document_jobs_internal.bulk_actions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     action text NOT NULL,
@@ -280,12 +288,14 @@ CREATE TABLE document_jobs_internal.bulk_actions (
 ALTER TABLE ONLY document_jobs_internal.bulk_actions
     ADD CONSTRAINT bulk_actions_pkey PRIMARY KEY (id);
 
+COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
     from_address text NOT NULL
 );
 CREATE INDEX email_senders_text_search ON document_jobs_internal.email_senders USING gin (from_address extensions.gin_trgm_ops);
 CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders USING btree (sha256((replace(from_address, '\'::text, '\\'::text))::bytea));
 
+COMMENT ON TABLE document_jobs_internal.hourly_outcomes IS 'The overview''s hourly series per UTC hour (outcomes_by_hour): attempts completed, failed for good and retried, and the latency from the e-mail''s recording to the job''s completion (p50, p95). The attempt history never changes, so an hour that ended more than 10 minutes ago is computed once and kept here; the last one or two are computed on each call.';
 CREATE TABLE document_jobs_internal.hourly_outcomes (
     hour timestamp with time zone NOT NULL,
     completed integer NOT NULL,
@@ -298,6 +308,7 @@ CREATE TABLE document_jobs_internal.hourly_outcomes (
 ALTER TABLE ONLY document_jobs_internal.hourly_outcomes
     ADD CONSTRAINT hourly_outcomes_pkey PRIMARY KEY (hour);
 
+COMMENT ON TABLE document_jobs_internal.outages IS 'One row per cause the health check can report: whether it holds now, since when, and when it was last alerted (at most once an hour; a recovered alert only after a down alert of the same episode, so a flapping cause sends at most two alerts an hour).';
 CREATE TABLE document_jobs_internal.outages (
     cause text NOT NULL,
     active boolean DEFAULT false NOT NULL,
@@ -332,6 +343,7 @@ INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VAL
 INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Supabase Storage has no bucket named as ATTACHMENTS_BUCKET says (the migrations create fax-attachments, the default). Fix or unset ATTACHMENTS_BUCKET on Vercel and redeploy, or create the bucket.');
 INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Supabase Storage refuses the server key (401/403). Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy.');
 
+COMMENT ON TABLE document_jobs_internal.worker_requests IS 'The worker''s POSTs (pg_net request ids, with when they were counted), so that its answers can be told apart in net._http_response (which has the request id, not the URL) and the invocations in flight counted. Kept a little longer than pg_net keeps answers (6 hours): check_health forgets rows older than 7 hours.';
 CREATE TABLE document_jobs_internal.worker_requests (
     request_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
@@ -348,6 +360,7 @@ INSERT INTO storage.buckets (id, name, public, file_size_limit, allowed_mime_typ
 -- The queue's calls: enqueue, claim, and the fenced writes of the worker that holds a job
 -- =================================================================================================
 
+COMMENT ON FUNCTION public.enqueue_document_job(p_kind text, p_fax_received_email_id uuid, p_kick boolean) IS 'Inserts a queued job of p_kind for an e-mail, or answers the live (queued or running) one of that target with created = false: enqueueing twice is not an error (the unique index document_jobs_one_active_per_target). p_kick POSTs to the worker in the same transaction, sent only if it commits.';
 CREATE FUNCTION public.enqueue_document_job(p_kind text, p_fax_received_email_id uuid, p_kick boolean DEFAULT false) RETURNS TABLE(job_id uuid, created boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -391,6 +404,7 @@ $$;
 REVOKE ALL ON FUNCTION public.enqueue_document_job(p_kind text, p_fax_received_email_id uuid, p_kick boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.enqueue_document_job(p_kind text, p_fax_received_email_id uuid, p_kick boolean) TO service_role;
 
+COMMENT ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) IS 'Fails the running jobs whose lease passed with no attempt left (fail_expired), then claims up to p_limit (1 to 100) jobs of p_kind from document_jobs_claimable, oldest run_after first, with FOR UPDATE SKIP LOCKED so that concurrent claimers never take the same row. A claim makes the job running with attempts and generation + 1 and a lease of p_lease (at most limits().lease_max; every job of one claim shares it), notes the attempt''s start and the invocation named by the request header, and clears the attempt''s outcome. An unknown kind is refused only when nothing was claimed (a found job''s kind is known).';
 CREATE FUNCTION public.claim_document_jobs(p_kind text, p_limit integer DEFAULT 1, p_lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF public.document_jobs
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -443,6 +457,7 @@ $$;
 REVOKE ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) IS 'Renews the lease to now() + p_lease (at most limits().lease_max) while (p_job_id, p_generation) still holds the running job. Answers {"held", "state"}: held false means the job is no longer this worker''s, which stops and writes nothing more.';
 CREATE FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -464,6 +479,7 @@ $$;
 REVOKE ALL ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) IS 'The job is done: completed, lease cleared, the attempt''s outcome completed, while (p_job_id, p_generation) still holds it. Answers {"held", "state"}.';
 CREATE FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -485,6 +501,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) IS 'Completes the job as complete_document_job_v2, then claims the next job of p_kind as claim_document_jobs(p_kind, 1, p_lease), in one transaction: one round trip and one commit for two state changes. Answers {"held", "state"} of the completion plus "next_job" (the claimed row, or null); the next job is claimed even when the completed one was lost. A claim refused for a bad argument undoes the completion too.';
 CREATE FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -501,6 +518,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Ends an attempt that failed, while (p_job_id, p_generation) holds the job: transient (p_retryable) with attempts left, back to queued at next_run_after (the backoff of this attempt, or the provider''s p_retry_after when longer); otherwise failed for good. The error is recorded either way, and the attempt''s outcome (retried or failed). Answers {"held", "state"}.';
 CREATE FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -541,6 +559,7 @@ $$;
 REVOKE ALL ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
+COMMENT ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'For failures that are not the job''s fault (the time budget ran out, a key lacks a permission): back to queued after p_retry_after without spending an attempt, while (p_job_id, p_generation) holds the job. A time_budget release past limits().free_budget_releases in a row (no attachment stored between them) counts its attempt, and fails the job when it was the last: a job that never makes progress is not released forever. Answers {"held", "state"}.';
 CREATE FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -589,6 +608,7 @@ $$;
 REVOKE ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
+COMMENT ON FUNCTION public.retry_document_job(p_job_id uuid) IS 'Manual re-run of a failed job (the admin CLI): back to queued with its attempts and time-budget releases reset, through requeue_failed; answers whether a job was retried. Another live job of the same target is refused with a message that says what to do, not a raw unique violation.';
 CREATE FUNCTION public.retry_document_job(p_job_id uuid) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -610,6 +630,7 @@ $$;
 REVOKE ALL ON FUNCTION public.retry_document_job(p_job_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.retry_document_job(p_job_id uuid) TO service_role;
 
+COMMENT ON FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text) IS 'Cancels a queued or running job (the admin CLI): it stops in failed, its outcome and last_error_code cancelled and the reason as its message (cancel_live); answers whether a job was cancelled. A running job''s worker learns it at its next fenced call and writes nothing more.';
 CREATE FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -625,6 +646,7 @@ $$;
 REVOKE ALL ON FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text) TO service_role;
 
+COMMENT ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) IS 'The entry point of the cron job document-jobs (every minute): fails the expired-and-exhausted jobs, then starts one worker invocation per limits().jobs_per_invocation claimable jobs within the cap on invocations in flight (start_workers); nothing claimable, no HTTP at all. p_max_invocations, when given, bounds the fan-out further (1 to 20). Answers how many POSTs it queued.';
 CREATE FUNCTION public.invoke_document_jobs(p_max_invocations integer DEFAULT NULL::integer) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -640,6 +662,7 @@ $$;
 REVOKE ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) TO service_role;
 
+COMMENT ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) IS 'Retired: the name before extend_document_job_lease_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through extend_document_job_lease_v2, answering true while the job is held and false once it is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -647,6 +670,7 @@ CREATE FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation int
 REVOKE ALL ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) IS 'Retired: the name before complete_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through complete_document_job_v2, answering true while the job is held and false once it is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -654,6 +678,7 @@ CREATE FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer
 REVOKE ALL ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) IS 'Retired: the name before complete_document_job_and_claim_next_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through complete_document_job_and_claim_next_v2, answering {"completed": <held>, "next_job": ...}. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval DEFAULT '00:05:00'::interval) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -664,6 +689,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Retired: the name before fail_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through fail_document_job_v2, answering the state it left the job in (queued or failed), or null once the job is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS text
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -674,6 +700,7 @@ $$;
 REVOKE ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
+COMMENT ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'Retired: the name before release_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through release_document_job_v2, answering the state it left the job in (queued or failed), or null once the job is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS text
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -689,6 +716,7 @@ GRANT ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation in
 -- The worker's calls: what a fetch_email job and a stopping invocation need besides the queue
 -- =================================================================================================
 
+COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
 CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -730,6 +758,7 @@ $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -779,6 +808,7 @@ $$;
 REVOKE ALL ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) IS 'A slot of the provider''s shared rate limit (reserve_request) for a request the worker makes besides the one start_fetch_email_v2 reserves: a second page of a listing, a listing again for fresh download URLs. Answers {"reserved", "wait_ms", "limit"}.';
 CREATE FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -790,6 +820,7 @@ $$;
 REVOKE ALL ON FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.reserve_provider_request(p_provider text, p_max_wait_ms integer) TO service_role;
 
+COMMENT ON FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) IS 'What the provider said about its limit: p_limit, the team''s real limit (Resend''s ratelimit-limit; the worker tells only when it differs from what it was told here), and p_retry_after, a 429 that came anyway: no slot is handed out to any worker before it has passed. At most an hour: a longer pause would stop every job for longer than any rate limit asks. Answers the limiter''s state {"limit", "paused_until"}.';
 CREATE FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer DEFAULT NULL::integer, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -820,6 +851,7 @@ $$;
 REVOKE ALL ON FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.note_provider_rate_limit(p_provider text, p_limit integer, p_retry_after interval) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) IS 'The last write of an invocation that stops at its job cap or its time budget: complete_document_job_v2, then, in the same transaction, the follow-up invocations (start_workers: only when work is claimable, within the cap, the asking invocation still counted in flight). Answers the write''s {"held", "state"} plus "follow_ups", how many invocations it started (held or not).';
 CREATE FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -835,6 +867,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'The last write of an invocation that stops at its job cap or its time budget: fail_document_job_v2, then, in the same transaction, the follow-up invocations (start_workers: only when work is claimable, within the cap, the asking invocation still counted in flight). Answers the write''s {"held", "state"} plus "follow_ups", how many invocations it started (held or not).';
 CREATE FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -851,6 +884,7 @@ $$;
 REVOKE ALL ON FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
+COMMENT ON FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'The last write of an invocation that stops at its job cap or its time budget: release_document_job_v2, then, in the same transaction, the follow-up invocations (start_workers: only when work is claimable, within the cap, the asking invocation still counted in flight). Answers the write''s {"held", "state"} plus "follow_ups", how many invocations it started (held or not).';
 CREATE FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -866,6 +900,7 @@ $$;
 REVOKE ALL ON FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_and_follow_up_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
+COMMENT ON FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'Retired: the name before start_fetch_email_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through start_fetch_email_v2, answering its members without "held" and "state", or null once the job is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -876,6 +911,7 @@ $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
+COMMENT ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Retired: the name before record_document_attachment_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through record_document_attachment_v2, answering true while the job is held and false once it is lost. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -887,6 +923,7 @@ $$;
 REVOKE ALL ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) IS 'Retired: the name before complete_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"completed", "follow_ups"} through the retired complete_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -901,6 +938,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Retired: the name before fail_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through the retired fail_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -916,6 +954,7 @@ $$;
 REVOKE ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
+COMMENT ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'Retired: the name before release_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through the retired release_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -935,6 +974,7 @@ GRANT ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p
 -- The webhook's call: an inbound e-mail recorded and its job enqueued
 -- =================================================================================================
 
+COMMENT ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) IS 'What the webhook calls: records the e-mail and enqueues its fetch_email job with a kick, atomically, in one round trip. Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null): an e-mail must not be lost over metadata. A redelivered webhook answers duplicate = true with the existing rows and creates nothing.';
 CREATE FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) RETURNS TABLE(fax_received_email_id uuid, job_id uuid, duplicate boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -982,6 +1022,7 @@ GRANT ALL ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_we
 -- The admin screen's calls: the overview, the job list, one job, the audit, actions
 -- =================================================================================================
 
+COMMENT ON FUNCTION public.document_jobs_admin_overview() IS 'The admin screen''s overview: jobs by state, the oldest waiting job, failures by error code (last 24 hours), failed jobs now by error code, the hourly series (7 days) and the health check''s open outages. Queued, running and failed jobs are counted exactly (index-only scans of document_jobs_by_status_received); completed ones, most of the table, are the planner''s estimate ("estimated": true), which autovacuum keeps current.';
 CREATE FUNCTION public.document_jobs_admin_overview() RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1077,6 +1118,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_overview() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_overview() TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the job list for a filter (job_filter): {"jobs", "next", "count", "partial", "searched_until"}, in (created_at, id) descending order, which is unique, so pages never skip or repeat a job while jobs change; "count" is exact up to 10,000, without a search term, on the first page. A search term is looked for in the newest jobs the other filters match (search_walk), then, when those hold less than a page, in its indexes (emails_matching, exact up to 5,000 e-mails). When neither can answer (a term of fewer than three characters, or one in too many e-mails) the page is "partial" and "next" continues from "searched_until": nothing is skipped, it only takes more pages.';
 CREATE FUNCTION public.document_jobs_admin_jobs(p_filter jsonb DEFAULT '{}'::jsonb, p_after_created_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1204,6 +1246,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) IS 'One job for the admin screen: the job, its attempts (oldest first), its e-mail and its stored attachments; null when there is no such job.';
 CREATE FUNCTION public.document_jobs_admin_job(p_job_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1248,6 +1291,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_audit(p_before bigint, p_limit integer) IS 'The audit for the admin screen, newest first, a page of entries before p_before: {"entries": [...], "next": <id> or null}. A bulk action''s entry says how far it got (changed, skipped, done).';
 CREATE FUNCTION public.document_jobs_admin_audit(p_before bigint DEFAULT NULL::bigint, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1279,6 +1323,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_audit(p_before bigint, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_audit(p_before bigint, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.admin_retry_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) IS 'One failed job retried from the admin screen (requeue_failed), recorded in the audit with the operator and the reason, and a worker started for it as the webhook''s kick does. Answers {"changed": true} or {"changed": false, "reason": not_failed, another_live_job or job_deleted}.';
 CREATE FUNCTION public.admin_retry_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text DEFAULT NULL::text, p_reason text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1308,6 +1353,7 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_retry_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_retry_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) TO service_role;
 
+COMMENT ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) IS 'One queued or running job cancelled from the admin screen (cancel_live) with the operator''s reason (required), recorded in the audit; its worker learns it at its next fenced call. Answers {"changed": true} or {"changed": false, "reason": ...}.';
 CREATE FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1331,6 +1377,7 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) TO service_role;
 
+COMMENT ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) IS 'Counts the jobs a filter (job_filter) matches that the action can change (retry: failed ones; cancel: queued and running ones) and keeps their ids: a snapshot, so the action applies to exactly the jobs the operator confirmed, never to the filter run again. At most 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "action", "job_count", "states", "filter", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.';
 CREATE FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1377,6 +1424,7 @@ $$;
 REVOKE ALL ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) TO service_role;
 
+COMMENT ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text, p_batch_size integer) IS 'Applies the next batch (at most p_batch_size jobs, 1 to 1,000) of a prepared bulk action in one transaction and answers where it stands (bulk_action_progress, and "workers_started"): call it again until "done"; a job is changed at most once, however often it is called. Only the operator who prepared it may apply it, within 15 minutes of counting; the first call records it in the audit, once, with its count and the reason (required). A retry starts workers for what it re-queued through invoke_document_jobs, whose cap on invocations holds.';
 CREATE FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text DEFAULT NULL::text, p_batch_size integer DEFAULT 500) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1447,6 +1495,7 @@ GRANT ALL ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uu
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
 -- =================================================================================================
 
+COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check; the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
 CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1475,6 +1524,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_health() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_health() TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_stats() IS 'Queue health in one call (the admin CLI''s stats): jobs by kind and status, the age of the oldest claimable job (the queue''s lag), how many are claimable, in backoff, running and failed in the last hour, the last completion and the retention.';
 CREATE FUNCTION public.document_jobs_stats() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1504,6 +1554,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_stats() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_stats() TO service_role;
 
+COMMENT ON FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) IS 'Sets how long completed jobs are kept (document_jobs_settings.completed_job_retention), held to require_retention''s bounds (an hour to ten years); answers the retention set. The e-mails and their attachments are never purged.';
 CREATE FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) RETURNS interval
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1517,6 +1568,7 @@ $$;
 REVOKE ALL ON FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.set_document_jobs_retention(p_completed_job_retention interval) TO service_role;
 
+COMMENT ON FUNCTION public.count_purgeable_document_jobs(p_older_than interval) IS 'What purge_document_jobs(p_older_than) would delete now, deleting nothing (the admin CLI''s dry run): the same cutoff, from purge_cutoff.';
 CREATE FUNCTION public.count_purgeable_document_jobs(p_older_than interval DEFAULT NULL::interval) RETURNS bigint
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1530,6 +1582,7 @@ $$;
 REVOKE ALL ON FUNCTION public.count_purgeable_document_jobs(p_older_than interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.count_purgeable_document_jobs(p_older_than interval) TO service_role;
 
+COMMENT ON FUNCTION public.purge_document_jobs(p_older_than interval) IS 'Retention: deletes the completed jobs that finished before the cutoff (purge_cutoff: the retention setting unless p_older_than is given, held to the same bounds), their attempt history with them; answers how many. The daily cron job document-jobs-purge calls it without an age. Queued, running and failed jobs, and the e-mails and their attachments, stay.';
 CREATE FUNCTION public.purge_document_jobs(p_older_than interval DEFAULT NULL::interval) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1558,6 +1611,7 @@ SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_d
 -- Internals: the helpers in document_jobs_internal, callable by their owner only
 -- =================================================================================================
 
+COMMENT ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) IS 'The alert''s JSON: its machine-readable fields (raw values) merged with the chat message of the configured receiver (document_jobs_settings.alert_receiver, through chat_message).';
 CREATE FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -1569,6 +1623,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.alert_job_failed() IS 'Trigger document_jobs_alert_failed: when a job becomes failed, whatever made it so (a failure, the expired-lease sweep, a cancel, an UPDATE by hand), its failure alert is posted; jobs cancelled by a bulk action (document_jobs.bulk_action on for that transaction) are not, that being one decision of one operator, in the audit once. Security definer: it reads Vault, and the UPDATE may come from service_role, which may not. A failure of the alert itself is a WARNING and never undoes the job''s state change: a queue that cannot fail a job because it cannot alert would stop claiming altogether.';
 CREATE FUNCTION document_jobs_internal.alert_job_failed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1588,6 +1643,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_job_failed() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) IS 'Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times document_jobs_settings.backoff_base (a minute), with ±10 % jitter so that jobs that failed together (a provider outage) do not all retry in the same second.';
 CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS interval
     LANGUAGE sql
     SET search_path TO ''
@@ -1604,6 +1660,7 @@ CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.bulk_action_progress(p_bulk_action_id uuid) IS 'Where a bulk action stands: counts so far, skips by reason, and the first 100 jobs it could not change, with why.';
 CREATE FUNCTION document_jobs_internal.bulk_action_progress(p_bulk_action_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -1630,6 +1687,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.bulk_action_progress(p_bulk_action_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.bulk_cancel_batch(p_bulk_action_id uuid, p_batch uuid[], p_reason text) IS 'One batch of a bulk cancel: every job of the batch still queued or running is cancelled with the action''s reason (without a failure alert each: see alert_job_failed), and the others are recorded as skipped, with why.';
 CREATE FUNCTION document_jobs_internal.bulk_cancel_batch(p_bulk_action_id uuid, p_batch uuid[], p_reason text) RETURNS uuid[]
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1654,6 +1712,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.bulk_cancel_batch(p_bulk_action_id uuid, p_batch uuid[], p_reason text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.bulk_retry_batch(p_bulk_action_id uuid, p_batch uuid[]) IS 'One batch of a bulk retry: of the batch''s jobs still failed, each one whose e-mail has no live job goes back to queued; of several failed jobs of one e-mail in the action, only the newest (whichever batch it falls in). Returns the ids it changed and records why the others were not.';
 CREATE FUNCTION document_jobs_internal.bulk_retry_batch(p_bulk_action_id uuid, p_batch uuid[]) RETURNS uuid[]
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1729,6 +1788,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.bulk_retry_batch(p_bulk_action_id uuid, p_batch uuid[]) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.cancel_live(p_job_ids uuid[], p_reason text) IS 'queued or running -> failed, with outcome and last_error_code cancelled and the reason as the message, for every live job of p_job_ids; returns the ids it changed. The one definition of a cancel (the CLI''s, the screen''s, a bulk cancel); a running job''s worker learns it at its next fenced call.';
 CREATE FUNCTION document_jobs_internal.cancel_live(p_job_ids uuid[], p_reason text) RETURNS SETOF uuid
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1748,6 +1808,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.cancel_live(p_job_ids uuid[], p_reason text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) IS 'A chat message for the receiver (slack, mattermost, discord or teams): p_lines is an array of lines, each an array of segments, a string (our own words) or {"quote": text, "max": n} (a sender''s text or an identifier, escaped for the receiver; null shows as "(none)"). Answers the receiver''s fields, to be merged into the alert''s JSON.';
 CREATE FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -1815,6 +1876,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.check_health() IS 'The health check the cron job document-jobs-health runs every minute; answers the alerts it queued. Through set_outage it moves each cause to what it finds: the queue stalled (the oldest claimable job waiting longer than alert_stall_after), the worker unauthorized, not found or failing (its answers of the last 5 minutes, a cause holding while they hold it and none is a success), and each release cause whose releases keep happening (2 or more in 2 hours, no job completed since the latest). It also forgets worker_requests older than 7 hours.';
 CREATE FUNCTION document_jobs_internal.check_health() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1917,6 +1979,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) IS 'The term anywhere in an e-mail row''s sender or subject (ILIKE, the term''s own %, _ and \ taken literally), as SQL over the row alias p_alias: the search walk''s check, job by job.';
 CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -1926,6 +1989,7 @@ CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) IS 'The e-mails whose sender or subject holds the term, or whose provider''s id is the term: at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders and their e-mails from the hash index, the subjects from their trigram index (which needs three characters of the term), each part''s read stopping at p_limit. The term goes into the statement as a literal, so that the planner sees the pattern (and its trigrams) it plans for.';
 CREATE FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -1953,6 +2017,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_id text) IS 'The e-mails whose provider''s id is p_provider_email_id, whichever the provider: the unique index is on (provider, provider_email_id), so the providers are listed first (a loose index scan, one probe each) and each is looked up with the id. A plain search by the id alone would read the whole table.';
 CREATE FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_id text) RETURNS SETOF uuid
     LANGUAGE sql STABLE
     SET search_path TO ''
@@ -1970,6 +2035,7 @@ CREATE FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_id text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fail_expired() IS 'The sweep, run by every claim and by invoke_document_jobs: running jobs whose lease passed with no attempt left would otherwise stay running forever (they are not claimable), so they end failed with outcome lease_expired; returns how many. SKIP LOCKED: concurrent sweepers never wait for each other, and whoever holds a row sweeps it. PL/pgSQL rather than SQL: it keeps its plan, where a SQL function with SET is planned again on every call.';
 CREATE FUNCTION document_jobs_internal.fail_expired() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1997,6 +2063,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fill_hourly_outcomes() IS 'Computes the settled hours of the last 7 days missing from hourly_outcomes (an hour that ended more than 10 minutes ago) and keeps them; returns how many it computed (none, on almost every call).';
 CREATE FUNCTION document_jobs_internal.fill_hourly_outcomes() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2027,6 +2094,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.invocation_cap() IS 'How many worker invocations may be in flight: document_jobs_settings.max_invocations_in_flight, or else three times the requests per second the Resend limiter leaves this queue (12 at 5 requests a second with 20 % left to others), 1 to 20, and 12 without a limiter row. Every start of the worker goes through post_worker, which holds to it.';
 CREATE FUNCTION document_jobs_internal.invocation_cap() RETURNS integer
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2044,6 +2112,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.invocation_cap() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.invocations_in_flight() IS 'Worker invocations in flight: POSTed within the last maxDuration (300 s) and not answered. An answer is recorded after its request, so only the answers of that same span are looked at (pg_net''s answer table keeps 6 hours of everyone''s answers, indexed on created).';
 CREATE FUNCTION document_jobs_internal.invocations_in_flight() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2061,6 +2130,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.invocations_in_flight() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) IS 'The failure alert of one job (alert_body): its machine-readable fields, and the receiver''s message made of quoted lines (the job and its error; its e-mail''s sender, subject and file names, at most 5; the CLI commands that retry it and show its history). PL/pgSQL rather than SQL: it keeps its plans, where a SQL function with SET is planned again on every call.';
 CREATE FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2122,6 +2192,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2194,6 +2265,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, search); "true" when it has none. The meaning of a filter, in one place.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2210,6 +2282,7 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.job_search_sql(p_q text) IS 'A normalized filter''s search term as SQL over a job row "j": the job''s id or its e-mail''s id (when the term is a UUID), the provider''s e-mail id, or the term anywhere in the sender or the subject (email_matches_sql).';
 CREATE FUNCTION document_jobs_internal.job_search_sql(p_q text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2227,6 +2300,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_search_sql(p_q text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.job_summary(p_job public.document_jobs, p_email public.fax_received_emails) IS 'A job and its e-mail as the admin screen''s list shows them (long texts shortened to 300 characters).';
 CREATE FUNCTION document_jobs_internal.job_summary(p_job public.document_jobs, p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2242,6 +2316,7 @@ CREATE FUNCTION document_jobs_internal.job_summary(p_job public.document_jobs, p
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_summary(p_job public.document_jobs, p_email public.fax_received_emails) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text, p_limit integer) IS 'The newest p_limit jobs that match a filter and p_extra (a keyset condition), as a query of (id, created_at, fax_received_email_id) for the caller to order by (created_at desc, id desc) and limit again. One branch per state, each with its own ORDER BY and LIMIT, so that each is a range scan of document_jobs_by_status_received (or document_jobs_by_error_code) that stops after p_limit entries and the planner merges the branches (Merge Append). Without the branches'' own LIMIT, PostgreSQL 15 plans the union of a million completed jobs as a scan and a sort of all of them (make bench, section "Admin screen").';
 CREATE FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text, p_limit integer) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2254,6 +2329,7 @@ CREATE FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text, p_limit integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2262,6 +2338,7 @@ CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.like_pattern(p_q text) FROM PUBLIC;
 
+COMMENT ON TYPE document_jobs_internal.limits IS 'The row limits() answers: a named composite type, not a record, because the planner folds an immutable function without arguments into a constant only when it returns a named type.';
 CREATE TYPE document_jobs_internal.limits AS (
 	lease_max interval,
 	lease_rule text,
@@ -2295,6 +2372,7 @@ CREATE FUNCTION document_jobs_internal.limits() RETURNS document_jobs_internal.l
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.limits() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) IS 'When the next attempt may start, for every path that puts a job back (as River''s NextRetry). A failure (p_failed_attempt given) waits for its backoff or the provider''s retry-after, whichever is longer; a release (p_failed_attempt null) waits for its delay only.';
 CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) RETURNS timestamp with time zone
     LANGUAGE sql
     SET search_path TO ''
@@ -2306,6 +2384,7 @@ CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, 
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.note_sender() IS 'Trigger fax_received_emails_note_sender: every sender an e-mail has or had is kept in email_senders, so that a search by sender reads the distinct senders instead of every e-mail. Security definer: the e-mails are written as service_role, which has no privilege on the helpers'' tables.';
 CREATE FUNCTION document_jobs_internal.note_sender() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2320,6 +2399,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_sender() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2335,6 +2415,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What each outage cause means for the operator: the likely fault, and what to check (for a release cause, release_causes'' advice).';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
@@ -2364,6 +2445,7 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) IS 'Attempts that ended between p_from and p_to, per UTC hour: how many completed, failed and were retried, and the latency from the job''s creation (the webhook recording the e-mail) to its completion, p50 and p95 in milliseconds. Computed from the attempt history; fill_hourly_outcomes keeps the settled hours.';
 CREATE FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, completed integer, failed integer, retried integer, latency_p50_ms double precision, latency_p95_ms double precision)
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2386,6 +2468,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.post_alert(p_body jsonb) IS 'POSTs one alert through pg_net to the URL in the Vault secret document_jobs_alert_url (sent if the transaction commits); null and a WARNING when none is stored. Runs as postgres, from the failure trigger or the health check; the alert never carries a Vault secret.';
 CREATE FUNCTION document_jobs_internal.post_alert(p_body jsonb) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2412,6 +2495,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.post_alert(p_body jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.post_worker(p_count integer) IS 'POSTs to the worker through pg_net, at most p_count and only while fewer than invocation_cap() are in flight; the requests are sent only if and after the calling transaction commits, each recorded in worker_requests. Returns how many were queued (0 and a WARNING when Vault lacks the worker''s URL or secret: migrations may run before the operator stores them). How many is its callers'' choice: one for a kick, the fan-out for the cron and the follow-ups.';
 CREATE FUNCTION document_jobs_internal.post_worker(p_count integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2448,6 +2532,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.post_worker(p_count integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) IS 'The cutoff of a purge: completed jobs that finished before it go. One definition for the purge and its dry run; the age is the retention setting unless one is given, held to the same bounds.';
 CREATE FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2462,6 +2547,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.purge_cutoff(p_older_than interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) IS 'The next slot of a limiter at p_now, and the schedule after it: the GCRA''s arithmetic alone, without the clock or the row, so that a test can replay any sequence of arrivals. With T = 1 / (rate x (1 - share)) and a tolerance of b x T, at most `rate` slots fall in any one-second window. The bound can be exact (rate 5, share 0.1, burst 1: six slots span exactly one second), so T is rounded up to whole microseconds (a timestamp''s precision) and the tolerance down, never the other way.';
 CREATE FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) RETURNS record
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2479,6 +2565,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2510,6 +2597,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_attempt_update() IS 'Trigger document_job_attempts_append_only: no UPDATE of the attempt history, even by the table''s owner, since a history that can be rewritten is not one (rows go only with their job, by the purge).';
 CREATE FUNCTION document_jobs_internal.refuse_attempt_update() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2521,6 +2609,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_attempt_update() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_audit_change() IS 'Trigger document_jobs_audit_append_only: the audit''s rows are never updated or deleted, whoever asks.';
 CREATE FUNCTION document_jobs_internal.refuse_audit_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2532,6 +2621,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) IS 'failed -> queued with its attempts and time-budget releases reset (a retry by hand starts the count afresh), for every job of p_job_ids that is failed; returns the ids it changed. The unique index on live jobs refuses a second live job of the same e-mail (unique_violation): callers decide what that means.';
 CREATE FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) RETURNS SETOF uuid
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2551,6 +2641,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require(p_ok boolean, p_message text) IS 'Bad arguments are refused with SQLSTATE 22023 (invalid_parameter_value): PostgREST answers them with HTTP 400 and this message.';
 CREATE FUNCTION document_jobs_internal.require(p_ok boolean, p_message text) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2563,6 +2654,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require(p_ok boolean, p_message text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) IS 'The operator and the reason every operator action names: an actor id, and a reason of at most 500 characters (not empty when p_reason_required); 22023 otherwise.';
 CREATE FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2577,6 +2669,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_holder(p_job_id uuid, p_generation integer) IS 'The arguments every fenced write names: neither p_job_id nor p_generation may be null (22023).';
 CREATE FUNCTION document_jobs_internal.require_holder(p_job_id uuid, p_generation integer) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2588,6 +2681,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_holder(p_job_id uuid, p_generation integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_kind(p_kind text) IS 'A kind must be one of document_job_kinds (22023 otherwise, naming the table).';
 CREATE FUNCTION document_jobs_internal.require_kind(p_kind text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2600,6 +2694,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2613,6 +2708,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) IS 'How long a failed or released job may wait before its next attempt (a provider''s retry-after, or a delay chosen by the worker): 0 to limits().retry_after_max, a day; 22023 otherwise. A longer wait parks the job where no one is looking for it; a provider that asks for more (a monthly quota) is simply asked again then.';
 CREATE FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -2625,6 +2721,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) IS 'Reserves the provider''s next slot for one request (rate_limit_slot), unless it is more than p_max_wait_ms away (then nothing is reserved, and the answer says how long it would have been). Answers {"reserved": bool, "wait_ms": int, "limit": the team''s limit as known here}. The row lock is held until the caller''s transaction ends: reservations are served one at a time, in order.';
 CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2662,6 +2759,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the term is checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2689,6 +2787,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. Returns the alerts queued.';
 CREATE FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2758,6 +2857,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs, at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2778,6 +2878,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2790,6 +2891,7 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
