@@ -83,12 +83,6 @@ class Fenced(BaseModel):
     follow_ups: int | None = None
 
 
-def _written(function: str, follow_up: bool) -> str:
-    """The _v2 write, or its ..._and_follow_up_v2 form for an invocation's last call: the same
-    write, and in its transaction the follow-up invocations (within the database's cap)."""
-    return f"{function}_and_follow_up_v2" if follow_up else f"{function}_v2"
-
-
 class Queue:
     """`wall` is the wall clock (time.time): the logs of different processes are compared by it."""
 
@@ -162,9 +156,10 @@ class Queue:
         return FetchStart.model_validate(fenced.model_extra or {})
 
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
-        """`follow_up`: this is the invocation's last call; work still claimable starts invocations
-        in the same transaction (within the database's cap)."""
-        self._fenced(_written("complete_document_job", follow_up), job)
+        """`follow_up`: this is the invocation's last call (the ..._and_follow_up_v2 form of the same
+        write); work still claimable starts invocations in the same transaction (within the
+        database's cap)."""
+        self._fenced("complete_document_job_and_follow_up_v2" if follow_up else "complete_document_job_v2", job)
 
     def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
         """Completes `job` and claims the next job of `kind` in one round trip: the next job or
@@ -192,7 +187,7 @@ class Queue:
     ) -> LeftIn:
         """Records the failure. The database decides: queued again (backoff) or failed."""
         return self._left_in(
-            _written("fail_document_job", follow_up),
+            "fail_document_job_and_follow_up_v2" if follow_up else "fail_document_job_v2",
             job,
             p_error_code=code,
             p_error_message=message,
@@ -224,7 +219,7 @@ class Queue:
         """Queued again, attempt given back; `failed` only when a time_budget release was one too
         many in a row and the attempt it counted was the last."""
         return self._left_in(
-            _written("release_document_job", follow_up),
+            "release_document_job_and_follow_up_v2" if follow_up else "release_document_job_v2",
             job,
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)),
             p_error_code=code,
