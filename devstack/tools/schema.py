@@ -250,6 +250,10 @@ def arrange(blocks: list[Block], extra: dict[str, list[str]]) -> str:
     for block in blocks:
         kind, _, name = block.owner.partition(":")
         objects.setdefault(block.owner, DumpedObject(kind, name)).blocks.append(block)
+    named = {pattern for pattern, _ in FUNCTION_GROUPS if not pattern.endswith(".*")}
+    gone = sorted(named - {obj.name for obj in objects.values() if obj.kind == "function"})
+    if gone:
+        raise UngroupedObject(f"FUNCTION_GROUPS (devstack/tools/schema.py) names {', '.join(gone)}: not in the schema")
     placed: dict[str, list[tuple[int, str, DumpedObject]]] = {key: [] for key, _ in GROUPS}
     for obj in objects.values():
         group, rank = group_of(obj.kind, obj.name)
