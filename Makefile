@@ -56,7 +56,7 @@ lint: $(STAMP) $(NODE_STAMP)
 ## supabase/schema.sql, the current schema, from a new database the migrations built (after any
 ## new migration; tests/test_schema.py fails while it is stale).
 schema: $(STAMP) $(NODE_STAMP)
-	$(PY) -m devstack schema
+	$(PY) -m devstack.tools.schema
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its

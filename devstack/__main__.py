@@ -1,11 +1,10 @@
-"""python -m devstack up | down | run -- COMMAND... | schema [--check]
+"""python -m devstack up | down | run -- COMMAND...
 
 up    start the local stack in the background, with the Vault secrets stored (it processes
       faxes: python -m devstack.tools.send_faxes); its settings go to .devstack/env (source it)
 down  stop what "up" started and delete its data; also stops any stack a killed command left
 run   start the stack, run COMMAND with the stack's settings in its environment, stop the stack;
       exits with COMMAND's status (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP)
-schema  write supabase/schema.sql from the migrations; --check: a diff and exit 1 when it is stale
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import sys
 
 import psycopg
 
-from devstack import lifecycle, schema, stack
+from devstack import lifecycle, stack
 
 
 def run(command: list[str]) -> int:
@@ -64,8 +63,6 @@ def main(argv: list[str]) -> int:
     if command == "down":
         stack.down()
         return 0
-    if command == "schema":
-        return schema.main(rest)
     if command == "run":
         if rest[:1] == ["--"]:
             rest = rest[1:]

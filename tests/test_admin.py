@@ -282,7 +282,7 @@ def hostile_job(db) -> str:
         (email["fax_received_email_id"], "fax" + HOSTILE + ".pdf"),
     )
     [job] = db.execute("select * from claim_document_jobs('fetch_email', 1)").fetchall()
-    db.execute("select fail_document_job(%s, %s, 'resend_rejected', %s, p_retryable => false)",
+    db.execute("select fail_document_job_v2(%s, %s, 'resend_rejected', %s, p_retryable => false)",
                (job["id"], job["generation"], "Resend 400: " + HOSTILE))  # fmt: skip
     return str(job["id"])
 

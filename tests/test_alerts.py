@@ -38,10 +38,10 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
         job = new_job(db)
         assert (
             db.execute(
-                "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found',"
-                " p_retryable => false)",
+                "select fail_document_job_v2(%s, %s, 'resend_not_found', 'Resend: HTTP 404 not_found',"
+                " p_retryable => false) ->> 'state' as state",
                 (job["id"], job["generation"]),
-            ).fetchone()["fail_document_job"]
+            ).fetchone()["state"]
             == "failed"
         )
 
@@ -66,7 +66,7 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
 def test_attempts_used_up_lease_expired_and_cancelled_each_alert(db, hook) -> None:
     job = new_job(db, "em_used_up")
     db.execute("update document_jobs set attempts = max_attempts where id = %s", (job["id"],))
-    db.execute("select fail_document_job(%s, %s, 'resend_unavailable', 'HTTP 503')", (job["id"], job["generation"]))
+    db.execute("select fail_document_job_v2(%s, %s, 'resend_unavailable', 'HTTP 503')", (job["id"], job["generation"]))
     swept = new_job(db, "em_swept")
     db.execute(
         "update document_jobs set attempts = max_attempts, lease_until = now() - interval '1 second' where id = %s",
@@ -85,13 +85,14 @@ def test_attempts_used_up_lease_expired_and_cancelled_each_alert(db, hook) -> No
 def test_a_retried_or_redelivered_job_that_completes_alerts_nothing(db, hook) -> None:
     job = new_job(db)
     receive_email(db, "em_alert", EMAIL)  # redelivered
-    db.execute("select fail_document_job(%s, %s, 'resend_unavailable', 'HTTP 503')", (job["id"], job["generation"]))
+    db.execute("select fail_document_job_v2(%s, %s, 'resend_unavailable', 'HTTP 503')", (job["id"], job["generation"]))
     db.execute("update document_jobs set run_after = now() where id = %s", (job["id"],))
     again = claim(db)
-    db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time')",
+    db.execute("select release_document_job_v2(%s, %s, '0 seconds', 'time_budget', 'out of time')",
                (again["id"], again["generation"]))  # fmt: skip
     last = claim(db)
-    assert db.execute("select complete_document_job(%s, %s) as ok", (last["id"], last["generation"])).fetchone()["ok"]
+    assert db.execute("select (complete_document_job_v2(%s, %s) ->> 'held')::boolean as ok",
+                      (last["id"], last["generation"])).fetchone()["ok"]  # fmt: skip
 
     assert failure_alerts(db, hook) == []
     history = db.execute("select outcome from document_job_attempts order by generation").fetchall()
@@ -101,7 +102,7 @@ def test_a_retried_or_redelivered_job_that_completes_alerts_nothing(db, hook) ->
 def test_a_rolled_back_failure_sends_nothing(db, hook) -> None:
     job = new_job(db)
     with db.transaction(force_rollback=True):
-        db.execute("select fail_document_job(%s, %s, 'resend_not_found', p_retryable => false)",
+        db.execute("select fail_document_job_v2(%s, %s, 'resend_not_found', p_retryable => false)",
                    (job["id"], job["generation"]))  # fmt: skip
         assert db.execute("select status from document_jobs").fetchone()["status"] == "failed"
 
@@ -117,7 +118,7 @@ def test_no_alert_url_sends_nothing_and_warns_once(db) -> None:
     )
     with receiver() as anywhere:
         job = new_job(db)
-        db.execute("select fail_document_job(%s, %s, 'resend_not_found', p_retryable => false)",
+        db.execute("select fail_document_job_v2(%s, %s, 'resend_not_found', p_retryable => false)",
                    (job["id"], job["generation"]))  # fmt: skip
         assert received_until_marker(db, anywhere) == []
     alert_warnings = [w for w in warnings if "alert" in w]  # the kick warns too: no worker URL either
@@ -254,7 +255,7 @@ def receiver_kind(admin):
 
 def hostile_failure_alert(db, hook) -> dict:
     job = claimed_job(db, "em_hostile", HOSTILE_EMAIL)
-    db.execute("select fail_document_job(%s, %s, 'resend_not_found', %s, p_retryable => false)",
+    db.execute("select fail_document_job_v2(%s, %s, 'resend_not_found', %s, p_retryable => false)",
                (job["id"], job["generation"], HOSTILE_ERROR))  # fmt: skip
     [alert] = failure_alerts(db, hook)
     # The machine-readable fields keep the raw values, newlines and all.
@@ -338,7 +339,7 @@ def release(db, code: str, message: str) -> None:
     """Claims the job (its wait over) and releases it for `code`: what the worker does."""
     db.execute("update document_jobs set run_after = now() where status = 'queued'")
     job = claim(db)
-    assert db.execute("select release_document_job(%s, %s, '10 minutes', %s, %s) as s",
+    assert db.execute("select release_document_job_v2(%s, %s, '10 minutes', %s, %s) ->> 'state' as s",
                       (job["id"], job["generation"], code, message)).fetchone()["s"] == "queued"  # fmt: skip
 
 
@@ -367,7 +368,7 @@ def test_releases_that_keep_happening_raise_one_outage_naming_the_setting_and_a_
     # The key is fixed: the job completes, and the recovery is told once.
     db.execute("update document_jobs set run_after = now()")
     job = claim(db)
-    db.execute("select complete_document_job(%s, %s)", (job["id"], job["generation"]))
+    db.execute("select complete_document_job_v2(%s, %s)", (job["id"], job["generation"]))
     check_health(db)
     check_health(db)
     [recovered] = alerts_until_marker(db, hook)
@@ -406,8 +407,8 @@ def test_a_trickle_past_the_free_time_budget_releases_fails_and_its_alert_says_w
                (TIME_BUDGET_FREE_RELEASES,))  # fmt: skip
     db.execute("update document_jobs set run_after = now() where status = 'queued'")
     job = claim(db)
-    left_in = db.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time') as s",
-                         (job["id"], job["generation"])).fetchone()["s"]  # fmt: skip
+    left_in = db.execute("select release_document_job_v2(%s, %s, '0 seconds', 'time_budget', 'out of time')"
+                         " ->> 'state' as s", (job["id"], job["generation"])).fetchone()["s"]  # fmt: skip
     assert left_in == "failed", "the last attempt, counted: failed, not released forever"
 
     [alert] = failure_alerts(db, hook)

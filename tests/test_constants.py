@@ -82,10 +82,8 @@ def test_the_database_default_lease_is_the_workers(db) -> None:
     with db.transaction(force_rollback=True):
         claimed = db.execute("select id, generation, lease_until - now() as lease from claim_document_jobs(%s)",
                              (fetch_email.KIND,)).fetchone()  # fmt: skip
-        db.execute("update document_jobs set lease_until = now()")
-        db.execute("select extend_document_job_lease(%s, %s)", (claimed["id"], claimed["generation"]))
-        extended = db.execute("select lease_until - now() as lease from document_jobs").fetchone()
-    assert (claimed["lease"], extended["lease"]) == (DEFAULT_LEASE, DEFAULT_LEASE)
+    # The claim's default (extend_document_job_lease_v2 has none: the worker always names its lease).
+    assert claimed["lease"] == DEFAULT_LEASE
 
 
 def test_the_webhook_enqueues_the_kind_the_worker_claims(db) -> None:
@@ -96,7 +94,7 @@ def test_the_webhook_enqueues_the_kind_the_worker_claims(db) -> None:
 
 
 @pytest.mark.parametrize("function", ["claim_document_jobs('fetch_email', 1, %s)",
-                                      "extend_document_job_lease(gen_random_uuid(), 1, %s)"])  # fmt: skip
+                                      "extend_document_job_lease_v2(gen_random_uuid(), 1, %s)"])  # fmt: skip
 def test_the_longest_lease_the_worker_may_ask_for_is_the_databases(tx, function) -> None:
     # JOB_LEASE_SECONDS is capped at MAX_LEASE (lib/settings.py): a longer one would be refused by
     # the database on every call, and the worker would claim nothing.
@@ -173,7 +171,7 @@ def test_the_free_time_budget_releases_are_the_workers(tx, streak, attempt_given
     add_jobs(tx, 1)
     tx.execute("update document_jobs set budget_releases = %s", (streak,))
     job = tx.execute("select * from claim_document_jobs(%s)", (fetch_email.KIND,)).fetchone()
-    tx.execute("select release_document_job(%s, %s, '0 seconds', 'time_budget', 'out of time')",
+    tx.execute("select release_document_job_v2(%s, %s, '0 seconds', 'time_budget', 'out of time')",
                (job["id"], job["generation"]))  # fmt: skip
     attempts = tx.execute("select attempts from document_jobs").fetchone()["attempts"]
     assert attempts == (job["attempts"] - 1 if attempt_given_back else job["attempts"])

@@ -28,10 +28,10 @@ from supabase import Client, ClientOptions, create_client
 BUCKET = "fax-attachments"
 QUEUE_FUNCTIONS = {
     "claim_document_jobs",
-    "extend_document_job_lease",
-    "complete_document_job",
-    "fail_document_job",
-    "release_document_job",
+    "extend_document_job_lease_v2",
+    "complete_document_job_v2",
+    "fail_document_job_v2",
+    "release_document_job_v2",
     "retry_document_job",
     "enqueue_document_job",
     "record_inbound_email",
@@ -125,13 +125,15 @@ def test_set_returning_rpc_answers_a_list_of_rows(service: Client, db: psycopg.C
     assert claim(service) == []  # nothing left: an empty set is [], not null
 
 
-def test_scalar_rpc_answers_the_value(service: Client, db: psycopg.Connection[dict]) -> None:
+def test_rpc_answers_the_functions_value(service: Client, db: psycopg.Connection[dict]) -> None:
     enqueue(service, new_email(db))
     job = claim(service)[0]
-    done = service.rpc("complete_document_job", {"p_job_id": job["id"], "p_generation": job["generation"]}).execute()
-    assert done.data is True
-    stale = service.rpc("complete_document_job", {"p_job_id": job["id"], "p_generation": job["generation"]})
-    assert stale.execute().data is False
+    fenced = {"p_job_id": job["id"], "p_generation": job["generation"]}
+    done = service.rpc("complete_document_job_v2", fenced).execute()
+    assert done.data == {"held": True, "state": "completed"}
+    stale = service.rpc("complete_document_job_v2", fenced)
+    assert stale.execute().data == {"held": False, "state": None}
+    assert service.rpc("cancel_document_job", {"p_job_id": job["id"]}).execute().data is False  # a scalar: the value
     row = db.execute("select status, finished_at from public.document_jobs where id = %s", (job["id"],)).fetchone()
     assert row is not None and row["status"] == "completed" and row["finished_at"] is not None
 
@@ -140,18 +142,19 @@ def test_rpc_arguments_take_the_parameter_types_and_defaults(service: Client, db
     enqueue(service, new_email(db))
     job = claim(service)[0]
     extended = service.rpc(
-        "extend_document_job_lease", {"p_job_id": job["id"], "p_generation": job["generation"], "p_lease": "50 minutes"}
+        "extend_document_job_lease_v2",
+        {"p_job_id": job["id"], "p_generation": job["generation"], "p_lease": "50 minutes"},
     ).execute()
-    assert extended.data is True
+    assert extended.data == {"held": True, "state": "running"}
     row = db.execute(
         "select lease_until - now() as left from public.document_jobs where id = %s", (job["id"],)
     ).fetchone()
     assert row is not None and 2900 < row["left"].total_seconds() <= 3000
     failed = service.rpc(
-        "fail_document_job",
+        "fail_document_job_v2",
         {"p_job_id": job["id"], "p_generation": 1, "p_error_code": "boom", "p_retryable": False},
     ).execute()
-    assert failed.data == "failed"
+    assert failed.data == {"held": True, "state": "failed"}  # the defaults: p_error_message, p_retry_after
     row = db.execute("select status, last_error_code from public.document_jobs where id = %s", (job["id"],)).fetchone()
     assert row == {"status": "failed", "last_error_code": "boom"}
 
@@ -222,7 +225,9 @@ def test_unknown_function_is_pgrst202_and_404(service: Client, stack_env: dict[s
     assert missing.value.message == "Could not find the function public.no_such_function(p_x) in the schema cache"
     # A known function with an argument it does not have is not found either.
     answer = http.post(
-        "/rest/v1/rpc/complete_document_job", json={"p_job_id": str(uuid.uuid4())}, headers=service_headers(stack_env)
+        "/rest/v1/rpc/complete_document_job_v2",
+        json={"p_job_id": str(uuid.uuid4())},
+        headers=service_headers(stack_env),
     )
     assert answer.status_code == 404
     assert answer.json()["code"] == "PGRST202"
@@ -318,7 +323,7 @@ def test_retry_conflict_is_23505_and_409(
     first = enqueue(service, email_id)
     job = claim(service)[0]
     service.rpc(
-        "fail_document_job",
+        "fail_document_job_v2",
         {"p_job_id": first, "p_generation": job["generation"], "p_error_code": "x", "p_retryable": False},
     ).execute()
     assert enqueue(service, email_id) != first  # the failed job no longer blocks a new one for the same e-mail

@@ -22,7 +22,10 @@ def claim_until_empty(
             "select id::text, generation from claim_document_jobs('fetch_email', %s, '5 minutes')", (limit,)
         ).fetchall():
             for row in rows:
-                completed = conn.execute("select complete_document_job(%s, %s) as ok", (row["id"], row["generation"]))
+                completed = conn.execute(
+                    "select (complete_document_job_v2(%s, %s) ->> 'held')::boolean as ok",
+                    (row["id"], row["generation"]),
+                )
                 claimed.append((row["id"], row["generation"], completed.fetchone()["ok"]))
 
 

@@ -1,25 +1,45 @@
 """supabase/schema.sql is what the migrations build: a new database gets them through `supabase db
-push` (devstack/cluster.py), and its normalised dump (devstack/schema.py) must equal the committed
-file, so that a review of a migration shows its effect there."""
+push` (devstack/cluster.py), and its dump, arranged by concern (devstack/tools/schema.py), must
+equal the committed file, so that a review of a migration shows its effect there."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from devstack import schema
+from devstack.tools import schema
 
 
 def test_the_committed_schema_is_what_the_migrations_build() -> None:
     built = schema.build()
     diff = schema.difference(built, schema.SCHEMA_FILE.read_text())
     if diff:  # the diff itself, not pytest's rendering of a long string
-        pytest.fail(f"supabase/schema.sql is stale: run `{schema.REGENERATE}` (make schema)\n{diff}", pytrace=False)
+        pytest.fail(f"supabase/schema.sql is stale: run `{schema.REGENERATE}`\n{diff}", pytrace=False)
 
 
-def test_the_dump_holds_each_object_once_and_no_volatile_lines() -> None:
+def test_the_file_holds_each_object_once_under_its_heading_and_no_dump_noise() -> None:
     text = schema.SCHEMA_FILE.read_text()
-    headers = [line for line in text.splitlines() if line.startswith("-- Name: ")]
-    assert len(headers) == len(set(headers))
+    created = re.findall(r"^CREATE (?:UNIQUE )?(FUNCTION|TABLE|VIEW|INDEX|TRIGGER|TYPE|SCHEMA) ([\w.]+)", text, re.M)
+    assert len(created) == len(set(created))
+    headings = [f"\n-- {heading}\n" for _, heading in schema.GROUPS]
+    assert all(text.count(heading) == 1 for heading in headings)
+    assert [text.index(heading) for heading in headings] == sorted(text.index(heading) for heading in headings)
+    assert "-- Name: " not in text and " OWNER TO " not in text and "\n\n\n\n" not in text
     assert "-- Dumped " not in text and "\\restrict" not in text and "\nSET " not in text
-    assert "CREATE FUNCTION public.claim_document_jobs(" in text
+    queue = text.index(dict(schema.GROUPS)["queue"])
+    internals = text.index(dict(schema.GROUPS)["internals"])
+    assert queue < text.index("CREATE FUNCTION public.claim_document_jobs(") < internals
+    assert internals < text.index("CREATE FUNCTION document_jobs_internal.limits()")
     assert "SELECT cron.schedule('document-jobs', '* * * * *'" in text
+
+
+def test_a_function_without_a_group_stops_the_generation() -> None:
+    with pytest.raises(schema.UngroupedObject, match=r"public\.new_call has no group: add it to FUNCTION_GROUPS"):
+        schema.group_of("function", "public.new_call")
+    assert schema.group_of("function", "document_jobs_internal.new_helper")[0] == "internals"
+    assert schema.group_of("relation", "public.new_table")[0] == "tables"
+
+
+def test_every_group_named_for_a_function_exists() -> None:
+    assert {group for _, group in schema.FUNCTION_GROUPS} <= {key for key, _ in schema.GROUPS}

@@ -56,14 +56,15 @@ select has_pk('public', 'document_job_attempts', 'an attempt is one (job, genera
 -- Functions: exactly the contract's signatures.
 select has_function('public', 'claim_document_jobs', array['text', 'integer', 'interval']);
 select function_returns('public', 'claim_document_jobs', array['text', 'integer', 'interval'], 'setof document_jobs');
-select has_function('public', 'extend_document_job_lease', array['uuid', 'integer', 'interval']);
-select has_function('public', 'complete_document_job', array['uuid', 'integer']);
-select has_function('public', 'fail_document_job', array['uuid', 'integer', 'text', 'text', 'boolean', 'interval']);
-select has_function('public', 'release_document_job', array['uuid', 'integer', 'interval', 'text', 'text']);
--- Where a failure or a release left the job ('queued', 'failed'), or null once it is not the caller's.
-select function_returns('public', 'fail_document_job', array['uuid', 'integer', 'text', 'text', 'boolean', 'interval'],
-                        'text');
-select function_returns('public', 'release_document_job', array['uuid', 'integer', 'interval', 'text', 'text'], 'text');
+select has_function('public', 'extend_document_job_lease_v2', array['uuid', 'integer', 'interval']);
+select has_function('public', 'complete_document_job_v2', array['uuid', 'integer']);
+select has_function('public', 'fail_document_job_v2', array['uuid', 'integer', 'text', 'text', 'boolean', 'interval']);
+select has_function('public', 'release_document_job_v2', array['uuid', 'integer', 'interval', 'text', 'text']);
+-- The one answer of a fenced call: {"held", "state"} (where a failure or a release left the job).
+select function_returns('public', 'fail_document_job_v2',
+                        array['uuid', 'integer', 'text', 'text', 'boolean', 'interval'], 'jsonb');
+select function_returns('public', 'release_document_job_v2', array['uuid', 'integer', 'interval', 'text', 'text'],
+                        'jsonb');
 select has_function('public', 'retry_document_job', array['uuid']);
 select has_function('public', 'enqueue_document_job', array['text', 'uuid', 'boolean']);
 select has_function('public', 'record_inbound_email', array['text', 'text', 'jsonb']);

@@ -31,13 +31,13 @@ select is((job()).started_at, now(), 'claimed: started_at set');
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 0, 'a leased job is not claimed again');
 
 -- extend, complete
-select ok(extend_document_job_lease((job()).id, 1, '10 minutes'), 'the holder extends its lease');
+select ok((extend_document_job_lease_v2((job()).id, 1, '10 minutes') ->> 'held')::boolean, 'the holder extends its lease');
 select is((job()).lease_until, now() + interval '10 minutes', 'extended: lease_until = now() + p_lease');
-select ok(complete_document_job((job()).id, 1), 'the holder completes');
+select ok((complete_document_job_v2((job()).id, 1) ->> 'held')::boolean, 'the holder completes');
 select is(((job()).status, (job()).lease_until, (job()).finished_at), ('completed'::text, null::timestamptz, now()),
           'completed: finished_at set, lease cleared');
-select ok(not complete_document_job((job()).id, 1), 'completing twice changes nothing');
-select ok(not extend_document_job_lease((job()).id, 1), 'a completed job has no lease to extend');
+select ok(not (complete_document_job_v2((job()).id, 1) ->> 'held')::boolean, 'completing twice changes nothing');
+select ok(not (extend_document_job_lease_v2((job()).id, 1, '5 minutes') ->> 'held')::boolean, 'a completed job has no lease to extend');
 select is((select created from enqueue_document_job('fetch_email', email_id('em_1'))), true,
           'a target whose job completed can be enqueued again');
 delete from document_jobs where status = 'completed';
@@ -52,7 +52,7 @@ begin
     for i in 1..5 loop
         perform public.claim_document_jobs('fetch_email');
         j := t.job();
-        v_answer := public.fail_document_job(j.id, j.generation, 'resend_unavailable', 'HTTP 503');
+        v_answer := public.fail_document_job_v2(j.id, j.generation, 'resend_unavailable', 'HTTP 503') ->> 'state';
         insert into backoff select i, (t.job()).run_after - now(), v_answer;
         perform t.expire();
     end loop;
@@ -90,7 +90,7 @@ select ok(not retry_document_job(gen_random_uuid()), 'retrying an unknown job ch
 
 -- permanent failure
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim the retried job');
-select is(fail_document_job((job()).id, (job()).generation, 'resend_not_found', 'HTTP 404', p_retryable => false),
+select is(fail_document_job_v2((job()).id, (job()).generation, 'resend_not_found', 'HTTP 404', p_retryable => false) ->> 'state',
           'failed', 'a permanent failure is recorded, and fail says the job is failed');
 select is(((job()).status, (job()).attempts), ('failed'::text, 1), 'permanent: failed after one attempt');
 
@@ -106,19 +106,19 @@ delete from document_jobs where status = 'failed';
 
 -- the provider's retry-after, when longer than the backoff
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim the new job');
-select is(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '2 hours'),
+select is(fail_document_job_v2((job()).id, (job()).generation, 'resend_rate_limited', null, true, '2 hours') ->> 'state',
           'queued', 'transient failure with retry-after: fail says the job is queued again');
 select is((job()).run_after, now() + interval '2 hours', 'retry-after longer than the backoff wins');
 do $$ begin perform t.expire(); end $$;
 select is((select count(*)::int from claim_document_jobs('fetch_email')), 1, 'claim again');
-select is(fail_document_job((job()).id, (job()).generation, 'resend_rate_limited', null, true, '1 second'),
+select is(fail_document_job_v2((job()).id, (job()).generation, 'resend_rate_limited', null, true, '1 second') ->> 'state',
           'queued', 'transient failure with a short retry-after');
 select ok((job()).run_after - now() > interval '4 minutes', 'retry-after shorter than the backoff: the backoff wins');
 do $$ begin perform t.expire(); end $$;
 
 -- release: not the job's fault, no attempt spent
 select is((select attempts from claim_document_jobs('fetch_email')), 3, 'claim: attempt 3');
-select is(release_document_job((job()).id, (job()).generation, '10 minutes', 'resend_forbidden', 'HTTP 403'),
+select is(release_document_job_v2((job()).id, (job()).generation, '10 minutes', 'resend_forbidden', 'HTTP 403') ->> 'state',
           'queued', 'the holder releases the job: release says it is queued');
 select is(((job()).status, (job()).attempts, (job()).run_after, (job()).lease_until),
           ('queued'::text, 2, now() + interval '10 minutes', null::timestamptz), 'released: queued, attempt given back');
@@ -133,17 +133,17 @@ select is((select (attempts, generation) from claim_document_jobs('fetch_email')
           'an expired lease is claimable again: attempts + 1, generation + 1');
 select is((job()).started_at, now() - interval '1 hour', 'started_at of the first claim is kept');
 create table t.before as select * from job();
-select ok(not extend_document_job_lease((job()).id, 4), 'stale generation: extend returns false');
-select ok(not complete_document_job((job()).id, 4), 'stale generation: complete returns false');
-select is(fail_document_job((job()).id, 4, 'x', 'y', false), null, 'stale generation: fail returns null');
-select is(release_document_job((job()).id, 4), null, 'stale generation: release returns null');
-select ok(not record_document_attachment((job()).id, 4, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
-                                         'fax-attachments', 'x/att_1.pdf'),
+select ok(not (extend_document_job_lease_v2((job()).id, 4, '5 minutes') ->> 'held')::boolean, 'stale generation: extend returns false');
+select ok(not (complete_document_job_v2((job()).id, 4) ->> 'held')::boolean, 'stale generation: complete returns false');
+select is(fail_document_job_v2((job()).id, 4, 'x', 'y', false) ->> 'state', null, 'stale generation: fail returns null');
+select is(release_document_job_v2((job()).id, 4) ->> 'state', null, 'stale generation: release returns null');
+select ok(not (record_document_attachment_v2((job()).id, 4, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
+                                         'fax-attachments', 'x/att_1.pdf') ->> 'held')::boolean,
           'stale generation: recording an attachment returns false');
 select is(job()::text, (select b::text from t.before b), 'the stale writes changed nothing');
 select is((select count(*)::int from fax_received_email_attachments), 0, '... and recorded no attachment');
-select ok(record_document_attachment((job()).id, 5, 'att_1', '請求書.pdf', 'application/pdf', 1, repeat('0', 64),
-                                     'fax-attachments', 'x/att_1.pdf'), 'the live holder records an attachment');
+select ok((record_document_attachment_v2((job()).id, 5, 'att_1', '請求書.pdf', 'application/pdf', 1, repeat('0', 64),
+                                     'fax-attachments', 'x/att_1.pdf') ->> 'held')::boolean, 'the live holder records an attachment');
 select is((select (filename, fax_received_email_id) from fax_received_email_attachments),
           ('請求書.pdf'::text, email_id('em_1')), '... for the job''s e-mail');
 

@@ -22,35 +22,35 @@ select throws_ok($$select * from claim_document_jobs('fetch_email', 1, null)$$, 
 select is((select status from document_jobs), 'queued', 'the refused claims took nothing');
 select is((select lease_until from claim_document_jobs('fetch_email', 1, '1 hour')), now() + interval '1 hour',
           'a lease of exactly an hour is granted');
-select throws_ok(format('select extend_document_job_lease(%L, 1, %L)', (job()).id, '1000 years'), '22023',
+select throws_ok(format('select extend_document_job_lease_v2(%L, 1, %L)', (job()).id, '1000 years'), '22023',
                  'p_lease must be more than 0 and at most 1 hour', 'extending by 1000 years is refused');
-select throws_ok(format('select extend_document_job_lease(%L, 1, %L)', (job()).id, '61 minutes'), '22023',
+select throws_ok(format('select extend_document_job_lease_v2(%L, 1, %L)', (job()).id, '61 minutes'), '22023',
                  'p_lease must be more than 0 and at most 1 hour', '... and by 61 minutes');
 select is((job()).lease_until, now() + interval '1 hour', '... and the lease is unchanged');
-select ok(extend_document_job_lease((job()).id, 1, '1 hour'), 'extending by an hour works');
+select ok((extend_document_job_lease_v2((job()).id, 1, '1 hour') ->> 'held')::boolean, 'extending by an hour works');
 
 -- retry_after of fail and release: [0, 1 day]
-select throws_ok(format('select fail_document_job(%L, 1, %L, null, true, %L)', (job()).id, 'x', '1000 years'),
+select throws_ok(format('select fail_document_job_v2(%L, 1, %L, null, true, %L)', (job()).id, 'x', '1000 years'),
                  '22023', 'p_retry_after must be between 0 and 1 day', 'fail: a retry after 1000 years is refused');
-select throws_ok(format('select fail_document_job(%L, 1, %L, null, true, %L)', (job()).id, 'x', '1 day 1 second'),
+select throws_ok(format('select fail_document_job_v2(%L, 1, %L, null, true, %L)', (job()).id, 'x', '1 day 1 second'),
                  '22023', 'p_retry_after must be between 0 and 1 day', '... and one second over a day');
-select throws_ok(format('select fail_document_job(%L, 1, %L, null, true, %L)', (job()).id, 'x', '-1 second'),
+select throws_ok(format('select fail_document_job_v2(%L, 1, %L, null, true, %L)', (job()).id, 'x', '-1 second'),
                  '22023', 'p_retry_after must be between 0 and 1 day', '... and a negative wait');
-select throws_ok(format('select release_document_job(%L, 1, %L)', (job()).id, '1000 years'),
+select throws_ok(format('select release_document_job_v2(%L, 1, %L)', (job()).id, '1000 years'),
                  '22023', 'p_retry_after must be between 0 and 1 day', 'release: a delay of 1000 years is refused');
-select throws_ok(format('select release_document_job(%L, 1, %L)', (job()).id, '25 hours'),
+select throws_ok(format('select release_document_job_v2(%L, 1, %L)', (job()).id, '25 hours'),
                  '22023', 'p_retry_after must be between 0 and 1 day', '... and of 25 hours');
-select throws_ok(format('select release_document_job(%L, 1, %L)', (job()).id, '-1 second'),
+select throws_ok(format('select release_document_job_v2(%L, 1, %L)', (job()).id, '-1 second'),
                  '22023', 'p_retry_after must be between 0 and 1 day', '... and a negative one');
 select is(((job()).status, (job()).generation), ('running'::text, 1), 'the refused writes left the job running');
-select is(fail_document_job((job()).id, 1, 'resend_rate_limited', null, true, '1 day'),
+select is(fail_document_job_v2((job()).id, 1, 'resend_rate_limited', null, true, '1 day') ->> 'state',
           'queued', 'fail: a retry after exactly a day is recorded');
 select is(((job()).status, (job()).run_after), ('queued'::text, now() + interval '1 day'), '... queued for a day');
 update document_jobs set run_after = now() - interval '1 second';
 select is((select generation from claim_document_jobs('fetch_email')), 2, 'claimed again');
-select is(release_document_job((job()).id, 2, '1 day'), 'queued', 'release: a delay of exactly a day is recorded');
+select is(release_document_job_v2((job()).id, 2, '1 day') ->> 'state', 'queued', 'release: a delay of exactly a day is recorded');
 select is(((job()).status, (job()).run_after), ('queued'::text, now() + interval '1 day'), '... queued for a day');
-select lives_ok($$select release_document_job('00000000-0000-0000-0000-000000000000', 1, null)$$,
+select lives_ok($$select release_document_job_v2('00000000-0000-0000-0000-000000000000', 1, null)$$,
                 'release: a null delay is no delay');
 update document_jobs set run_after = now() - interval '1 second';
 

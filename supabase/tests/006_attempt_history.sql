@@ -22,16 +22,16 @@ select is((select count(*)::int from claim_document_jobs('fetch_email', 1)), 1, 
 select is(((job('em_1')).attempt_started_at, (job('em_1')).attempt_invocation_id), (now(), null::text),
           'a claim notes its start; no PostgREST request, no invocation id');
 select is_empty($$ select * from document_job_attempts $$, 'a running attempt has no row yet');
-select ok(extend_document_job_lease((job('em_1')).id, 1), 'extend');
+select ok((extend_document_job_lease_v2((job('em_1')).id, 1, '5 minutes') ->> 'held')::boolean, 'extend');
 select is_empty($$ select * from document_job_attempts $$, '... and an extension writes none');
 
 -- transient failure, release, lease passed and claimed again (with an invocation id), complete
-select is(fail_document_job((job('em_1')).id, 1, 'resend_unavailable', 'HTTP 503'), 'queued', 'transient failure');
+select is(fail_document_job_v2((job('em_1')).id, 1, 'resend_unavailable', 'HTTP 503') ->> 'state', 'queued', 'transient failure');
 select results_eq($$ select * from attempts('em_1') $$,
                   $$ values (1, 1, 'retried', 'resend_unavailable', null::text) $$, 'recorded as retried');
 select expire('em_1');
 select claim_document_jobs('fetch_email', 1);
-select is(release_document_job((job('em_1')).id, 2, '0 seconds', 'time_budget', 'out of time'), 'queued', 'release');
+select is(release_document_job_v2((job('em_1')).id, 2, '0 seconds', 'time_budget', 'out of time') ->> 'state', 'queued', 'release');
 select expire('em_1');
 select set_config('request.headers', '{"x-document-jobs-invocation": "iad1::abc-123", "accept": "*/*"}', true);
 select claim_document_jobs('fetch_email', 1);
@@ -39,7 +39,7 @@ select is((job('em_1')).attempt_invocation_id, 'iad1::abc-123', 'the claim notes
 select set_config('request.headers', '', true);
 update document_jobs set lease_until = now() - interval '2 seconds' where id = (job('em_1')).id;
 select is((select generation from claim_document_jobs('fetch_email', 1)), 4, 'the lease passed: claimed again');
-select ok(complete_document_job((job('em_1')).id, 4), 'complete');
+select ok((complete_document_job_v2((job('em_1')).id, 4) ->> 'held')::boolean, 'complete');
 select results_eq($$ select * from attempts('em_1') $$,
                   $$ values (1, 1, 'retried', 'resend_unavailable', null::text),
                             (2, 2, 'released', 'time_budget', null),
@@ -53,7 +53,7 @@ select is((select (started_at, finished_at) from document_job_attempts
 -- the ways to end failed: permanent failure, cancel of a running job, the expired-lease sweep
 select expire('em_2');
 select claim_document_jobs('fetch_email', 1);
-select is(fail_document_job((job('em_2')).id, 1, 'resend_not_found', 'HTTP 404', p_retryable => false), 'failed', 'fail');
+select is(fail_document_job_v2((job('em_2')).id, 1, 'resend_not_found', 'HTTP 404', p_retryable => false) ->> 'state', 'failed', 'fail');
 select retry_document_job((job('em_2')).id);
 select claim_document_jobs('fetch_email', 1);
 select cancel_document_job((job('em_2')).id, 'duplicate fax');

@@ -16,7 +16,7 @@ declare
 begin
     update public.document_jobs set run_after = now() - interval '1 second' where status = 'queued';
     select * into strict v_job from public.claim_document_jobs('fetch_email', 1, '5 minutes');
-    return public.release_document_job(v_job.id, v_job.generation, '0 seconds', p_code, 'out of time');
+    return public.release_document_job_v2(v_job.id, v_job.generation, '0 seconds', p_code, 'out of time') ->> 'state';
 end;
 $$;
 
@@ -36,11 +36,11 @@ select is((select outcome from document_job_attempts order by generation desc li
 -- Storing an attachment is progress: the next releases are free again.
 update public.document_jobs set run_after = now() - interval '1 second';
 select is((select count(*)::int from (
-    select record_document_attachment(c.id, c.generation, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
-                                      'fax-attachments', 'k', '5 minutes')
+    select (record_document_attachment_v2(c.id, c.generation, 'att_1', 'a.pdf', 'application/pdf', 1, repeat('0', 64),
+                                      'fax-attachments', 'k', '5 minutes') ->> 'held')::boolean
       from claim_document_jobs('fetch_email', 1, '5 minutes') c) r), 1, 'an attachment stored mid-job ...');
 select is((job()).budget_releases, 0, '... ends the streak');
-select is(release_document_job((job()).id, (job()).generation, '0 seconds', 'time_budget', 'out of time'), 'queued',
+select is(release_document_job_v2((job()).id, (job()).generation, '0 seconds', 'time_budget', 'out of time') ->> 'state', 'queued',
           'so the release after it is free');
 
 -- From 3 in a row on, each release spends an attempt until none is left: failed, with its reason.

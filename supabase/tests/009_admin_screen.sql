@@ -301,7 +301,7 @@ update public.document_jobs set created_at = now() - interval '2 seconds', run_a
 select is((public.document_jobs_admin_overview() -> 'oldest_waiting' ->> 'id')::uuid, (t.job('ok16')).id,
           'the oldest waiting job');
 select claim_document_jobs('fetch_email', 1);
-select complete_document_job((t.job('ok16')).id, 1);
+select complete_document_job_v2((t.job('ok16')).id, 1);
 select is(public.document_jobs_admin_overview() -> 'hours' -> 167 -> 'latency_p50_ms', '2000',
           'the latency from webhook to stored, this hour');
 select ok(public.document_jobs_admin_overview() -> 'failed_by_error_code' @> '[{"error_code": "resend_timeout", "count": 3}]',

@@ -1,12 +1,12 @@
 -- Every fenced call has one answer (the _v2 functions): {"held": true, "state": <the job's status
 -- after it>} while the caller holds the job, {"held": false, "state": null} once it does not;
--- the old names answer exactly as before, through them. The attempt's outcome is written by the
--- function that ends it, never read back from an error code.
+-- the old names answer exactly as before, through them (tests/test_upgrade.py calls them). The
+-- attempt's outcome is written by the function that ends it, never read back from an error code.
 begin;
 set local client_min_messages = error;  -- the failure alerts' "no alert URL stored" warnings
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(53);
+select plan(47);
 
 select t.add_emails('em_1', 'em_2');
 create function t.claim() returns public.document_jobs language sql as $$
@@ -53,25 +53,19 @@ select is((select count(*) from fax_received_email_attachments a where a.storage
           1::bigint, '... and no attachment was recorded by the calls that no longer held the job');
 select is((job('em_1')).status, 'queued', 'the job is as the fail left it');
 
--- the old names answer as before
-select is(extend_document_job_lease((h()).id, (h()).generation, '5 minutes'), false, 'extend: false when lost');
-select is(complete_document_job((h()).id, (h()).generation), false, 'complete: false when lost');
-select is(fail_document_job((h()).id, (h()).generation, 'x'), null, 'fail: null when lost');
-select is(release_document_job((h()).id, (h()).generation), null, 'release: null when lost');
-select is(public.record_document_attachment((h()).id, (h()).generation, 'a', 'a.pdf', 'application/pdf', 1,
-                                            repeat('0', 64), 'fax-attachments', 'x/a.pdf'),
-          false, 'record_document_attachment: false when lost');
+-- held again: extend, a release for a cause, a permanent failure
 select expire('em_1');
 update t.held set job = t.claim();
-select is(extend_document_job_lease((h()).id, (h()).generation, '5 minutes'), true, 'extend: true when held');
-select is(release_document_job((h()).id, (h()).generation, '10 minutes', 'resend_unauthorized', 'key'), 'queued',
-          'release: the state when held');
+select is(extend_document_job_lease_v2((h()).id, (h()).generation, '5 minutes'), '{"held": true, "state": "running"}',
+          'extend_v2 while held');
+select is(release_document_job_v2((h()).id, (h()).generation, '10 minutes', 'resend_unauthorized', 'key'),
+          '{"held": true, "state": "queued"}', 'release_v2 for a cause: queued');
 select is((job('em_1')).run_after, now() + interval '10 minutes', '... queued for its delay (next_run_after)');
 select is((job('em_1')).attempt_outcome, 'released', '... and the job says the attempt was released');
 select expire('em_1');
 update t.held set job = t.claim();
-select is(fail_document_job((h()).id, (h()).generation, 'resend_rejected', 'no', false), 'failed',
-          'fail: the state when held');
+select is(fail_document_job_v2((h()).id, (h()).generation, 'resend_rejected', 'no', false),
+          '{"held": true, "state": "failed"}', 'fail_v2, permanent: failed');
 select is((job('em_1')).attempt_outcome, 'failed', '... failed');
 
 -- release_v2 and complete_v2 while held
@@ -98,8 +92,8 @@ select is(complete_document_job_and_claim_next_v2((job('em_1')).id, (job('em_1')
 select enqueue_document_job('fetch_email', email_id('em_2'));
 select expire('em_2');
 update t.held set job = t.claim();
-select is(complete_document_job_and_claim_next((h()).id, (h()).generation, 'fetch_email'),
-          '{"completed": true, "next_job": null}', 'the old name answers as before');
+select is(complete_document_job_and_claim_next_v2((h()).id, (h()).generation, 'fetch_email', '5 minutes'),
+          '{"held": true, "state": "completed", "next_job": null}', '... and the next job, completed while held');
 
 -- the outcome is stored, not read from the error code: a worker's own code that happens to be
 -- 'cancelled' or 'lease_expired' is a failure like any other
@@ -139,7 +133,6 @@ select is(start_fetch_email_v2((h()).id, (h()).generation, 0) - 'resend',
           'start_fetch_email_v2 while held: what the job needs, added to the one answer');
 select is(start_fetch_email_v2((h()).id, (h()).generation + 1, 0), '{"held": false, "state": null}',
           '... and the one answer when not held');
-select is(start_fetch_email((h()).id, (h()).generation + 1, 0), null, 'the old name: null when lost, as before');
 select is(fail_document_job_and_follow_up_v2((h()).id, (h()).generation + 1, 'x') - 'follow_ups',
           '{"held": false, "state": null}', 'fail_document_job_and_follow_up_v2 not held');
 select is(jsonb_typeof(fail_document_job_and_follow_up_v2((h()).id, (h()).generation + 1, 'x') -> 'follow_ups'),

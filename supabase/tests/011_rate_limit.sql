@@ -1,6 +1,6 @@
 -- The shared provider rate limit: its schedule (replayed for arrivals of every shape: served in
 -- order, never more than the rate in any one-second window), reservations, the limit learned
--- from the provider, a 429's pause, start_fetch_email, and the bounds of every new argument.
+-- from the provider, a 429's pause, start_fetch_email_v2, and the bounds of every new argument.
 begin;
 set local client_min_messages = warning;
 \ir helpers.psql
@@ -153,7 +153,7 @@ select is(reserve_provider_request('resend', 0), '{"reserved": true, "wait_ms": 
           'a limiter switched off answers no wait');
 update document_jobs_rate_limits set enabled = true;
 
--- start_fetch_email: the e-mail, what is stored, the slot; fenced.
+-- start_fetch_email_v2: the e-mail, what is stored, the slot; fenced.
 update document_jobs_rate_limits set next_at = '-infinity', paused_until = null;
 insert into fax_received_emails (provider_email_id, data) values ('em_start', '{}');
 select enqueue_document_job('fetch_email', (select id from fax_received_emails where provider_email_id = 'em_start'));
@@ -162,22 +162,23 @@ insert into fax_received_email_attachments
        (fax_received_email_id, provider_attachment_id, content_type, size_bytes, sha256, bucket, storage_path)
 select fax_received_email_id, a, 'application/pdf', 1, repeat('0', 64), 'fax-attachments', 'x/' || a
   from t.claimed, unnest(array['att_2', 'att_1']) a;
-create table t.started as select start_fetch_email(id, generation, 5000) as answer from t.claimed;
+create table t.started as select start_fetch_email_v2(id, generation, 5000) as answer from t.claimed;
 select is((select answer #>> '{email,provider_email_id}' from t.started), 'em_start', 'the e-mail''s provider id');
 select is((select answer -> 'stored_attachment_ids' from t.started), '["att_1", "att_2"]'::jsonb,
           'the attachments already stored');
 select is((select answer -> 'resend' from t.started), '{"reserved": true, "wait_ms": 0, "limit": 10}'::jsonb,
           'and the listing''s slot');
 select ok((select next_at > clock_timestamp() from document_jobs_rate_limits), '... which moved the schedule');
-select is((select start_fetch_email(id, generation + 1, 5000) from t.claimed), null::jsonb,
-          'another generation gets null: the job is not its own');
+select is((select start_fetch_email_v2(id, generation + 1, 5000) from t.claimed), '{"held": false, "state": null}',
+          'another generation does not hold the job: it is not its own');
 update document_jobs_rate_limits set next_at = '-infinity';
 delete from fax_received_emails where provider_email_id = 'em_start';  -- its job goes with it
 insert into fax_received_emails (provider_email_id, data) values ('em_gone', '{}');
 select enqueue_document_job('fetch_email', (select id from fax_received_emails where provider_email_id = 'em_gone'));
 create table t.gone as select * from claim_document_jobs('fetch_email');
 update document_jobs set fax_received_email_id = null where id = (select id from t.gone);
-select is((select start_fetch_email(id, generation, 5000) from t.gone), '{"email": null}'::jsonb,
+select is((select start_fetch_email_v2(id, generation, 5000) from t.gone),
+          '{"held": true, "state": "running", "email": null}'::jsonb,
           'a job whose e-mail row is gone gets no e-mail');
 select is((select next_at from document_jobs_rate_limits), '-infinity'::timestamptz, '... and reserves no slot');
 
@@ -190,9 +191,9 @@ select throws_ok($$select reserve_provider_request('resend', null)$$, '22023',
                  'p_max_wait_ms must be between 0 and 300000', '... and none');
 select throws_ok($$select reserve_provider_request('sendgrid', 1000)$$, '22023',
                  'unknown provider ''sendgrid'' (see table document_jobs_rate_limits)', 'an unknown provider is refused');
-select throws_ok(format('select start_fetch_email(%L, 1, 300001)', (select id from t.gone)), '22023',
-                 'p_max_wait_ms must be between 0 and 300000', 'start_fetch_email holds its wait to the same bounds');
-select throws_ok($$select start_fetch_email(null, 1, 0)$$, '22023', 'p_job_id must not be null',
+select throws_ok(format('select start_fetch_email_v2(%L, 1, 300001)', (select id from t.gone)), '22023',
+                 'p_max_wait_ms must be between 0 and 300000', 'start_fetch_email_v2 holds its wait to the same bounds');
+select throws_ok($$select start_fetch_email_v2(null, 1, 0)$$, '22023', 'p_job_id must not be null',
                  '... and needs a job');
 select throws_ok($$select note_provider_rate_limit('resend', 0)$$, '22023', 'p_limit must be between 1 and 1000',
                  'a limit of none is refused');

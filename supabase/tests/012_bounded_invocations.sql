@@ -63,18 +63,20 @@ select throws_ok($$update document_jobs_settings set max_invocations_in_flight =
 select t.answer(100);
 create table t.jobs as select * from claim_document_jobs('fetch_email', 3);
 select document_jobs_internal.post_worker(1);  -- the invocation that claimed them: in flight, unanswered
-select is(complete_document_job_and_follow_up((select id from t.jobs order by id limit 1), 1),
-          '{"completed": true, "follow_ups": 1}'::jsonb,
+select is(complete_document_job_and_follow_up_v2((select id from t.jobs order by id limit 1), 1),
+          '{"held": true, "state": "completed", "follow_ups": 1}'::jsonb,
           'work is claimable: the completion starts a follow-up, within the cap of 2 with the asker counted');
 select is(t.in_flight(), 2, '... which fills the cap');
-select is(fail_document_job_and_follow_up((select id from t.jobs order by id limit 1 offset 1), 1, 'resend_unavailable'),
-          '{"left_in": "queued", "follow_ups": 0}'::jsonb,
+select is(fail_document_job_and_follow_up_v2((select id from t.jobs order by id limit 1 offset 1), 1,
+                                             'resend_unavailable'),
+          '{"held": true, "state": "queued", "follow_ups": 0}'::jsonb,
           'the cap reached: a failure records itself and starts nothing');
 select t.answer(1);
-select is(release_document_job_and_follow_up((select id from t.jobs order by id limit 1 offset 2), 1, '0 seconds',
-                                              'time_budget', 'x'),
-          '{"left_in": "queued", "follow_ups": 1}'::jsonb, 'a release starts one as soon as there is room');
-select is(complete_document_job_and_follow_up(gen_random_uuid(), 1), '{"completed": false, "follow_ups": 0}'::jsonb,
+select is(release_document_job_and_follow_up_v2((select id from t.jobs order by id limit 1 offset 2), 1, '0 seconds',
+                                                 'time_budget', 'x'),
+          '{"held": true, "state": "queued", "follow_ups": 1}'::jsonb, 'a release starts one as soon as there is room');
+select is(complete_document_job_and_follow_up_v2(gen_random_uuid(), 1),
+          '{"held": false, "state": null, "follow_ups": 0}'::jsonb,
           'a lost lease is reported as such; the follow-up is decided as for any other last call');
 select is((select status from document_jobs where id = (select id from t.jobs order by id limit 1)), 'completed',
           'the wrapped writes are the queue''s own: completed');
@@ -88,13 +90,14 @@ update document_jobs set status = 'completed', finished_at = now(), lease_until 
 create table t.last as select * from document_jobs where status = 'completed' limit 1;
 update document_jobs set status = 'running', lease_until = now() + interval '5 minutes', generation = 9
  where id = (select id from t.last);
-select is(complete_document_job_and_follow_up((select id from t.last), 9), '{"completed": true, "follow_ups": 0}'::jsonb,
+select is(complete_document_job_and_follow_up_v2((select id from t.last), 9),
+          '{"held": true, "state": "completed", "follow_ups": 0}'::jsonb,
           'nothing claimable: no follow-up');
 select is(t.in_flight(), 0, '... and no POST');
 
-select throws_ok($$select complete_document_job_and_follow_up(null, 1)$$, '22023', 'p_job_id must not be null',
+select throws_ok($$select complete_document_job_and_follow_up_v2(null, 1)$$, '22023', 'p_job_id must not be null',
                  'the wrapped write checks its arguments as ever');
-select throws_ok($$select release_document_job_and_follow_up(gen_random_uuid(), 1, '2 days')$$, '22023',
+select throws_ok($$select release_document_job_and_follow_up_v2(gen_random_uuid(), 1, '2 days')$$, '22023',
                  'p_retry_after must be between 0 and 1 day', '... every one of them');
 
 select * from finish();

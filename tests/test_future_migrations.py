@@ -1,0 +1,103 @@
+"""supabase/future_migrations holds migrations written ahead of their release: the drop of the
+retired function names waits until no deployed worker calls them (its header says when and how).
+Until then it must stay ready: it applies cleanly, with `supabase db push`, to a database that
+applied every migration, and nothing deployed (lib/, api/) calls a name it drops."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from devstack import cluster
+
+FUTURE = cluster.ROOT / "supabase" / "future_migrations"
+DROP = FUTURE / "20261204000000_drop_retired_functions.sql"
+DEPLOYED = ("lib", "api")
+
+
+def dropped() -> dict[str, str]:
+    """The functions the drop names, "public.name" -> "public.name(argument types)"."""
+    functions = re.findall(r"^drop function (public\.\w+)\(([^)]*)\);", DROP.read_text(), re.MULTILINE)
+    return {name: f"{name}({arguments})" for name, arguments in functions}
+
+
+def string_constants(path: Path) -> Iterator[str]:
+    """The string literals of a Python file, docstrings left out (they describe, they do not call)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.value
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """This project with every migration, and the future one after them, as its header says."""
+    (tmp_path / "supabase" / "migrations").mkdir(parents=True)
+    shutil.copy(cluster.ROOT / "supabase" / "config.toml", tmp_path / "supabase")
+    for path in cluster.migrations():
+        shutil.copy(path, tmp_path / "supabase" / "migrations")
+    return tmp_path
+
+
+@pytest.fixture
+def current(project: Path) -> Iterator[cluster.Cluster]:
+    database = cluster.start(project=project)
+    try:
+        yield database
+    finally:
+        database.stop()
+
+
+def test_the_drop_comes_after_every_migration_and_leaves_the_clis_calls() -> None:
+    assert cluster.migrations()[-1].name < DROP.name
+    text = DROP.read_text().replace("\n-- ", " ")  # the header's sentences, unwrapped
+    assert "retry_document_job and cancel_document_job join this list when the CLI stops calling them" in text
+    assert not {"public.retry_document_job", "public.cancel_document_job"} & set(dropped())
+
+
+def test_the_drop_applies_to_a_database_of_every_migration_and_keeps_the_v2_calls(
+    project: Path, current: cluster.Cluster
+) -> None:
+    names = dropped()
+    with psycopg.connect(current.conninfo(cluster.SUPERUSER), autocommit=True) as conn:
+        # Exactly the names a _v2 function replaced, each with the signature it has today.
+        replaced = conn.execute(
+            "select 'public.' || p.proname, p.oid::regprocedure::text from pg_proc p"
+            " where p.pronamespace = 'public'::regnamespace and exists (select from pg_proc v"
+            "  where v.pronamespace = p.pronamespace and v.proname = p.proname || '_v2')"
+        ).fetchall()
+        assert {name for name, _ in replaced} == set(names)
+        for signature in names.values():
+            assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() != (None,), signature
+        shutil.copy(DROP, project / "supabase" / "migrations")
+        cluster.apply_migrations(current, project)
+        for name, signature in names.items():
+            assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() == (None,), signature
+            v2 = f"{name}_v2{signature[len(name) :]}"
+            assert conn.execute("select to_regprocedure(%s)", (v2,)).fetchone() != (None,), v2
+        applied = conn.execute("select max(version) from supabase_migrations.schema_migrations").fetchone()
+        assert applied == (DROP.name.split("_")[0],)
+
+
+def test_nothing_deployed_calls_a_name_the_drop_drops() -> None:
+    names = {name.removeprefix("public.") for name in dropped()}
+    word = re.compile(r"\b(" + "|".join(sorted(names)) + r")\b")
+    callers = [
+        f"{path.relative_to(cluster.ROOT)}: {text!r}"
+        for folder in DEPLOYED
+        for path in sorted((cluster.ROOT / folder).rglob("*.py"))
+        for text in string_constants(path)
+        if word.search(text)
+    ]
+    assert callers == []
