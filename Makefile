@@ -54,7 +54,7 @@ lint: $(STAMP) $(NODE_STAMP)
 	$(TSC) -p devstack/tsconfig.admin.json
 
 ## supabase/schema.sql, the current schema, from a new database the migrations built (after any
-## new migration; tests/test_schema.py fails while it is stale).
+## new migration; tests/tooling/test_schema_file.py fails while it is stale).
 schema: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.tools.schema
 

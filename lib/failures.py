@@ -9,7 +9,7 @@ A failure that is not the job's own (a key, a setting, a quota) is a release wit
 `failed`: one key rotation must not park every fax. Its rule names what an operator checks
 (`check`), and the health check raises an outage alert when such releases keep happening
 (supabase/migrations/20261201002200_document_jobs_release_outages.sql holds the same names;
-tests/test_constants.py compares them). Only what belongs to the job itself (the e-mail is gone,
+tests/database/test_limits_mirror.py compares them). Only what belongs to the job itself (the e-mail is gone,
 an attachment is too large, its content or its id is refused) fails it at once.
 """
 

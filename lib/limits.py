@@ -1,6 +1,6 @@
 """The one Python mirror of the database's bounds (document_jobs_internal.limits(), and the claim's
 default lease): a worker set beyond them would be refused on every call. Python cannot ask the
-database at import time, so each is written here once; tests/test_constants.py pins every one to
+database at import time, so each is written here once; tests/database/test_limits_mirror.py pins every one to
 the SQL."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -72,3 +73,9 @@ def hook(db: psycopg.Connection[dict]) -> Iterator[Receiver]:
     with receiver() as alerts:
         store_secrets(db, None, None, alert_url=alerts.url + ALERT_PATH)
         yield alerts
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client() as client:
+        yield client

@@ -18,7 +18,7 @@ the generation (say where it belongs there), so that no object lands in a catch-
     python -m devstack.tools.schema           write supabase/schema.sql (also: make schema)
     python -m devstack.tools.schema --check   exit 1 with a unified diff when the file is not current
 
-tests/test_schema.py runs the check in `make test`.
+tests/tooling/test_schema_file.py runs the check in `make test`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ HEADER = f"""\
 -- The current schema of document-jobs: every function, table, view, index, grant, policy, seeded
 -- row and cron job of a database that applied supabase/migrations, each object once, grouped by
 -- concern (devstack/tools/schema.py). For reading and diffing, never applied. GENERATED, never
--- edited: a change is a new migration, then `{REGENERATE}`. tests/test_schema.py fails when this
+-- edited: a change is a new migration, then `{REGENERATE}`. tests/tooling/test_schema_file.py fails when this
 -- file is not what the migrations build.
 """
 _BLOCK_HEADER = re.compile(

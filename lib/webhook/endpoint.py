@@ -37,7 +37,7 @@ MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 # The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
 NUMBERS_AS_TEXT_KEY = "_document_jobs_numbers_as_text"
 # What record_inbound_email takes as the received time (document_jobs_internal.try_timestamptz,
-# supabase/migrations/20261201002000_document_jobs_strict_received_at.sql; tests/test_bad_input.py
+# supabase/migrations/20261201002000_document_jobs_strict_received_at.sql; tests/database/test_bad_arguments.py
 # holds the two to the same answers): an ISO 8601 date and time, nothing Postgres reads specially
 # ("now", "infinity", "yesterday", "epoch", "today").
 _TIMESTAMP = re.compile(

@@ -36,7 +36,7 @@ from lib.worker.resend import (
     TooLarge,
 )
 
-# The kind record_inbound_email enqueues (supabase/migrations; tests/test_constants.py).
+# The kind record_inbound_email enqueues (supabase/migrations; tests/database/test_limits_mirror.py).
 KIND = "fetch_email"
 
 

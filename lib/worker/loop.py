@@ -28,7 +28,7 @@ from lib.failures import Action, FailureCode, JobFailure, database_failure
 from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
 from lib.worker.queue import Job, LeaseLost, Queue
 
-# vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/test_constants.py
+# vercel.json's maxDuration (300 s) is what the budget leaves a margin to: tests/database/test_limits_mirror.py
 # fails when either side changes alone.
 BUDGET = timedelta(seconds=240)
 CLAIM_RESERVE = timedelta(seconds=30)

@@ -11,9 +11,9 @@
 -- there (supabase migration new drop_retired_functions, then this text), and run `supabase db push`
 -- as for any migration; then delete their rows from FUNCTION_GROUPS in devstack/tools/schema.py
 -- (it refuses a name the schema lacks), take them out of the API surface the tests pin
--- (supabase/tests/003_api_surface.sql, the CALLS of tests/test_security.py), delete the test of
--- their answers (the old names' part of tests/test_upgrade.py), run `make schema`, and delete this
--- file. Until then tests/test_future_migrations.py applies it to a database built from every
+-- (supabase/tests/003_api_surface.sql, the CALLS of tests/database/test_only_service_role.py), delete the test of
+-- their answers (the old names' part of tests/database/test_upgrade_in_place.py), run `make schema`, and delete this
+-- file. Until then tests/database/test_future_migrations.py applies it to a database built from every
 -- migration and checks that lib/ and api/ call none of these names.
 --
 -- What: each name below is answered today by a thin wrapper of its _v2 function (20261201006000),

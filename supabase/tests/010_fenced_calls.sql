@@ -1,6 +1,6 @@
 -- Every fenced call has one answer (the _v2 functions): {"held": true, "state": <the job's status
 -- after it>} while the caller holds the job, {"held": false, "state": null} once it does not;
--- the old names answer exactly as before, through them (tests/test_upgrade.py calls them). The
+-- the old names answer exactly as before, through them (tests/database/test_upgrade_in_place.py calls them). The
 -- attempt's outcome is written by the function that ends it, never read back from an error code.
 begin;
 set local client_min_messages = error;  -- the failure alerts' "no alert URL stored" warnings

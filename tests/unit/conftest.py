@@ -44,12 +44,6 @@ def fake(router: respx.MockRouter) -> FakeSupabase:
 
 
 @pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client() as client:
-        yield client
-
-
-@pytest.fixture
 def client(http: httpx.Client):
     return service_client(SupabaseSettings(supabase_url=URL, supabase_secret_key=KEY), http)
 

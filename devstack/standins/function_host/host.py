@@ -32,7 +32,7 @@ DEFAULT_CONCURRENCY = 8
 PROJECT_VARIABLES = (
     "SUPABASE_URL",
     "SUPABASE_SECRET_KEY",
-    "SUPABASE_SERVICE_ROLE_KEY",  # a project with legacy keys (tests/test_end_to_end.py plays one)
+    "SUPABASE_SERVICE_ROLE_KEY",  # a project with legacy keys (tests/flow/test_end_to_end.py plays one)
     "SUPABASE_PUBLISHABLE_KEY",  # the admin page's key
     "SUPABASE_ANON_KEY",  # the admin page's key on a project with legacy keys
     "SUPABASE_JWT_SECRET",  # a legacy project's HS256 user tokens (the admin function)

@@ -11,11 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests import test_admin
 from tests.support.emails import failed_email
 from tests.support.operators import new_account, sign_in
-
-cli = test_admin.cli  # the fixture
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ from lib.worker.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from tests.support.database import add_jobs, invoke, queued_requests
 from tests.support.vault import store_secrets
 
-VERCEL_JSON = Path(__file__).parent.parent / "vercel.json"
+VERCEL_JSON = Path(__file__).parents[2] / "vercel.json"
 WORKER_FUNCTION = "api/internal/document_jobs.py"
 
 

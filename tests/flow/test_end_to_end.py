@@ -152,7 +152,7 @@ def test_the_worker_answers_503_while_the_database_is_down(db, stack_env) -> Non
 
 
 def test_a_lost_kick_is_made_up_for_by_the_cron_entry_point(db, admin, env) -> None:
-    # The cron job's command, called here rather than waited for: tests/test_cron.py shows that
+    # The cron job's command, called here rather than waited for: tests/database/test_cron.py shows that
     # pg_cron really runs it every minute.
     running = stack.attach(env["DEVSTACK_FOLDER"])
     running.stop_process("pg_net_dispatcher")

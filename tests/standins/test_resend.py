@@ -1,5 +1,5 @@
 """The Resend sample provider behaves like Resend's receiving API: checked through the worker's own
-Resend client, over loopback HTTP. (The faults put in front of it: tests/test_fault_layer.py.)"""
+Resend client, over loopback HTTP. (The faults put in front of it: tests/standins/test_fault_layer.py.)"""
 
 from __future__ import annotations
 

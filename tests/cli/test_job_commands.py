@@ -24,19 +24,6 @@ from tests.support.emails import email_with_job
 COMMANDS = ["list", "show", "retry", "cancel", "stats", "health", "retention", "purge", "download"]
 
 
-@pytest.fixture
-def cli(db, stack_env, monkeypatch, capsys):
-    monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
-    monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_SECRET_KEY"])
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        status = admin.main(list(argv))
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    return run
-
-
 def test_the_cli_runs_as_a_module() -> None:
     result = subprocess.run([sys.executable, "-m", "lib.admin", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "usage: python -m lib.admin" in result.stdout

@@ -12,7 +12,7 @@ from tests.support.database import add_jobs
 from tests.support.receiver import receiver
 from tests.support.vault import SECRET, store_secrets
 
-MIGRATIONS = Path(__file__).parent.parent / "supabase/migrations"
+MIGRATIONS = Path(__file__).parents[2] / "supabase/migrations"
 CRON_MIGRATION = next(MIGRATIONS.glob("*_document_jobs_cron.sql"))
 # The alerts migration registers the health check; its cron statements are its last lines.
 HEALTH_CRON = "\n".join(

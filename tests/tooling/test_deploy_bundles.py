@@ -24,7 +24,7 @@ from devstack.tools import inbound
 
 pytestmark = pytest.mark.slow  # a real `vercel build` of the committed tree, of its own
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKER, WEBHOOK, ADMIN = "/api/internal/document_jobs", "/api/webhooks/resend", "/api/admin"
 OWN_SOURCE = {WORKER: "api/internal/document_jobs.py", WEBHOOK: "api/webhooks/resend.py", ADMIN: "api/admin.py"}
 ENDPOINT = {WORKER: "lib.worker.endpoint", WEBHOOK: "lib.webhook.endpoint", ADMIN: "lib.screen.endpoint"}

@@ -14,12 +14,10 @@ import httpx
 import pytest
 
 from lib.admin import cli as admin
-from tests import test_admin
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job
 
 ZERO = "00000000-0000-0000-0000-000000000000"
-cli = test_admin.cli  # the fixture
 
 
 def test_json_is_accepted_before_or_after_the_command(cli, db) -> None:
