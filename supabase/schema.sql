@@ -478,6 +478,34 @@ ALTER FUNCTION document_jobs_internal.check_health() OWNER TO postgres;
 
 
 --
+-- Name: current_pg_net_generation(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.current_pg_net_generation() RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_generation bigint;
+begin
+    select g.generation into v_generation from document_jobs_internal.pg_net_generation g;
+    if v_generation is null then
+        v_generation := nextval('document_jobs_internal.pg_net_generations');
+        insert into document_jobs_internal.pg_net_generation (generation) values (v_generation);
+        update document_jobs_internal.worker_requests w
+           set request_id = null
+         where w.request_id is not null
+           and w.pg_net_generation is distinct from v_generation;
+    end if;
+    return v_generation;
+end;
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.current_pg_net_generation() OWNER TO postgres;
+
+
+--
 -- Name: email_matches_sql(text, text); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -657,11 +685,13 @@ CREATE FUNCTION document_jobs_internal.invocations_in_flight() RETURNS integer
 declare
     c_max_duration constant interval := interval '300 seconds';  -- vercel.json: the worker's maxDuration
     v_since timestamptz := clock_timestamp() - c_max_duration;
+    v_generation bigint := document_jobs_internal.pg_net_generation_in_use();
 begin
     return (
         select count(*)::int
           from document_jobs_internal.worker_requests w
          where w.created_at > v_since
+           and w.pg_net_generation = v_generation
            and not exists (select 1 from net._http_response r where r.created > v_since and r.id = w.request_id));
 end;
 $$;
@@ -1197,6 +1227,21 @@ ALTER FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with tim
 
 
 --
+-- Name: pg_net_generation_in_use(); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE FUNCTION document_jobs_internal.pg_net_generation_in_use() RETURNS bigint
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select g.generation from document_jobs_internal.pg_net_generation g
+$$;
+
+
+ALTER FUNCTION document_jobs_internal.pg_net_generation_in_use() OWNER TO postgres;
+
+
+--
 -- Name: post_alert(jsonb); Type: FUNCTION; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -1241,6 +1286,7 @@ declare
     v_url text;
     v_secret text;
     v_count int;
+    v_generation bigint;
 begin
     select s.decrypted_secret into v_url from vault.decrypted_secrets s where s.name = 'document_jobs_url';
     select s.decrypted_secret into v_secret from vault.decrypted_secrets s where s.name = 'internal_function_secret';
@@ -1252,9 +1298,10 @@ begin
     -- One caller at a time counts and adds, until its transaction ends: two webhooks at once must
     -- not both take the last free place. (A transaction-level advisory lock of this function's own.)
     perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('document_jobs_internal.post_worker', 0));
+    v_generation := document_jobs_internal.current_pg_net_generation();
     v_count := least(p_count, document_jobs_internal.invocation_cap() - document_jobs_internal.invocations_in_flight());
     for i in 1..v_count loop
-        insert into document_jobs_internal.worker_requests (request_id, created_at)
+        insert into document_jobs_internal.worker_requests (request_id, created_at, pg_net_generation)
         values (net.http_post(
                     url => v_url,
                     body => '{}'::jsonb,
@@ -1262,7 +1309,8 @@ begin
                                                   'Authorization', 'Bearer ' || v_secret),
                     timeout_milliseconds => 300000  -- the worker's maxDuration
                 ),
-                clock_timestamp());
+                clock_timestamp(),
+                v_generation);
     end loop;
     return greatest(v_count, 0);
 end;
@@ -3298,6 +3346,41 @@ ALTER TABLE document_jobs_internal.outages OWNER TO postgres;
 
 
 --
+-- Name: pg_net_generation; Type: TABLE; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE UNLOGGED TABLE document_jobs_internal.pg_net_generation (
+    generation bigint NOT NULL,
+    began_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+
+ALTER TABLE document_jobs_internal.pg_net_generation OWNER TO postgres;
+
+
+--
+-- Name: TABLE pg_net_generation; Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+--
+
+COMMENT ON TABLE document_jobs_internal.pg_net_generation IS 'Unlogged like pg_net''s tables: empty after a crash, when pg_net''s request ids restart. One row: the generation of pg_net ids in use.';
+
+
+--
+-- Name: pg_net_generations; Type: SEQUENCE; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE SEQUENCE document_jobs_internal.pg_net_generations
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER TABLE document_jobs_internal.pg_net_generations OWNER TO postgres;
+
+
+--
 -- Name: release_causes; Type: TABLE; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3323,12 +3406,49 @@ COMMENT ON TABLE document_jobs_internal.release_causes IS 'The error codes of re
 --
 
 CREATE TABLE document_jobs_internal.worker_requests (
-    request_id bigint NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    request_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    id bigint NOT NULL,
+    pg_net_generation bigint DEFAULT document_jobs_internal.pg_net_generation_in_use()
 );
 
 
 ALTER TABLE document_jobs_internal.worker_requests OWNER TO postgres;
+
+
+--
+-- Name: COLUMN worker_requests.request_id; Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+--
+
+COMMENT ON COLUMN document_jobs_internal.worker_requests.request_id IS 'pg_net''s request id (net.http_request_queue, net._http_response); null once a crash erased its answer and pg_net may hand the id out again.';
+
+
+--
+-- Name: COLUMN worker_requests.created_at; Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+--
+
+COMMENT ON COLUMN document_jobs_internal.worker_requests.created_at IS 'When the POST was queued.';
+
+
+--
+-- Name: COLUMN worker_requests.pg_net_generation; Type: COMMENT; Schema: document_jobs_internal; Owner: postgres
+--
+
+COMMENT ON COLUMN document_jobs_internal.worker_requests.pg_net_generation IS 'The pg_net generation (document_jobs_internal.pg_net_generation) the POST was queued in.';
+
+
+--
+-- Name: worker_requests_id_seq; Type: SEQUENCE; Schema: document_jobs_internal; Owner: postgres
+--
+
+ALTER TABLE document_jobs_internal.worker_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.worker_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 
 --
@@ -3539,6 +3659,14 @@ ALTER TABLE ONLY document_jobs_internal.outages
 
 
 --
+-- Name: pg_net_generation pg_net_generation_pkey; Type: CONSTRAINT; Schema: document_jobs_internal; Owner: postgres
+--
+
+ALTER TABLE ONLY document_jobs_internal.pg_net_generation
+    ADD CONSTRAINT pg_net_generation_pkey PRIMARY KEY (generation);
+
+
+--
 -- Name: release_causes release_causes_pkey; Type: CONSTRAINT; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -3551,7 +3679,7 @@ ALTER TABLE ONLY document_jobs_internal.release_causes
 --
 
 ALTER TABLE ONLY document_jobs_internal.worker_requests
-    ADD CONSTRAINT worker_requests_pkey PRIMARY KEY (request_id);
+    ADD CONSTRAINT worker_requests_pkey PRIMARY KEY (id);
 
 
 --
@@ -3668,6 +3796,13 @@ CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders
 --
 
 CREATE INDEX worker_requests_created_at ON document_jobs_internal.worker_requests USING btree (created_at);
+
+
+--
+-- Name: worker_requests_request_id; Type: INDEX; Schema: document_jobs_internal; Owner: postgres
+--
+
+CREATE INDEX worker_requests_request_id ON document_jobs_internal.worker_requests USING btree (request_id);
 
 
 --
@@ -3958,6 +4093,13 @@ REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION current_pg_net_generation(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.current_pg_net_generation() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION email_matches_sql(p_alias text, p_q text); Type: ACL; Schema: document_jobs_internal; Owner: postgres
 --
 
@@ -4109,6 +4251,13 @@ REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM P
 --
 
 REVOKE ALL ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_net_generation_in_use(); Type: ACL; Schema: document_jobs_internal; Owner: postgres
+--
+
+REVOKE ALL ON FUNCTION document_jobs_internal.pg_net_generation_in_use() FROM PUBLIC;
 
 
 --
