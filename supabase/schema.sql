@@ -1,7 +1,7 @@
 -- The current schema of document-jobs: every function, table, view, index, grant, policy, seeded
 -- row and cron job of a database that applied supabase/migrations, each object once, grouped by
 -- concern (devstack/tools/schema.py). For reading and diffing, never applied. GENERATED, never
--- edited: a change is a new migration, then `make schema`. tests/test_schema.py fails when this
+-- edited: a change is a new migration, then `make schema`. tests/tooling/test_schema_file.py fails when this
 -- file is not what the migrations build.
 
 -- =================================================================================================
@@ -328,6 +328,22 @@ INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VA
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_not_found', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_unauthorized', false, NULL, NULL);
 
+COMMENT ON TABLE document_jobs_internal.pg_net_generation IS 'Unlogged like pg_net''s tables: empty after a crash, when pg_net''s request ids restart. One row: the generation of pg_net ids in use.';
+CREATE UNLOGGED TABLE document_jobs_internal.pg_net_generation (
+    generation bigint NOT NULL,
+    began_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+ALTER TABLE ONLY document_jobs_internal.pg_net_generation
+    ADD CONSTRAINT pg_net_generation_pkey PRIMARY KEY (generation);
+
+COMMENT ON SEQUENCE document_jobs_internal.pg_net_generations IS 'Logged, so it keeps counting across a crash while the unlogged pg_net_generation is emptied: each crash gets a new generation of pg_net ids.';
+CREATE SEQUENCE document_jobs_internal.pg_net_generations
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
 COMMENT ON TABLE document_jobs_internal.release_causes IS 'The error codes of releases that are not the job''s fault, each an outage cause of the health check.';
 CREATE TABLE document_jobs_internal.release_causes (
     code text NOT NULL,
@@ -345,12 +361,26 @@ INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VAL
 
 COMMENT ON TABLE document_jobs_internal.worker_requests IS 'The worker''s POSTs (pg_net request ids, with when they were counted), so that its answers can be told apart in net._http_response (which has the request id, not the URL) and the invocations in flight counted. Kept a little longer than pg_net keeps answers (6 hours): check_health forgets rows older than 7 hours.';
 CREATE TABLE document_jobs_internal.worker_requests (
-    request_id bigint NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    request_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    id bigint NOT NULL,
+    pg_net_generation bigint DEFAULT document_jobs_internal.pg_net_generation_in_use()
+);
+COMMENT ON COLUMN document_jobs_internal.worker_requests.request_id IS 'pg_net''s request id (net.http_request_queue, net._http_response); null once a crash erased its answer and pg_net may hand the id out again.';
+COMMENT ON COLUMN document_jobs_internal.worker_requests.created_at IS 'When the POST was queued.';
+COMMENT ON COLUMN document_jobs_internal.worker_requests.pg_net_generation IS 'The pg_net generation (document_jobs_internal.pg_net_generation) the POST was queued in.';
+ALTER TABLE document_jobs_internal.worker_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.worker_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 ALTER TABLE ONLY document_jobs_internal.worker_requests
-    ADD CONSTRAINT worker_requests_pkey PRIMARY KEY (request_id);
+    ADD CONSTRAINT worker_requests_pkey PRIMARY KEY (id);
 CREATE INDEX worker_requests_created_at ON document_jobs_internal.worker_requests USING btree (created_at);
+CREATE INDEX worker_requests_request_id ON document_jobs_internal.worker_requests USING btree (request_id);
 
 -- Storage buckets
 INSERT INTO storage.buckets (id, name, public, file_size_limit, allowed_mime_types) VALUES ('fax-attachments', 'fax-attachments', 'f', NULL, NULL);
@@ -1979,6 +2009,28 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.current_pg_net_generation() IS 'The generation of pg_net ids in use, beginning a new one when a crash emptied the marker; the rows of older generations then give up their pg_net ids, which pg_net hands out again. Called under post_worker''s lock.';
+CREATE FUNCTION document_jobs_internal.current_pg_net_generation() RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_generation bigint;
+begin
+    select g.generation into v_generation from document_jobs_internal.pg_net_generation g;
+    if v_generation is null then
+        v_generation := nextval('document_jobs_internal.pg_net_generations');
+        insert into document_jobs_internal.pg_net_generation (generation) values (v_generation);
+        update document_jobs_internal.worker_requests w
+           set request_id = null
+         where w.request_id is not null
+           and w.pg_net_generation is distinct from v_generation;
+    end if;
+    return v_generation;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.current_pg_net_generation() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) IS 'The term anywhere in an e-mail row''s sender or subject (ILIKE, the term''s own %, _ and \ taken literally), as SQL over the row alias p_alias: the search walk''s check, job by job.';
 CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -2112,7 +2164,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.invocation_cap() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.invocations_in_flight() IS 'Worker invocations in flight: POSTed within the last maxDuration (300 s) and not answered. An answer is recorded after its request, so only the answers of that same span are looked at (pg_net''s answer table keeps 6 hours of everyone''s answers, indexed on created).';
+COMMENT ON FUNCTION document_jobs_internal.invocations_in_flight() IS 'Worker invocations in flight: POSTed in the pg_net generation in use within the last maxDuration (300 s) and not answered. A crash erases pg_net''s answers and restarts its ids, so only the current generation counts, and only the answers of that span are looked at (pg_net''s answer table keeps 6 hours of everyone''s answers, indexed on created).';
 CREATE FUNCTION document_jobs_internal.invocations_in_flight() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2120,11 +2172,13 @@ CREATE FUNCTION document_jobs_internal.invocations_in_flight() RETURNS integer
 declare
     c_max_duration constant interval := interval '300 seconds';  -- vercel.json: the worker's maxDuration
     v_since timestamptz := clock_timestamp() - c_max_duration;
+    v_generation bigint := document_jobs_internal.pg_net_generation_in_use();
 begin
     return (
         select count(*)::int
           from document_jobs_internal.worker_requests w
          where w.created_at > v_since
+           and w.pg_net_generation = v_generation
            and not exists (select 1 from net._http_response r where r.created > v_since and r.id = w.request_id));
 end;
 $$;
@@ -2468,6 +2522,15 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.pg_net_generation_in_use() IS 'The generation of pg_net ids in use; null after a crash until the next POST begins one (worker_requests.pg_net_generation''s default).';
+CREATE FUNCTION document_jobs_internal.pg_net_generation_in_use() RETURNS bigint
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select g.generation from document_jobs_internal.pg_net_generation g
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.pg_net_generation_in_use() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.post_alert(p_body jsonb) IS 'POSTs one alert through pg_net to the URL in the Vault secret document_jobs_alert_url (sent if the transaction commits); null and a WARNING when none is stored. Runs as postgres, from the failure trigger or the health check; the alert never carries a Vault secret.';
 CREATE FUNCTION document_jobs_internal.post_alert(p_body jsonb) RETURNS bigint
     LANGUAGE plpgsql
@@ -2504,6 +2567,7 @@ declare
     v_url text;
     v_secret text;
     v_count int;
+    v_generation bigint;
 begin
     select s.decrypted_secret into v_url from vault.decrypted_secrets s where s.name = 'document_jobs_url';
     select s.decrypted_secret into v_secret from vault.decrypted_secrets s where s.name = 'internal_function_secret';
@@ -2515,9 +2579,10 @@ begin
     -- One caller at a time counts and adds, until its transaction ends: two webhooks at once must
     -- not both take the last free place. (A transaction-level advisory lock of this function's own.)
     perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('document_jobs_internal.post_worker', 0));
+    v_generation := document_jobs_internal.current_pg_net_generation();
     v_count := least(p_count, document_jobs_internal.invocation_cap() - document_jobs_internal.invocations_in_flight());
     for i in 1..v_count loop
-        insert into document_jobs_internal.worker_requests (request_id, created_at)
+        insert into document_jobs_internal.worker_requests (request_id, created_at, pg_net_generation)
         values (net.http_post(
                     url => v_url,
                     body => '{}'::jsonb,
@@ -2525,7 +2590,8 @@ begin
                                                   'Authorization', 'Bearer ' || v_secret),
                     timeout_milliseconds => 300000  -- the worker's maxDuration
                 ),
-                clock_timestamp());
+                clock_timestamp(),
+                v_generation);
     end loop;
     return greatest(v_count, 0);
 end;

@@ -60,12 +60,12 @@ from types import FrameType
 from urllib.parse import parse_qsl, urlsplit
 
 import jwt
-from psycopg_pool import ConnectionPool
 
 from devstack.standins import postgrest
 from devstack.standins.auth import Auth, Keys, cors
 from devstack.standins.layer import fault_layer
 from devstack.standins.messages import Backend, Request, Response
+from devstack.standins.postgrest.connections import Connections
 from devstack.standins.storage import Storage
 
 REQUIRED_ENV = (
@@ -317,17 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     storage_dir = Path(os.environ["DEVSTACK_STORAGE_DIR"])
     storage_dir.mkdir(parents=True, exist_ok=True)
-    pool = ConnectionPool(
-        os.environ["DEVSTACK_AUTHENTICATOR_DATABASE_URL"],
-        min_size=POOL_MIN,
-        max_size=POOL_MAX,
-        open=False,
-        timeout=POOL_TIMEOUT_S,
-        kwargs={"autocommit": True},
-        check=ConnectionPool.check_connection,
-        name="gateway",
-    )
-    pool.open(wait=True, timeout=15.0)  # fail here, before announcing a port, if the database is unreachable
+    # Replaced rather than waited on when the database restarts, as PostgREST does (connections.py).
+    pool = Connections(os.environ["DEVSTACK_AUTHENTICATOR_DATABASE_URL"], min_size=POOL_MIN, max_size=POOL_MAX,
+                       timeout=POOL_TIMEOUT_S, name="gateway")  # fmt: skip
+    pool.open(timeout=15.0)  # fail here, before announcing a port, if the database is unreachable
     try:
         backend = Backend(pool, os.environ["SUPABASE_JWT_SECRET"])
         keys = ProjectKeys(

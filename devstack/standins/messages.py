@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import Any
+from typing import Any, Protocol
 
-from psycopg_pool import ConnectionPool
+import psycopg
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 
@@ -38,9 +39,14 @@ class Response:
         return cls(status, text.encode(), {"Content-Type": JSON_CONTENT_TYPE, **(headers or {})})
 
 
+class ConnectionSource(Protocol):
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
+
+
 @dataclass(frozen=True)
 class Backend:
-    """What every request handler needs: the pool (connected as "authenticator") and the JWT secret."""
+    """What every request handler needs: the pool (connected as "authenticator"; see
+    devstack/standins/postgrest/connections.py) and the JWT secret."""
 
-    pool: ConnectionPool
+    pool: ConnectionSource
     jwt_secret: str

@@ -188,10 +188,9 @@ def _owner(kind: str, name: str, schema: str, body: str, sequences: dict[str, st
         return "relation", match[1], False
     if kind == "SEQUENCE":
         match = re.search(r"^ALTER TABLE (?:ONLY )?([\w.]+) ", body, re.MULTILINE)
-        if match is None:
-            raise UngroupedObject(f"sequence {schema}.{name} belongs to no table")
-        sequences[f"{schema}.{name}"] = match[1]
-        return "relation", match[1], False
+        # A sequence no table owns (one that must outlive its unlogged table's crash) stands alone.
+        sequences[f"{schema}.{name}"] = match[1] if match else f"{schema}.{name}"
+        return "relation", sequences[f"{schema}.{name}"], False
     if kind in {"COMMENT", "ACL"}:
         target, _, rest = name.partition(" ")
         if target == "SCHEMA":
@@ -203,7 +202,8 @@ def _owner(kind: str, name: str, schema: str, body: str, sequences: dict[str, st
         if target == "COLUMN":
             return "relation", f"{schema}.{rest.split('.')[0]}", False
         if target == "SEQUENCE":
-            return "relation", sequences.get(f"{schema}.{rest}", f"{schema}.{rest}"), False
+            owner = sequences.get(f"{schema}.{rest}", f"{schema}.{rest}")
+            return "relation", owner, kind == "COMMENT" and owner == f"{schema}.{rest}"
         if target == "TYPE":
             return "type", f"{schema}.{rest}", kind == "COMMENT"
     raise UngroupedObject(f"pg_dump wrote a {kind} ({name}) that devstack/tools/schema.py does not place")

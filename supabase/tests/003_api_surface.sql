@@ -103,6 +103,8 @@ select set_eq(
         'document_jobs_internal.reserve_request(text,integer)',
         'document_jobs_internal.invocation_cap()',
         'document_jobs_internal.invocations_in_flight()',
+        'document_jobs_internal.pg_net_generation_in_use()',
+        'document_jobs_internal.current_pg_net_generation()',
         'document_jobs_internal.start_workers(integer)',
         'document_jobs_internal.purge_cutoff(interval)',
         'document_jobs_internal.refuse_audit_change()',
@@ -127,7 +129,7 @@ select set_eq(
         'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
-    ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight,'
+    ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
     ' the admin screen''s filter and batches)');
 
 select is_empty(

@@ -5,9 +5,12 @@ crashes (each taking every request of its instance), and the runtime's per-reque
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import selectors
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -304,3 +307,54 @@ def test_function_output_reaches_the_host_log_through_the_runtime(cold) -> None:
     text = logged(log, json.dumps({"event": "answered", "pid": pid}))
     lines = [json.loads(line) for line in text.splitlines() if line.startswith('{"event"')]
     assert {"event": "answered", "pid": pid} in lines
+
+
+BURST = 200  # the webhooks of a busy second or two, all at once
+
+
+def test_a_burst_of_connections_is_queued_not_dropped_while_the_host_is_busy(build, tmp_path) -> None:
+    # The host accepts nothing until every client has connected: the kernel must hold all of them
+    # in the listen backlog. With socketserver's backlog of 5 it dropped the SYNs beyond it, and
+    # those connections would only have been made by the clients' retransmissions (seconds later),
+    # which no accept here would ever have let through.
+    with open(tmp_path / "host.log", "wb") as log:
+        host = FunctionHost(build, {}, tmp_path, log=log, mode="cold")
+        clients = [socket.socket() for _ in range(BURST)]
+        serving = threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        try:
+            for client in clients:
+                client.setblocking(False)
+                assert client.connect_ex(host.server_address) in (0, errno.EINPROGRESS)
+            with selectors.DefaultSelector() as waiting:
+                for client in clients:
+                    waiting.register(client, selectors.EVENT_WRITE)
+                connected = 0
+                deadline = time.monotonic() + 30
+                while connected < BURST and time.monotonic() < deadline:
+                    for key, _ in waiting.select(timeout=1):
+                        assert key.fileobj.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0  # type: ignore[union-attr]
+                        waiting.unregister(key.fileobj)
+                        connected += 1
+            assert connected == BURST, f"{BURST - connected} of {BURST} connections were not taken into the backlog"
+            for client in clients:
+                client.setblocking(True)
+                client.settimeout(60)
+                client.sendall(b"GET /robots.txt HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            serving.start()
+            answers = [read_answer(client) for client in clients]
+        finally:
+            for client in clients:
+                client.close()
+            if serving.is_alive():
+                host.shutdown()  # waits for serve_forever: only once it runs
+            host.server_close()
+    assert [answer.split(b"\r\n", 1)[0] for answer in answers] == [b"HTTP/1.1 200 OK"] * BURST
+    assert all(answer.endswith(b"User-agent: *\n") for answer in answers)
+
+
+def read_answer(client: socket.socket) -> bytes:
+    """A whole answer of the host's static files (it closes the connection after each)."""
+    chunks = []
+    while chunk := client.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)

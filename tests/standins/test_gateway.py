@@ -18,6 +18,7 @@ import jwt
 import psycopg
 import pytest
 from postgrest.exceptions import APIError
+from psycopg.rows import dict_row
 from storage3.exceptions import StorageApiError
 
 from lib.settings import SupabaseSettings
@@ -645,3 +646,58 @@ def test_a_new_key_beside_an_authorization_that_is_no_jwt_is_refused(
         for answer in (http.post(CLAIM, json={"p_kind": "fetch_email"}, headers=headers),
                        http.post(upload_path(folder), content=b"%PDF", headers=headers)):  # fmt: skip
             assert gateway_refusal(answer, "Invalid authorization header"), answer.text
+
+
+# --- the database restarts under the gateway (PostgREST: references/connection_pool, "Automatic Recovery")
+
+READ = "/rest/v1/document_jobs?select=id&limit=1"
+POOL_MAX = 20  # devstack/standins/gateway.py
+
+
+def authenticator_connections(admin: psycopg.Connection[dict]) -> int:
+    return admin.execute("select count(*) as n from pg_stat_activity where usename = 'authenticator'").fetchone()["n"]
+
+
+@pytest.mark.slow  # stops and restarts the stack's database
+def test_while_its_database_restarts_the_gateway_answers_503_and_then_uses_new_connections(
+    stack_env: dict[str, str],
+) -> None:
+    from devstack import stack
+
+    headers = service_headers(stack_env)
+    # A client that gives up well before PostgREST's 10 s pool timeout: no request may wait on a dead connection.
+    with httpx.Client(base_url=stack_env["SUPABASE_URL"], timeout=5, headers=headers) as http:
+        # Grow the pool to its most: reads held by a lock until every one has a connection of its own.
+        with psycopg.connect(stack_env["DEVSTACK_ADMIN_DATABASE_URL"], row_factory=dict_row) as locker, \
+                ThreadPoolExecutor(POOL_MAX) as threads:  # fmt: skip
+            locker.execute("lock table public.document_jobs in access exclusive mode")
+            held = [threads.submit(httpx.get, stack_env["SUPABASE_URL"] + READ, headers=headers, timeout=60)
+                    for _ in range(POOL_MAX)]  # fmt: skip
+            with psycopg.connect(stack_env["DEVSTACK_ADMIN_DATABASE_URL"], autocommit=True, row_factory=dict_row) as a:
+                deadline = time.monotonic() + 30
+                while authenticator_connections(a) < POOL_MAX and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert authenticator_connections(a) >= POOL_MAX, "the pool grew to its most"
+            locker.rollback()
+            assert [future.result().status_code for future in held] == [200] * POOL_MAX
+
+        database = stack.attach(stack_env["DEVSTACK_FOLDER"]).database
+        database.stop_server()
+        try:
+            down = [http.get(READ) for _ in range(3)]
+        finally:
+            database.start_server()
+        back = http.get(READ)
+        with ThreadPoolExecutor(POOL_MAX) as threads:
+            burst = list(threads.map(lambda _: http.get(READ), range(2 * POOL_MAX)))
+
+    for answer in down:
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["code"] in ("PGRST000", "PGRST001"), answer.json()
+        assert answer.json()["message"].endswith("Retrying the connection.")
+        assert int(answer.headers["Retry-After"]) >= 1
+    assert down[-1].json()["code"] == "PGRST000", "no connection can be made while the server is down"
+    assert back.status_code == 200, back.text
+    assert [answer.status_code for answer in burst] == [200] * 2 * POOL_MAX
+    log = Path(stack_env["DEVSTACK_FOLDER"], "gateway.log").read_text()
+    assert "pooled connections are discarded" in log and "new connections" in log

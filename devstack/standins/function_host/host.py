@@ -52,6 +52,11 @@ PROJECT_VARIABLES = (
 class FunctionHost(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a burst of webhooks (Resend delivers e-mails at once,
+    # at 20 a second and more) overflowed it while the accepting thread started handlers, and the
+    # kernel dropped connections (ListenOverflows), which Vercel's edge never does. SOMAXCONN, as
+    # servers meant for load ask for (the kernel caps it at net.core.somaxconn).
+    request_queue_size = socket.SOMAXCONN
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ from psycopg import sql
 from psycopg_pool import PoolTimeout
 
 from devstack.standins.messages import Backend, Request
+from devstack.standins.postgrest.connections import DatabaseUnavailable
 from devstack.standins.postgrest.errors import ApiError
 from devstack.standins.postgrest.jwt_auth import ANON_ROLE
 
@@ -54,6 +55,9 @@ def http_status(sqlstate: str, message: str, authenticated: bool) -> int:
 
 
 def database_error(error: psycopg.Error, role: str) -> ApiError:
+    if isinstance(error, DatabaseUnavailable):  # the database is away (connections.py)
+        return ApiError(503, error.code, error.message, error.details,
+                        headers={"Retry-After": str(error.retry_after_s)})  # fmt: skip
     if isinstance(error, PoolTimeout):
         return ApiError(504, "PGRST003", "Timed out acquiring connection from connection pool.")
     if error.sqlstate is None:  # no answer from the server: the connection itself failed
