@@ -3,9 +3,11 @@ the pg_net kick through the dispatcher, the worker, the Resend sample provider, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -126,10 +128,29 @@ def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, s
 
     assert [(a.status_code, a.json()["duplicate"]) for a in answers] == [(200, False), (200, True)]
     row = db.execute("select provider_email_id, subject, data from fax_received_emails").fetchone()
-    assert (row["provider_email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
+    assert row["provider_email_id"] == "em_\ufffdnul\ufffdsha256:" + hashlib.sha256(b"em_\x00nul").hexdigest()
+    assert (row["data"]["email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
     assert row["data"]["attachments"][0]["filename"] == "請求書\ufffd.pdf"
     assert row["data"]["_document_jobs_replaced_text"] == ["/email_id", "/subject", "/attachments/0/filename"]
     assert statuses(db) == ["queued"]
+
+
+def test_two_email_ids_that_differ_only_in_text_postgres_cannot_store_are_two_emails(db, stack_env) -> None:
+    # "a\u0000b" made storable must not become "a\ufffdb", another e-mail's id (lib/storable.py storable_id).
+    deliveries = [({"email_id": "a\x00b", "subject": "first"}, "msg_nul_1"),
+                  ({"email_id": "a\ufffdb", "subject": "second"}, "msg_nul_2")]  # fmt: skip
+
+    first = [deliver(stack_env, data, msg_id=msg_id) for data, msg_id in deliveries]
+    again = [deliver(stack_env, data, msg_id=msg_id) for data, msg_id in deliveries]
+
+    assert [(a.status_code, a.json()["duplicate"]) for a in first] == [(200, False), (200, False)]
+    assert [(a.status_code, a.json()["duplicate"]) for a in again] == [(200, True), (200, True)]
+    assert [a.json()["fax_received_email_id"] for a in again] == [a.json()["fax_received_email_id"] for a in first]
+    rows = db.execute("select subject, data ->> 'email_id' as email_id from fax_received_emails order by subject")
+    assert [(r["subject"], r["email_id"]) for r in rows] == [("first", "a\ufffdb"), ("second", "a\ufffdb")]
+    jobs = db.execute("select distinct fax_received_email_id from document_jobs").fetchall()
+    assert {j["fax_received_email_id"] for j in jobs} == {uuid.UUID(a.json()["fax_received_email_id"]) for a in first}
+    assert statuses(db) == ["queued", "queued"]
 
 
 @pytest.mark.slow  # stops and restarts the stack's database

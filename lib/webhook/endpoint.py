@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from math import floor
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -29,7 +29,7 @@ from lib import log
 from lib.errors import DatabaseError, Refusal
 from lib.http_shell import Answer
 from lib.settings import ConfigError, WebhookSettings
-from lib.storable import REPLACED_KEY, pointers_to, storable_json, storable_text
+from lib.storable import REPLACED_KEY, pointers_to, storable_id, storable_json, storable_text
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.rpc import execute
 
@@ -145,27 +145,38 @@ def parse(body: bytes) -> Event | Answer:
         return error(400, "malformed_event", "the event needs a string 'type' and an object 'data'")
 
 
-def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The svix-id and the event's data with text Postgres cannot store replaced (lib/storable.py),
-    and the JSON Pointers of what was replaced listed under REPLACED_KEY in the data."""
-    stored_id = storable_text(webhook_id)
+class Storable(NamedTuple):
+    """What record_inbound_email is given: the e-mail's and the delivery's ids made storable one to
+    one (storable_id: two ids that differ only in text Postgres cannot store stay two e-mails), and
+    the data with such text replaced (storable_json)."""
+
+    email_id: str
+    webhook_id: str
+    data: dict[str, Any]
+
+
+def storable(webhook_id: str, data: dict[str, Any]) -> Storable:
+    """The ids and the event's data made storable (lib/storable.py); the JSON Pointers of what was
+    replaced in the data are listed under REPLACED_KEY in it."""
+    email_id = storable_id(data["email_id"])
+    stored_id = storable_id(webhook_id)
     stored_data, replaced = storable_json(data)
     if replaced:
         stored_data[REPLACED_KEY] = replaced
     numbers_as_text = pointers_to(stored_data, NumberText)
     if numbers_as_text:
         stored_data[NUMBERS_AS_TEXT_KEY] = numbers_as_text
-        log.event("email_numbers_kept_as_text", logging.WARNING, email_id=stored_data["email_id"],
+        log.event("email_numbers_kept_as_text", logging.WARNING, email_id=email_id,
                   numbers=numbers_as_text)  # fmt: skip
     if replaced or stored_id != webhook_id:
         log.event(
             "email_text_replaced",
             logging.WARNING,
-            email_id=stored_data["email_id"],
+            email_id=email_id,
             replaced=replaced,
             webhook_id_replaced=stored_id != webhook_id,
         )
-    return stored_id, stored_data
+    return Storable(email_id, stored_id, stored_data)
 
 
 def usable_timestamp(value: Any) -> bool:
@@ -186,9 +197,9 @@ def _warn_unusable_time(data: dict[str, Any]) -> None:
                   created_at=repr(created_at)[:80], received_at=None)  # fmt: skip
 
 
-def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> Answer:
-    email_id = data["email_id"]
-    params = {"p_provider_email_id": email_id, "p_webhook_id": webhook_id, "p_data": data}
+def record(settings: WebhookSettings, stored: Storable) -> Answer:
+    email_id = stored.email_id
+    params = {"p_provider_email_id": email_id, "p_webhook_id": stored.webhook_id, "p_data": stored.data}
     with httpx.Client(timeout=TIMEOUT) as http:
         try:
             rows = execute("record_inbound_email", service_client(settings, http).rpc("record_inbound_email", params))
@@ -234,4 +245,4 @@ def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Ans
         # A URL path normalises these away (GET /emails/receiving/../attachments is another endpoint).
         return error(400, "invalid_email_id", "data.email_id must not be . or ..")
     _warn_unusable_time(event.data)
-    return record(settings, *storable(headers.get("svix-id", ""), event.data))
+    return record(settings, storable(headers.get("svix-id", ""), event.data))

@@ -20,6 +20,7 @@ import pytest
 from svix.webhooks import Webhook
 
 from api.webhooks.resend import handler
+from lib.webhook import endpoint
 from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
@@ -209,7 +210,8 @@ def test_text_postgres_cannot_store_is_replaced_and_the_fact_recorded(webhook_ur
     [call] = record_rpc.calls
     assert postgres_accepts(call.request.content)
     sent = json.loads(call.request.content)
-    assert sent["p_provider_email_id"] == "em_\ufffd42"
+    # The ids keep their digest (lib/storable.py storable_id): "em_\ufffd42" may be another e-mail's.
+    assert sent["p_provider_email_id"] == "em_\ufffd42\ufffdsha256:" + hashlib.sha256(b"em_\x0042").hexdigest()
     assert sent["p_data"] == {
         "email_id": "em_\ufffd42", "from": "fax@example.jp", "subject": "FAX\ufffd \ufffd受信",
         "headers": {"x-fax\ufffdid": "a\ufffd"},
@@ -219,6 +221,23 @@ def test_text_postgres_cannot_store_is_replaced_and_the_fact_recorded(webhook_ur
     }  # fmt: skip
     [replaced] = [json.loads(r.getMessage()) for r in caplog.records if "email_text_replaced" in r.getMessage()]
     assert replaced["replaced"] == sent["p_data"]["_document_jobs_replaced_text"]
+
+
+def test_email_ids_that_differ_only_in_text_postgres_cannot_store_are_sent_as_two_ids(webhook_url, record_rpc):
+    sent = []
+    for email_id in ["a\x00b", "a\ufffdb"]:
+        body = json.dumps({"type": "email.received", "data": {"email_id": email_id}}).encode()
+        assert post(webhook_url, body, signed(body))[0] == 200
+        sent.append(record_rpc.calls.last.request.content)
+    assert all(postgres_accepts(content) for content in sent)
+    first, second = (json.loads(content)["p_provider_email_id"] for content in sent)
+    assert second == "a\ufffdb" and first != second
+
+
+def test_svix_ids_that_differ_only_in_text_postgres_cannot_store_stay_two_ids() -> None:
+    # Directly: an HTTP client sends no NUL in a header, and a header decodes as Latin-1 (no U+FFFD).
+    first, second = (endpoint.storable(msg_id, {"email_id": "em_1"}).webhook_id for msg_id in ["m\x00", "m\ufffd"])
+    assert second == "m\ufffd" and first != second and "\x00" not in first
 
 
 def test_an_event_without_such_text_is_stored_exactly_as_received(webhook_url, record_rpc) -> None:
