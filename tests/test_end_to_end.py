@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from devstack import inbound, stack
@@ -117,6 +118,43 @@ def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_pro
     assert answers[-1].json()["duplicate"] is False, "the failed delivery recorded nothing"
     with connect(env["DATABASE_URL"]) as again:
         wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
+
+
+SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
+
+
+def calls_of(admin, function: str, waiting_for_a_lock: bool = False) -> int:
+    """The database sessions still in a call of `function` (not idle: its transaction not ended)."""
+    return admin.execute(
+        "select count(*) as n from pg_stat_activity where query like %s and state <> 'idle'"
+        " and (not %s or wait_event_type = 'Lock')",
+        (f"%{function}%", waiting_for_a_lock),
+    ).fetchone()["n"]
+
+
+def test_a_database_stalled_past_the_webhooks_deadline_gets_500_before_svix_gives_up(db, admin, stack_env) -> None:
+    # A real stall: record_inbound_email waits on a lock the test holds for as long as it likes.
+    # Without the webhook's deadline the function would wait for the database client's 20 s read
+    # timeout, and this client (as Svix, 15 s) would give up first.
+    functions = stack_env["FUNCTIONS_URL"]
+    ignored = inbound.event({"email_id": "em_warm"}, event_type="email.sent")  # a warm instance: no cold start
+    warm = inbound.deliver(functions, ignored, inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], ignored))
+    assert warm.status_code == 200
+    body = inbound.event({"email_id": "em_stalled", "subject": "stalled"})
+    headers = inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body, "msg_stalled")
+    with admin.transaction():
+        admin.execute("lock table public.fax_received_emails in share mode")  # reads go on, inserts wait
+        stalled = httpx.post(f"{functions}/api/webhooks/resend", content=body, headers=headers, timeout=SVIX_WAITS_S)
+        assert calls_of(admin, "record_inbound_email", waiting_for_a_lock=True) == 1, "the call reached the database"
+
+    assert (stalled.status_code, stalled.json()["error"]) == (500, "not_recorded")
+    # The call the webhook gave up on may still commit once the lock is gone: harmless, the
+    # redelivery (same svix-id, same e-mail id) finds it and creates nothing twice.
+    wait_until(lambda: calls_of(admin, "record_inbound_email") == 0, what="the stalled call to end")
+    late = count(db, "fax_received_emails")
+    again = deliver(stack_env, {"email_id": "em_stalled", "subject": "stalled"}, msg_id="msg_stalled")
+    assert (again.status_code, again.json()["duplicate"]) == (200, late == 1)
+    assert (count(db, "fax_received_emails"), count(db, "document_jobs")) == (1, 1)
 
 
 def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, stack_env) -> None:

@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,7 +21,9 @@ import pytest
 from svix.webhooks import Webhook
 
 from api.webhooks.resend import handler
+from lib.budget import Deadline
 from lib.webhook import endpoint
+from tests.support.peers import ENDLESS_HEAD, stalling_peer
 from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
@@ -67,11 +70,11 @@ def signed(body: bytes, msg_id: str = "msg_2Lh9", at: datetime | None = None, se
     return {"svix-id": msg_id, "svix-timestamp": str(int(at.timestamp())), "svix-signature": signature}
 
 
-def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict]:
+def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST", timeout: float = 10) -> tuple[int, dict]:
     request = urllib.request.Request(url, data=body if method == "POST" else None, method=method,
                                      headers={"Content-Type": "application/json", **headers})  # fmt: skip
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
@@ -173,6 +176,40 @@ def test_an_email_that_could_not_be_recorded_gets_500_so_resend_redelivers(webho
 
     assert (status, answer["error"]) == (500, "not_recorded")
     assert KEY not in json.dumps(answer) and "Traceback" not in json.dumps(answer)
+
+
+SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
+
+
+@pytest.mark.parametrize("trickle", [b"", ENDLESS_HEAD], ids=["never answers", "answers a byte at a time"])
+def test_a_stalled_database_gets_a_500_before_svix_gives_up(webhook_url, monkeypatch, caplog, trickle) -> None:
+    # The peer stalls until the test ends, far longer than any deadline, each trickled byte well
+    # within a per-read timeout: without the deadline the answer would come after the 20 s read
+    # timeout, or never, and the client below would give up first. A short deadline keeps it quick;
+    # the one the webhook uses is pinned by the next test.
+    monkeypatch.setattr(endpoint, "DEADLINE", timedelta(seconds=1))
+    body = json.dumps(EVENT).encode()
+    with stalling_peer(trickle=trickle) as database:
+        monkeypatch.setenv("SUPABASE_URL", database)
+        status, answer = post(webhook_url, body, signed(body), timeout=SVIX_WAITS_S)
+
+    assert (status, answer["error"]) == (500, "not_recorded")
+    [logged] = [json.loads(r.getMessage()) for r in caplog.records if "email_not_recorded" in r.getMessage()]
+    assert (logged["message"], logged["deadline_passed"]) == ("unreachable (ReadTimeout)", True)
+
+
+def test_the_database_call_gets_the_webhooks_deadline_from_the_requests_start(webhook_url, record_rpc, monkeypatch):
+    given: list[Deadline] = []
+    monkeypatch.setattr(endpoint, "deadline_client", lambda deadline: given.append(deadline) or httpx.Client())
+    body = json.dumps(EVENT).encode()
+
+    before = time.monotonic()
+    assert post(webhook_url, body, signed(body))[0] == 200
+    after = time.monotonic()
+
+    [deadline] = given
+    assert before + endpoint.DEADLINE.total_seconds() <= deadline.at <= after + endpoint.DEADLINE.total_seconds()
+    assert endpoint.DEADLINE <= timedelta(seconds=10) < timedelta(seconds=SVIX_WAITS_S)
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
