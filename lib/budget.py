@@ -6,14 +6,22 @@ finish, and a download or upload in progress stops at the deadline too: httpx's 
 per network wait, and a body trickling in (or out) a few bytes at a time never trips them.
 Each wait is therefore also capped by the time left, and the body loops check the deadline
 between chunks. The worst overrun is one capped wait started just before the deadline.
+
+Where the body is read by a library (supabase-py reads a PostgREST answer whole), the deadline
+goes below it instead: `deadline_transport` caps every network wait of every request (connecting,
+TLS, each write and each read, the answer's headers included) by the time left, and fails the
+request with a timeout once the deadline has passed. That makes it a deadline for the whole call.
 """
 
 from __future__ import annotations
 
+import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
+import httpcore
 import httpx
 
 Clock = Callable[[], float]
@@ -54,3 +62,83 @@ class Checkpoint:
 
     def __call__(self) -> None:
         self.step()
+
+
+_WRITE_CHUNK = 64 * 1024  # bytes per capped write: httpcore waits up to its timeout for each send
+
+
+def _wait(deadline: Deadline, timeout: float | None, timed_out: type[httpcore.TimeoutException]) -> float:
+    """The timeout of one network wait: at most the time left; `timed_out` once none is left."""
+    left = deadline.remaining()
+    if left <= 0:
+        raise timed_out("the deadline passed")
+    return max(left if timeout is None else min(left, timeout), _LEAST_WAIT)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Deadline) -> None:
+        self._stream = stream
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _wait(self._deadline, timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        for start in range(0, len(buffer), _WRITE_CHUNK):
+            chunk = buffer[start : start + _WRITE_CHUNK]
+            self._stream.write(chunk, _wait(self._deadline, timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        upgraded = self._stream.start_tls(
+            ssl_context, server_hostname, _wait(self._deadline, timeout, httpcore.ConnectTimeout)
+        )
+        return _DeadlineStream(upgraded, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self, deadline: Deadline) -> None:
+        self._backend = httpcore.SyncBackend()
+        self._deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._backend.connect_tcp(
+            host, port, _wait(self._deadline, timeout, httpcore.ConnectTimeout), local_address, socket_options
+        )
+        return _DeadlineStream(stream, self._deadline)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        stream = self._backend.connect_unix_socket(
+            path, _wait(self._deadline, timeout, httpcore.ConnectTimeout), socket_options
+        )
+        return _DeadlineStream(stream, self._deadline)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def deadline_transport(deadline: Deadline, verify: ssl.SSLContext) -> httpx.HTTPTransport:
+    """An httpx transport none of whose network waits outlasts `deadline`, and whose requests fail
+    with httpx's timeout of the phase they were in (ConnectTimeout, WriteTimeout, ReadTimeout) once
+    it has passed. A client over it needs no timeouts of its own (timeout=None)."""
+    transport = httpx.HTTPTransport(verify=verify)
+    # httpx 0.28 builds its httpcore pool without a way to name the network backend; the pool
+    # takes one (httpcore's documented `network_backend`), so the transport's pool is made again.
+    transport._pool = httpcore.ConnectionPool(ssl_context=verify, network_backend=_DeadlineBackend(deadline))
+    return transport

@@ -6,10 +6,16 @@ JavaScript, which produces Resend's JSON, emits both readily. Refusing them woul
 (the webhook would answer 500 on every redelivery) or poison a job (its attachment row retried
 until the job fails), so the rule is: every such character is replaced by U+FFFD, the Unicode
 replacement character, and the places where that happened are reported so they can be recorded.
+
+An identifier is different: replacing its characters would make two ids one (`a\\u0000b` and
+`a\\ufffdb` would both be `a\\ufffdb`, and the second e-mail a duplicate of the first). An id is
+therefore made storable by `storable_id`, which keeps distinct ids distinct by the id's digest,
+the rule the worker's storage keys already follow for attachment ids (lib/worker/records.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -26,6 +32,29 @@ def storable_text(text: str) -> str:
 
 def is_storable(text: str) -> bool:
     return _UNSTORABLE.search(text) is None
+
+
+def digest(text: str) -> str:
+    """The SHA-256 of the text's UTF-8, in hex. surrogatepass: text with a lone surrogate (JSON
+    allows "\\ud800") still has a digest, and one no other text has."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_DIGEST_MARK = REPLACEMENT + "sha256:"
+_DIGESTED = re.compile(re.escape(_DIGEST_MARK) + r"[0-9a-f]{64}\Z")  # \Z: the very end, not before a newline
+
+
+def storable_id(text: str) -> str:
+    """An identifier PostgreSQL can store, a different one for each different id: the id itself
+    when it is storable, else its storable text followed by U+FFFD, "sha256:" and the id's digest.
+
+    A storable id that already ends in that form is given it too (its own digest), so that no id
+    kept as it is can equal another's replacement: two ids share a stored form only if they share
+    a digest. The form stays readable where an operator sees it (the screen, the CLI).
+    """
+    if is_storable(text) and not _DIGESTED.search(text):
+        return text
+    return f"{storable_text(text)}{_DIGEST_MARK}{digest(text)}"
 
 
 def _pointer_token(key: str) -> str:

@@ -1,5 +1,6 @@
 """The clients of SUPABASE_URL: supabase-py as the server key, created per invocation, and plain
-httpx clients for raw calls (Auth, Storage) over one TLS context per process."""
+httpx clients for raw calls (Auth, Storage) over one TLS context per process; a client with a
+deadline for a call that must end by a given time whatever the network does (the webhook's)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from lib.budget import Deadline, deadline_transport
 from lib.limits import INVOCATION_HEADER
 from lib.settings import SupabaseSettings
 from lib.supabase.keys import api_headers
@@ -16,7 +18,8 @@ from lib.supabase.keys import api_headers
 if TYPE_CHECKING:
     from supabase import Client
 
-# PostgREST and Storage calls: a slow database must not eat the whole invocation.
+# PostgREST and Storage calls: a slow database must not eat the whole invocation. Per network wait:
+# a call with a deadline of its own uses deadline_client.
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 
 _KEY_HEADERS = frozenset({"apikey", "authorization"})
@@ -51,3 +54,11 @@ def tls_context() -> ssl.SSLContext:
 def http_client() -> httpx.Client:
     """A client for one request's calls to Supabase (its connections close with it)."""
     return httpx.Client(verify=tls_context())
+
+
+def deadline_client(deadline: Deadline) -> httpx.Client:
+    """A client whose requests end by `deadline`: every network wait (connecting, TLS, each write
+    and read) is capped by the time left, and a request still going when it passes fails with
+    httpx's timeout (which lib/supabase/rpc.py reports as an unreachable database). httpx's own
+    timeouts are per wait, and an answer trickling in a byte at a time never trips them."""
+    return httpx.Client(transport=deadline_transport(deadline, tls_context()), timeout=None)

@@ -7,6 +7,10 @@ recorded the first time. A signed event that can be stored at all is recorded: a
 cannot use (a `created_at` that is not a date and time) is left empty with a warning, and a
 number Python's JSON cannot carry on exactly is kept as text; only a body that is not JSON, or an
 event without an e-mail id the worker could ever fetch, is refused (400).
+
+Svix waits about 15 s for an answer and retries a delivery that gets none: the request has one
+DEADLINE, and a database that has not answered by then gets a 500 (not_recorded) before Svix gives
+up on its own. Should the call still commit afterwards, the redelivery finds the e-mail (duplicate).
 """
 
 from __future__ import annotations
@@ -16,23 +20,27 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from math import floor
-from typing import Any
+from typing import Any, NamedTuple
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError, hmac_data
 
 from lib import log
+from lib.budget import Deadline
 from lib.errors import DatabaseError, Refusal
 from lib.http_shell import Answer
 from lib.settings import ConfigError, WebhookSettings
-from lib.storable import REPLACED_KEY, pointers_to, storable_json, storable_text
-from lib.supabase.client import TIMEOUT, service_client
+from lib.storable import REPLACED_KEY, pointers_to, storable_id, storable_json, storable_text
+from lib.supabase.client import deadline_client, service_client
 from lib.supabase.rpc import execute
 
+# The whole request, from the handler's start to the database's answer; under Svix's ~15 s, with
+# room for a cold start before the handler runs, and under the function's maxDuration (vercel.json).
+DEADLINE = timedelta(seconds=10)
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 # The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
 NUMBERS_AS_TEXT_KEY = "_document_jobs_numbers_as_text"
@@ -145,27 +153,38 @@ def parse(body: bytes) -> Event | Answer:
         return error(400, "malformed_event", "the event needs a string 'type' and an object 'data'")
 
 
-def storable(webhook_id: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The svix-id and the event's data with text Postgres cannot store replaced (lib/storable.py),
-    and the JSON Pointers of what was replaced listed under REPLACED_KEY in the data."""
-    stored_id = storable_text(webhook_id)
+class Storable(NamedTuple):
+    """What record_inbound_email is given: the e-mail's and the delivery's ids made storable one to
+    one (storable_id: two ids that differ only in text Postgres cannot store stay two e-mails), and
+    the data with such text replaced (storable_json)."""
+
+    email_id: str
+    webhook_id: str
+    data: dict[str, Any]
+
+
+def storable(webhook_id: str, data: dict[str, Any]) -> Storable:
+    """The ids and the event's data made storable (lib/storable.py); the JSON Pointers of what was
+    replaced in the data are listed under REPLACED_KEY in it."""
+    email_id = storable_id(data["email_id"])
+    stored_id = storable_id(webhook_id)
     stored_data, replaced = storable_json(data)
     if replaced:
         stored_data[REPLACED_KEY] = replaced
     numbers_as_text = pointers_to(stored_data, NumberText)
     if numbers_as_text:
         stored_data[NUMBERS_AS_TEXT_KEY] = numbers_as_text
-        log.event("email_numbers_kept_as_text", logging.WARNING, email_id=stored_data["email_id"],
+        log.event("email_numbers_kept_as_text", logging.WARNING, email_id=email_id,
                   numbers=numbers_as_text)  # fmt: skip
     if replaced or stored_id != webhook_id:
         log.event(
             "email_text_replaced",
             logging.WARNING,
-            email_id=stored_data["email_id"],
+            email_id=email_id,
             replaced=replaced,
             webhook_id_replaced=stored_id != webhook_id,
         )
-    return stored_id, stored_data
+    return Storable(email_id, stored_id, stored_data)
 
 
 def usable_timestamp(value: Any) -> bool:
@@ -186,17 +205,18 @@ def _warn_unusable_time(data: dict[str, Any]) -> None:
                   created_at=repr(created_at)[:80], received_at=None)  # fmt: skip
 
 
-def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> Answer:
-    email_id = data["email_id"]
-    params = {"p_provider_email_id": email_id, "p_webhook_id": webhook_id, "p_data": data}
-    with httpx.Client(timeout=TIMEOUT) as http:
+def record(settings: WebhookSettings, stored: Storable, deadline: Deadline) -> Answer:
+    email_id = stored.email_id
+    params = {"p_provider_email_id": email_id, "p_webhook_id": stored.webhook_id, "p_data": stored.data}
+    with deadline_client(deadline) as http:
         try:
             rows = execute("record_inbound_email", service_client(settings, http).rpc("record_inbound_email", params))
         except DatabaseError as failure:
             # PostgREST's code and message say what the database refused (never a secret); for a
             # database that could not be reached, the message names only the network error.
             log.event("email_not_recorded", logging.ERROR, email_id=email_id, code=failure.code,
-                      message=failure.message, details=failure.details)  # fmt: skip
+                      message=failure.message, details=failure.details,
+                      deadline_passed=deadline.remaining() <= 0)  # fmt: skip
             return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
     recorded = RecordedEmail.model_validate(rows[0])
     log.event("email_recorded", email_id=email_id, **recorded.model_dump())
@@ -206,6 +226,7 @@ def record(settings: WebhookSettings, webhook_id: str, data: dict[str, Any]) -> 
 def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Answer:
     """The answer to one POST. `read_body(max_bytes)` gives the raw body, or raises a Refusal
     (chunked, no Content-Length, larger than max_bytes, ...)."""
+    deadline = Deadline(time.monotonic() + DEADLINE.total_seconds())
     try:
         settings = WebhookSettings.load()
     except ConfigError as failure:
@@ -234,4 +255,4 @@ def handle(headers: Mapping[str, str], read_body: Callable[[int], bytes]) -> Ans
         # A URL path normalises these away (GET /emails/receiving/../attachments is another endpoint).
         return error(400, "invalid_email_id", "data.email_id must not be . or ..")
     _warn_unusable_time(event.data)
-    return record(settings, *storable(headers.get("svix-id", ""), event.data))
+    return record(settings, storable(headers.get("svix-id", ""), event.data), deadline)

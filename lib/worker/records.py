@@ -11,11 +11,12 @@ types before it is stored or served, and the key's extension follows it.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from lib.storable import digest
 
 
 class Slot(BaseModel):
@@ -112,10 +113,7 @@ def stored_content_type(declared: str | None, filename: str | None) -> str:
 
 def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) -> str:
     """The object's key; its extension follows `content_type` (a stored_content_type)."""
-    # The provider's id is input: use it only when it is a plain token, else a digest of it.
-    if _SAFE_ID.fullmatch(attachment_id):
-        safe_id = attachment_id
-    else:
-        # surrogatepass: an id with a lone surrogate (JSON allows "\ud800") still has a digest.
-        safe_id = hashlib.sha256(attachment_id.encode("utf-8", "surrogatepass")).hexdigest()
+    # The provider's id is input: use it only when it is a plain token, else a digest of it (one
+    # for an id with a lone surrogate too: lib/storable.py).
+    safe_id = attachment_id if _SAFE_ID.fullmatch(attachment_id) else digest(attachment_id)
     return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"

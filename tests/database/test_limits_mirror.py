@@ -14,6 +14,7 @@ delay). Each fact is defined once on each side, and these tests fail as soon as 
 | the delay of each release | lib/failures.py FAILURES | release_causes' advice |
 | the job kind | document_job_kinds | lib/worker/fetch_email.py KIND, record_inbound_email |
 | the worker's maxDuration | vercel.json | lib/worker/loop.py BUDGET, the worker POST's timeout |
+| the webhook's deadline | lib/webhook/endpoint.py DEADLINE | the webhook's maxDuration (vercel.json) |
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from lib.limits import (
 )
 from lib.settings import WorkerSettings
 from lib.supabase.client import TIMEOUT
+from lib.webhook.endpoint import DEADLINE
 from lib.worker import fetch_email
 from lib.worker.loop import BUDGET
 from lib.worker.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
@@ -47,8 +49,8 @@ VERCEL_JSON = Path(__file__).parents[2] / "vercel.json"
 WORKER_FUNCTION = "api/internal/document_jobs.py"
 
 
-def max_duration() -> timedelta:
-    return timedelta(seconds=json.loads(VERCEL_JSON.read_text())["functions"][WORKER_FUNCTION]["maxDuration"])
+def max_duration(function: str = WORKER_FUNCTION) -> timedelta:
+    return timedelta(seconds=json.loads(VERCEL_JSON.read_text())["functions"][function]["maxDuration"])
 
 
 @pytest.mark.parametrize("claimable", [1, MAX_JOBS_PER_INVOCATION, MAX_JOBS_PER_INVOCATION + 1,
@@ -74,6 +76,12 @@ def test_the_budget_leaves_room_for_the_last_network_wait() -> None:
     # the longest of them must still end before Vercel stops the function at maxDuration.
     longest_wait = max(WorkerSettings.model_fields["resend_timeout_seconds"].default, TIMEOUT.read or 0)
     assert BUDGET + timedelta(seconds=longest_wait) < max_duration()
+
+
+def test_the_webhook_gives_up_on_the_database_before_vercel_stops_it() -> None:
+    # Past maxDuration Vercel answers 504 itself and ends the instance with every request on it;
+    # the deadline (at most 10 s, tests/unit/test_webhook.py) must end the call well before.
+    assert max_duration("api/webhooks/resend.py") >= 2 * DEADLINE
 
 
 def test_the_database_default_lease_is_the_workers(db) -> None:

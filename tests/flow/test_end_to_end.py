@@ -3,13 +3,16 @@ the pg_net kick through the dispatcher, the worker, the Resend sample provider, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from devstack import stack
@@ -118,6 +121,43 @@ def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_pro
         wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
 
 
+SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
+
+
+def calls_of(admin, function: str, waiting_for_a_lock: bool = False) -> int:
+    """The database sessions still in a call of `function` (not idle: its transaction not ended)."""
+    return admin.execute(
+        "select count(*) as n from pg_stat_activity where query like %s and state <> 'idle'"
+        " and (not %s or wait_event_type = 'Lock')",
+        (f"%{function}%", waiting_for_a_lock),
+    ).fetchone()["n"]
+
+
+def test_a_database_stalled_past_the_webhooks_deadline_gets_500_before_svix_gives_up(db, admin, stack_env) -> None:
+    # A real stall: record_inbound_email waits on a lock the test holds for as long as it likes.
+    # Without the webhook's deadline the function would wait for the database client's 20 s read
+    # timeout, and this client (as Svix, 15 s) would give up first.
+    functions = stack_env["FUNCTIONS_URL"]
+    ignored = inbound.event({"email_id": "em_warm"}, event_type="email.sent")  # a warm instance: no cold start
+    warm = inbound.deliver(functions, ignored, inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], ignored))
+    assert warm.status_code == 200
+    body = inbound.event({"email_id": "em_stalled", "subject": "stalled"})
+    headers = inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body, "msg_stalled")
+    with admin.transaction():
+        admin.execute("lock table public.fax_received_emails in share mode")  # reads go on, inserts wait
+        stalled = httpx.post(f"{functions}/api/webhooks/resend", content=body, headers=headers, timeout=SVIX_WAITS_S)
+        assert calls_of(admin, "record_inbound_email", waiting_for_a_lock=True) == 1, "the call reached the database"
+
+    assert (stalled.status_code, stalled.json()["error"]) == (500, "not_recorded")
+    # The call the webhook gave up on may still commit once the lock is gone: harmless, the
+    # redelivery (same svix-id, same e-mail id) finds it and creates nothing twice.
+    wait_until(lambda: calls_of(admin, "record_inbound_email") == 0, what="the stalled call to end")
+    late = count(db, "fax_received_emails")
+    again = deliver(stack_env, {"email_id": "em_stalled", "subject": "stalled"}, msg_id="msg_stalled")
+    assert (again.status_code, again.json()["duplicate"]) == (200, late == 1)
+    assert (count(db, "fax_received_emails"), count(db, "document_jobs")) == (1, 1)
+
+
 def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, stack_env) -> None:
     # No Vault secrets: the e-mail is recorded and its job queued, no worker called.
     data = {"email_id": "em_\x00nul", "from": "fax@example.jp", "to": ["faxes@example.com"],
@@ -127,10 +167,29 @@ def test_a_webhook_with_text_postgres_cannot_store_is_recorded_and_says_so(db, s
 
     assert [(a.status_code, a.json()["duplicate"]) for a in answers] == [(200, False), (200, True)]
     row = db.execute("select provider_email_id, subject, data from fax_received_emails").fetchone()
-    assert (row["provider_email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
+    assert row["provider_email_id"] == "em_\ufffdnul\ufffdsha256:" + hashlib.sha256(b"em_\x00nul").hexdigest()
+    assert (row["data"]["email_id"], row["subject"]) == ("em_\ufffdnul", "FAX\ufffd\ufffd")
     assert row["data"]["attachments"][0]["filename"] == "請求書\ufffd.pdf"
     assert row["data"]["_document_jobs_replaced_text"] == ["/email_id", "/subject", "/attachments/0/filename"]
     assert statuses(db) == ["queued"]
+
+
+def test_two_email_ids_that_differ_only_in_text_postgres_cannot_store_are_two_emails(db, stack_env) -> None:
+    # "a\u0000b" made storable must not become "a\ufffdb", another e-mail's id (lib/storable.py storable_id).
+    deliveries = [({"email_id": "a\x00b", "subject": "first"}, "msg_nul_1"),
+                  ({"email_id": "a\ufffdb", "subject": "second"}, "msg_nul_2")]  # fmt: skip
+
+    first = [deliver(stack_env, data, msg_id=msg_id) for data, msg_id in deliveries]
+    again = [deliver(stack_env, data, msg_id=msg_id) for data, msg_id in deliveries]
+
+    assert [(a.status_code, a.json()["duplicate"]) for a in first] == [(200, False), (200, False)]
+    assert [(a.status_code, a.json()["duplicate"]) for a in again] == [(200, True), (200, True)]
+    assert [a.json()["fax_received_email_id"] for a in again] == [a.json()["fax_received_email_id"] for a in first]
+    rows = db.execute("select subject, data ->> 'email_id' as email_id from fax_received_emails order by subject")
+    assert [(r["subject"], r["email_id"]) for r in rows] == [("first", "a\ufffdb"), ("second", "a\ufffdb")]
+    jobs = db.execute("select distinct fax_received_email_id from document_jobs").fetchall()
+    assert {j["fax_received_email_id"] for j in jobs} == {uuid.UUID(a.json()["fax_received_email_id"]) for a in first}
+    assert statuses(db) == ["queued", "queued"]
 
 
 @pytest.mark.slow  # stops and restarts the stack's database

@@ -5,12 +5,13 @@ replacement is reported by a JSON Pointer that leads to it."""
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lib.storable import REPLACEMENT, storable_json, storable_text
+from lib.storable import REPLACEMENT, storable_id, storable_json, storable_text
 
 
 # Written from PostgreSQL's rules, not from the code: a UTF-8 database stores every Unicode
@@ -112,3 +113,40 @@ def test_any_depth_json_accepts() -> None:
     result, replaced = storable_json(deep)
     assert replaced == ["/0" * 5000]
     assert resolve(result, replaced[0]) == REPLACEMENT
+
+
+# The ids of an e-mail and of its delivery: what tells two e-mails apart must stay apart.
+@given(any_text, any_text)
+@example("a\x00b", "a\ufffdb")
+@example("a\ud800b", "a\ufffdb")
+@example("a\x00b", "a\ud800b")
+@example("a\x00", "a\ufffd" + "\ufffdsha256:" + hashlib.sha256(b"a\x00").hexdigest())
+def test_distinct_ids_are_stored_as_distinct_storable_ids(first: str, second: str) -> None:
+    assert postgres_stores(storable_id(first))
+    assert (storable_id(first) == storable_id(second)) == (first == second)
+
+
+@given(any_text)
+def test_an_id_and_its_text_made_storable_are_two_ids(text: str) -> None:
+    # The collision that random pairs would seldom draw: the id, and the id storable_text makes of it.
+    assert (storable_id(text) == storable_id(storable_text(text))) == postgres_stores(text)
+
+
+@given(any_text)
+def test_an_id_postgres_can_store_is_kept_as_it_is(text: str) -> None:
+    if postgres_stores(text):
+        assert storable_id(text) == text
+
+
+def test_an_id_postgres_cannot_store_is_kept_readable_with_its_digest() -> None:
+    assert storable_id("a\x00b") == "a\ufffdb\ufffdsha256:" + hashlib.sha256(b"a\x00b").hexdigest()
+    assert storable_id("a\ud800b") == "a\ufffdb\ufffdsha256:" + hashlib.sha256(b"a\xed\xa0\x80b").hexdigest()
+    assert storable_id("a\ufffdb") == "a\ufffdb"
+
+
+def test_a_storable_id_that_looks_like_a_replacement_is_digested_too() -> None:
+    # Else the provider's id "a\ufffd\ufffdsha256:<digest of a\x00>" and "a\x00" would be one row.
+    lookalike = "a\ufffd\ufffdsha256:" + hashlib.sha256(b"a\x00").hexdigest()
+    assert storable_id(lookalike) != lookalike
+    assert storable_id(lookalike) != storable_id("a\x00")
+    assert storable_id(lookalike + "\n") == lookalike + "\n", "only the form itself, at the very end"

@@ -1,54 +1,29 @@
 """The deadline inside a download or an upload, over real loopback sockets: a peer that stalls
 within the per-read (or per-write) timeout must not hold the worker past the invocation's
 deadline. No timing is asserted: a test only checks how the call ended, and a stalled peer that
-were not cut off would hold it for the full 30 s (or 20 s) timeout and end another way."""
+were not cut off would hold it for the full 30 s (or 20 s) timeout and end another way.
+
+The same for a whole request through deadline_client (the webhook's database call), whose body a
+library reads: there a peer that trickles would hold the call for as long as it trickles."""
 
 from __future__ import annotations
 
-import socket
+import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
 from lib.budget import Deadline, DeadlinePassed
+from lib.supabase.client import deadline_client
 from lib.supabase.storage import Storage
 from lib.worker.resend import DownloadError, ResendClient
+from tests.support.peers import ENDLESS_HEAD, stalling_peer
 
 HALF_A_SECOND = 0.5
-
-
-@contextmanager
-def stalling_peer(first_bytes: bytes = b"") -> Iterator[str]:
-    """A loopback server that answers each connection with `first_bytes`, then neither reads nor
-    sends anything more until the test ends."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.05)  # closing a socket does not wake an accept() blocked on it
-    held: list[socket.socket] = []
-    over = threading.Event()
-
-    def accept() -> None:
-        while not over.is_set():
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                continue
-            held.append(connection)
-            connection.sendall(first_bytes)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        over.set()
-        thread.join(timeout=5)
-        listener.close()
-        for connection in held:
-            connection.close()
 
 
 @pytest.fixture
@@ -93,3 +68,66 @@ def test_a_deadline_already_passed_sends_nothing(plain_http) -> None:
                      lambda: resend.list_attachments("em_1", passed)):  # fmt: skip
             with pytest.raises(DeadlinePassed):
                 call()
+
+
+# deadline_client: the deadline below the library, for every wait of the request.
+
+
+class _Answers(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps([{"ok": True}]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def answering_peer() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_peer_that_answers_in_time_is_answered_through_the_deadline_client(answering_peer) -> None:
+    with deadline_client(Deadline(time.monotonic() + 30)) as client:
+        answers = [client.post(f"{answering_peer}/rpc", content=b"x" * size) for size in (10, 1_000_000)]
+    assert [(a.status_code, a.json()) for a in answers] == [(200, [{"ok": True}])] * 2
+
+
+@pytest.mark.parametrize(("first_bytes", "trickle"), [
+    (b"", b""),  # takes the request, never answers
+    (b"", ENDLESS_HEAD),  # the headers a byte at a time
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n[", ENDLESS_HEAD),  # the body so
+], ids=["never answers", "headers trickle", "body trickles"])  # fmt: skip
+def test_a_request_through_the_deadline_client_ends_at_the_deadline(first_bytes, trickle) -> None:
+    # Each byte comes well within any per-read timeout: only a deadline for the whole request ends it.
+    deadline = Deadline(time.monotonic() + HALF_A_SECOND)
+    with (
+        stalling_peer(first_bytes, trickle) as url,
+        deadline_client(deadline) as client,
+        pytest.raises(httpx.ReadTimeout),
+    ):
+        client.post(f"{url}/rpc", content=b"{}")
+
+
+def test_a_request_body_the_peer_never_reads_ends_at_the_deadline() -> None:
+    data = b"\0" * (64 * 1024 * 1024)  # far more than the sockets' buffers hold
+    deadline = Deadline(time.monotonic() + HALF_A_SECOND)
+    with stalling_peer() as url, deadline_client(deadline) as client, pytest.raises(httpx.WriteTimeout):
+        client.post(f"{url}/rpc", content=data)
+
+
+def test_a_passed_deadline_does_not_even_connect() -> None:
+    passed = Deadline(time.monotonic() - 1)
+    with stalling_peer() as url, deadline_client(passed) as client, pytest.raises(httpx.ConnectTimeout):
+        client.post(f"{url}/rpc", content=b"{}")

@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,6 +21,9 @@ import pytest
 from svix.webhooks import Webhook
 
 from api.webhooks.resend import handler
+from lib.budget import Deadline
+from lib.webhook import endpoint
+from tests.support.peers import ENDLESS_HEAD, stalling_peer
 from tests.support.serve import serve
 from tests.unit.fake_supabase import KEY, URL
 
@@ -66,11 +70,11 @@ def signed(body: bytes, msg_id: str = "msg_2Lh9", at: datetime | None = None, se
     return {"svix-id": msg_id, "svix-timestamp": str(int(at.timestamp())), "svix-signature": signature}
 
 
-def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict]:
+def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST", timeout: float = 10) -> tuple[int, dict]:
     request = urllib.request.Request(url, data=body if method == "POST" else None, method=method,
                                      headers={"Content-Type": "application/json", **headers})  # fmt: skip
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
@@ -174,6 +178,40 @@ def test_an_email_that_could_not_be_recorded_gets_500_so_resend_redelivers(webho
     assert KEY not in json.dumps(answer) and "Traceback" not in json.dumps(answer)
 
 
+SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
+
+
+@pytest.mark.parametrize("trickle", [b"", ENDLESS_HEAD], ids=["never answers", "answers a byte at a time"])
+def test_a_stalled_database_gets_a_500_before_svix_gives_up(webhook_url, monkeypatch, caplog, trickle) -> None:
+    # The peer stalls until the test ends, far longer than any deadline, each trickled byte well
+    # within a per-read timeout: without the deadline the answer would come after the 20 s read
+    # timeout, or never, and the client below would give up first. A short deadline keeps it quick;
+    # the one the webhook uses is pinned by the next test.
+    monkeypatch.setattr(endpoint, "DEADLINE", timedelta(seconds=1))
+    body = json.dumps(EVENT).encode()
+    with stalling_peer(trickle=trickle) as database:
+        monkeypatch.setenv("SUPABASE_URL", database)
+        status, answer = post(webhook_url, body, signed(body), timeout=SVIX_WAITS_S)
+
+    assert (status, answer["error"]) == (500, "not_recorded")
+    [logged] = [json.loads(r.getMessage()) for r in caplog.records if "email_not_recorded" in r.getMessage()]
+    assert (logged["message"], logged["deadline_passed"]) == ("unreachable (ReadTimeout)", True)
+
+
+def test_the_database_call_gets_the_webhooks_deadline_from_the_requests_start(webhook_url, record_rpc, monkeypatch):
+    given: list[Deadline] = []
+    monkeypatch.setattr(endpoint, "deadline_client", lambda deadline: given.append(deadline) or httpx.Client())
+    body = json.dumps(EVENT).encode()
+
+    before = time.monotonic()
+    assert post(webhook_url, body, signed(body))[0] == 200
+    after = time.monotonic()
+
+    [deadline] = given
+    assert before + endpoint.DEADLINE.total_seconds() <= deadline.at <= after + endpoint.DEADLINE.total_seconds()
+    assert endpoint.DEADLINE <= timedelta(seconds=10) < timedelta(seconds=SVIX_WAITS_S)
+
+
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
 def test_other_methods_get_405(webhook_url, method) -> None:
     assert post(webhook_url, b"", {}, method=method) == (405, {"error": "method_not_allowed"})
@@ -209,7 +247,8 @@ def test_text_postgres_cannot_store_is_replaced_and_the_fact_recorded(webhook_ur
     [call] = record_rpc.calls
     assert postgres_accepts(call.request.content)
     sent = json.loads(call.request.content)
-    assert sent["p_provider_email_id"] == "em_\ufffd42"
+    # The ids keep their digest (lib/storable.py storable_id): "em_\ufffd42" may be another e-mail's.
+    assert sent["p_provider_email_id"] == "em_\ufffd42\ufffdsha256:" + hashlib.sha256(b"em_\x0042").hexdigest()
     assert sent["p_data"] == {
         "email_id": "em_\ufffd42", "from": "fax@example.jp", "subject": "FAX\ufffd \ufffd受信",
         "headers": {"x-fax\ufffdid": "a\ufffd"},
@@ -219,6 +258,23 @@ def test_text_postgres_cannot_store_is_replaced_and_the_fact_recorded(webhook_ur
     }  # fmt: skip
     [replaced] = [json.loads(r.getMessage()) for r in caplog.records if "email_text_replaced" in r.getMessage()]
     assert replaced["replaced"] == sent["p_data"]["_document_jobs_replaced_text"]
+
+
+def test_email_ids_that_differ_only_in_text_postgres_cannot_store_are_sent_as_two_ids(webhook_url, record_rpc):
+    sent = []
+    for email_id in ["a\x00b", "a\ufffdb"]:
+        body = json.dumps({"type": "email.received", "data": {"email_id": email_id}}).encode()
+        assert post(webhook_url, body, signed(body))[0] == 200
+        sent.append(record_rpc.calls.last.request.content)
+    assert all(postgres_accepts(content) for content in sent)
+    first, second = (json.loads(content)["p_provider_email_id"] for content in sent)
+    assert second == "a\ufffdb" and first != second
+
+
+def test_svix_ids_that_differ_only_in_text_postgres_cannot_store_stay_two_ids() -> None:
+    # Directly: an HTTP client sends no NUL in a header, and a header decodes as Latin-1 (no U+FFFD).
+    first, second = (endpoint.storable(msg_id, {"email_id": "em_1"}).webhook_id for msg_id in ["m\x00", "m\ufffd"])
+    assert second == "m\ufffd" and first != second and "\x00" not in first
 
 
 def test_an_event_without_such_text_is_stored_exactly_as_received(webhook_url, record_rpc) -> None:
