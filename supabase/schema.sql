@@ -377,6 +377,7 @@ ALTER TABLE document_jobs_internal.worker_requests ALTER COLUMN id ADD GENERATED
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE document_jobs_internal.worker_requests_id_seq IS 'worker_requests'' own key: pg_net''s request ids repeat after a crash, so they cannot be it.';
 ALTER TABLE ONLY document_jobs_internal.worker_requests
     ADD CONSTRAINT worker_requests_pkey PRIMARY KEY (id);
 CREATE INDEX worker_requests_created_at ON document_jobs_internal.worker_requests USING btree (created_at);

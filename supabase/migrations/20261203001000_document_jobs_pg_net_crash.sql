@@ -174,3 +174,5 @@ comment on function document_jobs_internal.current_pg_net_generation() is
     'The generation of pg_net ids in use, beginning a new one when a crash emptied the marker; the rows of older generations then give up their pg_net ids, which pg_net hands out again. Called under post_worker''s lock.';
 comment on function document_jobs_internal.invocations_in_flight() is
     'Worker invocations in flight: POSTed in the pg_net generation in use within the last maxDuration (300 s) and not answered. A crash erases pg_net''s answers and restarts its ids, so only the current generation counts, and only the answers of that span are looked at (pg_net''s answer table keeps 6 hours of everyone''s answers, indexed on created).';
+comment on sequence document_jobs_internal.worker_requests_id_seq is
+    'worker_requests'' own key: pg_net''s request ids repeat after a crash, so they cannot be it.';
