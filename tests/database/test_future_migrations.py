@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from devstack import cluster
+from tests.support.projects import project_with, started
 
 FUTURE = cluster.ROOT / "supabase" / "future_migrations"
 DROP = FUTURE / "20261204000000_drop_retired_functions.sql"
@@ -43,20 +44,13 @@ def string_constants(path: Path) -> Iterator[str]:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """This project with every migration, and the future one after them, as its header says."""
-    (tmp_path / "supabase" / "migrations").mkdir(parents=True)
-    shutil.copy(cluster.ROOT / "supabase" / "config.toml", tmp_path / "supabase")
-    for path in cluster.migrations():
-        shutil.copy(path, tmp_path / "supabase" / "migrations")
-    return tmp_path
+    return project_with(tmp_path, cluster.migrations())
 
 
 @pytest.fixture
 def current(project: Path) -> Iterator[cluster.Cluster]:
-    database = cluster.start(project=project)
-    try:
+    with started(project) as database:
         yield database
-    finally:
-        database.stop()
 
 
 def test_the_drop_comes_after_every_migration_and_leaves_the_clis_calls() -> None:

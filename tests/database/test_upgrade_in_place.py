@@ -14,6 +14,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from devstack import cluster
+from tests.support.projects import project_with, started
 
 UPGRADE = "20261201006000"  # supabase/migrations/20261201006000_document_jobs_fenced_v2.sql
 
@@ -21,21 +22,13 @@ UPGRADE = "20261201006000"  # supabase/migrations/20261201006000_document_jobs_f
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """This project as it was before the upgrade: every migration older than it."""
-    (tmp_path / "supabase" / "migrations").mkdir(parents=True)
-    shutil.copy(cluster.ROOT / "supabase" / "config.toml", tmp_path / "supabase")
-    for path in cluster.migrations():
-        if path.name < UPGRADE:
-            shutil.copy(path, tmp_path / "supabase" / "migrations")
-    return tmp_path
+    return project_with(tmp_path, (path for path in cluster.migrations() if path.name < UPGRADE))
 
 
 @pytest.fixture
 def before(project: Path) -> Iterator[cluster.Cluster]:
-    database = cluster.start(project=project)
-    try:
+    with started(project) as database:
         yield database
-    finally:
-        database.stop()
 
 
 def upgrade(database: cluster.Cluster, project: Path) -> None:
