@@ -253,3 +253,32 @@ def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(s
     assert download.status_code == 200 and download.content == b"%PDF-1.4 test"
     assert "filename*=UTF-8''%E6%B3%A8%E6%96%87%E6%9B%B8%20(1).pdf" in download.headers["Content-Disposition"]
     assert stack_env["SUPABASE_SECRET_KEY"] not in answer["url"]
+
+
+def test_nul_lone_surrogates_and_tampered_cursors_are_400_with_a_stable_code(stack_env, operator_session, db) -> None:
+    token = operator_session["access_token"]
+    job_id, _ = failed_email(db, "bad input")
+    failed_email(db, "bad input, a second job")
+    for path in ("jobs?q=a%00b", "jobs?state=failed&q=%00"):
+        refused = call(stack_env, path, token)
+        assert (refused.status_code, refused.json()["error"]) == (400, "bad_text"), path
+    surrogate = httpx.post(
+        f"{stack_env['FUNCTIONS_URL']}/api/admin/jobs/{job_id}/retry",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        content=b'{"reason": "\\ud800"}',
+        timeout=TIMEOUT,
+    )
+    assert (surrogate.status_code, surrogate.json()["error"]) == (400, "bad_text")
+    bulk = call(stack_env, "bulk", token, {"action": "retry", "query": "q=x%00"})
+    assert (bulk.status_code, bulk.json()["error"]) == (400, "bad_text")
+    tampered = call(stack_env, f"jobs?after_time=not-a-time&after_id={job_id}", token)
+    assert (tampered.status_code, tampered.json()["error"]) == (400, "bad_cursor")
+    first = call(stack_env, "jobs?limit=1", token).json()
+    cursor = first["next"]
+    page = httpx.get(
+        f"{stack_env['FUNCTIONS_URL']}/api/admin/jobs",
+        params={"limit": "1", "after_time": cursor["created_at"], "after_id": cursor["id"]},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=TIMEOUT,
+    )
+    assert page.status_code == 200, "the cursor a page gives is taken"
