@@ -135,9 +135,6 @@ ALTER TABLE ONLY public.document_jobs_audit
 CREATE TRIGGER document_jobs_audit_append_only BEFORE DELETE OR UPDATE ON public.document_jobs_audit FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_audit_change();
 ALTER TABLE public.document_jobs_audit ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_audit TO service_role;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO service_role;
 
 COMMENT ON VIEW public.document_jobs_claimable IS 'THE definition of claimable: claim_document_jobs locks through it, the fan-out, the stats and the health check count through it, so that they can never disagree. A running job''s run_after is always in the past (it was claimable when it was claimed), so run_after <= now() holds for both arms and bounds the index scan.';
 CREATE VIEW public.document_jobs_claimable AS
