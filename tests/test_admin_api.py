@@ -255,6 +255,36 @@ def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(s
     assert stack_env["SUPABASE_SECRET_KEY"] not in answer["url"]
 
 
+def test_a_download_is_named_safely_by_its_stored_type_and_the_job_shows_that_name(
+    stack_env, operator_session, db
+) -> None:
+    job_id, email_id = failed_email(db, "a disguised attachment")
+    key = f"fax_received_emails/{email_id}/att_x.pdf"
+    upload = httpx.post(
+        f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
+        content=b"%PDF-1.4 x",
+        headers={**admin_api(stack_env), "Content-Type": "application/pdf"},
+        timeout=10,
+    )
+    assert upload.status_code == 200, upload.text
+    ids = [
+        db.execute(
+            """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, %s, %s, 'application/pdf', 10, repeat('c', 64), 'fax-attachments', %s) returning id""",
+            (email_id, provider_id, filename, key),
+        ).fetchone()["id"]
+        for provider_id, filename in (("att_x", "scan.pdf.exe"), ("att_y", "FAX-invoice\u202efdp.exe"))
+    ]
+    token = operator_session["access_token"]
+    shown = {a["filename"]: a["download_name"] for a in call(stack_env, f"jobs/{job_id}", token).json()["attachments"]}
+    assert shown == {"scan.pdf.exe": "scan.pdf.pdf", "FAX-invoice\u202efdp.exe": "FAX-invoicefdp.pdf"}
+    for attachment_id, name in zip(ids, ("scan.pdf.pdf", "FAX-invoicefdp.pdf"), strict=True):
+        answer = call(stack_env, f"attachments/{attachment_id}/download", token, {}).json()
+        download = httpx.get(answer["url"], timeout=10)
+        assert f"filename*=UTF-8''{name}" in download.headers["Content-Disposition"]
+
+
 def test_nul_lone_surrogates_and_tampered_cursors_are_400_with_a_stable_code(stack_env, operator_session, db) -> None:
     token = operator_session["access_token"]
     job_id, _ = failed_email(db, "bad input")

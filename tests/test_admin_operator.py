@@ -229,13 +229,35 @@ def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> N
 
     status, out, _ = cli("download", job_id, "-o", str(tmp_path))
 
-    assert status == 0 and (tmp_path / "att_1.pdf").read_bytes() == content
+    assert status == 0 and (tmp_path / "請求書.pdf").read_bytes() == content, "the name the screen downloads as"
     assert "請求書.pdf" in out and "SHA-256 as recorded" in out
     assert cli("download", job_id, "-o", str(tmp_path))[0:3:2] == (
-        1, f"error: {tmp_path / 'att_1.pdf'} exists: nothing overwritten (choose another --output)\n"
+        1, f"error: {tmp_path / '請求書.pdf'} exists: nothing overwritten (choose another --output)\n"
     )  # fmt: skip
     single = tmp_path / "one.pdf"
     assert cli("download", "att_1", "-o", str(single))[0] == 0 and single.read_bytes() == content
+
+
+def test_download_names_the_file_as_the_screen_does_safe_and_by_its_stored_type(
+    cli, db, stack_env, tmp_path: Path
+) -> None:
+    content = b"%PDF-1.4 a fax"
+    job_id, _ = _stored(db, stack_env, content)
+    db.execute("update fax_received_email_attachments set filename = 'scan.pdf.exe', content_type = 'application/pdf'")
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           select fax_received_email_id, 'att_2', E'FAX-invoice\u202efdp.exe', content_type, size_bytes, sha256,
+                  bucket, storage_path from fax_received_email_attachments
+           union all
+           select fax_received_email_id, 'att_3', 'SCAN.pdf.EXE', content_type, size_bytes, sha256, bucket, storage_path
+             from fax_received_email_attachments where provider_attachment_id = 'att_1'"""
+    )
+    status, out, _ = cli("--json", "download", job_id, "-o", str(tmp_path))
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FAX-invoicefdp.pdf", "SCAN.pdf.pdf", "scan.pdf (2).pdf"]
+    assert sorted(item["filename"] for item in json.loads(out)["written"]) == [
+        "FAX-invoice\u202efdp.exe", "SCAN.pdf.EXE", "scan.pdf.exe"]  # fmt: skip
 
 
 def test_download_refuses_what_is_not_as_recorded(cli, db, stack_env, tmp_path: Path) -> None:

@@ -10,13 +10,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import httpx
 
 from lib.admin import display
+from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.failures import FailureCode
 from lib.settings import SupabaseSettings
@@ -584,6 +585,20 @@ def _fetch(context: Context, row: Row) -> bytes:
     return data
 
 
+def _download_names(attachments: list[Row]) -> list[str]:
+    """Each attachment's download name; a name taken already gets " (2)", " (3)" before its extension."""
+    names: list[str] = []
+    for row in attachments:
+        name = download_name(row["filename"], row["content_type"])
+        stem, dot, suffix = name.rpartition(".")
+        number = 1
+        while name.casefold() in {taken.casefold() for taken in names}:
+            number += 1
+            name = f"{stem} ({number}){dot}{suffix}"
+        names.append(name)
+    return names
+
+
 def download(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     attachments = _attachments_of(context, args.target)
     if not attachments:
@@ -592,10 +607,11 @@ def download(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if not output.is_dir() and len(attachments) > 1:
         raise Refusal("not_a_folder", f"{args.output} is not a folder, and {len(attachments)} attachments are stored")
     written = []
-    for row in attachments:
-        # The key's last part: ASCII ids and the stored type's extension. The sender's file name
-        # (which may be anything) never becomes a path here.
-        path = output / PurePosixPath(row["storage_path"]).name if output.is_dir() else output
+    names = _download_names(attachments)
+    for row, name in zip(attachments, names, strict=True):
+        # The name the screen downloads it as too (lib/attachment_names.py): the sender's, made
+        # safe, with the stored type's extension; never a path of its own.
+        path = output / name if output.is_dir() else output
         if path.exists():
             raise Refusal("file_exists", f"{path} exists: nothing overwritten (choose another --output)")
         data = _fetch(context, row)

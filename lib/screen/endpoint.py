@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 
 from lib import log
+from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.http_shell import Reply, json_reply
 from lib.settings import AdminSettings, ConfigError
@@ -268,6 +269,8 @@ def job(context: Context) -> dict[str, Any]:
     found: dict[str, Any] | None = context.rpc("document_jobs_admin_job", {"p_job_id": _id(context.call)})
     if found is None:
         raise Refusal("not_found", "no such job", 404)
+    for attachment in found.get("attachments") or []:
+        attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
     return found
 
 
@@ -283,17 +286,18 @@ def audit(context: Context) -> dict[str, Any]:
 
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
-    its original name. Readers may download; the URL is made for the asking operator only."""
+    its name made safe (lib/attachment_names.py: the sender's, with the stored type's extension),
+    the name the job's page shows. Readers may download; the URL is made for the asking operator only."""
     from lib.supabase.storage import Storage, StorageError
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
-                        .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
+                        .select("bucket,storage_path,filename,content_type").eq("id", attachment_id))  # fmt: skip
     if not rows:
         raise Refusal("not_found", "no such attachment", 404)
     row = rows[0]
     storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, row["bucket"])
-    name = row["filename"] or row["storage_path"].rsplit("/", 1)[-1]
+    name = download_name(row["filename"], row["content_type"])
     try:
         url = storage.signed_url(row["storage_path"], SIGNED_URL_SECONDS, download_as=name)
     except StorageError as error:

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
-import { ask, definitions, isAdmin, notice, problemText, stateBadge } from "./ui.js";
+import { ask, definitions, isAdmin, isolated, notice, problemText, stateBadge } from "./ui.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /**
@@ -36,7 +36,8 @@ import { ask, definitions, isAdmin, notice, problemText, stateBadge } from "./ui
 /**
  * @typedef {object} Attachment
  * @property {string} id
- * @property {string | null} filename
+ * @property {string | null} filename the sender's
+ * @property {string} download_name what it is shown and downloaded as (lib/attachment_names.py)
  * @property {string | null} content_type
  * @property {number | null} size_bytes
  * @property {string | null} sha256
@@ -106,7 +107,7 @@ function attachmentsTable(attachments, report) {
     { class: "attachments" },
     h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", ""].map((k) => h("th", { scope: "col" }, k ? t(k) : "")))),
     h("tbody", {}, attachments.map((a) => h("tr", {},
-      h("td", { class: "filename" }, a.filename ?? "—"),
+      h("td", { class: "filename" }, isolated(a.download_name)),
       h("td", { class: "mono" }, a.content_type ?? ""),
       h("td", { class: "number" }, bytes(a.size_bytes)),
       h("td", { class: "mono hash" }, a.sha256),
@@ -129,7 +130,7 @@ function timeline(attempts) {
       h("div", { class: "attempt-meta" },
         a.started_at ? t("attempt.started", { time: dateTime(a.started_at) }) : "", " · ",
         a.duration_ms !== null ? t("attempt.took", { duration: duration(a.duration_ms / 1000) }) : ""),
-      a.error_code ? h("div", { class: "attempt-error" }, h("span", { class: "mono" }, a.error_code), " ", a.error_message ?? "") : null,
+      a.error_code ? h("div", { class: "attempt-error" }, h("span", { class: "mono" }, a.error_code), " ", isolated(a.error_message ?? "")) : null,
       a.invocation_id ? h("div", { class: "attempt-meta mono" }, t("attempt.invocation", { id: a.invocation_id })) : null,
     )),
   );
@@ -167,13 +168,13 @@ export async function render(container, id) {
             [t("job.created"), dateTime(job.created_at)],
             [t("job.runAfter"), job.status === "queued" ? dateTime(job.run_after) : null],
             [t("job.finished"), dateTime(job.finished_at)],
-            [t("job.lastError"), job.last_error_code ? [h("span", { class: "mono" }, job.last_error_code), " ", job.last_error_message ?? ""] : null],
+            [t("job.lastError"), job.last_error_code ? [h("span", { class: "mono" }, job.last_error_code), " ", isolated(job.last_error_message ?? "")] : null],
           ])),
           email ? h("section", {}, h("h3", {}, t("job.email")), definitions([
-            [t("job.from"), email.from],
-            [t("job.to"), (email.to ?? []).join(", ")],
-            [t("job.cc"), (email.cc ?? []).join(", ")],
-            [t("job.subject"), h("span", { class: "subject" }, email.subject ?? "")],
+            [t("job.from"), isolated(email.from)],
+            [t("job.to"), isolated((email.to ?? []).join(", "))],
+            [t("job.cc"), isolated((email.cc ?? []).join(", "))],
+            [t("job.subject"), isolated(email.subject)],
             [t("job.receivedAt"), dateTime(email.received_at)],
             [t("job.providerId"), h("span", { class: "mono" }, email.provider_email_id)],
             [t("job.messageId"), email.message_id ? h("span", { class: "mono" }, email.message_id) : null],

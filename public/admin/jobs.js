@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { ask, isAdmin, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
+import { ask, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
 const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
@@ -148,8 +148,8 @@ function jobsTable(jobs) {
       h("td", { class: "mono" }, job.kind),
       h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
       h("td", {}, job.last_error_code ? h("span", { class: "mono", title: job.last_error_message ?? "" }, job.last_error_code) : ""),
-      h("td", { class: "sender" }, job.email?.from ?? ""),
-      h("td", { class: "subject" }, job.email?.subject ?? ""),
+      h("td", { class: "sender" }, isolated(job.email?.from ?? "")),
+      h("td", { class: "subject" }, isolated(job.email?.subject ?? "")),
       h("td", {}, jobLink(job.id))))),
   );
 }

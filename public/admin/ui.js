@@ -67,6 +67,15 @@ export function problemText(error) {
 }
 
 /**
+ * A sender's (or provider's) text, bidi-isolated: a right-to-left override inside it cannot reorder
+ * what follows it on the page. Null for no text, so that definitions() leaves the row out.
+ * @param {string | null | undefined} text
+ */
+export function isolated(text) {
+  return text ? h("bdi", { dir: "auto" }, text) : null;
+}
+
+/**
  * Terms and their values; a row whose value is null, undefined or "" is left out.
  * @param {Array<[string, Child]>} rows
  */
