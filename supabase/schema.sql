@@ -1374,7 +1374,7 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) TO service_role;
 
-COMMENT ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) IS 'Counts the jobs a filter (job_filter) matches that the action can change (retry: failed ones; cancel: queued and running ones) and keeps their ids: a snapshot, so the action applies to exactly the jobs the operator confirmed, never to the filter run again. At most 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "action", "job_count", "states", "filter", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.';
+COMMENT ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) IS 'Counts the jobs a filter (job_filter) matches that the action can change (retry: failed ones, but not those an admin cancelled, failed with code cancelled, unless the filter names that code; cancel: queued and running ones) and keeps their ids: a snapshot, so the action applies to exactly the jobs the operator confirmed, never to the filter run again. At most 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "action", "job_count", "states", "filter", "cancelled_left_out", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.';
 CREATE FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1385,6 +1385,10 @@ declare
     v_states jsonb;
     v_id uuid;
     v_count int := 0;
+    -- A cancel is stored as failed with code cancelled: an admin stopped that job on purpose, and
+    -- "retry every failed job" must not start it again; a filter that names an error code matches only that
+    -- code's jobs, so cancelled ones only when it names cancelled.
+    v_leaves_cancelled boolean := p_action = 'retry' and not v_filter ? 'error_code';
 begin
     perform document_jobs_internal.require(p_action in ('retry', 'cancel'), 'p_action must be retry or cancel');
     perform document_jobs_internal.require_actor(p_actor_id, null, false);
@@ -1402,8 +1406,9 @@ begin
     if jsonb_array_length(v_states) > 0 then
         execute format(
             'insert into document_jobs_internal.bulk_action_jobs (bulk_action_id, job_id)
-             select %L::uuid, j.id from public.document_jobs j where %s limit %s',
+             select %L::uuid, j.id from public.document_jobs j where %s and %s limit %s',
             v_id, document_jobs_internal.job_filter_sql(v_filter || jsonb_build_object('states', v_states)),
+            case when v_leaves_cancelled then 'j.last_error_code is distinct from ''cancelled''' else 'true' end,
             c_max_jobs + 1);
         get diagnostics v_count = row_count;
     end if;
@@ -1415,6 +1420,7 @@ begin
     update document_jobs_internal.bulk_actions b set job_count = v_count where b.id = v_id;
     return jsonb_build_object(
         'bulk_action_id', v_id, 'action', p_action, 'job_count', v_count, 'states', v_states, 'filter', v_filter,
+        'cancelled_left_out', v_leaves_cancelled,
         'prepared_at', now(), 'expires_at', now() + interval '15 minutes');
 end;
 $$;

@@ -227,6 +227,21 @@ def test_bulk_retry_applies_to_the_counted_jobs_in_batches_and_is_audited_once(s
         (3, "key fixed", {"error_code": "storage_invalid_key"}, True)]  # fmt: skip
 
 
+def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_code(
+    stack_env, operator_session, db
+) -> None:
+    token = operator_session["access_token"]
+    failed, _ = failed_email(db, "failed on its own", "storage_rejected")
+    cancelled, _ = failed_email(db, "cancelled by an admin", "cancelled")
+    every = call(stack_env, "bulk", token, {"action": "retry", "query": "state=failed"}).json()
+    assert (every["job_count"], every["cancelled_left_out"]) == (1, True)
+    named = call(stack_env, "bulk", token, {"action": "retry", "query": "state=failed&code=cancelled"}).json()
+    assert (named["job_count"], named["cancelled_left_out"]) == (1, False)
+    call(stack_env, f"bulk/{every['bulk_action_id']}/apply", token, {"reason": "all failed"})
+    statuses = {r["id"]: r["status"] for r in db.execute("select id::text, status from document_jobs").fetchall()}
+    assert (statuses[failed], statuses[cancelled]) == ("queued", "failed")
+
+
 def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(stack_env, operator_session, db) -> None:
     _, email_id = failed_email(db, "with an attachment")
     key = f"fax_received_emails/{email_id}/att_dl.pdf"

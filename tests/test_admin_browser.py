@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from devstack import browser, stack
 from devstack.tools import inbound
+from lib.attachment_names import download_name
 from tests.support.database import connect
 from tests.support.emails import add_attachment, receive_email
 
@@ -117,8 +118,10 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     page.click("nav.tabs >> text=Failed")
     expect(page.get_by_text(XSS_SUBJECT, exact=True)).to_be_visible()
     page.click(f'tr[data-job-id="{faxes["evil"]}"] a')
-    expect(page.locator("td.filename")).to_have_text(XSS_FILENAME)
+    expect(page.locator("td.filename bdi")).to_have_text(download_name(XSS_FILENAME, "application/pdf"))
     expect(page.locator(".subject")).to_have_text(XSS_SUBJECT)
+    expect(page.locator("bdi.subject")).to_have_attribute("dir", "auto")  # a sender's text is bidi-isolated
+    assert page.locator("th").evaluate_all("cells => cells.filter(c => !c.textContent.trim()).length") == 0
     assert page.evaluate("window.__xss") is None
     assert page.locator('img[src="x"], script:not([src])').count() == 0
 
@@ -131,6 +134,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     page.click("button.bulk-retry")
     dialog = page.locator("dialog.ask")
     expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
+    expect(dialog.locator(".bulk-filter")).to_have_text("Filter: Error code: resend_not_found")
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
     expect(page.locator(".bulk-report")).to_contain_text("Done: 3 of 3 jobs changed, 0 not changed.")
@@ -147,6 +151,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     expect(row).to_contain_text("Resend has the e-mails now")
     expect(row).to_contain_text(stack_env["DEVSTACK_OPERATOR_EMAIL"])
     expect(row).to_contain_text("3 changed, 0 not changed")
+    expect(row).to_contain_text("Error code: resend_not_found")
 
     page.click("button.sign-out")
     expect(page.locator("form.sign-in")).to_contain_text("You are signed out.")
@@ -186,7 +191,8 @@ def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env
     context = chromium.new_context(locale="ja-JP")
     page = context.new_page()
     sign_in(page, stack_env, "OPERATOR", password="wrong password")
-    expect(page.locator(".sign-in-status")).to_have_text("ログインできませんでした: Invalid login credentials")
+    # Auth's refusal by its code (invalid_credentials), in the page's language.
+    expect(page.locator(".sign-in-status")).to_have_text("メールアドレスまたはパスワードが違います。")
     assert page.evaluate("localStorage.getItem('document-jobs-admin-session')") is None
     context.close()
 

@@ -91,9 +91,10 @@ function actions(job, report, rerender) {
 /**
  * @param {Attachment[]} attachments
  * @param {Element} report where a refused download is told
+ * @param {boolean} finished the job failed or completed: nothing more will be stored ("yet" would mislead)
  */
-function attachmentsTable(attachments, report) {
-  if (!attachments.length) return h("p", {}, t("job.noAttachments"));
+function attachmentsTable(attachments, report, finished) {
+  if (!attachments.length) return h("p", {}, t(finished ? "job.noAttachmentsFinished" : "job.noAttachments"));
   const download = (/** @type {Attachment} */ attachment) => async () => {
     try {
       const { url } = /** @type {{ url: string }} */ (await api(`attachments/${attachment.id}/download`, { method: "POST", body: {} }));
@@ -105,7 +106,7 @@ function attachmentsTable(attachments, report) {
   return h(
     "table",
     { class: "attachments" },
-    h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", ""].map((k) => h("th", { scope: "col" }, k ? t(k) : "")))),
+    h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", "job.actions"].map((k) => h("th", { scope: "col" }, t(k))))),
     h("tbody", {}, attachments.map((a) => h("tr", {},
       h("td", { class: "filename" }, isolated(a.download_name)),
       h("td", { class: "mono" }, a.content_type ?? ""),
@@ -121,11 +122,12 @@ function timeline(attempts) {
   return h(
     "ol",
     { class: "timeline" },
-    attempts.map((a) => h(
+    attempts.map((a, index) => h(
       "li",
       { class: `attempt outcome-${a.outcome}` },
       h("div", { class: "attempt-head" },
-        h("strong", {}, t("attempt.title", { attempt: a.attempt, generation: a.generation })), " ",
+        h("strong", {}, t("attempt.title", { n: index + 1 })), " ",
+        a.generation > 1 ? h("small", { class: "hint" }, t("attempt.afterRetry", { retry: a.generation - 1 }), " ") : null,
         h("span", { class: `badge outcome-${a.outcome}` }, t(`outcome.${a.outcome}`))),
       h("div", { class: "attempt-meta" },
         a.started_at ? t("attempt.started", { time: dateTime(a.started_at) }) : "", " · ",
@@ -174,12 +176,12 @@ export async function render(container, id) {
             [t("job.from"), isolated(email.from)],
             [t("job.to"), isolated((email.to ?? []).join(", "))],
             [t("job.cc"), isolated((email.cc ?? []).join(", "))],
-            [t("job.subject"), isolated(email.subject)],
+            [t("job.subject"), isolated(email.subject, "subject")],
             [t("job.receivedAt"), dateTime(email.received_at)],
             [t("job.providerId"), h("span", { class: "mono" }, email.provider_email_id)],
             [t("job.messageId"), email.message_id ? h("span", { class: "mono" }, email.message_id) : null],
           ])) : null),
-        h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report)),
+        h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report, job.status === "failed" || job.status === "completed")),
         h("section", {}, h("h3", {}, t("job.attempts")), timeline(attempts))),
     );
   };
