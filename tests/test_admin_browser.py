@@ -234,3 +234,39 @@ def test_one_tab_renews_the_session_and_a_failed_renewal_signs_out_with_a_messag
         context.close()
     finally:
         configure_auth(stack_env, access_token_seconds=None, refresh_reuse_interval_s=None)
+
+
+def test_attempts_are_numbered_across_retries_and_a_finished_job_stored_nothing(chromium, stack_env, db, admin) -> None:
+    row = receive_email(db, "em_retried", {"from": "fax@example.jp", "subject": "retried twice"})
+    job_id = str(row["job_id"])
+    # Two attempts, a retry (the job's counter starts again), one more: generations 1..3.
+    for generation, attempt, outcome in ((1, 1, "retried"), (2, 2, "failed"), (3, 1, "failed")):
+        admin.execute(
+            "insert into document_job_attempts (job_id, generation, attempt, started_at, finished_at, outcome,"
+            " error_code) values (%s, %s, %s, now() - interval '1 hour' + %s * interval '1 minute',"
+            " now() - interval '1 hour' + %s * interval '1 minute' + interval '2 seconds', %s, 'resend_not_found')",
+            (job_id, generation, attempt, generation, generation, outcome),
+        )
+    db.execute("update document_jobs set status = 'failed', attempts = 1, generation = 3, finished_at = now(),"
+               " last_error_code = 'resend_not_found' where id = %s", (job_id,))  # fmt: skip
+    admin.execute("insert into document_jobs_audit (actor_id, actor_email, action, job_id, job_count, reason)"
+               " values (gen_random_uuid(), 'a@example.com', 'retry', %s, 1, 'once')", (job_id,))  # fmt: skip
+    context = chromium.new_context(locale="en-US")
+    page = context.new_page()
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+    page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{job_id}")
+    expect(page.locator(".attempt-head strong")).to_have_text(["Attempt 1", "Attempt 2", "Attempt 3"])
+    expect(page.locator(".attempt-head").nth(2)).to_contain_text("after retry 1")
+    expect(page.locator(".attempt-head").nth(1)).not_to_contain_text("after retry")
+    expect(page.get_by_text("No attachment was stored.")).to_be_visible()
+
+    page.select_option("select.language", "ja")
+    page.goto(f"{stack_env['ADMIN_URL']}#/audit")
+    header = page.locator("table.audit th", has_text="件数")
+    expect(header).to_be_visible()
+    # One line box for the header's text (it wrapped one character a line).
+    lines = header.evaluate("th => { const r = document.createRange(); r.selectNodeContents(th); "
+                            "return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }")  # fmt: skip
+    assert lines == 1, f"件数 takes {lines} lines"
+    context.close()

@@ -339,7 +339,7 @@ const MESSAGES = {
     "job.size": "サイズ",
     "job.sha256": "SHA-256",
     "attempt.title": "試行 {n}",
-    "attempt.afterRetry": "再実行 {retry} 回目の後",
+    "attempt.afterRetry": "{retry} 回目の再実行の後",
     "attempt.started": "{time} 開始",
     "attempt.took": "所要 {duration}",
     "attempt.invocation": "呼び出し {id}",

@@ -116,9 +116,23 @@ function attachmentsTable(attachments, report, finished) {
   );
 }
 
-/** @param {Attempt[]} attempts */
+/**
+ * How many retries came before each attempt: a retry starts the job's attempt counter again, so an
+ * attempt whose number does not follow the one before it (oldest first) is the first after a retry.
+ * @param {Attempt[]} attempts oldest first
+ */
+export function retriesBefore(attempts) {
+  let retries = 0;
+  return attempts.map((a, index) => {
+    if (index > 0 && a.attempt <= attempts[index - 1].attempt) retries += 1;
+    return retries;
+  });
+}
+
+/** @param {Attempt[]} attempts oldest first */
 function timeline(attempts) {
   if (!attempts.length) return h("p", {}, t("job.noAttempts"));
+  const retries = retriesBefore(attempts);
   return h(
     "ol",
     { class: "timeline" },
@@ -127,7 +141,7 @@ function timeline(attempts) {
       { class: `attempt outcome-${a.outcome}` },
       h("div", { class: "attempt-head" },
         h("strong", {}, t("attempt.title", { n: index + 1 })), " ",
-        a.generation > 1 ? h("small", { class: "hint" }, t("attempt.afterRetry", { retry: a.generation - 1 }), " ") : null,
+        retries[index] ? h("small", { class: "hint" }, t("attempt.afterRetry", { retry: retries[index] }), " ") : null,
         h("span", { class: `badge outcome-${a.outcome}` }, t(`outcome.${a.outcome}`))),
       h("div", { class: "attempt-meta" },
         a.started_at ? t("attempt.started", { time: dateTime(a.started_at) }) : "", " · ",
