@@ -327,3 +327,12 @@ def test_nul_lone_surrogates_and_tampered_cursors_are_400_with_a_stable_code(sta
         timeout=TIMEOUT,
     )
     assert page.status_code == 200, "the cursor a page gives is taken"
+
+
+def test_the_search_finds_a_job_by_the_short_id_the_list_shows(stack_env, operator_session, db) -> None:
+    token = operator_session["access_token"]
+    job_id, email_id = failed_email(db, "short id")
+    failed_email(db, "another job")
+    for given in (job_id[:8], job_id[:8].upper(), job_id[:13], email_id[:8]):
+        found = call(stack_env, f"jobs?q={given}", token).json()["jobs"]
+        assert [job["id"] for job in found] == [job_id], given

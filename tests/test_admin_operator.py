@@ -16,7 +16,7 @@ import pytest
 from lib.admin import cli as admin
 from tests import test_admin
 from tests.support.database import add_jobs
-from tests.support.emails import email_with_job
+from tests.support.emails import email_with_job, failed_email
 
 ZERO = "00000000-0000-0000-0000-000000000000"
 cli = test_admin.cli  # the fixture
@@ -275,3 +275,45 @@ def test_bad_arguments_keep_argparse_out_of_stdout(capsys) -> None:
     assert admin.main(["--json", "frobnicate"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and json.loads(err)["error"] == "usage"
+
+
+def test_every_command_takes_the_id_people_see(cli, db, stack_env, tmp_path: Path) -> None:
+    """The list's 8 characters, any prefix of 6 or more hex characters of the job's id, its e-mail's
+    row id or Resend's e-mail id, in any case and with or without hyphens."""
+    job_id, _ = _stored(db, stack_env, b"%PDF-1.4 a fax")
+    email_id, provider_id = (
+        db.execute(
+            "select e.id::text, e.provider_email_id from fax_received_emails e join document_jobs j"
+            " on j.fax_received_email_id = e.id where j.id = %s",
+            (job_id,),
+        )
+        .fetchone()
+        .values()
+    )
+    for given in (job_id[:8], job_id[:6].upper(), job_id[:13], job_id.replace("-", "")[:16], email_id[:8]):
+        status, out, err = cli("--json", "show", given)
+        assert (status, err) == (0, ""), given
+        assert json.loads(out)["job"]["id"] == job_id
+    db.execute("update fax_received_emails set provider_email_id = %s where id = %s",
+               ("4ec0ffee-1234-4abc-9def-00000000000a", email_id))  # fmt: skip
+    assert json.loads(cli("--json", "show", "4EC0FFEE12")[1])["job"]["id"] == job_id, "Resend's e-mail id"
+    assert cli("download", job_id[:8], "-o", str(tmp_path))[0] == 0
+    db.execute("update document_jobs set status = 'failed', finished_at = now(), last_error_code = 'x' where id = %s",
+               (job_id,))  # fmt: skip
+    assert cli("retry", job_id[:8])[0] == 0
+    assert cli("cancel", job_id[:8], "--reason", "duplicate")[0] == 0
+    assert provider_id
+
+
+def test_an_id_that_names_several_jobs_says_so_and_lists_them(cli, db) -> None:
+    ids = ["abcdef12-0000-4000-8000-000000000000", "abcdef12-1111-4000-8000-000000000000"]
+    for new_id in ids:
+        job_id, _ = failed_email(db, f"sharing a short id {new_id}")
+        db.execute("update document_jobs set id = %s where id = %s", (new_id, job_id))
+    status, _, err = cli("--json", "show", "abcdef12")
+    refusal = json.loads(err)
+    assert status == 1 and refusal["error"] == "ambiguous_id" and sorted(refusal["jobs"]) == ids
+    status, _, err = cli("show", "ABCDEF12")
+    assert "ABCDEF12 names 2 jobs: give more of the id" in err and all(i in err for i in ids)
+    assert json.loads(cli("--json", "show", "abcdef12-1")[1])["job"]["id"] == ids[1]
+    assert cli("show", "abcde")[0] == 2, "fewer than 6 hex characters is a usage error"

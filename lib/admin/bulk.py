@@ -118,6 +118,7 @@ def _one_or_many(context: Context, args: argparse.Namespace, action: str, one: c
     if args.job_id and action == "retry" and args.reason:
         raise Refusal("usage", "retry JOB_ID records no reason: --reason goes with a filter (a bulk retry)")
     if args.job_id:
+        args.job_id = commands.resolve_job(context, args.job_id)  # as people see it: a prefix, an e-mail's id
         return one(context, args)
     return bulk(context, args, action)
 

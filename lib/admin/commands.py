@@ -62,11 +62,30 @@ Command = Callable[[Context, argparse.Namespace], tuple[Any, str]]
 # --- argument types (argparse turns their ValueError into a usage refusal) ---------------------
 
 
+_ID_PREFIX = re.compile(r"[0-9a-f]{6,32}")
+
+
+def id_prefix(value: str) -> str | None:
+    """An id as people copy it: lower case, no hyphens, when 6 to 32 hex characters remain."""
+    text = value.strip().replace("-", "").lower()
+    return text if _ID_PREFIX.fullmatch(text) else None
+
+
 def job_id(value: str) -> str:
+    """A job id, whole or as people see it (the list's 8 characters, any prefix of at least 6 hex
+    characters of a job id, an e-mail row id or Resend's e-mail id): resolve_job() finds its job."""
+    if id_prefix(value) is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a job id (a UUID, or at least 6 of its hex characters, or of its e-mail's id)"
+        )
+    return value.strip()
+
+
+def uuid_id(value: str) -> str:
     try:
         return str(UUID(value))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a job id (a UUID)") from None
+        raise argparse.ArgumentTypeError(f"{value!r} is not an id (a UUID)") from None
 
 
 def positive(value: str) -> int:
@@ -181,6 +200,41 @@ def _rows(context: Context, what: str, request: Executable) -> list[Row]:
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise not_postgrest(context, what)
     return rows
+
+
+def find_jobs(context: Context, value: str) -> Row:
+    """document_jobs_find_by_id's answer: the jobs an id or a prefix names."""
+    found = rpc(context, "document_jobs_find_by_id", {"p_id": value}, dict, {"p_id": "the id"})
+    return found  # type: ignore[no-any-return]
+
+
+def resolve_job(context: Context, value: str) -> str:
+    """The one job an id names (whole, or a prefix of a job's, an e-mail's or Resend's e-mail id);
+    a refusal that lists them when it names several, or says so when it names none."""
+    try:
+        whole = str(UUID(value))
+    except ValueError:
+        whole = None
+    if whole is not None and _job(context, whole) is not None:
+        return whole
+    found = find_jobs(context, value)
+    jobs = found["jobs"]
+    if len(jobs) == 1:
+        return str(jobs[0]["id"])
+    if not jobs:
+        why = "" if whole else " (no job, e-mail or Resend e-mail id starts with it)"
+        raise Refusal("job_not_found", f"there is no job {value}{why}")
+    listed = "\n".join(
+        f"  {job['id']}  {job['status']:<9}  {display.local_time(job['created_at'], context.now)}  "
+        f"(its {', '.join(str(m).replace('_', ' ') for m in job['matched'])})"
+        for job in jobs
+    )
+    more = " or more" if found["more"] else ""
+    raise Refusal(
+        "ambiguous_id",
+        f"{value} names {len(jobs)}{more} jobs: give more of the id\n{listed}",
+        jobs=[job["id"] for job in jobs],
+    )
 
 
 def _job(context: Context, job: str) -> Row | None:
@@ -303,6 +357,7 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+    args.job_id = resolve_job(context, args.job_id)
     job = _job(context, args.job_id)
     if job is None:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
@@ -524,8 +579,8 @@ def purge(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _attachments_of(context: Context, target: str) -> list[Row]:
-    """The stored attachments a target names: a job (its e-mail's), an attachment's row id, or
-    Resend's attachment id."""
+    """The stored attachments a target names: a job (its e-mail's), an attachment's row id,
+    Resend's attachment id, or a job as people see it (resolve_job)."""
     table = context.client.table("fax_received_email_attachments")
     try:
         UUID(target)
@@ -554,6 +609,9 @@ def _attachments_of(context: Context, target: str) -> list[Row]:
         .select(ATTACHMENT_COLUMNS)
         .eq("provider_attachment_id", target),
     )
+    if not found and id_prefix(target) is not None:
+        # A job as people see it (a prefix of its id, its e-mail's or Resend's e-mail id).
+        return _attachments_of(context, resolve_job(context, target))
     if not found:
         raise Refusal("not_found", f"{target!r} is neither a job nor a stored attachment")
     return found
