@@ -270,3 +270,23 @@ def test_attempts_are_numbered_across_retries_and_a_finished_job_stored_nothing(
                             "return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }")  # fmt: skip
     assert lines == 1, f"件数 takes {lines} lines"
     context.close()
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/St_Johns"])
+def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(chromium, stack_env, db, zone) -> None:
+    from zoneinfo import ZoneInfo
+
+    from lib.admin.display import absolute_time
+
+    row = receive_email(db, f"em_time_{zone}", {"from": "fax@example.jp", "subject": "a time"})
+    created = db.execute("select created_at from document_jobs where id = %s", (row["job_id"],)).fetchone()
+    shown = absolute_time(created["created_at"].isoformat(), ZoneInfo(zone))  # what the CLI prints in TZ=zone
+    context = chromium.new_context(locale="ja-JP", timezone_id=zone)
+    page = context.new_page()
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+    page.goto(f"{stack_env['ADMIN_URL']}#/jobs")
+    cell = page.locator(f'tr[data-job-id="{row["job_id"]}"] td').first
+    expect(cell).to_contain_text(shown)
+    assert re.fullmatch(rf"{re.escape(shown)} \(.+\)", cell.inner_text()), "how long ago beside, not instead"
+    context.close()

@@ -45,6 +45,7 @@ LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
+SHORT_ID = 8  # characters of a job id that `list` shows, as the screen does
 
 
 @dataclass
@@ -334,9 +335,11 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         listed.append(
             row
             | {
-                "received": display.age(row["created_at"], context.now),
+                # The screen's short id: it names the job in every command (resolve_job).
+                "id": row["id"][:SHORT_ID],
+                "received": display.local_time(row["created_at"], context.now),
                 "attempt": f"{row['attempts']}/{row['max_attempts']}",
-                "next run": display.age(row["run_after"], context.now) if waits else "",
+                "next run": display.local_time(row["run_after"], context.now) if waits else "",
                 "sender": email.get("from_address"),
                 "subject": email.get("subject"),
                 "error": row["last_error_code"] or "",

@@ -422,10 +422,47 @@ export function number(value) {
   return new Intl.NumberFormat(current).format(value);
 }
 
-/** @param {string | Date | null | undefined} value a time (ISO 8601), or none */
+/** @param {number} n */
+const two = (n) => String(n).padStart(2, "0");
+
+/**
+ * A time in the viewer's zone (the browser's) with its UTC offset, as the CLI prints it in its TZ
+ * (lib/admin/display.py absolute_time): "2026-12-02 06:29:59 +09:00". The same in every language,
+ * so that the screen and the CLI agree to the second in the same zone.
+ * @param {string | Date} value
+ */
+export function absoluteTime(value) {
+  const at = new Date(value);
+  const offset = -at.getTimezoneOffset();
+  const sign = offset < 0 ? "-" : "+";
+  const zone = `${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} `
+    + `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())} ${zone}`;
+}
+
+/**
+ * How long ago (or from now), in the page's language: "3 minutes ago", "3 分前".
+ * @param {string | Date} value
+ * @param {number} [now] ms since the epoch
+ */
+export function relativeTime(value, now = Date.now()) {
+  const seconds = (new Date(value).getTime() - now) / 1000;
+  const format = new Intl.RelativeTimeFormat(current, { numeric: "auto" });
+  /** @type {Array<[Intl.RelativeTimeFormatUnit, number]>} */
+  const units = [["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+  for (const [unit, size] of units) {
+    if (Math.abs(seconds) >= size || unit === "second") return format.format(Math.trunc(seconds / size), unit);
+  }
+  return "";
+}
+
+/**
+ * The one way the page shows a time: its UTC offset in the viewer's zone, how long ago beside it.
+ * @param {string | Date | null | undefined} value a time (ISO 8601), or none
+ */
 export function dateTime(value) {
   if (!value) return "";
-  return new Intl.DateTimeFormat(current, { dateStyle: "medium", timeStyle: "medium" }).format(new Date(value));
+  return `${absoluteTime(value)} (${relativeTime(value)})`;
 }
 
 /**
