@@ -88,6 +88,7 @@ COMMENT ON COLUMN public.document_jobs.attempt_outcome IS 'How the last attempt 
 ALTER TABLE ONLY public.document_jobs
     ADD CONSTRAINT document_jobs_pkey PRIMARY KEY (id);
 CREATE INDEX document_jobs_by_error_code ON public.document_jobs USING btree (last_error_code, status, created_at DESC, id DESC) WHERE (last_error_code IS NOT NULL);
+CREATE INDEX document_jobs_by_id_text ON public.document_jobs USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
 CREATE INDEX document_jobs_by_status_received ON public.document_jobs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX document_jobs_claim ON public.document_jobs USING btree (kind, run_after, created_at) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX document_jobs_completed ON public.document_jobs USING btree (finished_at) WHERE (status = 'completed'::text);
@@ -135,9 +136,6 @@ ALTER TABLE ONLY public.document_jobs_audit
 CREATE TRIGGER document_jobs_audit_append_only BEFORE DELETE OR UPDATE ON public.document_jobs_audit FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_audit_change();
 ALTER TABLE public.document_jobs_audit ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_audit TO service_role;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.document_jobs_audit_id_seq TO service_role;
 
 COMMENT ON VIEW public.document_jobs_claimable IS 'THE definition of claimable: claim_document_jobs locks through it, the fan-out, the stats and the health check count through it, so that they can never disagree. A running job''s run_after is always in the past (it was claimable when it was claimed), so run_after <= now() holds for both arms and bounds the index scan.';
 CREATE VIEW public.document_jobs_claimable AS
@@ -248,6 +246,8 @@ ALTER TABLE ONLY public.fax_received_emails
     ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
 ALTER TABLE ONLY public.fax_received_emails
     ADD CONSTRAINT fax_received_emails_provider_provider_email_id_key UNIQUE (provider, provider_email_id);
+CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
+CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
 CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
@@ -1408,7 +1408,7 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_cancel_document_job(p_job_id uuid, p_actor_id uuid, p_actor_email text, p_reason text) TO service_role;
 
-COMMENT ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) IS 'Counts the jobs a filter (job_filter) matches that the action can change (retry: failed ones; cancel: queued and running ones) and keeps their ids: a snapshot, so the action applies to exactly the jobs the operator confirmed, never to the filter run again. At most 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "action", "job_count", "states", "filter", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.';
+COMMENT ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) IS 'Counts the jobs a filter (job_filter) matches that the action can change (retry: failed ones, but not those an admin cancelled, failed with code cancelled, unless the filter names that code; cancel: queued and running ones) and keeps their ids: a snapshot, so the action applies to exactly the jobs the operator confirmed, never to the filter run again. At most 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "action", "job_count", "states", "filter", "cancelled_left_out", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.';
 CREATE FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1419,6 +1419,10 @@ declare
     v_states jsonb;
     v_id uuid;
     v_count int := 0;
+    -- A cancel is stored as failed with code cancelled: an admin stopped that job on purpose, and
+    -- "retry every failed job" must not start it again; a filter that names an error code matches only that
+    -- code's jobs, so cancelled ones only when it names cancelled.
+    v_leaves_cancelled boolean := p_action = 'retry' and not v_filter ? 'error_code';
 begin
     perform document_jobs_internal.require(p_action in ('retry', 'cancel'), 'p_action must be retry or cancel');
     perform document_jobs_internal.require_actor(p_actor_id, null, false);
@@ -1436,8 +1440,9 @@ begin
     if jsonb_array_length(v_states) > 0 then
         execute format(
             'insert into document_jobs_internal.bulk_action_jobs (bulk_action_id, job_id)
-             select %L::uuid, j.id from public.document_jobs j where %s limit %s',
+             select %L::uuid, j.id from public.document_jobs j where %s and %s limit %s',
             v_id, document_jobs_internal.job_filter_sql(v_filter || jsonb_build_object('states', v_states)),
+            case when v_leaves_cancelled then 'j.last_error_code is distinct from ''cancelled''' else 'true' end,
             c_max_jobs + 1);
         get diagnostics v_count = row_count;
     end if;
@@ -1449,6 +1454,7 @@ begin
     update document_jobs_internal.bulk_actions b set job_count = v_count where b.id = v_id;
     return jsonb_build_object(
         'bulk_action_id', v_id, 'action', p_action, 'job_count', v_count, 'states', v_states, 'filter', v_filter,
+        'cancelled_left_out', v_leaves_cancelled,
         'prepared_at', now(), 'expires_at', now() + interval '15 minutes');
 end;
 $$;
@@ -1520,6 +1526,33 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text, p_batch_size integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text, p_batch_size integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_find_by_id(p_id text) IS 'The jobs an id names, for the admin CLI: p_id is a job id, an e-mail row id or the provider''s e-mail id, whole or any prefix of at least 6 hex characters (case and hyphens do not matter; else 22023). Answers {"jobs": [{"id", "status", "kind", "created_at", "matched": ["job_id" | "email_id" | "provider_email_id", ...]}], newest first, at most 20, "more", "prefix"}: one job is the one meant, several must be told apart by the operator.';
+CREATE FUNCTION public.document_jobs_find_by_id(p_id text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    c_limit constant int := 20;
+    v_prefix text := document_jobs_internal.id_prefix(p_id);
+    v_found jsonb;
+begin
+    perform document_jobs_internal.require(v_prefix is not null,
+        'an id is at least 6 hex characters of a job id, an e-mail id or the provider''s e-mail id');
+    select coalesce(jsonb_agg(jsonb_build_object('id', j.id, 'status', j.status, 'kind', j.kind,
+                                                 'created_at', j.created_at, 'matched', m.matched)
+                              order by j.created_at desc, j.id desc), '[]')
+      into v_found
+      from (select p.job_id, jsonb_agg(distinct p.matched) matched
+              from document_jobs_internal.jobs_with_id_prefix(v_prefix, c_limit + 1) p group by p.job_id) m
+      join public.document_jobs j on j.id = m.job_id;
+    return jsonb_build_object('jobs', (select coalesce(jsonb_agg(x), '[]')
+                                         from (select x from jsonb_array_elements(v_found) x limit c_limit) s),
+                              'more', jsonb_array_length(v_found) > c_limit, 'prefix', v_prefix);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_find_by_id(p_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_find_by_id(p_id text) TO service_role;
 
 
 -- =================================================================================================
@@ -2042,7 +2075,7 @@ CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) IS 'The e-mails whose sender or subject holds the term, or whose provider''s id is the term: at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders and their e-mails from the hash index, the subjects from their trigram index (which needs three characters of the term), each part''s read stopping at p_limit. The term goes into the statement as a literal, so that the planner sees the pattern (and its trigrams) it plans for.';
+COMMENT ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) IS 'The e-mails whose sender or subject holds the term, whose provider''s id is the term, or (an id prefix of 6 or more hex characters) whose jobs jobs_with_id_prefix names: at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders and their e-mails from the hash index, the subjects from their trigram index (which needs three characters of the term), the ids from their text indexes, each part''s read stopping at p_limit. The term goes into the statement as a literal, so that the planner sees the pattern (and its trigrams) it plans for.';
 CREATE FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2062,8 +2095,13 @@ begin
              (select e.id from public.fax_received_emails e where e.subject ilike %2$L limit %1$s)
              union
              select x from document_jobs_internal.emails_with_provider_id(%3$L) x
+             union
+             (select j.fax_received_email_id
+                from document_jobs_internal.jobs_with_id_prefix(%4$L, %1$s) p
+                join public.document_jobs j on j.id = p.job_id
+               where j.fax_received_email_id is not null)
              limit %1$s)',
-        p_limit, document_jobs_internal.like_pattern(p_q), p_q)
+        p_limit, document_jobs_internal.like_pattern(p_q), p_q, document_jobs_internal.id_prefix(p_q))
        into v_emails;
     return v_emails;
 end;
@@ -2146,6 +2184,16 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
+CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select case when v ~ '^[0-9a-f]{6,32}$' then v end
+      from (select lower(replace(btrim(p_text), '-', '')) v) s
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.id_prefix(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.invocation_cap() IS 'How many worker invocations may be in flight: document_jobs_settings.max_invocations_in_flight, or else three times the requests per second the Resend limiter leaves this queue (12 at 5 requests a second with 20 % left to others), 1 to 20, and 12 without a limiter row. Every start of the worker goes through post_worker, which holds to it.';
 CREATE FUNCTION document_jobs_internal.invocation_cap() RETURNS integer
@@ -2337,19 +2385,25 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_search_sql(p_q text) IS 'A normalized filter''s search term as SQL over a job row "j": the job''s id or its e-mail''s id (when the term is a UUID), the provider''s e-mail id, or the term anywhere in the sender or the subject (email_matches_sql).';
+COMMENT ON FUNCTION document_jobs_internal.job_search_sql(p_q text) IS 'A normalized filter''s search term as SQL over a job row "j": the job''s id or its e-mail''s id (when the term is a UUID), an id prefix (id_prefix: the job''s id, its e-mail''s id or the provider''s e-mail id starting with it), the provider''s e-mail id, or the term anywhere in the sender or the subject.';
 CREATE FUNCTION document_jobs_internal.job_search_sql(p_q text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
     AS $_$
 declare
     v_is_uuid boolean := p_q ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+    v_prefix text := document_jobs_internal.id_prefix(p_q);
 begin
     return format(
-        '(%s exists (select 1 from public.fax_received_emails e where e.id = j.fax_received_email_id'
-        ' and (e.provider_email_id = %L or %s)))',
+        '(%s %s exists (select 1 from public.fax_received_emails e where e.id = j.fax_received_email_id'
+        ' and (e.provider_email_id = %L or %s %s)))',
         case when v_is_uuid then format('j.id = %L::uuid or j.fax_received_email_id = %L::uuid or', p_q, p_q) else '' end,
+        case when v_prefix is not null then format(
+            'replace(j.id::text, ''-'', '''') like %1$L or replace(j.fax_received_email_id::text, ''-'', '''') like %1$L or',
+            v_prefix || '%') else '' end,
         p_q,
+        case when v_prefix is not null then format(
+            'lower(replace(e.provider_email_id, ''-'', '''')) like %L or', v_prefix || '%') else '' end,
         document_jobs_internal.email_matches_sql('e', p_q));
 end;
 $_$;
@@ -2383,6 +2437,28 @@ CREATE FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra
       from jsonb_array_elements_text(coalesce(p_filter -> 'states', '["queued", "running", "completed", "failed"]')) s
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_by_state_sql(p_filter jsonb, p_extra text, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) IS 'The jobs whose id, e-mail row id or provider''s e-mail id starts with p_prefix (an id_prefix), and which of the three matched: at most p_limit per kind, each one range scan of its text index (document_jobs_by_id_text, fax_received_emails_by_id_text, fax_received_emails_by_provider_id_text). A null prefix matches nothing.';
+CREATE FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) RETURNS TABLE(job_id uuid, matched text)
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    with bounds (low, high) as (
+        select p_prefix, left(p_prefix, -1) || chr(ascii(right(p_prefix, 1)) + 1) where p_prefix is not null
+    )
+    (select j.id, 'job_id' from bounds b, public.document_jobs j
+      where replace(j.id::text, '-', '') ~>=~ b.low and replace(j.id::text, '-', '') ~<~ b.high limit p_limit)
+    union all
+    (select j.id, 'email_id' from bounds b, public.fax_received_emails e
+       join public.document_jobs j on j.fax_received_email_id = e.id
+      where replace(e.id::text, '-', '') ~>=~ b.low and replace(e.id::text, '-', '') ~<~ b.high limit p_limit)
+    union all
+    (select j.id, 'provider_email_id' from bounds b, public.fax_received_emails e
+       join public.document_jobs j on j.fax_received_email_id = e.id
+      where lower(replace(e.provider_email_id, '-', '')) ~>=~ b.low
+        and lower(replace(e.provider_email_id, '-', '')) ~<~ b.high limit p_limit)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text

@@ -93,6 +93,7 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.admin_cancel_document_job", "screen"),
     ("public.prepare_document_jobs_bulk_action", "screen"),
     ("public.apply_document_jobs_bulk_action", "screen"),
+    ("public.document_jobs_find_by_id", "screen"),
     ("public.document_jobs_health", "operations"),
     ("public.document_jobs_stats", "operations"),
     ("public.set_document_jobs_retention", "operations"),

@@ -40,6 +40,9 @@ FLAGS = {
 }
 VERBS = {"retry": ("retry", "retried"), "cancel": ("cancel", "cancelled")}
 STATES = {"retry": "failed", "cancel": "queued or running"}
+# A cancel is stored as failed with code cancelled: a bulk retry leaves those jobs out (the database
+# does) unless the filter names that code.
+CANCELLED_LEFT_OUT = "jobs an admin cancelled (error code cancelled) are left out: --error-code cancelled retries them"
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ def _one_or_many(context: Context, args: argparse.Namespace, action: str, one: c
     if args.job_id and action == "retry" and args.reason:
         raise Refusal("usage", "retry JOB_ID records no reason: --reason goes with a filter (a bulk retry)")
     if args.job_id:
+        args.job_id = commands.resolve_job(context, args.job_id)  # as people see it: a prefix, an e-mail's id
         return one(context, args)
     return bulk(context, args, action)
 
@@ -148,9 +152,10 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
         return prepared | {"dry_run": True}, text
     command = ["python", "-m", "lib.admin", "confirm", prepared["bulk_action_id"], "--as", who.email]
     confirm = shlex.join([*command, "--reason", args.reason or "WHY"])
+    left_out = f"{CANCELLED_LEFT_OUT}\n" if prepared.get("cancelled_left_out") else ""
     text = (
         f"{display.count(count)} {STATES[action]} {'job' if count == 1 else 'jobs'} would be {VERBS[action][1]} "
-        f"({scope}); dry run: nothing changed.\n"
+        f"({scope}); dry run: nothing changed.\n{left_out}"
         f"To {action} exactly these {display.count(count)}, within 15 minutes "
         f"(until {display.local_time(prepared['expires_at'], context.now)}):\n  {display.text(confirm)}"
     )

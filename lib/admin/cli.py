@@ -19,7 +19,7 @@ from typing import NoReturn
 import httpx
 
 from lib.admin import bulk, commands
-from lib.admin.commands import STATUSES, Context, job_id, positive, since_or_until
+from lib.admin.commands import STATUSES, Context, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
@@ -97,7 +97,9 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--limit", type=positive, default=50, help="at most this many rows (default 50)")
 
     command("show", commands.show_job, "show one job: its attempts, its e-mail and its stored attachments")
-    subcommands.choices["show"].add_argument("job_id", type=job_id)
+    subcommands.choices["show"].add_argument(
+        "job_id", type=job_id, help="a job id, or 6 or more of its first hex characters (or of its e-mail's id)"
+    )
 
     retry = command(
         "retry",
@@ -115,7 +117,7 @@ def parser() -> argparse.ArgumentParser:
     cancel.add_argument("--status", choices=("queued", "running"), help="bulk: only jobs in this state")
     _bulk_options(cancel, "cancel")
     confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
-    confirm.add_argument("bulk_action_id", type=job_id, metavar="BULK_ACTION_ID", help="from the dry run")
+    confirm.add_argument("bulk_action_id", type=uuid_id, metavar="BULK_ACTION_ID", help="from the dry run")
     confirm.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin who ran the dry run")
     confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
 

@@ -10,13 +10,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import httpx
 
 from lib.admin import display
+from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.failures import FailureCode
 from lib.settings import SupabaseSettings
@@ -44,6 +45,7 @@ LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
+SHORT_ID = 8  # characters of a job id that `list` shows, as the screen does
 
 
 @dataclass
@@ -61,11 +63,30 @@ Command = Callable[[Context, argparse.Namespace], tuple[Any, str]]
 # --- argument types (argparse turns their ValueError into a usage refusal) ---------------------
 
 
+_ID_PREFIX = re.compile(r"[0-9a-f]{6,32}")
+
+
+def id_prefix(value: str) -> str | None:
+    """An id as people copy it: lower case, no hyphens, when 6 to 32 hex characters remain."""
+    text = value.strip().replace("-", "").lower()
+    return text if _ID_PREFIX.fullmatch(text) else None
+
+
 def job_id(value: str) -> str:
+    """A job id, whole or as people see it (the list's 8 characters, any prefix of at least 6 hex
+    characters of a job id, an e-mail row id or Resend's e-mail id): resolve_job() finds its job."""
+    if id_prefix(value) is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a job id (a UUID, or at least 6 of its hex characters, or of its e-mail's id)"
+        )
+    return value.strip()
+
+
+def uuid_id(value: str) -> str:
     try:
         return str(UUID(value))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a job id (a UUID)") from None
+        raise argparse.ArgumentTypeError(f"{value!r} is not an id (a UUID)") from None
 
 
 def positive(value: str) -> int:
@@ -182,6 +203,41 @@ def _rows(context: Context, what: str, request: Executable) -> list[Row]:
     return rows
 
 
+def find_jobs(context: Context, value: str) -> Row:
+    """document_jobs_find_by_id's answer: the jobs an id or a prefix names."""
+    found = rpc(context, "document_jobs_find_by_id", {"p_id": value}, dict, {"p_id": "the id"})
+    return found  # type: ignore[no-any-return]
+
+
+def resolve_job(context: Context, value: str) -> str:
+    """The one job an id names (whole, or a prefix of a job's, an e-mail's or Resend's e-mail id);
+    a refusal that lists them when it names several, or says so when it names none."""
+    try:
+        whole = str(UUID(value))
+    except ValueError:
+        whole = None
+    if whole is not None and _job(context, whole) is not None:
+        return whole
+    found = find_jobs(context, value)
+    jobs = found["jobs"]
+    if len(jobs) == 1:
+        return str(jobs[0]["id"])
+    if not jobs:
+        why = "" if whole else " (no job, e-mail or Resend e-mail id starts with it)"
+        raise Refusal("job_not_found", f"there is no job {value}{why}")
+    listed = "\n".join(
+        f"  {job['id']}  {job['status']:<9}  {display.local_time(job['created_at'], context.now)}  "
+        f"(its {', '.join(str(m).replace('_', ' ') for m in job['matched'])})"
+        for job in jobs
+    )
+    more = " or more" if found["more"] else ""
+    raise Refusal(
+        "ambiguous_id",
+        f"{value} names {len(jobs)}{more} jobs: give more of the id\n{listed}",
+        jobs=[job["id"] for job in jobs],
+    )
+
+
 def _job(context: Context, job: str) -> Row | None:
     rows = _rows(context, "read job", context.client.table("document_jobs").select(JOB_COLUMNS).eq("id", job))
     return rows[0] if rows else None
@@ -279,9 +335,11 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         listed.append(
             row
             | {
-                "received": display.age(row["created_at"], context.now),
+                # The screen's short id: it names the job in every command (resolve_job).
+                "id": row["id"][:SHORT_ID],
+                "received": display.local_time(row["created_at"], context.now),
                 "attempt": f"{row['attempts']}/{row['max_attempts']}",
-                "next run": display.age(row["run_after"], context.now) if waits else "",
+                "next run": display.local_time(row["run_after"], context.now) if waits else "",
                 "sender": email.get("from_address"),
                 "subject": email.get("subject"),
                 "error": row["last_error_code"] or "",
@@ -302,6 +360,7 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+    args.job_id = resolve_job(context, args.job_id)
     job = _job(context, args.job_id)
     if job is None:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
@@ -523,8 +582,8 @@ def purge(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _attachments_of(context: Context, target: str) -> list[Row]:
-    """The stored attachments a target names: a job (its e-mail's), an attachment's row id, or
-    Resend's attachment id."""
+    """The stored attachments a target names: a job (its e-mail's), an attachment's row id,
+    Resend's attachment id, or a job as people see it (resolve_job)."""
     table = context.client.table("fax_received_email_attachments")
     try:
         UUID(target)
@@ -553,6 +612,9 @@ def _attachments_of(context: Context, target: str) -> list[Row]:
         .select(ATTACHMENT_COLUMNS)
         .eq("provider_attachment_id", target),
     )
+    if not found and id_prefix(target) is not None:
+        # A job as people see it (a prefix of its id, its e-mail's or Resend's e-mail id).
+        return _attachments_of(context, resolve_job(context, target))
     if not found:
         raise Refusal("not_found", f"{target!r} is neither a job nor a stored attachment")
     return found
@@ -584,6 +646,20 @@ def _fetch(context: Context, row: Row) -> bytes:
     return data
 
 
+def _download_names(attachments: list[Row]) -> list[str]:
+    """Each attachment's download name; a name taken already gets " (2)", " (3)" before its extension."""
+    names: list[str] = []
+    for row in attachments:
+        name = download_name(row["filename"], row["content_type"])
+        stem, dot, suffix = name.rpartition(".")
+        number = 1
+        while name.casefold() in {taken.casefold() for taken in names}:
+            number += 1
+            name = f"{stem} ({number}){dot}{suffix}"
+        names.append(name)
+    return names
+
+
 def download(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     attachments = _attachments_of(context, args.target)
     if not attachments:
@@ -592,10 +668,11 @@ def download(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if not output.is_dir() and len(attachments) > 1:
         raise Refusal("not_a_folder", f"{args.output} is not a folder, and {len(attachments)} attachments are stored")
     written = []
-    for row in attachments:
-        # The key's last part: ASCII ids and the stored type's extension. The sender's file name
-        # (which may be anything) never becomes a path here.
-        path = output / PurePosixPath(row["storage_path"]).name if output.is_dir() else output
+    names = _download_names(attachments)
+    for row, name in zip(attachments, names, strict=True):
+        # The name the screen downloads it as too (lib/attachment_names.py): the sender's, made
+        # safe, with the stored type's extension; never a path of its own.
+        path = output / name if output.is_dir() else output
         if path.exists():
             raise Refusal("file_exists", f"{path} exists: nothing overwritten (choose another --output)")
         data = _fetch(context, row)

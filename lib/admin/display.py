@@ -1,6 +1,9 @@
 """How the admin CLI shows values on a terminal: column widths as the terminal draws them,
 times in the operator's own time zone with how long ago, and intervals in words.
 
+Times carry their UTC offset in the operator's zone (TZ), with how long ago beside them
+(local_time), the way the admin screen shows them in the browser's zone.
+
 Widths are display columns (wcwidth: East Asian wide and fullwidth characters take two,
 combining marks none, ambiguous ones such as ① and ※ one), after NFC normalisation, so that a
 decomposed ガイドブック.pdf (13 code points, 16 columns) lines up with a composed one, and long
@@ -14,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 import wcwidth
@@ -83,13 +86,20 @@ def age(timestamp: str | None, now: datetime) -> str:
     return relative((now - datetime.fromisoformat(timestamp)).total_seconds()) if timestamp else ""
 
 
+def absolute_time(timestamp: str, zone: tzinfo | None = None) -> str:
+    """A timestamp in a zone (the operator's, TZ, by default) with its UTC offset, as the screen
+    shows it too (public/admin/i18n.js dateTime): '2026-12-02 06:29:59 +09:00'."""
+    at = datetime.fromisoformat(timestamp).astimezone(zone)
+    return f"{at:%Y-%m-%d %H:%M:%S} {at:%:z}"
+
+
 def local_time(timestamp: str | None, now: datetime) -> str:
-    """A database timestamp in the operator's time zone (TZ), with how long ago, e.g.
-    '2026-12-01 17:42:37 JST (3 min ago)'."""
+    """A database timestamp in the operator's time zone (TZ) with its offset, and how long ago
+    beside it: '2026-12-01 17:42:37 +09:00 (3 min ago)'. The one way the CLI shows a time; --json
+    keeps the database's ISO 8601, offset included."""
     if not timestamp:
         return ""
-    at = datetime.fromisoformat(timestamp).astimezone()
-    return f"{at:%Y-%m-%d %H:%M:%S %Z} ({age(timestamp, now)})"
+    return f"{absolute_time(timestamp)} ({age(timestamp, now)})"
 
 
 # PostgreSQL's interval output (IntervalStyle postgres, PostgREST's): "1 year 2 mons 3 days 04:05:06".

@@ -25,10 +25,12 @@ import getpass
 import json
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
+from lib.admin import display
 from lib.errors import Refusal
 from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
@@ -170,7 +172,8 @@ def main(argv: Sequence[str]) -> int:
                 print(json.dumps(operators, indent=2, ensure_ascii=False))
             else:
                 for o in operators:
-                    print(f"{o['role']:<7} {o['email']}  (last sign-in: {o['last_sign_in_at'] or 'never'})")
+                    when = display.local_time(o["last_sign_in_at"], datetime.now(UTC)) or "never"
+                    print(f"{o['role']:<7} {o['email']}  (last sign-in: {when})")
                 if not operators:
                     print("no operators")
     return 0

@@ -26,15 +26,18 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from lib import log
+from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.http_shell import Reply, json_reply
 from lib.settings import AdminSettings, ConfigError
+from lib.storable import is_storable
 from lib.supabase.rpc import Executable, execute
 
 if TYPE_CHECKING:
@@ -78,7 +81,24 @@ class Call:
             raise Refusal("malformed_json", "the body is not valid JSON", 400) from None
         if not isinstance(body, dict):
             raise Refusal("malformed_json", "the body must be a JSON object", 400)
+        check_text(body, "the body")
         return body
+
+
+def check_text(value: Any, where: str) -> None:
+    """A 400 `bad_text` for text the database cannot store (U+0000, or a lone surrogate, which JSON
+    can spell as \\ud800) anywhere in a query or a body: sent on, it would fail in the database
+    (a 503 and an ERROR line that anyone signed in could cause at will)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and not is_storable(item):
+            raise Refusal("bad_text", f"{where} holds U+0000 or a lone surrogate, which no text may hold", 400)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 @dataclass
@@ -123,9 +143,14 @@ class Context:
         return confirm_admin(self.operator, self.token, self.settings, self.http)
 
 
+# The caller's input, refused by the database: invalid parameter, datetime format or field,
+# text representation, untranslatable character, character not in repertoire, value out of range.
+_BAD_INPUT = ("22023", "22007", "22008", "22P02", "22P05", "22021", "22003")
+
+
 def database_refusal(error: DatabaseError) -> Refusal:
     """The database's refusal as the operator should see it; its message never holds a secret."""
-    if error.code == "22023":
+    if error.code in _BAD_INPUT:
         return Refusal("bad_request", error.message, 400)
     if error.code == "42501":
         return Refusal("forbidden", error.message, 403)
@@ -173,6 +198,7 @@ def api(call: Call, settings: AdminSettings) -> dict[str, Any]:
 
     with http_client() as http:
         operator, token = authenticate(call.headers.get("authorization"), settings, http)
+        check_text(call.query, "the query")
         return route(Context(call, settings, http, operator, token))
 
 
@@ -212,6 +238,7 @@ def overview(context: Context) -> dict[str, Any]:
 
 def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
     """The list's query parameters as a filter of document_jobs_internal.job_filter, which checks it."""
+    check_text(query, "the filter")
     found: dict[str, Any] = {}
     states = [state for state in query.get("state", []) if state]
     if states:
@@ -228,7 +255,9 @@ def jobs(context: Context) -> dict[str, Any]:
     limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
     after_time, after_id = call.first("after_time"), call.first("after_id")
     if (after_time is None) != (after_id is None) or (after_id is not None and not _UUID.match(after_id)):
-        raise Refusal("bad_request", "after_time and after_id go together, after_id a job id", 400)
+        raise Refusal("bad_cursor", "after_time and after_id go together, after_id a job id", 400)
+    if after_time is not None and not _is_timestamp(after_time):
+        raise Refusal("bad_cursor", "after_time must be an ISO 8601 time with its offset, as a page gave it", 400)
     page: dict[str, Any] = context.rpc("document_jobs_admin_jobs", {
         "p_filter": jobs_filter(call.query), "p_after_created_at": after_time, "p_after_id": after_id,
         "p_limit": limit,
@@ -240,6 +269,8 @@ def job(context: Context) -> dict[str, Any]:
     found: dict[str, Any] | None = context.rpc("document_jobs_admin_job", {"p_job_id": _id(context.call)})
     if found is None:
         raise Refusal("not_found", "no such job", 404)
+    for attachment in found.get("attachments") or []:
+        attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
     return found
 
 
@@ -255,17 +286,18 @@ def audit(context: Context) -> dict[str, Any]:
 
 def download(context: Context) -> dict[str, Any]:
     """A signed Storage URL for one stored attachment, valid for a minute, that downloads it under
-    its original name. Readers may download; the URL is made for the asking operator only."""
+    its name made safe (lib/attachment_names.py: the sender's, with the stored type's extension),
+    the name the job's page shows. Readers may download; the URL is made for the asking operator only."""
     from lib.supabase.storage import Storage, StorageError
 
     attachment_id = _id(context.call)
     rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
-                        .select("bucket,storage_path,filename").eq("id", attachment_id))  # fmt: skip
+                        .select("bucket,storage_path,filename,content_type").eq("id", attachment_id))  # fmt: skip
     if not rows:
         raise Refusal("not_found", "no such attachment", 404)
     row = rows[0]
     storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, row["bucket"])
-    name = row["filename"] or row["storage_path"].rsplit("/", 1)[-1]
+    name = download_name(row["filename"], row["content_type"])
     try:
         url = storage.signed_url(row["storage_path"], SIGNED_URL_SECONDS, download_as=name)
     except StorageError as error:
@@ -360,6 +392,14 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("POST", "bulk/{id}/apply"): bulk_apply,
     ("POST", "attachments/{id}/download"): download,
 }
+
+
+def _is_timestamp(text: str) -> bool:
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return at.tzinfo is not None and 1 <= at.year <= 9999
 
 
 def _int(text: str | None, default: int | None, low: int, high: int, name: str) -> int:

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lib.attachment_names import DOCUMENT_TYPES, GENERIC_EXTENSION, GENERIC_TYPE
 from lib.storable import digest
 
 
@@ -66,18 +67,10 @@ class StoredAttachment(BaseModel):
 # "att_1\n" passed as safe and gave a key Storage refuses (InvalidKey, a permanent failure).
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
-# What a fax arrives as. Anything else is stored as application/octet-stream: Storage serves an
-# object with the type it was given, and a sender-chosen text/html or image/svg+xml would be
-# served as a page that runs its scripts.
-DOCUMENT_TYPES = {
-    "application/pdf": "pdf",
-    "image/tiff": "tif",
-    "image/png": "png",
-    "image/jpeg": "jpg",
-    "image/gif": "gif",
-}
-GENERIC_TYPE = "application/octet-stream"
-GENERIC_EXTENSION = "bin"
+# What a fax arrives as (lib/attachment_names.py, which the screen and the CLI name downloads by).
+# Anything else is stored as application/octet-stream: Storage serves an object with the type it
+# was given, and a sender-chosen text/html or image/svg+xml would be served as a page that runs
+# its scripts.
 _ALIASES = {
     "application/x-pdf": "application/pdf",
     "image/x-tiff": "image/tiff",

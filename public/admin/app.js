@@ -10,7 +10,7 @@ import * as job from "./job.js";
 import * as jobs from "./jobs.js";
 import * as overview from "./overview.js";
 import * as session from "./session.js";
-import { notice, operator, problemText, setOperator } from "./ui.js";
+import { authRefusal, notice, operator, problemText, setOperator } from "./ui.js";
 
 /** @typedef {import("./ui.js").Operator} Operator */
 
@@ -71,7 +71,7 @@ function signInView() {
       await start();
     } catch (error) {
       // Auth's own answer, as text (a wrong password: "Invalid login credentials"); nothing else.
-      const text = error instanceof session.AuthRefused ? t("signIn.refused", { message: error.message }) : t("signIn.unreachable");
+      const text = error instanceof session.AuthRefused ? authRefusal(error) : t("signIn.unreachable");
       replace(status, notice(text, "error"));
       button.disabled = false;
     }

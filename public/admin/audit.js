@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { jobLink, notice, problemText } from "./ui.js";
+import { filterSummary, jobLink, notice, problemText } from "./ui.js";
 
 /**
  * An operator's action (GET /api/admin/audit).
@@ -25,9 +25,7 @@ import { jobLink, notice, problemText } from "./ui.js";
 /** @param {AuditEntry} entry */
 function target(entry) {
   if (entry.job_id) return jobLink(entry.job_id);
-  const filter = entry.filter ?? {};
-  const text = Object.entries(filter).map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : v}`).join("; ");
-  return h("span", { class: "mono" }, text || "—");
+  return h("span", {}, filterSummary(entry.filter) || "—");
 }
 
 /** @param {AuditEntry} entry */

@@ -22,6 +22,11 @@ const MESSAGES = {
     "signIn.working": "Signing in…",
     "signIn.refused": "Sign-in refused: {message}",
     "signIn.unreachable": "Supabase Auth could not be reached. Try again.",
+    "auth.invalid_credentials": "The e-mail address or the password is wrong.",
+    "auth.email_not_confirmed": "This e-mail address is not confirmed yet.",
+    "auth.user_banned": "This account is blocked.",
+    "auth.over_request_rate_limit": "Too many attempts. Wait a moment and try again.",
+    "auth.validation_failed": "Enter an e-mail address and a password.",
     "signedOut.expired": "Your session expired and could not be renewed. Please sign in again.",
     "signedOut.ended": "Your session has ended (signed out elsewhere, or your access was removed). Please sign in again.",
     "signedOut.otherTab": "You signed out in another tab.",
@@ -105,6 +110,10 @@ const MESSAGES = {
     "bulk.nothing": "No job that this action can change matches the filter.",
     "bulk.snapshot": "These are the jobs counted just now: the action applies to exactly them, not to the filter run again later. It runs on the server in batches of 500.",
     "bulk.filter": "Filter: {filter}",
+    "bulk.cancelledLeftOut": "Jobs an admin cancelled (error code cancelled) are left out: filter by that error code to retry them.",
+    "filter.receivedTo": "Received until",
+    "filter.q": "Search",
+    "overview.actions": "Jobs",
     "bulk.reason": "Reason (kept in the audit)",
     "bulk.applying": "Applying: {processed} of {count} done ({changed} changed, {skipped} not changed)",
     "bulk.done": "Done: {changed} of {count} jobs changed, {skipped} not changed.",
@@ -126,6 +135,8 @@ const MESSAGES = {
     "job.email": "The e-mail",
     "job.attachments": "Attachments",
     "job.noAttachments": "No attachment stored yet.",
+    "job.noAttachmentsFinished": "No attachment was stored.",
+    "job.actions": "Actions",
     "job.attempts": "Attempts",
     "job.noAttempts": "No attempt yet.",
     "job.download": "Download",
@@ -145,7 +156,8 @@ const MESSAGES = {
     "job.type": "Type",
     "job.size": "Size",
     "job.sha256": "SHA-256",
-    "attempt.title": "Attempt {attempt} (generation {generation})",
+    "attempt.title": "Attempt {n}",
+    "attempt.afterRetry": "after retry {retry}",
     "attempt.started": "started {time}",
     "attempt.took": "took {duration}",
     "attempt.invocation": "invocation {id}",
@@ -192,6 +204,11 @@ const MESSAGES = {
     "signIn.working": "ログインしています…",
     "signIn.refused": "ログインできませんでした: {message}",
     "signIn.unreachable": "Supabase Auth に接続できませんでした。もう一度お試しください。",
+    "auth.invalid_credentials": "メールアドレスまたはパスワードが違います。",
+    "auth.email_not_confirmed": "このメールアドレスはまだ確認されていません。",
+    "auth.user_banned": "このアカウントは停止されています。",
+    "auth.over_request_rate_limit": "試行が多すぎます。しばらく待ってからもう一度お試しください。",
+    "auth.validation_failed": "メールアドレスとパスワードを入力してください。",
     "signedOut.expired": "セッションの有効期限が切れ、更新できませんでした。もう一度ログインしてください。",
     "signedOut.ended": "セッションが終了しました（別の場所でログアウトしたか、権限が取り消されました）。もう一度ログインしてください。",
     "signedOut.otherTab": "別のタブでログアウトしました。",
@@ -275,6 +292,10 @@ const MESSAGES = {
     "bulk.nothing": "この操作で変更できるジョブは条件に該当しません。",
     "bulk.snapshot": "今数えたジョブそのものに対して実行されます（後で条件を再評価することはありません）。サーバー上で 500 件ずつ処理します。",
     "bulk.filter": "条件: {filter}",
+    "bulk.cancelledLeftOut": "管理者が取り消したジョブ（エラーコード cancelled）は含みません。再実行するには、そのエラーコードで絞り込んでください。",
+    "filter.receivedTo": "受信日時（まで）",
+    "filter.q": "検索",
+    "overview.actions": "ジョブ",
     "bulk.reason": "理由（操作履歴に残ります）",
     "bulk.applying": "処理中: {count} 件中 {processed} 件完了（変更 {changed} 件、未変更 {skipped} 件）",
     "bulk.done": "完了: {count} 件中 {changed} 件を変更、{skipped} 件は未変更です。",
@@ -296,6 +317,8 @@ const MESSAGES = {
     "job.email": "メール",
     "job.attachments": "添付ファイル",
     "job.noAttachments": "保存済みの添付ファイルはまだありません。",
+    "job.noAttachmentsFinished": "保存された添付ファイルはありません。",
+    "job.actions": "操作",
     "job.attempts": "試行",
     "job.noAttempts": "まだ試行していません。",
     "job.download": "ダウンロード",
@@ -315,7 +338,8 @@ const MESSAGES = {
     "job.type": "形式",
     "job.size": "サイズ",
     "job.sha256": "SHA-256",
-    "attempt.title": "試行 {attempt}（世代 {generation}）",
+    "attempt.title": "試行 {n}",
+    "attempt.afterRetry": "{retry} 回目の再実行の後",
     "attempt.started": "{time} 開始",
     "attempt.took": "所要 {duration}",
     "attempt.invocation": "呼び出し {id}",
@@ -385,15 +409,60 @@ export function t(key, params = {}) {
   return template.replace(/\{(\w+)\}/g, (_, /** @type {string} */ name) => (name in params ? String(params[name]) : `{${name}}`));
 }
 
+/**
+ * Whether the current language (or English) has a text for the key.
+ * @param {string} key
+ */
+export function has(key) {
+  return key in MESSAGES[current] || key in MESSAGES.en;
+}
+
 /** @param {number} value */
 export function number(value) {
   return new Intl.NumberFormat(current).format(value);
 }
 
-/** @param {string | Date | null | undefined} value a time (ISO 8601), or none */
+/** @param {number} n */
+const two = (n) => String(n).padStart(2, "0");
+
+/**
+ * A time in the viewer's zone (the browser's) with its UTC offset, as the CLI prints it in its TZ
+ * (lib/admin/display.py absolute_time): "2026-12-02 06:29:59 +09:00". The same in every language,
+ * so that the screen and the CLI agree to the second in the same zone.
+ * @param {string | Date} value
+ */
+export function absoluteTime(value) {
+  const at = new Date(value);
+  const offset = -at.getTimezoneOffset();
+  const sign = offset < 0 ? "-" : "+";
+  const zone = `${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} `
+    + `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())} ${zone}`;
+}
+
+/**
+ * How long ago (or from now), in the page's language: "3 minutes ago", "3 分前".
+ * @param {string | Date} value
+ * @param {number} [now] ms since the epoch
+ */
+export function relativeTime(value, now = Date.now()) {
+  const seconds = (new Date(value).getTime() - now) / 1000;
+  const format = new Intl.RelativeTimeFormat(current, { numeric: "auto" });
+  /** @type {Array<[Intl.RelativeTimeFormatUnit, number]>} */
+  const units = [["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+  for (const [unit, size] of units) {
+    if (Math.abs(seconds) >= size || unit === "second") return format.format(Math.trunc(seconds / size), unit);
+  }
+  return "";
+}
+
+/**
+ * The one way the page shows a time: its UTC offset in the viewer's zone, how long ago beside it.
+ * @param {string | Date | null | undefined} value a time (ISO 8601), or none
+ */
 export function dateTime(value) {
   if (!value) return "";
-  return new Intl.DateTimeFormat(current, { dateStyle: "medium", timeStyle: "medium" }).format(new Date(value));
+  return `${absoluteTime(value)} (${relativeTime(value)})`;
 }
 
 /**

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
-import { ask, definitions, isAdmin, notice, problemText, stateBadge } from "./ui.js";
+import { ask, definitions, isAdmin, isolated, notice, problemText, stateBadge } from "./ui.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /**
@@ -36,7 +36,8 @@ import { ask, definitions, isAdmin, notice, problemText, stateBadge } from "./ui
 /**
  * @typedef {object} Attachment
  * @property {string} id
- * @property {string | null} filename
+ * @property {string | null} filename the sender's
+ * @property {string} download_name what it is shown and downloaded as (lib/attachment_names.py)
  * @property {string | null} content_type
  * @property {number | null} size_bytes
  * @property {string | null} sha256
@@ -90,9 +91,10 @@ function actions(job, report, rerender) {
 /**
  * @param {Attachment[]} attachments
  * @param {Element} report where a refused download is told
+ * @param {boolean} finished the job failed or completed: nothing more will be stored ("yet" would mislead)
  */
-function attachmentsTable(attachments, report) {
-  if (!attachments.length) return h("p", {}, t("job.noAttachments"));
+function attachmentsTable(attachments, report, finished) {
+  if (!attachments.length) return h("p", {}, t(finished ? "job.noAttachmentsFinished" : "job.noAttachments"));
   const download = (/** @type {Attachment} */ attachment) => async () => {
     try {
       const { url } = /** @type {{ url: string }} */ (await api(`attachments/${attachment.id}/download`, { method: "POST", body: {} }));
@@ -104,9 +106,9 @@ function attachmentsTable(attachments, report) {
   return h(
     "table",
     { class: "attachments" },
-    h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", ""].map((k) => h("th", { scope: "col" }, k ? t(k) : "")))),
+    h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", "job.actions"].map((k) => h("th", { scope: "col" }, t(k))))),
     h("tbody", {}, attachments.map((a) => h("tr", {},
-      h("td", { class: "filename" }, a.filename ?? "—"),
+      h("td", { class: "filename" }, isolated(a.download_name)),
       h("td", { class: "mono" }, a.content_type ?? ""),
       h("td", { class: "number" }, bytes(a.size_bytes)),
       h("td", { class: "mono hash" }, a.sha256),
@@ -114,22 +116,37 @@ function attachmentsTable(attachments, report) {
   );
 }
 
-/** @param {Attempt[]} attempts */
+/**
+ * How many retries came before each attempt: a retry starts the job's attempt counter again, so an
+ * attempt whose number does not follow the one before it (oldest first) is the first after a retry.
+ * @param {Attempt[]} attempts oldest first
+ */
+export function retriesBefore(attempts) {
+  let retries = 0;
+  return attempts.map((a, index) => {
+    if (index > 0 && a.attempt <= attempts[index - 1].attempt) retries += 1;
+    return retries;
+  });
+}
+
+/** @param {Attempt[]} attempts oldest first */
 function timeline(attempts) {
   if (!attempts.length) return h("p", {}, t("job.noAttempts"));
+  const retries = retriesBefore(attempts);
   return h(
     "ol",
     { class: "timeline" },
-    attempts.map((a) => h(
+    attempts.map((a, index) => h(
       "li",
       { class: `attempt outcome-${a.outcome}` },
       h("div", { class: "attempt-head" },
-        h("strong", {}, t("attempt.title", { attempt: a.attempt, generation: a.generation })), " ",
+        h("strong", {}, t("attempt.title", { n: index + 1 })), " ",
+        retries[index] ? h("small", { class: "hint" }, t("attempt.afterRetry", { retry: retries[index] }), " ") : null,
         h("span", { class: `badge outcome-${a.outcome}` }, t(`outcome.${a.outcome}`))),
       h("div", { class: "attempt-meta" },
         a.started_at ? t("attempt.started", { time: dateTime(a.started_at) }) : "", " · ",
         a.duration_ms !== null ? t("attempt.took", { duration: duration(a.duration_ms / 1000) }) : ""),
-      a.error_code ? h("div", { class: "attempt-error" }, h("span", { class: "mono" }, a.error_code), " ", a.error_message ?? "") : null,
+      a.error_code ? h("div", { class: "attempt-error" }, h("span", { class: "mono" }, a.error_code), " ", isolated(a.error_message ?? "")) : null,
       a.invocation_id ? h("div", { class: "attempt-meta mono" }, t("attempt.invocation", { id: a.invocation_id })) : null,
     )),
   );
@@ -167,18 +184,18 @@ export async function render(container, id) {
             [t("job.created"), dateTime(job.created_at)],
             [t("job.runAfter"), job.status === "queued" ? dateTime(job.run_after) : null],
             [t("job.finished"), dateTime(job.finished_at)],
-            [t("job.lastError"), job.last_error_code ? [h("span", { class: "mono" }, job.last_error_code), " ", job.last_error_message ?? ""] : null],
+            [t("job.lastError"), job.last_error_code ? [h("span", { class: "mono" }, job.last_error_code), " ", isolated(job.last_error_message ?? "")] : null],
           ])),
           email ? h("section", {}, h("h3", {}, t("job.email")), definitions([
-            [t("job.from"), email.from],
-            [t("job.to"), (email.to ?? []).join(", ")],
-            [t("job.cc"), (email.cc ?? []).join(", ")],
-            [t("job.subject"), h("span", { class: "subject" }, email.subject ?? "")],
+            [t("job.from"), isolated(email.from)],
+            [t("job.to"), isolated((email.to ?? []).join(", "))],
+            [t("job.cc"), isolated((email.cc ?? []).join(", "))],
+            [t("job.subject"), isolated(email.subject, "subject")],
             [t("job.receivedAt"), dateTime(email.received_at)],
             [t("job.providerId"), h("span", { class: "mono" }, email.provider_email_id)],
             [t("job.messageId"), email.message_id ? h("span", { class: "mono" }, email.message_id) : null],
           ])) : null),
-        h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report)),
+        h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report, job.status === "failed" || job.status === "completed")),
         h("section", {}, h("h3", {}, t("job.attempts")), timeline(attempts))),
     );
   };

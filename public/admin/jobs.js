@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { ask, isAdmin, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
+import { ask, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
 const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
@@ -26,7 +26,7 @@ const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
  */
 /**
  * POST /api/admin/bulk: what a bulk action would change.
- * @typedef {{ bulk_action_id: string, job_count: number, filter: Record<string, string | string[]> }} BulkPrepared
+ * @typedef {{ bulk_action_id: string, job_count: number, filter: Record<string, string | string[]>, cancelled_left_out: boolean }} BulkPrepared
  */
 /**
  * POST /api/admin/bulk/<id>/apply: the bulk action's progress after one more batch.
@@ -148,8 +148,8 @@ function jobsTable(jobs) {
       h("td", { class: "mono" }, job.kind),
       h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
       h("td", {}, job.last_error_code ? h("span", { class: "mono", title: job.last_error_message ?? "" }, job.last_error_code) : ""),
-      h("td", { class: "sender" }, job.email?.from ?? ""),
-      h("td", { class: "subject" }, job.email?.subject ?? ""),
+      h("td", { class: "sender" }, isolated(job.email?.from ?? "")),
+      h("td", { class: "subject" }, isolated(job.email?.subject ?? "")),
       h("td", {}, jobLink(job.id))))),
   );
 }
@@ -193,10 +193,11 @@ async function bulk(action, filter, report, rerender) {
     return;
   }
   const count = number(prepared.job_count);
-  const summary = Object.entries(prepared.filter).map(([k, v]) => `${k} = ${Array.isArray(v) ? v.join(", ") : v}`).join("; ");
+  const summary = filterSummary(prepared.filter);
   const reason = await ask({
     title: t(action === "retry" ? "bulk.confirmRetry" : "bulk.confirmCancel", { count }),
-    body: [h("p", {}, t("bulk.snapshot")), h("p", { class: "mono" }, t("bulk.filter", { filter: summary || "—" }))],
+    body: [h("p", {}, t("bulk.snapshot")), h("p", { class: "bulk-filter" }, t("bulk.filter", { filter: summary || "—" })),
+      prepared.cancelled_left_out ? h("p", { class: "bulk-cancelled" }, t("bulk.cancelledLeftOut")) : null],
     reasonLabel: t("bulk.reason"),
     reasonRequired: true,
   });

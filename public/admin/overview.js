@@ -84,7 +84,7 @@ function failureTables(data) {
           ...[f.failed, f.retried, f.released, f.other].map((n) => h("td", { class: "number" }, number(n)))))))
     : h("p", {}, t("overview.noFailures"));
   const now = data.failed_by_error_code.length
-    ? h("table", {}, head(t("column.errorCode"), t("column.count"), ""),
+    ? h("table", {}, head(t("column.errorCode"), t("column.count"), t("overview.actions")),
         h("tbody", {}, data.failed_by_error_code.map((f) => h("tr", {},
           h("td", { class: "mono" }, f.error_code),
           h("td", { class: "number" }, number(f.count)),

@@ -3,7 +3,7 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
-import { t } from "./i18n.js";
+import { dateTime, has, t } from "./i18n.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /** @typedef {import("./dom.js").Piece} Piece */
@@ -64,6 +64,45 @@ export function problemText(error) {
     return t("common.error", { message: error.message || String(error.code) });
   }
   return t("common.network");
+}
+
+/**
+ * A sender's (or provider's) text, bidi-isolated: a right-to-left override inside it cannot reorder
+ * what follows it on the page. Null for no text, so that definitions() leaves the row out.
+ * @param {string | null | undefined} text
+ * @param {string} [className]
+ */
+export function isolated(text, className) {
+  return text ? h("bdi", { dir: "auto", class: className }, text) : null;
+}
+
+/** The filter keys of document_jobs_internal.job_filter, and their labels. */
+const FILTER_LABELS = /** @type {Record<string, string>} */ ({
+  states: "column.state", kind: "column.kind", error_code: "column.errorCode", received_from: "jobs.filterFrom",
+  received_to: "filter.receivedTo", q: "filter.q",
+});
+
+/**
+ * A filter (as the database normalized it) in words: "State: Failed; Error code: resend_not_found".
+ * @param {Record<string, string | string[]> | null | undefined} filter
+ */
+export function filterSummary(filter) {
+  return Object.entries(filter ?? {}).map(([key, value]) => {
+    const values = Array.isArray(value) ? value : [value];
+    const shown = values.map((v) => key === "states" ? t(`state.${v}`)
+      : key === "received_from" || key === "received_to" ? dateTime(v) : v);
+    return `${FILTER_LABELS[key] ? t(FILTER_LABELS[key]) : key}: ${shown.join(", ")}`;
+  }).join("; ");
+}
+
+/**
+ * Auth's refusal of a sign-in, in the page's language by its error code; Auth's own words (English)
+ * only for a code the page does not know.
+ * @param {{ code?: string, message: string }} error
+ */
+export function authRefusal(error) {
+  if (error.code && has(`auth.${error.code}`)) return t(`auth.${error.code}`);
+  return t("signIn.refused", { message: error.message });
 }
 
 /**

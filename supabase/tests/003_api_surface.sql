@@ -69,7 +69,8 @@ select set_eq(
         'public.document_jobs_admin_audit(bigint,integer)',
         'public.document_jobs_admin_overview()',
         'public.prepare_document_jobs_bulk_action(text,jsonb,uuid,text)',
-        'public.apply_document_jobs_bulk_action(uuid,uuid,text,integer)'
+        'public.apply_document_jobs_bulk_action(uuid,uuid,text,integer)',
+        'public.document_jobs_find_by_id(text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -126,7 +127,9 @@ select set_eq(
         'document_jobs_internal.fill_hourly_outcomes()',
         'document_jobs_internal.bulk_action_progress(uuid)',
         'document_jobs_internal.bulk_retry_batch(uuid,uuid[])',
-        'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)'
+        'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)',
+        'document_jobs_internal.id_prefix(text)',
+        'document_jobs_internal.jobs_with_id_prefix(text,integer)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -170,3 +170,21 @@ def test_only_the_admin_who_counted_may_confirm(cli, db, stack_env, operator) ->
     assert status == 1 and json.loads(err)["error"] == "not_the_counting_operator"
     status, out, _ = cli("confirm", bulk_action_id, "--as", operator, "--reason", "x")
     assert status == 0 and out.startswith("retried 1 of 1 jobs")
+
+
+def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_code(cli, db, operator) -> None:
+    failed, _ = failed_email(db, "failed on its own", "resend_not_found")
+    cancelled, _ = failed_email(db, "cancelled by an admin", "cancelled")
+
+    status, out, _ = cli("retry", "--since", "1d", "--as", operator, "--dry-run")
+    assert status == 0 and out.startswith("1 failed job would be retried")
+    assert "jobs an admin cancelled (error code cancelled) are left out" in out
+    status, out, _ = cli("--json", "retry", "--since", "1d", "--as", operator, "--yes", "--reason", "all failed")
+    assert status == 0 and json.loads(out)["changed"] == 1
+    assert statuses(db, [failed, cancelled]) == {failed: ("queued", 0, "resend_not_found"),
+                                                 cancelled: ("failed", 5, "cancelled")}  # fmt: skip
+
+    status, out, _ = cli(
+        "--json", "retry", "--error-code", "cancelled", "--as", operator, "--yes", "--reason", "on purpose"
+    )
+    assert status == 0 and json.loads(out)["changed"] == 1 and statuses(db, [cancelled])[cancelled][0] == "queued"

@@ -59,3 +59,21 @@ def test_times_say_how_long_ago_or_from_now() -> None:
     assert display.age((now - timedelta(days=2, hours=1)).isoformat(), now) == "2 days ago"
     assert display.age((now - timedelta(hours=3)).isoformat(), now) == "3 h ago"
     assert display.local_time(now.isoformat(), now).endswith("(now)")
+
+
+def test_every_time_carries_its_offset_in_the_operators_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as clock
+    from zoneinfo import ZoneInfo
+
+    at = "2026-12-02T21:29:59.654321+00:00"
+    assert display.absolute_time(at, ZoneInfo("Asia/Tokyo")) == "2026-12-03 06:29:59 +09:00"
+    assert display.absolute_time(at, ZoneInfo("America/St_Johns")) == "2026-12-02 17:59:59 -03:30"
+    assert display.absolute_time(at, UTC) == "2026-12-02 21:29:59 +00:00"
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    clock.tzset()
+    try:
+        now = datetime.fromisoformat(at) + timedelta(minutes=3)
+        assert display.local_time(at, now) == "2026-12-03 06:29:59 +09:00 (3 min ago)", "relative beside, not instead"
+    finally:
+        monkeypatch.delenv("TZ")
+        clock.tzset()

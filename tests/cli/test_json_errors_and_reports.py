@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from lib.admin import cli as admin
 from tests.support.database import add_jobs
-from tests.support.emails import email_with_job
+from tests.support.emails import email_with_job, failed_email
 
 ZERO = "00000000-0000-0000-0000-000000000000"
 
@@ -100,7 +101,7 @@ def test_list_shows_sender_subject_next_run_and_how_many_of_how_many(cli, db) ->
     assert status == 0
     lines = out.splitlines()
     assert lines[0].split() == ["id", "status", "received", "attempt", "next", "run", "sender", "subject", "error"]
-    assert lines[2].startswith(job_id)
+    assert lines[2].startswith(job_id[:8] + " "), "the short id, which every command takes"
     assert "in 4 min" in lines[2] and "fax@example.jp" in lines[2] and "請求書" in lines[2]
     assert lines[2].rstrip().endswith("resend_unavailable")
     assert lines[-1].startswith("showing 2 of 1,234, newest first")
@@ -169,7 +170,7 @@ def test_show_gives_the_full_storage_path_and_local_times(cli, db, monkeypatch) 
     assert status == 0
     assert f"storage: fax-attachments/{long_path}" in out
     [created] = [line for line in out.splitlines() if line.strip().startswith("created_at:")][:1]
-    assert created.endswith("JST (3 min ago)")
+    assert re.search(r"created_at: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00 \(3 min ago\)$", created), created
 
 
 def test_retention_prints_intervals_as_written(cli, db) -> None:
@@ -227,13 +228,35 @@ def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> N
 
     status, out, _ = cli("download", job_id, "-o", str(tmp_path))
 
-    assert status == 0 and (tmp_path / "att_1.pdf").read_bytes() == content
+    assert status == 0 and (tmp_path / "請求書.pdf").read_bytes() == content, "the name the screen downloads as"
     assert "請求書.pdf" in out and "SHA-256 as recorded" in out
     assert cli("download", job_id, "-o", str(tmp_path))[0:3:2] == (
-        1, f"error: {tmp_path / 'att_1.pdf'} exists: nothing overwritten (choose another --output)\n"
+        1, f"error: {tmp_path / '請求書.pdf'} exists: nothing overwritten (choose another --output)\n"
     )  # fmt: skip
     single = tmp_path / "one.pdf"
     assert cli("download", "att_1", "-o", str(single))[0] == 0 and single.read_bytes() == content
+
+
+def test_download_names_the_file_as_the_screen_does_safe_and_by_its_stored_type(
+    cli, db, stack_env, tmp_path: Path
+) -> None:
+    content = b"%PDF-1.4 a fax"
+    job_id, _ = _stored(db, stack_env, content)
+    db.execute("update fax_received_email_attachments set filename = 'scan.pdf.exe', content_type = 'application/pdf'")
+    db.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           select fax_received_email_id, 'att_2', E'FAX-invoice\u202efdp.exe', content_type, size_bytes, sha256,
+                  bucket, storage_path from fax_received_email_attachments
+           union all
+           select fax_received_email_id, 'att_3', 'SCAN.pdf.EXE', content_type, size_bytes, sha256, bucket, storage_path
+             from fax_received_email_attachments where provider_attachment_id = 'att_1'"""
+    )
+    status, out, _ = cli("--json", "download", job_id, "-o", str(tmp_path))
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FAX-invoicefdp.pdf", "SCAN.pdf.pdf", "scan.pdf (2).pdf"]
+    assert sorted(item["filename"] for item in json.loads(out)["written"]) == [
+        "FAX-invoice\u202efdp.exe", "SCAN.pdf.EXE", "scan.pdf.exe"]  # fmt: skip
 
 
 def test_download_refuses_what_is_not_as_recorded(cli, db, stack_env, tmp_path: Path) -> None:
@@ -251,3 +274,45 @@ def test_bad_arguments_keep_argparse_out_of_stdout(capsys) -> None:
     assert admin.main(["--json", "frobnicate"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and json.loads(err)["error"] == "usage"
+
+
+def test_every_command_takes_the_id_people_see(cli, db, stack_env, tmp_path: Path) -> None:
+    """The list's 8 characters, any prefix of 6 or more hex characters of the job's id, its e-mail's
+    row id or Resend's e-mail id, in any case and with or without hyphens."""
+    job_id, _ = _stored(db, stack_env, b"%PDF-1.4 a fax")
+    email_id, provider_id = (
+        db.execute(
+            "select e.id::text, e.provider_email_id from fax_received_emails e join document_jobs j"
+            " on j.fax_received_email_id = e.id where j.id = %s",
+            (job_id,),
+        )
+        .fetchone()
+        .values()
+    )
+    for given in (job_id[:8], job_id[:6].upper(), job_id[:13], job_id.replace("-", "")[:16], email_id[:8]):
+        status, out, err = cli("--json", "show", given)
+        assert (status, err) == (0, ""), given
+        assert json.loads(out)["job"]["id"] == job_id
+    db.execute("update fax_received_emails set provider_email_id = %s where id = %s",
+               ("4ec0ffee-1234-4abc-9def-00000000000a", email_id))  # fmt: skip
+    assert json.loads(cli("--json", "show", "4EC0FFEE12")[1])["job"]["id"] == job_id, "Resend's e-mail id"
+    assert cli("download", job_id[:8], "-o", str(tmp_path))[0] == 0
+    db.execute("update document_jobs set status = 'failed', finished_at = now(), last_error_code = 'x' where id = %s",
+               (job_id,))  # fmt: skip
+    assert cli("retry", job_id[:8])[0] == 0
+    assert cli("cancel", job_id[:8], "--reason", "duplicate")[0] == 0
+    assert provider_id
+
+
+def test_an_id_that_names_several_jobs_says_so_and_lists_them(cli, db) -> None:
+    ids = ["abcdef12-0000-4000-8000-000000000000", "abcdef12-1111-4000-8000-000000000000"]
+    for new_id in ids:
+        job_id, _ = failed_email(db, f"sharing a short id {new_id}")
+        db.execute("update document_jobs set id = %s where id = %s", (new_id, job_id))
+    status, _, err = cli("--json", "show", "abcdef12")
+    refusal = json.loads(err)
+    assert status == 1 and refusal["error"] == "ambiguous_id" and sorted(refusal["jobs"]) == ids
+    status, _, err = cli("show", "ABCDEF12")
+    assert "ABCDEF12 names 2 jobs: give more of the id" in err and all(i in err for i in ids)
+    assert json.loads(cli("--json", "show", "abcdef12-1")[1])["job"]["id"] == ids[1]
+    assert cli("show", "abcde")[0] == 2, "fewer than 6 hex characters is a usage error"

@@ -227,6 +227,21 @@ def test_bulk_retry_applies_to_the_counted_jobs_in_batches_and_is_audited_once(s
         (3, "key fixed", {"error_code": "storage_invalid_key"}, True)]  # fmt: skip
 
 
+def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_code(
+    stack_env, operator_session, db
+) -> None:
+    token = operator_session["access_token"]
+    failed, _ = failed_email(db, "failed on its own", "storage_rejected")
+    cancelled, _ = failed_email(db, "cancelled by an admin", "cancelled")
+    every = call(stack_env, "bulk", token, {"action": "retry", "query": "state=failed"}).json()
+    assert (every["job_count"], every["cancelled_left_out"]) == (1, True)
+    named = call(stack_env, "bulk", token, {"action": "retry", "query": "state=failed&code=cancelled"}).json()
+    assert (named["job_count"], named["cancelled_left_out"]) == (1, False)
+    call(stack_env, f"bulk/{every['bulk_action_id']}/apply", token, {"reason": "all failed"})
+    statuses = {r["id"]: r["status"] for r in db.execute("select id::text, status from document_jobs").fetchall()}
+    assert (statuses[failed], statuses[cancelled]) == ("queued", "failed")
+
+
 def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(stack_env, operator_session, db) -> None:
     _, email_id = failed_email(db, "with an attachment")
     key = f"fax_received_emails/{email_id}/att_dl.pdf"
@@ -253,3 +268,71 @@ def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(s
     assert download.status_code == 200 and download.content == b"%PDF-1.4 test"
     assert "filename*=UTF-8''%E6%B3%A8%E6%96%87%E6%9B%B8%20(1).pdf" in download.headers["Content-Disposition"]
     assert stack_env["SUPABASE_SECRET_KEY"] not in answer["url"]
+
+
+def test_a_download_is_named_safely_by_its_stored_type_and_the_job_shows_that_name(
+    stack_env, operator_session, db
+) -> None:
+    job_id, email_id = failed_email(db, "a disguised attachment")
+    key = f"fax_received_emails/{email_id}/att_x.pdf"
+    upload = httpx.post(
+        f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
+        content=b"%PDF-1.4 x",
+        headers={**admin_api(stack_env), "Content-Type": "application/pdf"},
+        timeout=10,
+    )
+    assert upload.status_code == 200, upload.text
+    ids = [
+        db.execute(
+            """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
+                  content_type, size_bytes, sha256, bucket, storage_path)
+           values (%s, %s, %s, 'application/pdf', 10, repeat('c', 64), 'fax-attachments', %s) returning id""",
+            (email_id, provider_id, filename, key),
+        ).fetchone()["id"]
+        for provider_id, filename in (("att_x", "scan.pdf.exe"), ("att_y", "FAX-invoice\u202efdp.exe"))
+    ]
+    token = operator_session["access_token"]
+    shown = {a["filename"]: a["download_name"] for a in call(stack_env, f"jobs/{job_id}", token).json()["attachments"]}
+    assert shown == {"scan.pdf.exe": "scan.pdf.pdf", "FAX-invoice\u202efdp.exe": "FAX-invoicefdp.pdf"}
+    for attachment_id, name in zip(ids, ("scan.pdf.pdf", "FAX-invoicefdp.pdf"), strict=True):
+        answer = call(stack_env, f"attachments/{attachment_id}/download", token, {}).json()
+        download = httpx.get(answer["url"], timeout=10)
+        assert f"filename*=UTF-8''{name}" in download.headers["Content-Disposition"]
+
+
+def test_nul_lone_surrogates_and_tampered_cursors_are_400_with_a_stable_code(stack_env, operator_session, db) -> None:
+    token = operator_session["access_token"]
+    job_id, _ = failed_email(db, "bad input")
+    failed_email(db, "bad input, a second job")
+    for path in ("jobs?q=a%00b", "jobs?state=failed&q=%00"):
+        refused = call(stack_env, path, token)
+        assert (refused.status_code, refused.json()["error"]) == (400, "bad_text"), path
+    surrogate = httpx.post(
+        f"{stack_env['FUNCTIONS_URL']}/api/admin/jobs/{job_id}/retry",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        content=b'{"reason": "\\ud800"}',
+        timeout=TIMEOUT,
+    )
+    assert (surrogate.status_code, surrogate.json()["error"]) == (400, "bad_text")
+    bulk = call(stack_env, "bulk", token, {"action": "retry", "query": "q=x%00"})
+    assert (bulk.status_code, bulk.json()["error"]) == (400, "bad_text")
+    tampered = call(stack_env, f"jobs?after_time=not-a-time&after_id={job_id}", token)
+    assert (tampered.status_code, tampered.json()["error"]) == (400, "bad_cursor")
+    first = call(stack_env, "jobs?limit=1", token).json()
+    cursor = first["next"]
+    page = httpx.get(
+        f"{stack_env['FUNCTIONS_URL']}/api/admin/jobs",
+        params={"limit": "1", "after_time": cursor["created_at"], "after_id": cursor["id"]},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=TIMEOUT,
+    )
+    assert page.status_code == 200, "the cursor a page gives is taken"
+
+
+def test_the_search_finds_a_job_by_the_short_id_the_list_shows(stack_env, operator_session, db) -> None:
+    token = operator_session["access_token"]
+    job_id, email_id = failed_email(db, "short id")
+    failed_email(db, "another job")
+    for given in (job_id[:8], job_id[:8].upper(), job_id[:13], email_id[:8]):
+        found = call(stack_env, f"jobs?q={given}", token).json()["jobs"]
+        assert [job["id"] for job in found] == [job_id], given

@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from devstack import browser, stack
 from devstack.tools import inbound
+from lib.attachment_names import download_name
 from tests.support.database import connect
 from tests.support.emails import add_attachment, receive_email
 
@@ -111,14 +112,19 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     sign_in(page, stack_env, "OPERATOR")
     expect(page.locator(".cards")).to_be_visible()
     expect(page.locator(".who")).to_contain_text("admin")
+    # No empty table header (axe-core's empty-table-header): the failed-now table's link column has one.
+    expect(page.locator("th", has_text="Jobs").first).to_be_visible()
+    assert page.locator("th").evaluate_all("cells => cells.filter(c => !c.textContent.trim()).length") == 0
 
     # The HTML subject is text, and nothing of it ran.
     page.click("header nav.views >> text=Jobs")
     page.click("nav.tabs >> text=Failed")
     expect(page.get_by_text(XSS_SUBJECT, exact=True)).to_be_visible()
     page.click(f'tr[data-job-id="{faxes["evil"]}"] a')
-    expect(page.locator("td.filename")).to_have_text(XSS_FILENAME)
+    expect(page.locator("td.filename bdi")).to_have_text(download_name(XSS_FILENAME, "application/pdf"))
     expect(page.locator(".subject")).to_have_text(XSS_SUBJECT)
+    expect(page.locator("bdi.subject")).to_have_attribute("dir", "auto")  # a sender's text is bidi-isolated
+    assert page.locator("th").evaluate_all("cells => cells.filter(c => !c.textContent.trim()).length") == 0
     assert page.evaluate("window.__xss") is None
     assert page.locator('img[src="x"], script:not([src])').count() == 0
 
@@ -131,6 +137,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     page.click("button.bulk-retry")
     dialog = page.locator("dialog.ask")
     expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
+    expect(dialog.locator(".bulk-filter")).to_have_text("Filter: Error code: resend_not_found")
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
     expect(page.locator(".bulk-report")).to_contain_text("Done: 3 of 3 jobs changed, 0 not changed.")
@@ -147,6 +154,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     expect(row).to_contain_text("Resend has the e-mails now")
     expect(row).to_contain_text(stack_env["DEVSTACK_OPERATOR_EMAIL"])
     expect(row).to_contain_text("3 changed, 0 not changed")
+    expect(row).to_contain_text("Error code: resend_not_found")
 
     page.click("button.sign-out")
     expect(page.locator("form.sign-in")).to_contain_text("You are signed out.")
@@ -186,7 +194,8 @@ def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env
     context = chromium.new_context(locale="ja-JP")
     page = context.new_page()
     sign_in(page, stack_env, "OPERATOR", password="wrong password")
-    expect(page.locator(".sign-in-status")).to_have_text("ログインできませんでした: Invalid login credentials")
+    # Auth's refusal by its code (invalid_credentials), in the page's language.
+    expect(page.locator(".sign-in-status")).to_have_text("メールアドレスまたはパスワードが違います。")
     assert page.evaluate("localStorage.getItem('document-jobs-admin-session')") is None
     context.close()
 
@@ -228,3 +237,59 @@ def test_one_tab_renews_the_session_and_a_failed_renewal_signs_out_with_a_messag
         context.close()
     finally:
         configure_auth(stack_env, access_token_seconds=None, refresh_reuse_interval_s=None)
+
+
+def test_attempts_are_numbered_across_retries_and_a_finished_job_stored_nothing(chromium, stack_env, db, admin) -> None:
+    row = receive_email(db, "em_retried", {"from": "fax@example.jp", "subject": "retried twice"})
+    job_id = str(row["job_id"])
+    # Two attempts, a retry (the job's counter starts again), one more: generations 1..3.
+    for generation, attempt, outcome in ((1, 1, "retried"), (2, 2, "failed"), (3, 1, "failed")):
+        admin.execute(
+            "insert into document_job_attempts (job_id, generation, attempt, started_at, finished_at, outcome,"
+            " error_code) values (%s, %s, %s, now() - interval '1 hour' + %s * interval '1 minute',"
+            " now() - interval '1 hour' + %s * interval '1 minute' + interval '2 seconds', %s, 'resend_not_found')",
+            (job_id, generation, attempt, generation, generation, outcome),
+        )
+    db.execute("update document_jobs set status = 'failed', attempts = 1, generation = 3, finished_at = now(),"
+               " last_error_code = 'resend_not_found' where id = %s", (job_id,))  # fmt: skip
+    admin.execute("insert into document_jobs_audit (actor_id, actor_email, action, job_id, job_count, reason)"
+               " values (gen_random_uuid(), 'a@example.com', 'retry', %s, 1, 'once')", (job_id,))  # fmt: skip
+    context = chromium.new_context(locale="en-US")
+    page = context.new_page()
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+    page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{job_id}")
+    expect(page.locator(".attempt-head strong")).to_have_text(["Attempt 1", "Attempt 2", "Attempt 3"])
+    expect(page.locator(".attempt-head").nth(2)).to_contain_text("after retry 1")
+    expect(page.locator(".attempt-head").nth(1)).not_to_contain_text("after retry")
+    expect(page.get_by_text("No attachment was stored.")).to_be_visible()
+
+    page.select_option("select.language", "ja")
+    page.goto(f"{stack_env['ADMIN_URL']}#/audit")
+    header = page.locator("table.audit th", has_text="件数")
+    expect(header).to_be_visible()
+    # One line box for the header's text (it wrapped one character a line).
+    lines = header.evaluate("th => { const r = document.createRange(); r.selectNodeContents(th); "
+                            "return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }")  # fmt: skip
+    assert lines == 1, f"件数 takes {lines} lines"
+    context.close()
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/St_Johns"])
+def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(chromium, stack_env, db, zone) -> None:
+    from zoneinfo import ZoneInfo
+
+    from lib.admin.display import absolute_time
+
+    row = receive_email(db, f"em_time_{zone}", {"from": "fax@example.jp", "subject": "a time"})
+    created = db.execute("select created_at from document_jobs where id = %s", (row["job_id"],)).fetchone()
+    shown = absolute_time(created["created_at"].isoformat(), ZoneInfo(zone))  # what the CLI prints in TZ=zone
+    context = chromium.new_context(locale="ja-JP", timezone_id=zone)
+    page = context.new_page()
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+    page.goto(f"{stack_env['ADMIN_URL']}#/jobs")
+    cell = page.locator(f'tr[data-job-id="{row["job_id"]}"] td').first
+    expect(cell).to_contain_text(shown)
+    assert re.fullmatch(rf"{re.escape(shown)} \(.+\)", cell.inner_text()), "how long ago beside, not instead"
+    context.close()
