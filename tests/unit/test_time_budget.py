@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from lib.budget import Deadline, DeadlinePassed
-from lib.supabase.storage import Storage
+from lib.supabase.storage import BodyLengthMismatch, Storage
 from lib.worker.resend import DownloadError, ResendClient
 
 HALF_A_SECOND = 0.5
@@ -93,3 +93,53 @@ def test_a_deadline_already_passed_sends_nothing(plain_http) -> None:
                      lambda: resend.list_attachments("em_1", passed)):  # fmt: skip
             with pytest.raises(DeadlinePassed):
                 call()
+
+
+@contextmanager
+def reading_peer() -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback server that reads one connection to its end and answers nothing: what it read
+    (request head and body) is the list's one item once the client has closed the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def read() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            data = b""
+            while chunk := connection.recv(65536):
+                data += chunk
+            received.append(data)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", received
+    finally:
+        thread.join(timeout=5)
+        listener.close()
+
+
+def test_a_streamed_upload_that_ends_short_of_its_stated_length_fails_as_a_request(plain_http) -> None:
+    with reading_peer() as (url, received):
+        storage = Storage(plain_http, url, "service-role-key", "fax-attachments")
+        with pytest.raises(BodyLengthMismatch, match="10 bytes, 100 stated"):
+            storage.upload("k.pdf", iter([b"x" * 4, b"x" * 6]), "application/pdf", length=100)
+        plain_http.close()  # the pool may keep the aborted connection: closing ends it for the peer
+    [request] = received
+    head, body = request.split(b"\r\n\r\n", 1)
+    assert b"content-length: 100" in head.lower() and b"transfer-encoding" not in head.lower()
+    assert body == b"x" * 10, "the connection ended inside the body: no server takes that as a whole request"
+
+
+def test_a_download_stalled_mid_stream_stops_its_upload_at_the_deadline(plain_http) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: 1000\r\n\r\n%PDF-1.4"
+    with stalling_peer(head) as resend_url, reading_peer() as (storage_url, received):
+        resend = ResendClient(plain_http, resend_url, "re_key", timeout=30.0)
+        storage = Storage(plain_http, storage_url, "service-role-key", "fax-attachments")
+        deadline = Deadline(time.monotonic() + HALF_A_SECOND)
+        opened = resend.open_download(f"{resend_url}/att_1", 10_000, deadline, expected_size=1000)
+        with pytest.raises(DeadlinePassed), opened as body:
+            storage.upload("k.pdf", body, "application/pdf", deadline, length=1000)
+        plain_http.close()
+    [request] = received
+    assert request.split(b"\r\n\r\n", 1)[1] == b"%PDF-1.4", "Storage got the first bytes, never a whole body"
