@@ -20,6 +20,7 @@ from bench import (
     burst_drain,
     claim_cost,
     cold_start,
+    cost,
     history_cost,
     idle_cost,
     import_time,
@@ -40,6 +41,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "instance_memory": instance_memory.run,
     "webhook_latency": webhook_latency.run,
     "burst_drain": burst_drain.run,
+    "cost": cost.run,
     "admin_views": admin_views.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"

@@ -206,25 +206,61 @@ def cold_start(f: Figures) -> str | None:
 
 def instance_memory(f: Figures) -> str | None:
     s = "instance_memory"
-    if not f.has(s, "warm_mib", "peak_mib", "per_job_mib", "concurrency", "attachment_mib", "jobs_in_half"):
+    keys = ("warm_mib", "peak_mib", "per_job_mib", "concurrency", "attachment_mib", "jobs_in_half", "small_mib",
+            "small_per_job_mib", "per_job_spread", "goal_mib", "before_peak_mib", "before_per_job_mib",
+            "before_jobs_in_half")  # fmt: skip
+    if not f.has(s, *keys):
         return None
-    peak, limit = f.get(s, "peak_mib"), 2048
-    fits = 2 * peak <= limit
+    peak, limit, goal = f.get(s, "peak_mib"), 2048, f.get(s, "goal_mib")
+    n = fmt(f.get(s, "concurrency"), 0)
+    spread = f.get(s, "per_job_spread")
     return (
-        f"**Fluid memory: {fmt(f.get(s, 'concurrency'), 0)} jobs at once take {peak / limit:.0%} of the default 2 GB"
-        f"{', with twice the headroom' if fits else ', more than half'}.** One "
-        f"worker instance holding {fmt(f.get(s, 'concurrency'), 0)} jobs at once, each storing an attachment of "
-        f"{fmt(f.get(s, 'attachment_mib'), 0)} MiB (the cap, ATTACHMENT_MAX_BYTES), peaked at {fmt(peak, 0)} MiB "
-        f"({peak / limit:.0%} of 2 GB; {fmt(f.get(s, 'warm_mib'), 0)} MiB after its first call), about "
-        f"{fmt(f.get(s, 'per_job_mib'), 0)} MiB a job: a job holds its attachment whole while it downloads, hashes "
-        "and uploads it. "
-        + (
-            "That fits with twice the headroom, so the attachment is not streamed from the download to the upload. "
-            if fits
-            else "That does not fit with twice the headroom: the attachment must be streamed. "
-        )
-        + f"The same cost per job would reach half of 2 GB at about {fmt(f.get(s, 'jobs_in_half'), 0)} jobs "
-        "of that size at once on one instance."
+        f"**Fluid memory: streamed, {n} jobs of 40 MiB take {fmt(peak, 0)} MiB, where they took "
+        f"{fmt(f.get(s, 'before_peak_mib'), 0)} MiB.** Each attachment now streams from its download to Storage in "
+        "chunks of at most 64 KiB, hashed on the way, so a job no longer holds it whole. One worker instance "
+        f"holding {n} jobs at once, each storing an attachment of {fmt(f.get(s, 'attachment_mib'), 0)} MiB (the "
+        f"cap, ATTACHMENT_MAX_BYTES), peaked at {fmt(peak, 0)} MiB ({peak / limit:.0%} of the default 2 GB; "
+        f"{fmt(f.get(s, 'warm_mib'), 0)} MiB idle, after its first call): "
+        f"{fmt(f.get(s, 'per_job_mib'), 1)} MiB a job, against {fmt(f.get(s, 'small_per_job_mib'), 1)} MiB a job "
+        f"with {fmt(f.get(s, 'small_mib'), 0)} MiB attachments ({fmt_ratio(spread)} apart: the goal was within 2x, "
+        f"{'met' if spread <= 2 else 'NOT met'}) and against the goal of idle + {n} x 8 MiB = {fmt(goal, 0)} MiB "
+        f"({'met' if peak <= goal else 'NOT met'}). Before, the same wave peaked at "
+        f"{fmt(f.get(s, 'before_peak_mib'), 0)} MiB, {fmt(f.get(s, 'before_per_job_mib'), 0)} MiB a job (the report "
+        "of 2026-12-01). This supersedes that report's decision against streaming, which rested on 8 such jobs "
+        "fitting in half of 2 GB: under Fluid an instance is billed for its provisioned memory while it serves, so "
+        "the memory a job takes decides how many jobs an instance carries and how many instances a burst needs. "
+        f"Within half of 2 GB one instance would carry about {fmt(f.get(s, 'jobs_in_half'), 0)} such jobs at once, "
+        f"where it carried about {fmt(f.get(s, 'before_jobs_in_half'), 0)}."
+    )
+
+
+def cost(f: Figures) -> str | None:
+    s = "cost"
+    sizes = [("100kib", "100 KiB"), ("1mib", "1 MiB"), ("40mib", "40 MiB")]
+    if not f.has(s, *(f"usd_per_1000_{k}_{m}" for k, _ in sizes for m in ("single", "burst")), "idle_cron_s"):
+        return None
+
+    def usd(key: str) -> str:
+        return f"${f.get(s, key):.4f}"
+
+    per_size = "; ".join(
+        f"{label}: {usd(f'usd_per_1000_{k}_single')} one at a time, {usd(f'usd_per_1000_{k}_burst')} in a burst "
+        f"({fmt(f.get(s, f'cpu_ms_{k}_burst'), 0)} ms of CPU and {fmt(f.get(s, f'instance_s_{k}_burst'), 2)} "
+        "instance-seconds a fax)"
+        for k, label in sizes
+    )
+    most = max(f.get(s, f"usd_per_1000_{k}_{m}") for k, _ in sizes for m in ("single", "burst"))
+    return (
+        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices the reader must "
+        "confirm.** Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
+        f"per 1,000 faxes: {per_size}. Instance-seconds are those of the local host's concurrency of 8; in a burst "
+        "the worker's instance spends most of them, at the small sizes, waiting for its slot of Resend's rate "
+        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan "
+        "assumed, Micro compute): a fax adds database calls and stored bytes to it, not "
+        "dollars, until the plan's storage is full. A day with no fax costs the cron's "
+        f"{fmt(f.get(s, 'idle_cron_s'), 1)} s of database time and no worker invocation. The prices are inputs in "
+        "one place (bench/cost.py PRICES), none of them in the project's product reference: each is marked "
+        "assumed, with the page it comes from."
     )
 
 
@@ -369,6 +405,6 @@ def markdown(sections: dict[str, Section], *, quick: bool) -> str:
         return "A quick run (tiny sizes, one repetition) shows nothing: run `make bench` for real figures."
     f = Figures(sections)
     sections_in_order = (claim_cost, throughput, idle_cost, import_time, cold_start, instance_memory, webhook_latency,
-                         burst_drain, admin_views)  # fmt: skip
+                         burst_drain, cost, admin_views)  # fmt: skip
     paragraphs = [p for p in (section(f) for section in sections_in_order) if p]
     return "\n\n".join(paragraphs) or "No section ran."

@@ -1,17 +1,23 @@
-"""Memory of one Fluid instance running its concurrency limit of jobs, each with an attachment of
-ATTACHMENT_MAX_BYTES (40 MiB by default: the most any job holds), against Vercel's default
-function memory.
+"""Memory of one Fluid instance running its concurrency limit of jobs, for two attachment sizes:
+1 MiB and ATTACHMENT_MAX_BYTES (40 MiB by default, the most a job may store), against Vercel's
+default function memory.
 
 Under Fluid compute one instance serves several invocations as threads of one process, so what
-each holds adds up. `concurrency` e-mails with one attachment of that size each are served by a
-sample provider in this process and their jobs enqueued without a kick (the cron job paused);
-then as many worker calls at once go through one instance (devstack/standins/function_host/, fluid mode,
-that concurrency), each claiming one job. The instance's peak resident set (VmHWM in
-/proc/<pid>/status) is read after a first call with an empty queue (the imports) and after the
-wave. A Vercel function under Fluid compute has 2 GB of memory by default (the Standard size, 1
-vCPU / 2 GB: Vercel's changelog "Higher defaults and limits for Vercel Functions running Fluid
-compute"; also Hobby's maximum, docs: functions/limitations; taken as 2 GiB here), and the figure
-must fit in half of it.
+each holds adds up. For each size, `concurrency` e-mails with one attachment of that size each are
+served by a sample provider in this process and their jobs enqueued without a kick (the cron job
+paused); then as many worker calls at once go through one new instance (devstack/standins/function_host/,
+fluid mode, that concurrency), each claiming one job. The instance's peak resident set (VmHWM in
+/proc/<pid>/status) is read after a first call with an empty queue (the imports: the idle
+instance) and after the wave. Each attachment streams from the download to Storage in bounded
+chunks (lib/worker/resend.py), so the goal is a peak of at most the idle instance plus 8 MiB a
+job, and a cost per job that does not grow with the attachment (1 MiB and 40 MiB within 2x).
+Before streaming, the report of 2026-12-01 measured the same wave at 40 MiB on this machine: its
+figures are quoted as `BEFORE`.
+
+A Vercel function under Fluid compute has 2 GB of memory by default (the Standard size, 1 vCPU /
+2 GB: Vercel's changelog "Higher defaults and limits for Vercel Functions running Fluid compute";
+also Hobby's maximum, docs: functions/limitations; taken as 2 GiB here), and the figure must fit
+in half of it.
 
 python -m devstack run -- .venv/bin/python -m bench.instance_memory [--quick]
 """
@@ -41,6 +47,10 @@ MIB = 1024 * 1024
 FUNCTION_MEMORY_MIB = 2048  # Vercel's default function memory, 2 GB
 HEADROOM = 2
 WORKER = "/api/internal/document_jobs"
+GOAL_PER_JOB_MIB = 8  # the goal: the idle instance plus 8 MiB a job, at most
+# Before streaming (docs/BENCHMARKS.md of 2026-12-01, the same wave of 8 jobs of 40 MiB on this
+# machine): a job held its attachment whole.
+BEFORE = {"warm_mib": 58.0, "peak_mib": 451.0, "per_job_mib": 49.2, "concurrency": 8, "attachment_mib": 40.0}
 
 
 def peak_mib(pid: int) -> float:
@@ -61,25 +71,16 @@ def enqueue(admin: psycopg.Connection, emails: list[SampleEmail]) -> list[str]:
     return ids
 
 
-def run(quick: bool = False) -> Section:
-    concurrency = 2 if quick else DEFAULT_CONCURRENCY
-    size = MIB if quick else WorkerSettings.model_fields["attachment_max_bytes"].default
-    content = b"%PDF-1.4\n" + os.urandom(size - 9)  # incompressible, exactly the cap
-    provider = ResendProvider("re_bench_" + os.urandom(8).hex())
-    emails = [
-        provider.add_email(SampleEmail(f"bench-memory-{n}", (SampleAttachment("fax.pdf", "application/pdf", content),)))
-        for n in range(concurrency)
-    ]
+def jobs_in_half(warm: float, per_job: float) -> float:
+    """How many such jobs at once one instance holds within half of the default memory."""
+    return (FUNCTION_MEMORY_MIB / HEADROOM - warm) / per_job if per_job > 0 else float("inf")
+
+
+def wave(admin: psycopg.Connection, provider: ResendProvider, provider_url: str, emails: list[SampleEmail],
+         concurrency: int) -> tuple[float, float]:  # fmt: skip
+    """(VmHWM after a first call with an empty queue, VmHWM after `concurrency` jobs at once) of one new instance."""
     secret = {"Authorization": f"Bearer {env('INTERNAL_FUNCTION_SECRET')}"}
-    with (
-        connect() as admin,
-        flow.cron_paused(admin),
-        provider.serve() as provider_url,
-        tempfile.TemporaryDirectory(prefix="bench-memory-") as state,
-        open(os.devnull, "wb") as quiet,
-    ):
-        if admin.execute("select count(*) from vault.secrets where name = 'document_jobs_url'").fetchone()[0]:
-            raise RuntimeError("a Vault secret would let the stack's own worker take these jobs")
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as state, open(os.devnull, "wb") as quiet:
         project_env = {**os.environ, "RESEND_API_URL": provider_url, "RESEND_API_KEY": provider.api_key}
         host = FunctionHost(Build(Path(env("DEVSTACK_VERCEL_BUILD"))), project_env, Path(state), mode="fluid",
                             concurrency=concurrency, log=quiet)  # fmt: skip
@@ -103,29 +104,73 @@ def run(quick: bool = False) -> Section:
             host.stop_instances()
             empty_shared_tables(admin)
             stored = Path(env("DEVSTACK_STORAGE_DIR")) / "fax-attachments" / "fax_received_emails"
-            for row in rows:  # 40 MiB each: not left on the disk for the rest of the run
+            for row in rows:  # up to 40 MiB each: not left on the disk for the rest of the run
                 shutil.rmtree(stored / row, ignore_errors=True)
+    return warm, peak
+
+
+def run(quick: bool = False) -> Section:
+    concurrency = 2 if quick else DEFAULT_CONCURRENCY
+    cap = WorkerSettings.model_fields["attachment_max_bytes"].default
+    sizes = [MIB // 4, MIB] if quick else [MIB, cap]
+    provider = ResendProvider("re_bench_" + os.urandom(8).hex())
+    emails: dict[int, list[SampleEmail]] = {}
+    for size in sizes:
+        content = b"%PDF-1.4\n" + os.urandom(size - 9)  # incompressible, exactly `size`
+        emails[size] = [provider.add_email(SampleEmail(f"bench-memory-{size}-{n}", (
+            SampleAttachment("fax.pdf", "application/pdf", content),))) for n in range(concurrency)]  # fmt: skip
+    measured: dict[int, tuple[float, float]] = {}
+    with connect() as admin, flow.cron_paused(admin), provider.serve() as provider_url:
+        if admin.execute("select count(*) from vault.secrets where name = 'document_jobs_url'").fetchone()[0]:
+            raise RuntimeError("a Vault secret would let the stack's own worker take these jobs")
+        for size in sizes:
+            measured[size] = wave(admin, provider, provider_url, emails[size], concurrency)
+    small, large = sizes
+    (warm_small, peak_small), (warm, peak) = measured[small], measured[large]
+    per_job_small = (peak_small - warm_small) / concurrency
     per_job = (peak - warm) / concurrency
-    fits = (FUNCTION_MEMORY_MIB / HEADROOM - warm) / per_job if per_job > 0 else float("inf")
+    goal = warm + concurrency * GOAL_PER_JOB_MIB
+    spread = max(per_job, per_job_small) / min(per_job, per_job_small) if min(per_job, per_job_small) > 0 else None
     section = Section(
         "instance_memory",
         "Memory of one Fluid instance",
-        f"Peak resident set (VmHWM) of one worker instance serving {concurrency} jobs at once (the function host's "
-        f"concurrency), each storing one attachment of {size / MIB:.0f} MiB (ATTACHMENT_MAX_BYTES), against Vercel's "
-        f"default function memory ({FUNCTION_MEMORY_MIB} MiB) with {HEADROOM}x headroom. One run.",
+        f"Peak resident set (VmHWM) of one new worker instance serving {concurrency} jobs at once (the function host's "
+        f"concurrency), each storing one attachment of {small / MIB:g} MiB, then of another new instance with "
+        f"{large / MIB:g} MiB each (ATTACHMENT_MAX_BYTES), against Vercel's default function memory "
+        f"({FUNCTION_MEMORY_MIB} MiB) with {HEADROOM}x headroom; idle: the instance after its first call (the "
+        "imports, an empty claim). Each attachment streams from the download to Storage in bounded chunks. Before "
+        "streaming: the report of 2026-12-01, the same wave at 40 MiB on this machine. One run.",
     )
-    table = Table("one instance, MiB", ["what", "MiB", "share of 2 GB"])
-    table.add("after its first call (imports, an empty claim)", fmt(warm, 0), f"{warm / FUNCTION_MEMORY_MIB:.0%}")
-    table.add(f"peak, {concurrency} jobs of {size / MIB:.0f} MiB at once", fmt(peak, 0),
-              f"{peak / FUNCTION_MEMORY_MIB:.0%}")  # fmt: skip
-    table.add("per concurrent job (peak less the first call, divided)", fmt(per_job, 1), "")
+    table = Table("one instance, MiB", ["what", "idle MiB", "peak MiB", "per job MiB", "share of 2 GB",
+                                        "such jobs in half of 2 GB"])  # fmt: skip
+    for size in sizes:
+        w, p = measured[size]
+        j = (p - w) / concurrency
+        table.add(f"{concurrency} jobs of {size / MIB:g} MiB at once, streamed", fmt(w, 0), fmt(p, 0), fmt(j, 1),
+                  f"{p / FUNCTION_MEMORY_MIB:.0%}", fmt(jobs_in_half(w, j), 0))  # fmt: skip
+    before_jobs = jobs_in_half(BEFORE["warm_mib"], BEFORE["per_job_mib"])
+    table.add(f"{BEFORE['concurrency']:.0f} jobs of {BEFORE['attachment_mib']:.0f} MiB at once, held whole (before)",
+              fmt(BEFORE["warm_mib"], 0), fmt(BEFORE["peak_mib"], 0), fmt(BEFORE["per_job_mib"], 1),
+              f"{BEFORE['peak_mib'] / FUNCTION_MEMORY_MIB:.0%}", fmt(before_jobs, 0))  # fmt: skip
     table.notes.append(
-        f"{'fits' if HEADROOM * peak <= FUNCTION_MEMORY_MIB else 'does NOT fit'} with {HEADROOM}x headroom; at this "
-        f"cost per job, about {fits:.0f} jobs of that size at once would fill half of 2 GB"
+        f"goal at {large / MIB:g} MiB: a peak of at most idle + {concurrency} x {GOAL_PER_JOB_MIB} MiB = "
+        f"{fmt(goal, 0)} "
+        f"MiB: {'met' if peak <= goal else 'NOT met'} ({fmt(peak, 0)} MiB); per job, {large / MIB:g} MiB against "
+        f"{small / MIB:g} MiB: {fmt(spread, 2) if spread else 'n/a'}x apart (goal: within 2x): "
+        f"{'met' if spread is not None and spread <= 2 else 'NOT met'}"
+    )
+    table.notes.append(
+        f"{'fits' if HEADROOM * peak <= FUNCTION_MEMORY_MIB else 'does NOT fit'} with {HEADROOM}x headroom; the last "
+        "column is how many jobs of that size at once one instance holds within half of 2 GB at the measured cost "
+        "per job (Vercel publishes no per-instance concurrency for Python)"
     )
     section.tables.append(table)
-    section.figures.update(warm_mib=warm, peak_mib=peak, per_job_mib=per_job, concurrency=concurrency,
-                           attachment_mib=size / MIB, jobs_in_half=fits)  # fmt: skip
+    section.figures.update(
+        warm_mib=warm, peak_mib=peak, per_job_mib=per_job, concurrency=concurrency, attachment_mib=large / MIB,
+        jobs_in_half=jobs_in_half(warm, per_job), small_mib=small / MIB, small_warm_mib=warm_small,
+        small_peak_mib=peak_small, small_per_job_mib=per_job_small, per_job_spread=spread, goal_mib=goal,
+        before_peak_mib=BEFORE["peak_mib"], before_per_job_mib=BEFORE["per_job_mib"], before_jobs_in_half=before_jobs,
+    )  # fmt: skip
     return section
 
 

@@ -219,6 +219,12 @@ class BodyTooLarge(Exception):
     pass
 
 
+class BodyCutOff(Exception):
+    """The client's connection ended inside the body (fewer bytes than its Content-Length, or a
+    chunked body without its last chunk): the request never arrived whole, and a server that
+    streams it on (Storage into its object store) aborts it and keeps nothing."""
+
+
 class GatewayHandler(BaseHTTPRequestHandler):
     # HTTP/1.1 keeps connections alive between the clients' requests; every answer has a Content-Length.
     protocol_version = "HTTP/1.1"
@@ -242,6 +248,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
             if response is None:
                 self.close_connection = True  # no answer at all
                 return
+        except BodyCutOff:
+            self.close_connection = True  # nobody is left to answer, and nothing was served
+            return
         except BodyTooLarge:
             self.close_connection = True  # the unread body would otherwise be taken for the next request
             response = Response.json(413, {"message": "Request Entity Too Large"})
@@ -258,13 +267,19 @@ class GatewayHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY_BYTES:
             raise BodyTooLarge
-        return self.rfile.read(length)
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise BodyCutOff
+        return body
 
     def read_chunked(self) -> bytes:
         chunks = []
         total = 0
         while True:
-            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            line = self.rfile.readline()
+            if not line.endswith(b"\n"):
+                raise BodyCutOff  # the connection ended before the last chunk
+            size = int(line.split(b";")[0].strip() or b"0", 16)
             if size == 0:
                 while self.rfile.readline().strip():  # trailers, up to the blank line
                     pass
@@ -272,7 +287,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
             total += size
             if total > MAX_BODY_BYTES:
                 raise BodyTooLarge
-            chunks.append(self.rfile.read(size))
+            chunk = self.rfile.read(size)
+            if len(chunk) < size:
+                raise BodyCutOff
+            chunks.append(chunk)
             self.rfile.readline()
 
     def send(self, response: Response) -> None:

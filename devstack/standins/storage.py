@@ -20,6 +20,12 @@ error shape where the code under test depends on them:
 
 - GET /storage/v1/object/<bucket>/<key> (Storage's authenticated read, "Retrieve an object"; the
   admin CLI's download) answers the object's bytes with its Content-Type.
+- DELETE /storage/v1/object/<bucket>/<key> (Storage's "Delete an object"; the worker's clean-up of
+  an object found wrong after its upload) answers {"message": "Successfully deleted"}, or 404
+  NoSuchKey in the error shape.
+- A body is taken with a Content-Length or chunked, as Storage streams either on to its object
+  store; one cut off before its end (the client's connection closed inside it) stores nothing, as
+  Storage aborts the upload (the gateway drops such a request, devstack/standins/gateway.py).
 
 What nothing in the product sends is not served: multipart (storage3's form) uploads, PUT, and
 the public and /authenticated/ read routes.
@@ -131,6 +137,8 @@ class Storage:
             return self.upload(request, segments[1], "/".join(segments[2:]))
         if segments[0] == "object" and len(segments) >= 3 and request.method == "GET":
             return self.download(request, segments[1], "/".join(segments[2:]))
+        if segments[0] == "object" and len(segments) >= 3 and request.method == "DELETE":
+            return self.delete(request, segments[1], "/".join(segments[2:]))
         message = f"Route {request.method}:/storage/v1/{request.path} not found"
         return Response.json(404, {"statusCode": 404, "error": "Not Found", "message": message})
 
@@ -151,6 +159,17 @@ class Storage:
         self.require_writer(request)  # no storage policies here: only service_role may read objects
         data, meta = self.load(self.bucket(unquote(raw_bucket)), key)
         return Response(200, data, {"Content-Type": meta["content_type"], "ETag": f'"{meta["etag"]}"'})
+
+    def delete(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        key = decode_key(raw_key)
+        self.require_writer(request)
+        data_path, meta_path = self.paths(self.bucket(unquote(raw_bucket)), key)
+        with self.lock:
+            if read_meta(meta_path) is None:
+                raise object_not_found()
+            meta_path.unlink()  # the sidecar first: an object exists only while its sidecar does
+            data_path.unlink(missing_ok=True)
+        return Response.json(200, {"message": "Successfully deleted"})
 
     def sign(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)

@@ -3,12 +3,15 @@ URLs and the CLI's downloads; its error bodies are read here only.
 
 The object goes up as a raw body (Storage's POST /object/{bucket}/{key} takes one, as
 supabase-js sends it), not as storage3's form: the body is streamed in chunks under the
-invocation's deadline, and there is no part header that a sender's text could reach.
+invocation's deadline, and there is no part header that a sender's text could reach. A body can
+be an iterator of chunks (the worker streams a download through): with its length stated, a body
+that ends short or runs long fails as a request (httpx refuses to send it, and Storage never sees
+a whole object); without, it goes chunked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from urllib.parse import quote
 
 import httpx
@@ -20,6 +23,14 @@ from lib.supabase.keys import api_headers
 UPLOAD_CHUNK_BYTES = 64 * 1024
 # A signed URL is asked for while an operator waits on the screen.
 SIGN_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+# Deleting an object found wrong after its upload: it may run just past the invocation's deadline
+# (that is what it cleans up after), so it has a short limit of its own.
+DELETE_TIMEOUT = httpx.Timeout(5.0, connect=2.0)
+
+
+class BodyLengthMismatch(ValueError):
+    """An iterated body ended short of its stated length, or ran past it: the request was cut off
+    before its end, so Storage never received a whole object."""
 
 
 class StorageError(Exception):
@@ -66,22 +77,34 @@ class Storage:
     def _path(self, key: str) -> str:
         return f"{quote(self.bucket, safe='')}/{quote(key, safe='/')}"
 
-    def upload(self, key: str, data: bytes, content_type: str, deadline: Deadline | None = None) -> None:
-        """StorageError when Storage refuses or cannot be reached; DeadlinePassed when the
-        invocation's time ran out first."""
+    def upload(
+        self,
+        key: str,
+        body: bytes | Iterable[bytes],
+        content_type: str,
+        deadline: Deadline | None = None,
+        length: int | None = None,
+    ) -> None:
+        """Stores `body` (bytes, or chunks of them: `length` then states their total, else they go
+        chunked). StorageError when Storage refuses or cannot be reached; DeadlinePassed when the
+        invocation's time ran out first; BodyLengthMismatch when the chunks do not add up to
+        `length`; whatever iterating `body` raises, as it is."""
         deadline = deadline or Deadline(float("inf"))  # the configured timeouts alone
         deadline.check("upload")
+        if isinstance(body, bytes):
+            body, length = (body,), len(body)
         headers = {
             **self._headers,
             "Content-Type": content_type,
-            "Content-Length": str(len(data)),  # stated, so that the body is not sent chunked
             "Cache-Control": "max-age=3600",
             "x-upsert": "true",
         }
+        if length is not None:
+            headers["Content-Length"] = str(length)  # stated, so that the body is not sent chunked
         try:
             response = self._http.post(
                 f"{self._api}/object/{self._path(key)}",
-                content=_chunks(data, deadline),
+                content=_chunks(body, deadline, length),
                 headers=headers,
                 timeout=deadline.timeout(TIMEOUT.read or 20.0, connect=TIMEOUT.connect or 5.0),
             )
@@ -93,6 +116,20 @@ class Storage:
             raise _unreachable("upload", error) from error
         if not response.is_success:
             raise refusal("upload", response)
+
+    def delete(self, key: str) -> None:
+        """Removes the object (DELETE /object/{bucket}/{key}); one that is not there counts as
+        removed. StorageError otherwise."""
+        try:
+            response = self._http.delete(
+                f"{self._api}/object/{self._path(key)}", headers=self._headers, timeout=DELETE_TIMEOUT
+            )
+        except httpx.HTTPError as error:
+            raise _unreachable("delete", error) from error
+        if not response.is_success:
+            refused = refusal("delete", response)
+            if refused.status != 404:
+                raise refused
 
     def signed_url(self, key: str, expires_in: int, download_as: str) -> str:
         """A URL that downloads the object as `download_as`, valid for `expires_in` seconds."""
@@ -119,12 +156,21 @@ class Storage:
         return response.content
 
 
-def _chunks(data: bytes, deadline: Deadline) -> Iterator[bytes]:
+def _chunks(body: Iterable[bytes], deadline: Deadline, length: int | None) -> Iterator[bytes]:
     # A slow reader on the other end blocks each send for at most one (capped) write timeout;
-    # between sends, the deadline is checked.
-    for start in range(0, len(data), UPLOAD_CHUNK_BYTES):
-        deadline.check("upload")
-        yield data[start : start + UPLOAD_CHUNK_BYTES]
+    # between sends, the deadline is checked. A body that does not add up to its stated length
+    # raises before its last byte would go: the request never ends, and the connection closes.
+    sent = 0
+    for piece in body:
+        for start in range(0, len(piece), UPLOAD_CHUNK_BYTES):
+            deadline.check("upload")
+            chunk = piece[start : start + UPLOAD_CHUNK_BYTES]
+            sent += len(chunk)
+            if length is not None and sent > length:
+                raise BodyLengthMismatch(f"upload: more than the {length} bytes stated")
+            yield chunk
+    if length is not None and sent != length:
+        raise BodyLengthMismatch(f"upload: {sent} bytes, {length} stated")
 
 
 def _unreachable(what: str, error: httpx.HTTPError) -> StorageError:

@@ -4,6 +4,13 @@ Safe to run any number of times for the same e-mail: the storage key is fixed be
 the upload and the row are upserts, and what is already recorded is skipped. A worker that dies
 after an upload but before recording it only makes the next run upload the same bytes again.
 
+Each attachment streams from its download to Storage, hashed on the way: a job holds a chunk of it
+at a time, never the whole (lib/worker/resend.py DOWNLOAD_CHUNK_BYTES). The upload states the
+listed size as its length, so a body that ends short or runs long fails as a request and Storage
+keeps nothing of it; should the body be found wrong once Storage may already hold all the listed
+bytes (it went on past them, or failed right after), the object is deleted before the job goes on,
+and no row is recorded.
+
 Every listed attachment gets an id of its own in the table: two items of one listing that would
 share one (the same id twice, or ids that differ only in text Postgres cannot store, "att\u0000x"
 and "att\ufffdx") are both kept, the later one's id followed by U+FFFD until it is unique, as the
@@ -12,9 +19,9 @@ webhook does with member names (lib/storable.py), and the log says so.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
+from uuid import UUID
 
 from lib import log
 from lib.budget import Checkpoint, Deadline
@@ -26,6 +33,7 @@ from lib.worker.rate_limit import ResendLimiter
 from lib.worker.records import StoredAttachment, attachment_key, stored_content_type
 from lib.worker.resend import (
     Attachment,
+    Download,
     DownloadError,
     InvalidEmailId,
     Listing,
@@ -96,14 +104,42 @@ def _identify(job: Job, attachments: list[Attachment]) -> dict[str, Listed]:
     return listed
 
 
-def _download(ctx: FetchContext, attachment: Attachment, deadline: Deadline) -> bytes:
+def _store(ctx: FetchContext, job: Job, email_id: UUID, item: Listed, deadline: Deadline) -> StoredAttachment:
+    """Streams the attachment from its download to Storage; its row, once the object is stored whole."""
+    attachment = item.attachment
+    content_type = stored_content_type(attachment.content_type, attachment.filename)
+    key = attachment_key(email_id, item.key_id, content_type)
     try:
-        return ctx.resend.download(attachment.download_url, ctx.max_bytes, deadline, attachment.size)
+        with ctx.resend.open_download(attachment.download_url, ctx.max_bytes, deadline, attachment.size) as body:
+            uploaded = False
+            try:
+                ctx.storage.upload(key, body, content_type, deadline, length=attachment.size)
+                uploaded = True
+                body.finish()  # what the upload left unread is checked too
+            except StorageError as error:
+                raise upload_failure(error) from error
+            except BaseException:
+                if uploaded or body.all_listed_sent:  # Storage may hold an object of the wrong bytes
+                    _discard(ctx, job, key, body)
+                raise
     except TooLarge as error:
         raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {attachment.id}: {error}") from error
     except DownloadError as error:
         code = FailureCode.DOWNLOAD_EXPIRED if error.status == 403 else FailureCode.DOWNLOAD_FAILED
         raise JobFailure(code, f"attachment {attachment.id}: {error}") from error
+    return _row(job, item, content_type, body, ctx.storage.bucket, key)
+
+
+def _discard(ctx: FetchContext, job: Job, key: str, body: Download) -> None:
+    """Deletes an object whose body was found wrong after Storage may have stored it whole."""
+    fields = {"job_id": job.id, "email_row_id": job.fax_received_email_id, "storage_path": key, "sent": body.size}
+    try:
+        ctx.storage.delete(key)
+    except StorageError as error:
+        # No row names it, so nothing serves it; the job's retry uploads the key again (an upsert).
+        log.event("attachment_object_left", logging.ERROR, **fields, error=str(error))
+        return
+    log.event("attachment_object_deleted", logging.WARNING, **fields)
 
 
 def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
@@ -144,7 +180,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
         if size is not None and size > ctx.max_bytes:
             raise JobFailure(FailureCode.ATTACHMENT_TOO_LARGE, f"attachment {item.attachment.id}: {size} bytes")
         try:
-            data = _download(ctx, item.attachment, deadline)
+            row = _store(ctx, job, email.id, item, deadline)
         except JobFailure as failure:
             if failure.code is not FailureCode.DOWNLOAD_EXPIRED or listed_again:
                 raise
@@ -154,16 +190,8 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
             if stored_id not in listed:
                 vanished = f"attachment {item.attachment.id} vanished"
                 raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, vanished) from None
-            item = listed[stored_id]
-            data = _download(ctx, item.attachment, deadline)
-        attachment = item.attachment
-        content_type = stored_content_type(attachment.content_type, attachment.filename)
-        key = attachment_key(email.id, item.key_id, content_type)
-        try:
-            ctx.storage.upload(key, data, content_type, deadline)
-        except StorageError as error:
-            raise upload_failure(error) from error
-        ctx.queue.record_attachment(job, _row(job, item, content_type, data, ctx.storage.bucket, key))
+            row = _store(ctx, job, email.id, listed[stored_id], deadline)
+        ctx.queue.record_attachment(job, row)
         count += 1
     if listing.unusable:
         # The others are stored: fail for what cannot be fetched, naming it, so that nothing is lost silently.
@@ -173,7 +201,7 @@ def run(job: Job, ctx: FetchContext, checkpoint: Checkpoint) -> int:
     return count
 
 
-def _row(job: Job, item: Listed, content_type: str, data: bytes, bucket: str, key: str) -> StoredAttachment:
+def _row(job: Job, item: Listed, content_type: str, body: Download, bucket: str, key: str) -> StoredAttachment:
     """The attachment's row, with text Postgres cannot store replaced as the webhook does
     (lib/storable.py); the fact goes to the log, since the row has no place for it."""
     attachment = item.attachment
@@ -181,8 +209,8 @@ def _row(job: Job, item: Listed, content_type: str, data: bytes, bucket: str, ke
         provider_attachment_id=item.stored_id,
         filename=None if attachment.filename is None else storable_text(attachment.filename),
         content_type=content_type,
-        size_bytes=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=body.size,
+        sha256=body.sha256,
         bucket=bucket,
         storage_path=key,
     )

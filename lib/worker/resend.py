@@ -13,7 +13,9 @@ fetched at all (no id, no download URL) is named, field by field, without losing
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +31,9 @@ from lib.budget import Deadline, DeadlinePassed
 USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
 PAGE_SIZE = 100
 MAX_PAGES = 100  # 10,000 attachments: far beyond any e-mail; a provider loop must not hold the worker
+# A download is handed on in chunks of at most this size, so that what a job holds of an attachment
+# does not grow with it (the instance-memory bench: 8 jobs of 40 MiB at once on one instance).
+DOWNLOAD_CHUNK_BYTES = 64 * 1024
 
 
 class ResendError(Exception):
@@ -280,38 +285,103 @@ class ResendClient:
             params["after"] = last
         raise MalformedResponse(f"attachment list: more than {MAX_PAGES} pages")
 
-    def download(
+    @contextlib.contextmanager
+    def open_download(
         self, url: str, max_bytes: int, deadline: Deadline | None = None, expected_size: int | None = None
-    ) -> bytes:
-        """The attachment's bytes, streamed; TooLarge as soon as they pass max_bytes, DeadlinePassed
-        as soon as the deadline passes, LengthMismatch when `expected_size` (the listing's) is known
-        and the body is shorter or longer."""
+    ) -> Iterator[Download]:
+        """The attachment's body, opened: its status and declared length are checked here (a
+        DownloadError, or TooLarge for a Content-Length over max_bytes), its bytes stream from the
+        Download the block iterates, and the response is closed when the block ends."""
         if deadline:
             deadline.check("download")
         headers = {"User-Agent": USER_AGENT}
+        with contextlib.ExitStack() as opened:
+            try:
+                response = opened.enter_context(
+                    self._http.stream("GET", url, headers=headers, timeout=self._timeout(deadline))
+                )
+            except httpx.HTTPError as error:
+                raise _download_failure(error, deadline) from error
+            if response.status_code != 200:
+                raise DownloadError(response.status_code, f"download answered {response.status_code}")
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise TooLarge(f"{declared} bytes declared, the cap is {max_bytes}")
+            yield Download(response, max_bytes, deadline, expected_size)
+
+    def download(
+        self, url: str, max_bytes: int, deadline: Deadline | None = None, expected_size: int | None = None
+    ) -> bytes:
+        """The attachment's bytes, whole (open_download's checks): for a caller that needs them all
+        at once; the worker streams them to Storage instead."""
+        with self.open_download(url, max_bytes, deadline, expected_size) as body:
+            return b"".join(body)
+
+
+class Download:
+    """An attachment's body as it streams in, chunk by chunk (at most DOWNLOAD_CHUNK_BYTES each: what
+    a job holds of it at a time), counted and hashed on the way. Iterating it raises TooLarge as soon
+    as the bytes pass max_bytes, DeadlinePassed as soon as the deadline passes (checked between
+    chunks), LengthMismatch when `expected_size` (the listing's) is known and the body is shorter
+    (at its end) or longer (at the chunk that passes it), and DownloadError for a network failure.
+    It can be iterated once; `finish` reads what a consumer left unread, with the same checks."""
+
+    def __init__(self, response: httpx.Response, max_bytes: int, deadline: Deadline | None,
+                 expected_size: int | None) -> None:  # fmt: skip
+        self.expected_size = expected_size
+        self.size = 0  # the bytes handed on so far
+        self.complete = False  # the body ended, and every check held
+        self._digest = hashlib.sha256()
+        self._chunks = self._stream(response, max_bytes, deadline)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    @property
+    def sha256(self) -> str:
+        """The hex SHA-256 of the bytes handed on so far (the whole body's once `complete`)."""
+        return self._digest.hexdigest()
+
+    @property
+    def all_listed_sent(self) -> bool:
+        """As many bytes handed on as the listing announced: a receiver told that length may hold a
+        whole object, even if the body then went on or failed."""
+        return self.expected_size is not None and self.size == self.expected_size
+
+    def finish(self) -> None:
+        """Reads the rest of the body, if any, with the same checks: a body that goes on past the
+        listed size is found even when its consumer stopped at that size."""
+        for _ in self._chunks:
+            pass
+        if not self.complete:
+            raise DownloadError(None, "download: the body was not read to its end")
+
+    def _stream(self, response: httpx.Response, max_bytes: int, deadline: Deadline | None) -> Iterator[bytes]:
+        expected = self.expected_size
         try:
-            with self._http.stream("GET", url, headers=headers, timeout=self._timeout(deadline)) as response:
-                if response.status_code != 200:
-                    raise DownloadError(response.status_code, f"download answered {response.status_code}")
-                declared = response.headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > max_bytes:
-                    raise TooLarge(f"{declared} bytes declared, the cap is {max_bytes}")
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if expected_size is not None and size > expected_size:
-                        raise LengthMismatch(200, f"more than the {expected_size} bytes listed")
-                    if size > max_bytes:
+            # As the bytes arrive (httpcore reads at most 64 KiB at a time; iter_bytes with a
+            # chunk_size would gather them, deadline unchecked), each cut to the bound.
+            for arrived in response.iter_bytes():
+                for start in range(0, len(arrived), DOWNLOAD_CHUNK_BYTES):
+                    chunk = arrived[start : start + DOWNLOAD_CHUNK_BYTES]
+                    received = self.size + len(chunk)
+                    if expected is not None and received > expected:
+                        raise LengthMismatch(200, f"more than the {expected} bytes listed")
+                    if received > max_bytes:
                         raise TooLarge(f"more than {max_bytes} bytes")
-                    chunks.append(chunk)
-                    if deadline:
+                    self._digest.update(chunk)
+                    self.size = received
+                    yield chunk
+                    if deadline and not self.all_listed_sent:  # once whole, only the end is left to read
                         deadline.check("download")
-                if expected_size is not None and size != expected_size:
-                    raise LengthMismatch(200, f"{size} bytes received, {expected_size} listed")
-                return b"".join(chunks)
-        except httpx.TimeoutException as error:
-            if deadline and deadline.remaining() <= 0:
-                raise DeadlinePassed("download: the invocation's time budget ran out") from error
-            raise DownloadError(None, f"download failed: {type(error).__name__}") from error
         except httpx.HTTPError as error:
-            raise DownloadError(None, f"download failed: {type(error).__name__}") from error
+            raise _download_failure(error, deadline) from error
+        if expected is not None and self.size != expected:
+            raise LengthMismatch(200, f"{self.size} bytes received, {expected} listed")
+        self.complete = True
+
+
+def _download_failure(error: httpx.HTTPError, deadline: Deadline | None) -> Exception:
+    if isinstance(error, httpx.TimeoutException) and deadline and deadline.remaining() <= 0:
+        return DeadlinePassed("download: the invocation's time budget ran out")
+    return DownloadError(None, f"download failed: {type(error).__name__}")

@@ -5,6 +5,7 @@ itself is the point; and Supabase's API-key rules, on every path."""
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from storage3.exceptions import StorageApiError
 from lib.settings import SupabaseSettings
 from lib.supabase.client import service_client
 from lib.supabase.keys import api_headers
+from lib.supabase.storage import Storage
 from supabase import Client, ClientOptions, create_client
 
 BUCKET = "fax-attachments"
@@ -479,6 +481,38 @@ def test_the_server_key_reads_an_object_back_and_the_publishable_key_cannot(
     refused = http.get(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf",
                        headers=api_headers(stack_env["SUPABASE_PUBLISHABLE_KEY"]))  # fmt: skip
     assert refused.json()["statusCode"] == "403"
+
+
+def test_a_streamed_upload_is_stored_whole_or_not_at_all_and_can_be_deleted(
+    folder: str, stack_env: dict[str, str]
+) -> None:
+    # The worker streams each attachment (lib/supabase/storage.py): with the listed length stated,
+    # or chunked when the listing gave none. Storage streams either on to its object store and
+    # aborts an upload whose connection ends inside the body.
+    storage = Storage(httpx.Client(), stack_env["SUPABASE_URL"], stack_env["SUPABASE_SECRET_KEY"], BUCKET)
+    storage.upload(f"{folder}/stated.pdf", iter([b"%PDF-1.4 ", b"stated"]), "application/pdf", length=15)
+    storage.upload(f"{folder}/chunked.pdf", iter([b"%PDF-1.4 ", b"chunked"]), "application/pdf")
+    assert (stored(stack_env, f"{folder}/stated.pdf"), stored(stack_env, f"{folder}/chunked.pdf")) == (
+        b"%PDF-1.4 stated", b"%PDF-1.4 chunked")  # fmt: skip
+
+    # A connection that ends inside the body: half-closed, so that the gateway's answer (or its
+    # silence) can still be read, and the read returns once it has dealt with the request.
+    host, port = httpx.URL(stack_env["SUPABASE_URL"]).host, httpx.URL(stack_env["SUPABASE_URL"]).port
+    headers = "".join(f"{name}: {value}\r\n" for name, value in service_headers(stack_env).items())
+    for key, framing, body in ((f"{folder}/short.pdf", "Content-Length: 100", b"%PDF-1.4 short"),
+                               (f"{folder}/cut.pdf", "Transfer-Encoding: chunked", b"9\r\n%PDF-1.4 \r\n")):  # fmt: skip
+        with socket.create_connection((host, port)) as raw:
+            head = f"POST /storage/v1/object/{BUCKET}/{key} HTTP/1.1\r\nHost: {host}\r\n{headers}"
+            raw.sendall(f"{head}Content-Type: application/pdf\r\n{framing}\r\n\r\n".encode() + body)
+            raw.shutdown(socket.SHUT_WR)
+            answer = b"".join(iter(lambda: raw.recv(65536), b""))
+        assert answer == b"", f"{key}: no answer to a request that never arrived whole"
+        assert stored(stack_env, key) is None, f"{key}: and nothing stored"
+
+    storage.delete(f"{folder}/stated.pdf")
+    storage.delete(f"{folder}/stated.pdf")  # already gone: counts as deleted
+    assert stored(stack_env, f"{folder}/stated.pdf") is None
+    assert stored(stack_env, f"{folder}/chunked.pdf") == b"%PDF-1.4 chunked"
 
 
 @pytest.mark.parametrize("key", ["請求書.pdf", "50%.pdf", "a#b.pdf", "a/../b.pdf", "a//b.pdf", "x.pdf\n", "x\n.pdf"])

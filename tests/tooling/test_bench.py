@@ -23,6 +23,7 @@ SECTIONS = (
     "== Memory of one Fluid instance ==",
     "== Webhook to attachments stored ==",
     "== Burst drain at the provider's rate limit ==",
+    "== What a fax costs ==",
     "== Admin screen: server time of its views on a big table ==",
 )
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import logging
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -548,3 +549,132 @@ def test_no_single_network_wait_outlasts_the_deadline(queue, fake, router, conte
     assert downloads.calls.last.request.extensions["timeout"]["read"] == pytest.approx(25)
     [upload] = [body for name, body in fake.calls if name == "upload"]
     assert (upload["timeout"]["write"], upload["timeout"]["read"]) == (pytest.approx(15), pytest.approx(15))
+
+
+# Streaming: each attachment goes from its download to Storage chunk by chunk, hashed on the way.
+class WholeBodyStorage(httpx.BaseTransport):
+    """Plays Storage over its own transport (respx reads a request's whole body before answering):
+    it stores an upload once it has read as many bytes as its Content-Length states (or the whole
+    of a chunked body), as a server does, and leaves the rest unread; a body that fails before then
+    stores nothing. DELETE removes the object. `received` records each upload as it is read:
+    (stated length, chunks read)."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+        self.deleted: list[str] = []
+        self.received: list[tuple[int | None, list[bytes]]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        key = unquote(request.url.path.split("/fax-attachments/", 1)[1])
+        if request.method == "DELETE":
+            self.deleted.append(key)
+            if self.objects.pop(key, None) is not None:
+                return httpx.Response(200, json={"message": "Successfully deleted"})
+            return httpx.Response(400, json={"statusCode": "404", "error": "not_found", "message": "Object not found"})
+        stated = request.headers.get("content-length")
+        length = None if stated is None else int(stated)
+        chunks: list[bytes] = []
+        self.received.append((length, chunks))
+        for chunk in request.stream:
+            chunks.append(chunk)
+            if length is not None and sum(map(len, chunks)) >= length:
+                break
+        self.objects[key] = b"".join(chunks)
+        return httpx.Response(200, json={"Key": f"fax-attachments/{key}"})
+
+
+def with_storage(context: fetch_email.FetchContext, transport: httpx.BaseTransport):
+    return dataclasses.replace(context, storage=Storage(httpx.Client(transport=transport), URL, KEY, "fax-attachments"))
+
+
+def test_a_body_found_longer_after_the_upload_took_the_listed_bytes_is_deleted_and_retried(
+    queue, fake, router, context, clock, job, caplog
+) -> None:
+    list_route(router, page(attachment(1)))  # listed: len(PDF) bytes
+
+    def longer():  # the listed bytes first, then more: Storage has a whole object before the rest comes
+        yield PDF
+        yield b"and more"
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=longer()))
+    storage = WholeBodyStorage()
+    summary = run(queue, with_storage(context, storage), clock)
+
+    assert summary.retried == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("download_failed", True)
+    assert "listed" in fail["p_error_message"]
+    key = f"fax_received_emails/{EMAIL_ROW}/att_1.pdf"
+    assert storage.deleted == [key], "the object Storage took whole was deleted before the job went on"
+    assert storage.objects == {}
+    assert fake.stored == [], "and no row names it"
+    assert "attachment_object_deleted" in caplog.text
+
+
+def test_a_short_download_cuts_the_upload_off_before_its_stated_length(
+    queue, fake, router, context, clock, job
+) -> None:
+    list_route(router, page(attachment(1, size=len(PDF) + 100)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    storage = WholeBodyStorage()
+    summary = run(queue, with_storage(context, storage), clock)
+
+    assert summary.retried == 1
+    [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
+    assert (fail["p_error_code"], fail["p_retryable"]) == ("download_failed", True)
+    [(stated, chunks)] = storage.received
+    assert (stated, len(b"".join(chunks))) == (len(PDF) + 100, len(PDF)), "the listed size stated, fewer bytes sent"
+    assert storage.objects == {}, "the upload failed as a request: Storage never had a whole body"
+    assert storage.deleted == [], "so there is nothing to delete"
+    assert fake.stored == []
+
+
+def test_the_hash_and_size_are_counted_in_the_stream(queue, fake, router, context, clock, job, monkeypatch) -> None:
+    monkeypatch.setattr("lib.worker.resend.DOWNLOAD_CHUNK_BYTES", 16)
+    monkeypatch.setattr("lib.supabase.storage.UPLOAD_CHUNK_BYTES", 7)
+    list_route(router, page(attachment(1)))
+    pieces = [PDF[:5], PDF[5:100], PDF[100:]]
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=iter(pieces)))
+    storage = WholeBodyStorage()
+
+    assert run(queue, with_storage(context, storage), clock).completed == 1
+
+    [(stated, chunks)] = storage.received
+    assert (stated, b"".join(chunks)) == (len(PDF), PDF), "the listed size is the stated length"
+    assert max(map(len, chunks)) <= 7, "streamed in bounded chunks"
+    [row] = fake.stored
+    assert (row["size_bytes"], row["sha256"]) == (len(PDF), hashlib.sha256(PDF).hexdigest())
+
+
+def test_an_attachment_of_unknown_size_streams_chunked_under_the_cap(queue, fake, router, context, clock, job) -> None:
+    list_route(router, page(attachment(1, size=None)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(
+        return_value=httpx.Response(200, content=iter([PDF[:50], PDF[50:]]))
+    )
+
+    assert run(queue, context, clock).completed == 1
+
+    [upload] = [body for name, body in fake.calls if name == "upload"]
+    assert b"transfer-encoding: chunked" in upload["raw"].lower()
+    assert fake.stored[0]["sha256"] == hashlib.sha256(PDF).hexdigest()
+
+
+def test_a_download_stalling_mid_stream_past_the_deadline_leaves_no_object(
+    queue, fake, router, context, clock, job
+) -> None:
+    list_route(router, page(attachment(1)))
+
+    def stalls():
+        yield PDF[:100]
+        clock.advance(500)  # the next bytes come long after the invocation's deadline
+        yield PDF[100:200]
+        yield PDF[200:]
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=stalls()))
+    storage = WholeBodyStorage()
+    summary = run(queue, with_storage(context, storage), clock)
+
+    assert (summary.released, summary.completed) == (1, 0)
+    assert released_for_time_budget(fake)
+    assert storage.objects == {}, "the stream stopped in the middle: Storage never had the whole body"
+    assert storage.deleted == [] and fake.stored == []

@@ -9,9 +9,11 @@ library reads: there a peer that trickles would hold the call for as long as it 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -19,7 +21,7 @@ import pytest
 
 from lib.budget import Deadline, DeadlinePassed
 from lib.supabase.client import deadline_client
-from lib.supabase.storage import Storage
+from lib.supabase.storage import BodyLengthMismatch, Storage
 from lib.worker.resend import DownloadError, ResendClient
 from tests.support.peers import ENDLESS_HEAD, stalling_peer
 
@@ -131,3 +133,53 @@ def test_a_passed_deadline_does_not_even_connect() -> None:
     passed = Deadline(time.monotonic() - 1)
     with stalling_peer() as url, deadline_client(passed) as client, pytest.raises(httpx.ConnectTimeout):
         client.post(f"{url}/rpc", content=b"{}")
+
+
+@contextmanager
+def reading_peer() -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback server that reads one connection to its end and answers nothing: what it read
+    (request head and body) is the list's one item once the client has closed the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def read() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            data = b""
+            while chunk := connection.recv(65536):
+                data += chunk
+            received.append(data)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", received
+    finally:
+        thread.join(timeout=5)
+        listener.close()
+
+
+def test_a_streamed_upload_that_ends_short_of_its_stated_length_fails_as_a_request(plain_http) -> None:
+    with reading_peer() as (url, received):
+        storage = Storage(plain_http, url, "service-role-key", "fax-attachments")
+        with pytest.raises(BodyLengthMismatch, match="10 bytes, 100 stated"):
+            storage.upload("k.pdf", iter([b"x" * 4, b"x" * 6]), "application/pdf", length=100)
+        plain_http.close()  # the pool may keep the aborted connection: closing ends it for the peer
+    [request] = received
+    head, body = request.split(b"\r\n\r\n", 1)
+    assert b"content-length: 100" in head.lower() and b"transfer-encoding" not in head.lower()
+    assert body == b"x" * 10, "the connection ended inside the body: no server takes that as a whole request"
+
+
+def test_a_download_stalled_mid_stream_stops_its_upload_at_the_deadline(plain_http) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: 1000\r\n\r\n%PDF-1.4"
+    with stalling_peer(head) as resend_url, reading_peer() as (storage_url, received):
+        resend = ResendClient(plain_http, resend_url, "re_key", timeout=30.0)
+        storage = Storage(plain_http, storage_url, "service-role-key", "fax-attachments")
+        deadline = Deadline(time.monotonic() + HALF_A_SECOND)
+        opened = resend.open_download(f"{resend_url}/att_1", 10_000, deadline, expected_size=1000)
+        with pytest.raises(DeadlinePassed), opened as body:
+            storage.upload("k.pdf", body, "application/pdf", deadline, length=1000)
+        plain_http.close()
+    [request] = received
+    assert request.split(b"\r\n\r\n", 1)[1] == b"%PDF-1.4", "Storage got the first bytes, never a whole body"

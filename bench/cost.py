@@ -1,0 +1,450 @@
+"""What a fax costs: the units each provider bills, per fax and per 1,000 faxes, and a table in US
+dollars from list prices kept in one place (PRICES below).
+
+Vercel bills a Fluid function by its active CPU time, by its provisioned memory for as long as an
+instance serves, and by invocations; Supabase by its compute size (a fixed monthly price), what the
+database and Storage hold, and egress. Measured here, on the local stack, for faxes of one
+attachment of about 100 KiB, 1 MiB and 40 MiB, one at a time (each webhook once the previous fax
+is stored) and in a burst (300 webhooks at once at the small sizes, 30 at 40 MiB):
+
+- active CPU: the CPU time (user + system, /proc/<pid>/stat) of the webhook's and the worker's
+  instances of a function host of this bench's own (devstack/standins/function_host/, Fluid mode, the local
+  host's concurrency of 8), started and warmed before each run: waiting on Resend's rate limiter
+  or on a download costs wall time, not CPU. An instance the run had to start counts from its
+  start (its imports included);
+- instance-seconds: the seconds during which an instance served at least one request (polled every
+  20 ms), at the local host's concurrency of 8: Vercel packs as many invocations into an instance
+  as it sees fit, so these are an estimate of what it would bill for provisioned memory;
+- peak memory: the instances' peak resident set (VmHWM), per function;
+- invocations: the requests each function served (the webhooks; the worker's kicks, follow-ups
+  and the cron's calls together), and the cron job's ticks meanwhile;
+- database calls: the requests PostgREST served (counted by the local gateway; pg_cron's own calls
+  run inside the database and are not among them), and Storage's;
+- Resend: the API requests the sample provider (this bench's own, 5 a second as Resend's team
+  limit) served, and the downloads (another host, not rate limited).
+
+The idle cost of a day: the cron jobs every minute (invoke_document_jobs and the health check)
+timed on an empty queue and counted for 1,440 minutes, with the worker calls they make.
+
+python -m devstack run -- .venv/bin/python -m bench.cost [--quick]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from bench import flow
+from bench.common import Section, Table, connect, empty_shared_tables, env, fmt, run_alone
+from bench.instance_memory import FUNCTION_MEMORY_MIB, peak_mib
+from devstack import stack
+from devstack.standins.function_host import DEFAULT_CONCURRENCY, FunctionHost
+from devstack.standins.resend import ResendProvider, SampleAttachment, SampleEmail
+from devstack.tools import inbound
+from devstack.vercel_build import Build
+
+KIB, MIB = 1024, 1024 * 1024
+WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
+ROUTES = {"webhook": WEBHOOK, "worker": WORKER}
+POLL_S = 0.02
+MINUTES_A_DAY = 1440
+READ_ON = "2026-12-03"  # the day these inputs were written down
+
+
+@dataclass(frozen=True)
+class Price:
+    """A list price as an input: its value, what it is per, and where it comes from."""
+
+    usd: float
+    per: str
+    source: str
+    status: str  # "read": from the reference; "assumed": not in the reference, confirm at `source`
+
+
+# The ONE place the prices live: a new price changes one line. None of these is in the project's
+# product reference (it gives Vercel's billing units, not their prices): each is marked assumed,
+# from the page named, as last known on READ_ON; the reader must confirm them there.
+VERCEL_PRICING = "https://vercel.com/docs/functions/usage-and-pricing"
+SUPABASE_PRICING = "https://supabase.com/pricing"
+PRICES: dict[str, Price] = {
+    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
+    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
+    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_PRICING, "assumed"),
+    "supabase_plan": Price(
+        25.0, "month: the Pro plan, Micro compute (1 GB) covered by its compute credits", SUPABASE_PRICING, "assumed"
+    ),
+    "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_PRICING, "assumed"),
+    "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_PRICING, "assumed"),
+}
+FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MIB / 1024  # what an instance is provisioned with (vercel.json sets no memory)
+
+
+@dataclass(frozen=True)
+class Settings:
+    sizes: dict[str, int]  # label -> attachment bytes
+    one_at_a_time: dict[str, int]  # faxes
+    burst: dict[str, int]
+    idle_calls: int
+
+
+FULL = Settings(
+    sizes={"100 KiB": 100 * KIB, "1 MiB": MIB, "40 MiB": 40 * MIB},
+    one_at_a_time={"100 KiB": 10, "1 MiB": 10, "40 MiB": 4},
+    burst={"100 KiB": 300, "1 MiB": 300, "40 MiB": 30},
+    idle_calls=60,
+)
+QUICK = Settings(sizes={"100 KiB": 100 * KIB}, one_at_a_time={"100 KiB": 2}, burst={"100 KiB": 4}, idle_calls=3)
+
+
+@dataclass
+class Usage:
+    """What one run of faxes used, as each provider counts it."""
+
+    faxes: int
+    attachment_bytes: int
+    wall_s: float = 0.0
+    cpu_s: dict[str, float] = field(default_factory=dict)  # by function
+    instance_s: dict[str, float] = field(default_factory=dict)
+    peak_mib: dict[str, float] = field(default_factory=dict)
+    instances_started: dict[str, int] = field(default_factory=dict)
+    invocations: dict[str, int] = field(default_factory=dict)
+    cron_ticks: int = 0
+    database_calls: int = 0
+    storage_calls: int = 0
+    resend_requests: int = 0
+    downloads: int = 0
+
+    def per_fax(self, value: float) -> float:
+        return value / self.faxes
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/<pid>/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def gateway_counts() -> Counter[str]:
+    answer = httpx.get(f"{env('SUPABASE_URL')}/_control/requests", timeout=10)
+    answer.raise_for_status()
+    return Counter(answer.json())
+
+
+@contextlib.contextmanager
+def vault_pointing_at(admin: psycopg.Connection, worker_url: str) -> Iterator[None]:
+    """The Vault secrets naming this bench's own function host; what was there before comes back after."""
+    wanted = {stack.WORKER_URL_SECRET: worker_url, stack.WORKER_SECRET_SECRET: env("INTERNAL_FUNCTION_SECRET")}
+    before = dict(admin.execute("select name, decrypted_secret from vault.decrypted_secrets where name = any(%s)",
+                                (list(wanted),)).fetchall())  # fmt: skip
+    admin.execute("delete from vault.secrets where name = any(%s)", (list(wanted),))
+    for name, value in wanted.items():
+        stack.store_vault_secret(admin, name, value)
+    try:
+        yield
+    finally:
+        admin.execute("delete from vault.secrets where name = any(%s)", (list(wanted),))
+        for name, value in before.items():
+            stack.store_vault_secret(admin, name, value)
+
+
+class Meter:
+    """The function host's instances, their CPU and busy time, and its log of invocations."""
+
+    def __init__(self, host: FunctionHost, log: Path) -> None:
+        self.host, self.log = host, log
+        self.busy: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def instances(self, route: str) -> list[tuple[int, object]]:
+        return [(i.process.pid, i) for i in self.host.warm_instances(route) if i.process is not None]
+
+    def cpu(self) -> dict[str, dict[int, float]]:
+        found: dict[str, dict[int, float]] = {}
+        for name, route in ROUTES.items():
+            found[name] = {}
+            for pid, _ in self.instances(route):
+                with contextlib.suppress(OSError):
+                    found[name][pid] = cpu_seconds(pid)
+        return found
+
+    def invocations(self) -> Counter[str]:
+        counted: Counter[str] = Counter()
+        for line in self.log.read_text(errors="replace").splitlines():
+            match = re.match(r"function_host: POST (\S+) ", line)
+            if match:
+                path = match.group(1).split("?")[0]
+                function = "webhook" if path == WEBHOOK else "worker" if path.startswith("/api/internal/") else "other"
+                counted[function] += 1
+        return counted
+
+    def _poll(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(POLL_S):
+            now = time.monotonic()
+            for name, route in ROUTES.items():
+                self.busy[name] += sum(now - last for i in self.host.warm_instances(route) if i.in_flight > 0)
+            last = now
+
+    def start(self) -> None:
+        self.busy.clear()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+
+def warm(host_url: str) -> None:
+    """Each function's instance started and its imports done, before anything is counted."""
+    secret = {"Authorization": f"Bearer {env('INTERNAL_FUNCTION_SECRET')}"}
+    assert httpx.post(f"{host_url}{stack.WORKER_PATH}", headers=secret, timeout=120).json()["claimed"] == 0
+    unsigned = httpx.post(f"{host_url}{WEBHOOK}", content=b"{}", timeout=120)
+    assert unsigned.status_code in (400, 401), unsigned.text
+
+
+def stored_count(admin: psycopg.Connection, ids: list[str]) -> int:
+    return admin.execute(
+        """select count(*) from public.fax_received_email_attachments a
+             join public.fax_received_emails e on e.id = a.fax_received_email_id
+            where e.provider_email_id = any(%s)""",
+        (ids,),
+    ).fetchone()[0]
+
+
+def live_jobs(admin: psycopg.Connection) -> int:
+    return admin.execute("select count(*) from public.document_jobs where status in ('queued', 'running')").fetchone()[
+        0
+    ]
+
+
+def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provider: ResendProvider, host_url: str,
+              content: bytes, count: int, burst: bool) -> Usage:  # fmt: skip
+    """`count` faxes of one attachment `content` through webhook, kick and worker; what they used."""
+    host.stop_instances()
+    warm(host_url)
+    prefix = f"bench-cost-{os.urandom(4).hex()}"
+    attachment = (SampleAttachment("fax.pdf", "application/pdf", content),)
+    emails = [provider.add_email(SampleEmail(f"{prefix}-{n}", attachment)) for n in range(count)]
+    ids = [email.email_id for email in emails]
+    secret = env("RESEND_WEBHOOK_SECRET")
+    cpu_before, gateway_before = meter.cpu(), gateway_counts()
+    invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
+    started_at = admin.execute("select clock_timestamp()").fetchone()[0]
+    started = time.monotonic()
+    meter.start()
+
+    def deliver(email: SampleEmail) -> None:
+        body = inbound.event(email.webhook_data())
+        answer = inbound.deliver(host_url, body, inbound.signed_headers(secret, body))
+        if answer.status_code != 200:
+            raise RuntimeError(f"the webhook answered {answer.status_code}: {answer.text}")
+
+    try:
+        if burst:
+            with ThreadPoolExecutor(DEFAULT_CONCURRENCY) as pool:
+                list(pool.map(deliver, emails))
+        else:
+            for n, email in enumerate(emails, start=1):
+                deliver(email)
+                flow.wait_until(lambda n=n: stored_count(admin, ids) >= n, 120, "the fax to be stored")
+        flow.wait_until(lambda: stored_count(admin, ids) >= count and live_jobs(admin) == 0, 900, "the faxes", 0.2)
+        flow.wait_until(lambda: flow.in_flight(admin) == 0, 330, "every worker invocation to answer", 0.2)
+        flow.wait_until(lambda: all(i.in_flight == 0 for r in ROUTES.values() for i in host.warm_instances(r)), 60,
+                        "the instances to finish")  # fmt: skip
+    finally:
+        meter.stop()
+    usage = Usage(count, len(content), wall_s=time.monotonic() - started)
+    cpu_after = meter.cpu()
+    for name, route in ROUTES.items():
+        usage.cpu_s[name] = sum(cpu - cpu_before[name].get(pid, 0.0) for pid, cpu in cpu_after[name].items())
+        usage.instances_started[name] = len(set(cpu_after[name]) - set(cpu_before[name]))
+        usage.instance_s[name] = meter.busy[name]
+        usage.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
+    invoked = meter.invocations() - invocations_before
+    usage.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
+    usage.cron_ticks = admin.execute(
+        """select count(*) from cron.job_run_details d join cron.job j using (jobid)
+            where j.jobname = 'document-jobs' and d.start_time >= %s""",
+        (started_at,),
+    ).fetchone()[0]
+    served = gateway_counts() - gateway_before
+    usage.database_calls = sum(n for path, n in served.items() if "/rest/v1/" in path)
+    usage.storage_calls = sum(n for path, n in served.items() if "/storage/v1/" in path)
+    provider_after = provider.rate_limit.stats()
+    usage.resend_requests = provider_after["requests"] - provider_before["requests"]
+    usage.downloads = provider_after["downloads"] - provider_before["downloads"]
+    flow.clean_up(admin)
+    return usage
+
+
+@dataclass(frozen=True)
+class Idle:
+    invoke_ms: float  # one invoke_document_jobs() on an empty queue, a round trip included
+    health_ms: float  # one check_health()
+    worker_posts_per_call: float
+
+
+def idle(admin: psycopg.Connection, calls: int) -> Idle:
+    """The cron's two jobs on an empty queue, as pg_cron runs them (as postgres)."""
+    empty_shared_tables(admin)
+    with psycopg.connect(env("DATABASE_URL"), autocommit=True) as conn:
+        timed = {}
+        for name, statement in (("invoke", "select public.invoke_document_jobs()"),
+                                ("health", "select document_jobs_internal.check_health()")):  # fmt: skip
+            conn.execute(statement)  # the plans cached, as in pg_cron's long-lived worker
+            started = time.perf_counter()
+            for _ in range(calls):
+                conn.execute(statement)
+            timed[name] = (time.perf_counter() - started) * 1000 / calls
+    posts = admin.execute("select count(*) from document_jobs_internal.worker_requests").fetchone()[0]
+    empty_shared_tables(admin)
+    return Idle(timed["invoke"], timed["health"], posts / (calls + 1))
+
+
+def dollars(usage: Usage, per: int = 1000) -> dict[str, float]:
+    """Vercel's three units for `per` faxes, in US dollars, at PRICES."""
+    scale = per / usage.faxes
+    cpu_h = sum(usage.cpu_s.values()) * scale / 3600
+    gb_h = sum(usage.instance_s.values()) * scale / 3600 * FUNCTION_MEMORY_GB
+    invocations = sum(usage.invocations.values()) * scale
+    return {
+        "cpu": cpu_h * PRICES["vercel_active_cpu"].usd,
+        "memory": gb_h * PRICES["vercel_provisioned_memory"].usd,
+        "invocations": invocations / 1e6 * PRICES["vercel_invocations"].usd,
+        "storage_month": usage.attachment_bytes * per / 1024**3 * PRICES["supabase_storage"].usd,
+    }
+
+
+def run(quick: bool = False) -> Section:
+    settings = QUICK if quick else FULL
+    provider = ResendProvider("re_bench_" + os.urandom(8).hex())
+    runs: dict[tuple[str, str], Usage] = {}
+    with (
+        connect() as admin,
+        provider.serve() as provider_url,
+        tempfile.TemporaryDirectory(prefix="bench-cost-") as state,
+    ):
+        flow.clean_up(admin)
+        log = Path(state) / "host.log"
+        project_env = {**os.environ, "RESEND_API_URL": provider_url, "RESEND_API_KEY": provider.api_key}
+        with open(log, "wb") as log_file:
+            host = FunctionHost(Build(Path(env("DEVSTACK_VERCEL_BUILD"))), project_env, Path(state) / "host",
+                                mode="fluid", concurrency=DEFAULT_CONCURRENCY, log=log_file)  # fmt: skip
+            threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+            host_url = f"http://127.0.0.1:{host.server_address[1]}"
+            meter = Meter(host, log)
+            try:
+                with vault_pointing_at(admin, host_url + stack.WORKER_PATH):
+                    for label, size in settings.sizes.items():
+                        content = b"%PDF-1.4\n" + os.urandom(size - 9)
+                        for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
+                            runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
+                                                            counts[label], mode == "burst")  # fmt: skip
+                    idle_day = idle(admin, settings.idle_calls)
+            finally:
+                host.shutdown()
+                host.stop_instances()
+                flow.clean_up(admin)
+    return section(settings, runs, idle_day)
+
+
+def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle) -> Section:
+    result = Section(
+        "cost",
+        "What a fax costs",
+        " ".join(__doc__.split("\n\n", 1)[1].split("\n\npython -m", 1)[0].split())
+        + " Instance-seconds are those of the local host's concurrency of 8 (Vercel's own packing may differ). "
+        "One run per row.",
+    )
+    units = Table(
+        "units billed, per fax (one attachment each)",
+        ["size, run", "faxes", "webhook CPU ms", "worker CPU ms", "instance-s (conc. 8)", "peak MiB webhook / worker",
+         "instances started", "invocations webhook / worker", "cron ticks", "DB calls", "Storage calls",
+         "Resend API requests", "downloads", "wall s (run)"],
+    )  # fmt: skip
+    money = Table(
+        "US dollars per 1,000 faxes (Vercel Pro; Supabase's Pro plan is a fixed monthly price)",
+        ["size, run", "active CPU $", f"provisioned memory $ ({FUNCTION_MEMORY_GB:g} GB)", "invocations $",
+         "Vercel total $", "Supabase Storage $ a month, beyond 100 GB"],
+    )  # fmt: skip
+    for (label, mode), u in runs.items():
+        name = f"{label}, {mode}"
+        units.add(
+            name, u.faxes, fmt(u.per_fax(u.cpu_s["webhook"]) * 1000, 1), fmt(u.per_fax(u.cpu_s["worker"]) * 1000, 1),
+            fmt(u.per_fax(sum(u.instance_s.values())), 3),
+            f"{fmt(u.peak_mib['webhook'], 0)} / {fmt(u.peak_mib['worker'], 0)}",
+            f"{u.instances_started['webhook']} / {u.instances_started['worker']}",
+            f"{fmt(u.per_fax(u.invocations['webhook']), 2)} / {fmt(u.per_fax(u.invocations['worker']), 2)}",
+            u.cron_ticks, fmt(u.per_fax(u.database_calls), 2), fmt(u.per_fax(u.storage_calls), 2),
+            fmt(u.per_fax(u.resend_requests), 2), fmt(u.per_fax(u.downloads), 2), fmt(u.wall_s, 1),
+        )  # fmt: skip
+        d = dollars(u)
+        total = d["cpu"] + d["memory"] + d["invocations"]
+        money.add(name, f"{d['cpu']:.4f}", f"{d['memory']:.4f}", f"{d['invocations']:.4f}", f"{total:.4f}",
+                  f"{d['storage_month']:.4f}")  # fmt: skip
+        key = f"{label.replace(' ', '').lower()}_{'burst' if mode == 'burst' else 'single'}"
+        result.figures |= {f"usd_per_1000_{key}": total, f"cpu_ms_{key}": u.per_fax(sum(u.cpu_s.values())) * 1000,
+                           f"instance_s_{key}": u.per_fax(sum(u.instance_s.values())),
+                           f"peak_worker_mib_{key}": u.peak_mib["worker"]}  # fmt: skip
+    units.notes.append(
+        "CPU: user + system time of the instances (/proc/<pid>/stat), warm at the start of each run; an instance a "
+        "run had to start counts from its start. Instance-seconds: seconds an instance served at least one request, "
+        "both functions, at the local host's concurrency of 8. Invocations: the worker's kicks, follow-ups and the "
+        "cron's calls together. DB calls: PostgREST requests through the gateway (the webhook's record included)"
+    )
+    day = Table("the idle cost of a day (no fax)", ["what", "a day", "US dollars a day"])
+    cron_s = (idle_day.invoke_ms + idle_day.health_ms) * MINUTES_A_DAY / 1000
+    posts = idle_day.worker_posts_per_call * MINUTES_A_DAY
+    day.add(f"pg_cron: invoke_document_jobs() every minute ({fmt(idle_day.invoke_ms, 2)} ms a call)",
+            f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
+    day.add(f"pg_cron: the health check every minute ({fmt(idle_day.health_ms, 2)} ms a call)",
+            f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
+    day.add("database time of the two, round trips included", f"{fmt(cron_s, 1)} s", "in Supabase's fixed compute")
+    day.add("worker invocations the idle cron makes", fmt(posts, 0),
+            f"{posts / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
+    day.add("reconciliation", "not yet landed", "not measured")
+    day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
+    inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)", ["input", "US dollars", "per",
+                                                                               "status", "source"])  # fmt: skip
+    for name, price in PRICES.items():
+        inputs.add(name, f"{price.usd:g}", price.per, f"{price.status} (as known on {READ_ON}; confirm there)",
+                   price.source)  # fmt: skip
+    inputs.notes.append(
+        "the project's reference for the products names Vercel's billing units under Fluid (active CPU time, "
+        "provisioned memory time, invocations) but no prices: every price here is an input the reader must confirm "
+        "at its page; plans' included allowances (Vercel Pro's monthly credit, Supabase's included storage and egress) "
+        "are left out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads "
+        "(ingress); egress comes from reading faxes back, which this bench does not measure. Memory is the default "
+        f"{FUNCTION_MEMORY_GB:g} GB, since vercel.json sets none"
+    )
+    inputs.notes.append(
+        "the memory setting stays the default: the project's product reference (Vercel: functions/fluid-compute, "
+        "functions/runtimes/python, functions/limitations) names no memory size below it for a Python function under "
+        "Fluid compute, so none is set (https://vercel.com/docs/functions/configuring-functions/memory is the page "
+        "to check); what streaming changes is how many jobs one instance carries (section Memory of one Fluid "
+        "instance), hence how many instances, and how much provisioned memory, a burst needs"
+    )
+    result.tables += [units, money, day, inputs]
+    result.figures |= {"idle_invoke_ms": idle_day.invoke_ms, "idle_health_ms": idle_day.health_ms,
+                       "idle_posts_a_day": posts, "idle_cron_s": cron_s}  # fmt: skip
+    return result
+
+
+if __name__ == "__main__":
+    run_alone(run, __doc__)
