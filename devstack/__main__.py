@@ -45,9 +45,14 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "up":
-        if stack.up_stacks():
-            print("devstack: already up; run 'make down' first (or python -m devstack down)", file=sys.stderr)
-            return 1
+        if running := stack.up_stacks():
+            # Already what `up` asks for: say so, with what the first `up` printed to use it.
+            env = running[0].env
+            print(f"devstack: a stack is already up at {env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
+            print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
+                  f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
+            print("devstack: to start afresh, run 'make down' first (or python -m devstack down)")
+            return 0
         with lifecycle.guarded(stack.stop_record):
             started = stack.start()
             # As an operator does after a deploy: without them no worker is ever called.
@@ -61,7 +66,11 @@ def main(argv: list[str]) -> int:
         print(f"devstack: logs in {started.env['DEVSTACK_FOLDER']}/*.log (postgres.log, function_host.log, ...)")
         return 0
     if command == "down":
-        stack.down()
+        stopped, reaped = stack.down()
+        for gone in stopped:
+            print(f"devstack: stopped the stack of 'make up' at {gone.env['SUPABASE_URL']} and deleted its data")
+        if not stopped and not reaped:
+            print("devstack: no stack was up; nothing to stop")
         return 0
     if command == "run":
         if rest[:1] == ["--"]:
