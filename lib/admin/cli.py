@@ -36,6 +36,8 @@ EXIT_STATUSES = """exit status:
   5  health: an outage is open, or a required Vault secret (document_jobs_url,
      internal_function_secret) is missing; without the optional document_jobs_alert_url
      alerts are off, which is not an error (0)
+  141  standard output was closed before all was written (a pipe into head): as a command
+       stopped by SIGPIPE, with nothing on standard error
 
 errors: one line on standard error, "error: <message>"; with --json, one JSON object
 {"error": "<code>", "message": "...", ...} on standard error. The codes are stable."""
