@@ -1,8 +1,10 @@
 """python -m devstack up | down | run -- COMMAND...
 
 up    start the local stack in the background, with the Vault secrets stored (it processes
-      faxes: python -m devstack.tools.send_faxes); its settings go to .devstack/env (source it)
-down  stop what "up" started and delete its data; also stops any stack a killed command left
+      faxes: python -m devstack.tools.send_faxes); its settings go to .devstack/env (source it);
+      when one is already up, says so and prints its URLs again (exit 0)
+down  stop what "up" started and delete its data; also stops any stack a killed command left;
+      says which it stopped, or that none was up
 run   start the stack, run COMMAND with the stack's settings in its environment, stop the stack;
       exits with COMMAND's status (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP)
 """
