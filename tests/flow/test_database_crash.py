@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from devstack import inbound, stack
+from devstack import stack
+from devstack.tools import inbound
 from tests.support.database import connect
 from tests.support.webhooks import WAIT_S, deliver
 
