@@ -1,8 +1,10 @@
 """python -m devstack up | down | run -- COMMAND...
 
 up    start the local stack in the background, with the Vault secrets stored (it processes
-      faxes: python -m devstack.tools.send_faxes); its settings go to .devstack/env (source it)
-down  stop what "up" started and delete its data; also stops any stack a killed command left
+      faxes: python -m devstack.tools.send_faxes); its settings go to .devstack/env (source it);
+      when one is already up, says so and prints its URLs again (exit 0)
+down  stop what "up" started and delete its data; also stops any stack a killed command left;
+      says which it stopped, or that none was up
 run   start the stack, run COMMAND with the stack's settings in its environment, stop the stack;
       exits with COMMAND's status (130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP)
 """
@@ -45,9 +47,14 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "up":
-        if stack.up_stacks():
-            print("devstack: already up; run 'make down' first (or python -m devstack down)", file=sys.stderr)
-            return 1
+        if running := stack.up_stacks():
+            # Already what `up` asks for: say so, with what the first `up` printed to use it.
+            env = running[0].env
+            print(f"devstack: a stack is already up at {env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
+            print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
+                  f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
+            print("devstack: to start afresh, run 'make down' first (or python -m devstack down)")
+            return 0
         with lifecycle.guarded(stack.stop_record):
             started = stack.start()
             # As an operator does after a deploy: without them no worker is ever called.
@@ -61,7 +68,11 @@ def main(argv: list[str]) -> int:
         print(f"devstack: logs in {started.env['DEVSTACK_FOLDER']}/*.log (postgres.log, function_host.log, ...)")
         return 0
     if command == "down":
-        stack.down()
+        stopped, reaped = stack.down()
+        for gone in stopped:
+            print(f"devstack: stopped the stack of 'make up' at {gone.env['SUPABASE_URL']} and deleted its data")
+        if not stopped and not reaped:
+            print("devstack: no stack was up; nothing to stop")
         return 0
     if command == "run":
         if rest[:1] == ["--"]:

@@ -254,9 +254,12 @@ def up_stacks() -> list[Stack]:
     return found
 
 
-def down() -> None:
-    """Stop what `up` started, and any stack a killed command left behind."""
-    for running in up_stacks():
+def down() -> tuple[list[Stack], int]:
+    """Stop what `up` started, and any stack a killed command left behind: the stacks of `up`
+    that were stopped, and how many left-behind ones."""
+    stopped = up_stacks()
+    for running in stopped:
         stop(running)
-    lifecycle.reap_stale(stop_record)
+    reaped = lifecycle.reap_stale(stop_record)
     ENV_FILE.unlink(missing_ok=True)
+    return stopped, reaped

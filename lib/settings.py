@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Annotated, Self
@@ -61,6 +62,9 @@ def _webhook_secret(value: SecretStr) -> SecretStr:
 
 PUBLISHABLE_KEY_PREFIX = "sb_publishable_"
 SERVER_KEY_VARIABLES = ("SUPABASE_SECRET_KEY", "SUPABASE_SERVICE_ROLE_KEY")
+_NO_SERVER_KEY = (
+    f"{' or '.join(SERVER_KEY_VARIABLES)} must be set (the project's secret key, or its legacy service_role key)"
+)
 
 
 def _server_key(value: SecretStr | None) -> SecretStr | None:
@@ -106,8 +110,16 @@ class _EnvSettings(BaseSettings):
             # pydantic's "msg" never holds the input (that is "input"), so no value is repeated.
             # An error of the whole model (no loc) is one of ours below, naming its own variables.
             problems = sorted({f"{str(e['loc'][0]).upper()} ({e['msg']})" if e["loc"] else
-                               e["msg"].removeprefix("Value error, ") for e in error.errors()})  # fmt: skip
+                               e["msg"].removeprefix("Value error, ") for e in error.errors()}
+                              | set(cls._model_problems()))  # fmt: skip
             raise ConfigError(f"missing or invalid environment variables: {'; '.join(problems)}") from None
+
+    @classmethod
+    def _model_problems(cls) -> list[str]:
+        """What the model's own validators would say: pydantic runs them only once every field is
+        valid, so a missing field alone would hide them (and the operator would fix one setting
+        only to be told of the next)."""
+        return []
 
 
 class InternalCallSettings(_EnvSettings):
@@ -131,9 +143,14 @@ class SupabaseSettings(_EnvSettings):
     @model_validator(mode="after")
     def _a_server_key_is_set(self) -> Self:
         if self.supabase_secret_key is None and self.supabase_service_role_key is None:
-            names = " or ".join(SERVER_KEY_VARIABLES)
-            raise ValueError(f"{names} must be set (the project's secret key, or its legacy service_role key)")
+            raise ValueError(_NO_SERVER_KEY)
         return self
+
+    @classmethod
+    def _model_problems(cls) -> list[str]:
+        # As the settings read them: names in any case (case_sensitive=False).
+        names = {name.upper() for name in os.environ}
+        return [] if names & set(SERVER_KEY_VARIABLES) else [_NO_SERVER_KEY]
 
     @property
     def server_key(self) -> str:

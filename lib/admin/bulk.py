@@ -166,31 +166,80 @@ def confirm(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     """Apply a counted bulk action (its id from a dry run)."""
     if not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
-    return apply(context, args.bulk_action_id, actor(context, args.actor), args.reason)
+    who = actor(context, args.actor)
+    before = _audited(context, args.bulk_action_id)
+    return apply(context, args.bulk_action_id, who, args.reason, before)
 
 
-def apply(context: Context, bulk_action_id: str, who: Actor, reason: str) -> tuple[Any, str]:
-    """Batches until done; what changed, what did not and why."""
+def _audited(context: Context, bulk_action_id: str) -> dict[str, Any] | None:
+    """The audit's entry of a bulk action once it was first confirmed (its time, reason, and how
+    many jobs it had changed then), as the admin screen's audit page shows it; None before."""
+    rows = commands._rows(
+        context,
+        "read the audit",
+        context.client.table("document_jobs_audit").select("id").eq("bulk_action_id", bulk_action_id),
+    )
+    if not rows:
+        return None
+    page = commands.rpc(context, "document_jobs_admin_audit", {"p_before": rows[0]["id"] + 1, "p_limit": 1}, dict)
+    [entry] = page["entries"]
+    return dict(entry)
+
+
+def apply(
+    context: Context, bulk_action_id: str, who: Actor, reason: str, before: dict[str, Any] | None = None
+) -> tuple[Any, str]:
+    """Batches until done; what changed, what did not and why. `before`: the audit's entry if an
+    earlier confirm started it (then the audit keeps that confirm's reason, not this one's)."""
     params = {"p_bulk_action_id": bulk_action_id, "p_actor_id": who.id, "p_reason": reason, "p_batch_size": BATCH_SIZE}
     progress = _call(context, "apply_document_jobs_bulk_action", params)
     workers = progress["workers_started"]
     while not progress["done"]:
-        before = progress["processed"]
+        processed = progress["processed"]
         progress = _call(context, "apply_document_jobs_bulk_action", params)
         workers += progress["workers_started"]
-        if progress["processed"] == before and not progress["done"]:
+        if progress["processed"] == processed and not progress["done"]:
             raise Refusal("bulk_action_stuck", f"bulk action {bulk_action_id} made no progress: run confirm again")
     action = progress["action"]
-    lines = [
-        f"{VERBS[action][1]} {display.count(progress['changed'])} of {display.count(progress['job_count'])} "
-        f"jobs ({described(context, progress['filter'])}) as {display.text(who.email)}"
-        + (f"; {workers} workers started" if action == "retry" else "")
-    ]
+    scope = described(context, progress["filter"])
+    started = f"; {workers} workers started" if action == "retry" else ""
+    if before is None:
+        lines = [
+            f"{VERBS[action][1]} {display.count(progress['changed'])} of {display.count(progress['job_count'])} "
+            f"jobs ({scope}) as {display.text(who.email)}{started}"
+        ]
+        kept = reason.strip()
+        progress = progress | {"already_confirmed": False, "changed_now": progress["changed"]}
+    else:
+        # A repeated confirm: the counts are the action's since its first confirm; say what this
+        # one did, and which reason the audit kept.
+        now = progress["changed"] - before["bulk"]["changed"]
+        first = (
+            f"bulk action {bulk_action_id} was already confirmed at "
+            f"{display.local_time(before['at'], context.now)} by {display.text(before['actor_email'] or who.email)}"
+        )
+        done = (
+            f"in all, {VERBS[action][1]} {display.count(progress['changed'])} of "
+            f"{display.count(progress['job_count'])} jobs ({scope})"
+        )
+        if now == 0:
+            lines = [f"{first}: this confirm changed nothing; {done}"]
+        else:
+            lines = [f"{first}; this confirm {VERBS[action][1]} {display.count(now)} more; {done}{started}"]
+        kept = before["reason"] or ""
+        progress = progress | {"already_confirmed": True, "changed_now": now}
     if progress["skipped"]:
         reasons = ", ".join(f"{why}: {n}" for why, n in sorted(progress["skipped_by_reason"].items()))
         lines.append(f"not {VERBS[action][1]}: {display.count(progress['skipped'])} ({reasons})")
         lines += [f"  {row['job_id']}  {row['reason']}" for row in progress["not_changed"]]
-    lines.append(f"recorded in the audit: bulk action {bulk_action_id}, reason {display.text(reason.strip())!r}")
+    if before is None:
+        lines.append(f"recorded in the audit: bulk action {bulk_action_id}, reason {display.text(kept)!r}")
+    else:
+        lines.append(
+            f"the audit keeps the first confirm's reason {display.text(kept)!r}"
+            + (f", not {display.text(reason.strip())!r}" if reason.strip() != kept else "")
+        )
+    progress = progress | {"audit_reason": kept}
     return progress | {"workers_started": workers, "actor": {"id": who.id, "email": who.email}}, "\n".join(lines)
 
 

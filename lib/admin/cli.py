@@ -33,7 +33,11 @@ EXIT_STATUSES = """exit status:
   3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
      not a server key)
   4  the database or Storage, or Auth, could not be reached
-  5  health: an outage is open or a Vault secret is missing
+  5  health: an outage is open, or a required Vault secret (document_jobs_url,
+     internal_function_secret) is missing; without the optional document_jobs_alert_url
+     alerts are off, which is not an error (0)
+  141  standard output was closed before all was written (a pipe into head): as a command
+       stopped by SIGPIPE, with nothing on standard error
 
 errors: one line on standard error, "error: <message>"; with --json, one JSON object
 {"error": "<code>", "message": "...", ...} on standard error. The codes are stable."""
@@ -122,7 +126,11 @@ def parser() -> argparse.ArgumentParser:
     confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
 
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
-    command("health", commands.health, "the flow's health: open outages, the worker's answers, the Vault secrets")
+    command(
+        "health",
+        commands.health,
+        "the flow's health: open outages, the worker's answers, the Vault secrets, whether alerts are on",
+    )
     command("retention", commands.retention, "show or set how long completed jobs are kept").add_argument(
         "--set", metavar="INTERVAL", help="e.g. '90 days', '1 month' (1 hour to 10 years)"
     )

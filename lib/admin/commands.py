@@ -518,6 +518,8 @@ def stats(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 REQUIRED_SECRETS = ("document_jobs_url", "internal_function_secret")
+# Optional: without it the flow works and no failure alert is sent (README, "Failure alerts").
+ALERT_URL_SECRET = "document_jobs_alert_url"
 
 
 def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
@@ -525,6 +527,7 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     outages = data["outages"]
     missing = [name for name in REQUIRED_SECRETS if not data["vault_secrets"].get(name)]
     data["healthy"] = not outages and not missing
+    data["alerts"] = "on" if data["vault_secrets"].get(ALERT_URL_SECRET) else "off"
     lines = [f"open outages: {len(outages) or 'none'}"]
     for outage in outages:
         lines.append(f"  {outage['cause']} since {display.local_time(outage['since'], context.now)}")
@@ -533,12 +536,17 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         f"{row['status_code'] or 'no answer'}: {row['count']}" for row in data["worker_answers_last_hour"]
     )
     lines.append(f"worker answers, last hour: {answers or 'none (no worker call)'}")
-    secrets = ", ".join(f"{name} {'stored' if there else 'MISSING'}" for name, there in data["vault_secrets"].items())
+    secrets = ", ".join(
+        f"{name} {'stored' if there else 'not stored (optional)' if name == ALERT_URL_SECRET else 'MISSING'}"
+        for name, there in data["vault_secrets"].items()
+    )
     lines.append(f"Vault secrets: {secrets}")
     if missing:
         lines.append(
             f"  until {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} stored, no worker is called"
         )
+    if data["alerts"] == "off":
+        lines.append(f"alerts: off (no {ALERT_URL_SECRET} in Vault): no failure alert is sent; not an error")
     return data, "\n".join(lines)
 
 

@@ -188,3 +188,27 @@ def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_cod
         "--json", "retry", "--error-code", "cancelled", "--as", operator, "--yes", "--reason", "on purpose"
     )
     assert status == 0 and json.loads(out)["changed"] == 1 and statuses(db, [cancelled])[cancelled][0] == "queued"
+
+
+def test_a_repeated_confirm_says_it_changed_nothing_and_which_reason_the_audit_kept(cli, db, admin, operator) -> None:
+    for i in range(2):
+        failed_email(db, f"twice {i}", "resend_unauthorized")
+    status, out, _ = cli("--json", "retry", "--error-code", "resend_unauthorized", "--as", operator, "--dry-run")
+    bulk_action_id = json.loads(out)["bulk_action_id"]
+    status, out, err = cli("confirm", bulk_action_id, "--as", operator, "--reason", "first")
+    assert (status, err) == (0, "") and out.startswith("retried 2 of 2 jobs")
+
+    status, out, err = cli("confirm", bulk_action_id, "--as", operator, "--reason", "again")
+
+    assert (status, err) == (0, "")
+    first, last = out.splitlines()
+    assert first.startswith(f"bulk action {bulk_action_id} was already confirmed at ")
+    assert first.endswith(f"by {operator}: this confirm changed nothing; in all, retried 2 of 2 jobs "
+                          "(error code resend_unauthorized)")  # fmt: skip
+    assert last == "the audit keeps the first confirm's reason 'first', not 'again'"
+    [row] = audit(admin, bulk_action_id)
+    assert row["reason"] == "first"
+
+    status, out, _ = cli("--json", "confirm", bulk_action_id, "--as", operator, "--reason", "again")
+    answer = json.loads(out)
+    assert (status, answer["already_confirmed"], answer["changed_now"], answer["audit_reason"]) == (0, True, 0, "first")

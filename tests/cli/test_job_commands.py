@@ -205,7 +205,9 @@ def test_a_missing_setting_is_a_clear_error(monkeypatch, capsys) -> None:
     monkeypatch.delenv("SUPABASE_SECRET_KEY", raising=False)
     monkeypatch.delenv("SUPABASE_SERVICE_ROLE_KEY", raising=False)
     assert admin.main(["stats"]) == 3
-    assert "SUPABASE_URL" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "SUPABASE_URL (Field required)" in err, "both missing settings are named, not the first alone"
+    assert "SUPABASE_SECRET_KEY or SUPABASE_SERVICE_ROLE_KEY must be set" in err
     monkeypatch.setenv("SUPABASE_URL", "https://project.supabase.co")
     assert admin.main(["stats"]) == 3
     assert "SUPABASE_SECRET_KEY or SUPABASE_SERVICE_ROLE_KEY must be set" in capsys.readouterr().err

@@ -51,8 +51,10 @@ def test_help_lists_the_exit_statuses() -> None:
     result = subprocess.run([sys.executable, "-m", "lib.admin", "--help"], capture_output=True, text=True)
     assert result.returncode == 0
     for line in ("0  done", "1  refused by the queue", "2  the arguments", "3  the settings", "4  the database or",
-                 "5  health"):  # fmt: skip
+                 "5  health: an outage is open, or a required Vault secret"):  # fmt: skip
         assert line in result.stdout
+    optional = "without the optional document_jobs_alert_url\n     alerts are off, which is not an error (0)"
+    assert optional in result.stdout
 
 
 def test_a_job_that_does_not_exist_says_so(cli, db) -> None:
@@ -198,8 +200,18 @@ def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, sta
 
     admin.execute("select vault.create_secret('http://x/api/internal/document-jobs', 'document_jobs_url')")
     admin.execute("select vault.create_secret('s', 'internal_function_secret')")
-    assert cli("health")[0:2] == (0, cli("health")[1])
-    assert "open outages: none" in cli("health")[1]
+    status, out, _ = cli("health")
+    assert status == 0, "without the optional alert URL the flow works: alerts are off, which is not an error"
+    assert "open outages: none" in out and "document_jobs_alert_url not stored (optional)" in out
+    assert "MISSING" not in out
+    assert "alerts: off (no document_jobs_alert_url in Vault): no failure alert is sent; not an error" in out
+    data = json.loads(cli("health", "--json")[1])
+    assert (data["healthy"], data["alerts"]) == (True, "off")
+
+    admin.execute("select vault.create_secret('http://x/alert', 'document_jobs_alert_url')")
+    status, out, _ = cli("health")
+    assert status == 0 and "document_jobs_alert_url stored" in out and "alerts: off" not in out
+    assert json.loads(cli("health", "--json")[1])["alerts"] == "on"
 
     admin.execute("update document_jobs_internal.outages set active = true, since = now() - interval '5 minutes' "
                   "where cause = 'worker_unauthorized'")  # fmt: skip

@@ -64,3 +64,9 @@ def test_without_settings_it_says_which(monkeypatch, capsys) -> None:
     monkeypatch.delenv("SUPABASE_URL", raising=False)
     assert admin.main(["operators", "list"]) == 3
     assert "SUPABASE_URL" in capsys.readouterr().err
+    for name in ("SUPABASE_SECRET_KEY", "SUPABASE_SERVICE_ROLE_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert admin.main(["operators", "list"]) == 3
+    err = capsys.readouterr().err
+    assert "SUPABASE_URL (Field required)" in err
+    assert "SUPABASE_SECRET_KEY or SUPABASE_SERVICE_ROLE_KEY must be set" in err

@@ -1,6 +1,6 @@
 """`make up` leaves a stack that processes faxes: the Vault secrets are stored, sample faxes sent
-with devstack.tools.send_faxes are stored (or fail as their fault says), a second `up` names `make
-down`, and `down` stops it all."""
+with devstack.tools.send_faxes are stored (or fail as their fault says), a second `up` says a stack
+is already up and reprints its admin URL, and `down` stops it all and says so."""
 
 from __future__ import annotations
 
@@ -22,16 +22,19 @@ def devstack(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
     return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_make_up_processes_sample_faxes_and_a_second_up_names_make_down() -> None:
+def test_make_up_processes_sample_faxes_and_a_second_up_says_it_is_up() -> None:
     assert not stack.up_stacks(), "a stack of `make up` is running here: `make down` first"
     started = devstack("devstack", "up")
     try:
         assert started.returncode == 0, started.stderr
         assert "logs in" in started.stdout
-        again = devstack("devstack", "up")
-        assert again.returncode == 1 and "run 'make down' first" in again.stderr
-
         env = stack.up_stacks()[0].env
+        again = devstack("devstack", "up")
+        assert again.returncode == 0, again.stderr
+        assert "a stack is already up" in again.stdout and f"admin screen at {env['ADMIN_URL']}" in again.stdout
+        assert "run 'make down' first" in again.stdout
+        assert len(stack.up_stacks()) == 1
+
         # As after `source .devstack/env`: under `make test` the environment names the test's own
         # stack, which send_faxes would otherwise deliver to.
         shell = os.environ | env
@@ -51,5 +54,8 @@ def test_make_up_processes_sample_faxes_and_a_second_up_names_make_down() -> Non
             ("completed", None), ("completed", None), ("failed", "resend_not_found")
         ]  # fmt: skip
     finally:
-        devstack("devstack", "down")
+        down = devstack("devstack", "down")
     assert not stack.up_stacks()
+    assert down.returncode == 0 and f"stopped the stack of 'make up' at {env['SUPABASE_URL']}" in down.stdout
+    again = devstack("devstack", "down")
+    assert again.returncode == 0 and "no stack was up; nothing to stop" in again.stdout
