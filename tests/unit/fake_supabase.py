@@ -88,6 +88,11 @@ class FakeSupabase:
     fail_answer: str | None = None
     release_answer: str = "queued"  # what release_document_job_v2 answers while the lease holds
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
+    # reconcile_emails: what start_reconciliation_v2 answers, and the provider ids already recorded
+    reconcile_start: dict[str, Any] = field(
+        default_factory=lambda: {"stop_before": "2026-12-01T00:00:00+00:00", "cursor": None, "max_pages": 10}
+    )
+    recorded_ids: list[str] = field(default_factory=list)
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         """The calls after a job's start (its writes, and the uploads), in order."""
@@ -112,7 +117,8 @@ class FakeSupabase:
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
             return httpx.Response(400, json=refused)
         if name == "claim_document_jobs":
-            return httpx.Response(200, json=[self._next_job()] if self.jobs else [])
+            of_kind = bool(self.jobs) and self.jobs[0].get("kind", "fetch_email") == body["p_kind"]
+            return httpx.Response(200, json=[self._next_job()] if of_kind else [])
         if name == "reserve_provider_request":
             return httpx.Response(200, json=self._slot())
         if name == "note_provider_rate_limit":
@@ -134,6 +140,15 @@ class FakeSupabase:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         if name == "complete_document_job_v2":
             return httpx.Response(200, json=self._fenced("completed"))
+        if name == "start_reconciliation_v2":
+            return httpx.Response(200, json=self._fenced("running") | self.reconcile_start)
+        if name == "record_reconciled_emails_v2":
+            new = [item["id"] for item in body["p_emails"] if item["id"] not in self.recorded_ids]
+            self.recorded_ids += new
+            return httpx.Response(200, json=self._fenced("running") | {"recorded": len(new), "late": 0,
+                                                                       "recorded_ids": new})  # fmt: skip
+        if name == "finish_reconciliation_v2":
+            return httpx.Response(200, json=self._fenced("running") | {"continues": body["p_cursor"] is not None})
         if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
             return httpx.Response(200, json=self._fenced("running"))
         raise AssertionError(f"the worker called an RPC the fake does not know: {name}")

@@ -47,7 +47,11 @@ def test_runs_an_invocation_with_the_right_secret(worker_url, fake) -> None:
     status, body = call(worker_url, authorization=f"Bearer {SECRET}")
     assert status == 200
     assert (body["claimed"], body["stopped_because"]) == (0, "no_work")
-    assert [name for name, _ in fake.calls] == ["claim_document_jobs"]
+    # Both kinds, reconciliation first (at most one is ever live, and no backlog starves it).
+    assert [(name, body["p_kind"]) for name, body in fake.calls] == [
+        ("claim_document_jobs", "reconcile_emails"),
+        ("claim_document_jobs", "fetch_email"),
+    ]
 
 
 def test_an_unset_secret_refuses_every_call_and_says_why_in_the_log(worker_url, fake, monkeypatch, caplog) -> None:
