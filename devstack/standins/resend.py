@@ -455,6 +455,11 @@ class ResendProvider:
         if (method, path) == ("POST", "/_control/emails/batch"):  # {"count": n, ...}: n e-mails
             count = int(request.get("count", 1))
             return _json(201, [self._received_email(request | {"email_id": None}).webhook_data() for _ in range(count)])
+        if (method, path) == ("POST", "/_control/emails/clear"):  # Resend forgets every e-mail
+            with self._lock:
+                self._emails.clear()
+                self._received.clear()
+            return _json(200, {"cleared": True})
         if (method, path) == ("POST", "/_control/listing"):  # {"shuffle": n}: runs shuffled (0: none)
             self.list_shuffle = int(request.get("shuffle", LIST_SHUFFLE))
             return _json(200, {"shuffle": self.list_shuffle})
