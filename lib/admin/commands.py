@@ -30,11 +30,12 @@ JOB_COLUMNS = (
     "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at,"
     "last_error_code,last_error_message,fax_received_email_id"
 )
-EMAIL_COLUMNS = "id,provider_email_id,from_address,to_addresses,subject,received_at,created_at"
+# found_by: webhook, or reconciliation (then webhook_id is null: no webhook delivered it).
+EMAIL_COLUMNS = "id,provider_email_id,from_address,to_addresses,subject,received_at,created_at,found_by,reconciled_at"
 ATTACHMENT_COLUMNS = "id,provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path"
 ATTEMPT_COLUMNS = "attempt,generation,started_at,finished_at,outcome,error_code,error_message,invocation_id"
 STATUSES = ("queued", "running", "completed", "failed")
-TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at")
+TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "reconciled_at")
 # The codes only the database writes (the worker's are FailureCode).
 DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
 # An e-mail filter (sender, e-mail id) becomes a list of e-mail ids in the job query's URL.
@@ -463,6 +464,7 @@ REQUIRED_SECRETS = ("document_jobs_url", "internal_function_secret")
 
 def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     data = rpc(context, "document_jobs_health", {}, dict)
+    data["reconciliation"] = rpc(context, "document_jobs_reconciliation_status", {}, dict)
     outages = data["outages"]
     missing = [name for name in REQUIRED_SECRETS if not data["vault_secrets"].get(name)]
     data["healthy"] = not outages and not missing
@@ -474,6 +476,7 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         f"{row['status_code'] or 'no answer'}: {row['count']}" for row in data["worker_answers_last_hour"]
     )
     lines.append(f"worker answers, last hour: {answers or 'none (no worker call)'}")
+    lines.append(_reconciliation_line(data["reconciliation"], context.now))
     secrets = ", ".join(f"{name} {'stored' if there else 'MISSING'}" for name, there in data["vault_secrets"].items())
     lines.append(f"Vault secrets: {secrets}")
     if missing:
@@ -481,6 +484,20 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
             f"  until {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} stored, no worker is called"
         )
     return data, "\n".join(lines)
+
+
+def _reconciliation_line(status: Row, now: datetime) -> str:
+    """When reconciliation last ran and what it found."""
+    if status["last_run_at"] is None:
+        last = "never ran"
+    else:
+        last = (f"last ran {display.local_time(status['last_run_at'], now)}: listed {status['last_listed']},"
+                f" recorded {status['last_recorded']} that no webhook delivered"
+                f" ({status['last_late']} of them late)")  # fmt: skip
+    running = f"; a run is under way since {display.local_time(status['running_since'], now)}" if status[
+        "running_since"] else ""  # fmt: skip
+    return (f"reconciliation (every {status['every_minutes']} min): {last}{running};"
+            f" {status['found_by_reconciliation']} e-mails found by reconciliation in all")  # fmt: skip
 
 
 def exit_status(data: Any) -> int:
