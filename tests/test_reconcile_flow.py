@@ -79,6 +79,12 @@ def test_250_emails_with_no_webhook_are_recorded_and_stored_after_one_reconcilia
     assert stored == 250
     status = db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
     assert (status["last_listed"], status["last_recorded"]) == (250, 250)
+    # The screen lists and shows a job without an e-mail row (the reconciliation itself).
+    [run] = db.execute("select id from document_jobs where kind = 'reconcile_emails'").fetchall()
+    assert db.execute("select document_jobs_admin_job(%s) as j", (run["id"],)).fetchone()["j"]["job"]["kind"] == (
+        "reconcile_emails")  # fmt: skip
+    listed = db.execute('select document_jobs_admin_jobs(\'{"kind": "reconcile_emails"}\', null, null, 10) as l')
+    assert listed.fetchone()["l"]
 
     # The webhook comes after all: answered duplicate, nothing twice, the mark stays.
     late = deliver(resend, received[0])
@@ -143,6 +149,8 @@ def test_webhooks_missing_alerts_once_and_closes_when_a_webhook_delivers(db, res
     assert down["cause"] == "webhooks_missing" and "RESEND_WEBHOOK_SECRET" in down["advice"]
     health = db.execute("select document_jobs_health() as h").fetchone()["h"]
     assert [o["cause"] for o in health["outages"]] == ["webhooks_missing"]
+    overview = db.execute("select document_jobs_admin_overview() as o").fetchone()["o"]
+    assert [o["cause"] for o in overview["outages"]] == ["webhooks_missing"], "the screen's overview shows it"
 
     fresh = inbound.add_email(resend["RESEND_API_URL"], attachments=1)
     assert deliver(resend, fresh).status_code == 200
