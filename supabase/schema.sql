@@ -1069,7 +1069,7 @@ $$;
 REVOKE ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) TO service_role;
 
-COMMENT ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) IS 'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed (never earlier than it was) and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
+COMMENT ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) IS 'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed, but no later than webhooks_missing_after ago (the young e-mails it left are listed again) and never earlier than it was and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
 CREATE FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1092,7 +1092,8 @@ begin
         return jsonb_build_object('held', true, 'state', 'running', 'continues', true);
     end if;
     update public.document_jobs_reconciliation r
-       set watermark = greatest(r.watermark, r.run_newest, p_newest),
+       set watermark = greatest(r.watermark,
+                                least(greatest(r.run_newest, p_newest), now() - r.webhooks_missing_after)),
            cursor = null,
            last_run_at = now(),
            last_listed = r.run_listed + p_listed,
@@ -2920,7 +2921,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have, each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (received more than webhooks_missing_after ago by Resend''s created_at), "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at: all whose created_at parses), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2933,6 +2934,7 @@ declare
     v_missing_after interval;
     v_recorded int := 0;
     v_late int := 0;
+    v_young int := 0;
     v_ids jsonb := '[]'::jsonb;
 begin
     perform document_jobs_internal.require(jsonb_typeof(p_emails) = 'array', 'p_emails must be a JSON array');
@@ -2942,6 +2944,12 @@ begin
         v_id := v_item ->> 'id';
         perform document_jobs_internal.require(jsonb_typeof(v_item) = 'object' and nullif(v_id, '') is not null,
                                                'every item of p_emails must be an object with an id');
+        -- An e-mail younger than webhooks_missing_after may still get its webhook: left for a
+        -- later run (the watermark never passes it). One whose created_at does not parse is old.
+        if document_jobs_internal.try_timestamptz(v_item ->> 'created_at') > now() - v_missing_after then
+            v_young := v_young + 1;
+            continue;
+        end if;
         -- The webhook's path: the same row, the same fetch_email job, the same kick. The data
         -- keeps the item, with the webhook's name for the id beside it.
         select * into v_row
@@ -2956,7 +2964,7 @@ begin
             v_ids := v_ids || to_jsonb(v_id);
         end if;
     end loop;
-    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'recorded_ids', v_ids);
+    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) FROM PUBLIC;

@@ -64,21 +64,23 @@ def test_250_emails_with_no_webhook_are_recorded_and_stored_after_one_reconcilia
     provider(resend, "rate_limit", {"per_second": 50})  # the team's limit raised: the test is about pages
     with as_postgres(db):
         db.execute("update document_jobs_rate_limits set requests_per_second = 50 where provider = 'resend'")
-    received = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=250, attachments=1)
+    received = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=250, attachments=1, age_seconds=20 * 60)
+    [young] = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=60)
     before = listing_requests(resend)
 
     assert reconcile(db) is not None
     wait_until(lambda: reconciliation_done(db), what="the reconciliation")
     wait_until(lambda: fetch_jobs(db) == {"completed": 250}, what="every recorded e-mail's attachments stored")
 
-    assert listing_requests(resend) - before == 3, "250 e-mails, 100 a page: three listing requests"
+    assert listing_requests(resend) - before == 3, "251 e-mails, 100 a page: three listing requests"
     rows = db.execute("select provider_email_id, found_by, webhook_id from fax_received_emails").fetchall()
     assert sorted(r["provider_email_id"] for r in rows) == sorted(e["email_id"] for e in received)
     assert {(r["found_by"], r["webhook_id"]) for r in rows} == {("reconciliation", None)}
     stored = db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"]
     assert stored == 250
     status = db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
-    assert (status["last_listed"], status["last_recorded"]) == (250, 250)
+    assert (status["last_listed"], status["last_recorded"]) == (251, 250), "one, a minute old, waits for its webhook"
+    assert young["email_id"] not in {r["provider_email_id"] for r in rows}
     # The screen lists and shows a job without an e-mail row (the reconciliation itself).
     [run] = db.execute("select id from document_jobs where kind = 'reconcile_emails'").fetchall()
     assert db.execute("select document_jobs_admin_job(%s) as j", (run["id"],)).fetchone()["j"]["job"]["kind"] == (

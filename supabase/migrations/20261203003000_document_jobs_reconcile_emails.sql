@@ -3,7 +3,8 @@
 -- Every guarantee used to start at the webhook, so an e-mail whose webhook never came (a wrong
 -- RESEND_WEBHOOK_SECRET, Vercel's Deployment Protection) was lost without a trace. Resend keeps
 -- the e-mails and lists them (GET /emails/receiving). A reconcile_emails job lists them back to a
--- watermark and records every one the database does not have through record_inbound_email, the
+-- watermark and records every one the database does not have (once it is older than
+-- webhooks_missing_after, 15 minutes: a younger one may still get its webhook) through record_inbound_email, the
 -- webhook's own path (one e-mail row, one fetch_email job, the kick), marking the row as found by
 -- reconciliation. The provider's e-mail id is the key both ways: a webhook that comes after (or
 -- during) a run is answered duplicate and creates nothing, and a run that lists an e-mail a
@@ -89,6 +90,7 @@ declare
     v_missing_after interval;
     v_recorded int := 0;
     v_late int := 0;
+    v_young int := 0;
     v_ids jsonb := '[]'::jsonb;
 begin
     perform document_jobs_internal.require(jsonb_typeof(p_emails) = 'array', 'p_emails must be a JSON array');
@@ -98,6 +100,12 @@ begin
         v_id := v_item ->> 'id';
         perform document_jobs_internal.require(jsonb_typeof(v_item) = 'object' and nullif(v_id, '') is not null,
                                                'every item of p_emails must be an object with an id');
+        -- An e-mail younger than webhooks_missing_after may still get its webhook: left for a
+        -- later run (the watermark never passes it). One whose created_at does not parse is old.
+        if document_jobs_internal.try_timestamptz(v_item ->> 'created_at') > now() - v_missing_after then
+            v_young := v_young + 1;
+            continue;
+        end if;
         -- The webhook's path: the same row, the same fetch_email job, the same kick. The data
         -- keeps the item, with the webhook's name for the id beside it.
         select * into v_row
@@ -112,11 +120,11 @@ begin
             v_ids := v_ids || to_jsonb(v_id);
         end if;
     end loop;
-    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'recorded_ids', v_ids);
+    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
 end;
 $$;
 comment on function document_jobs_internal.record_reconciled(jsonb) is
-    'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have, each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (received more than webhooks_missing_after ago by Resend''s created_at), "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+    'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at: all whose created_at parses), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 revoke all on function document_jobs_internal.record_reconciled(jsonb) from public, anon, authenticated, service_role;
 
 create function public.enqueue_document_jobs_reconciliation() returns uuid
@@ -227,7 +235,8 @@ begin
         return jsonb_build_object('held', true, 'state', 'running', 'continues', true);
     end if;
     update public.document_jobs_reconciliation r
-       set watermark = greatest(r.watermark, r.run_newest, p_newest),
+       set watermark = greatest(r.watermark,
+                                least(greatest(r.run_newest, p_newest), now() - r.webhooks_missing_after)),
            cursor = null,
            last_run_at = now(),
            last_listed = r.run_listed + p_listed,
@@ -238,7 +247,7 @@ begin
 end;
 $$;
 comment on function public.finish_reconciliation_v2(uuid, int, int, timestamptz, text) is
-    'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed (never earlier than it was) and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
+    'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed, but no later than webhooks_missing_after ago (the young e-mails it left are listed again) and never earlier than it was and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
 revoke all on function public.finish_reconciliation_v2(uuid, int, int, timestamptz, text) from public, anon, authenticated;
 grant execute on function public.finish_reconciliation_v2(uuid, int, int, timestamptz, text) to service_role;
 

@@ -6,7 +6,7 @@ begin;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(29);
+select plan(30);
 
 -- A listed item as Resend's GET /emails/receiving answers it, received p_age ago.
 create function t.item(p_id text, p_age interval default interval '0') returns jsonb language sql as $$
@@ -38,11 +38,13 @@ select ok((public.start_reconciliation_v2((select id from claimed), (select gene
 select t.add_emails('em_hook');
 create temporary table recorded as
 select public.record_reconciled_emails_v2((select id from claimed), (select generation from claimed),
-       jsonb_build_array(t.item('em_hook'), t.item('em_a', interval '20 minutes'), t.item('em_b')),
+       jsonb_build_array(t.item('em_hook', interval '20 minutes'), t.item('em_a', interval '20 minutes'),
+                         t.item('em_b', interval '30 minutes'), t.item('em_young', interval '5 minutes')),
        interval '5 minutes') as answer;
 select is((select answer -> 'recorded_ids' from recorded), '["em_a", "em_b"]'::jsonb,
           'the e-mails not recorded are recorded, the webhook''s is not');
-select is((select (answer ->> 'late')::int from recorded), 1, 'one was received more than 15 minutes before');
+select is((select (answer ->> 'late') || ' late, ' || (answer ->> 'young') || ' young' from recorded), '2 late, 1 young',
+          'both were received more than 15 minutes before; the one received 5 minutes ago is left for its webhook');
 select results_eq(
     $$ select provider_email_id, found_by, webhook_id is null, reconciled_at is not null, received_at is not null
          from fax_received_emails order by provider_email_id $$,
@@ -62,7 +64,7 @@ select is((select found_by from fax_received_emails where provider_email_id = 'e
           'the row stays found by reconciliation');
 select is((select (answer ->> 'recorded')::int
              from (select public.record_reconciled_emails_v2((select id from claimed), (select generation from claimed),
-                          jsonb_build_array(t.item('em_a'), t.item('em_b'))) as answer) a), 0,
+                          jsonb_build_array(t.item('em_a', interval '1 hour'), t.item('em_b', interval '1 hour'))) as answer) a), 0,
           'listing them again records nothing');
 
 -- The page bound: the cursor is kept and a follow-up is enqueued when the job completes.
@@ -81,8 +83,11 @@ select is(public.finish_reconciliation_v2((select id from claimed), (select gene
 select results_eq(
     $$ select cursor, last_listed, last_recorded, last_late, watermark > now() - interval '2 minutes'
          from document_jobs_reconciliation $$,
-    $$ values (null::text, 103, 2, 1, true) $$,
-    'the watermark is the newest created_at listed; the last run''s counts add its jobs up');
+    $$ values (null::text, 103, 2, 2, false) $$,
+    'the last run''s counts add its jobs up');
+select ok((select watermark between now() - interval '16 minutes' and now() - interval '14 minutes'
+             from document_jobs_reconciliation),
+          'the watermark is the newest created_at listed, but not past webhooks_missing_after ago (young ones are listed again)');
 
 -- The outage: opens on the late e-mail, alerts once, closes on a webhook's e-mail received after.
 select is(document_jobs_internal.check_webhooks_missing(), 0, 'no alert receiver in Vault here: nothing sent');
