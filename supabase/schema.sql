@@ -200,6 +200,8 @@ CREATE TABLE public.document_jobs_reconciliation (
     last_listed integer,
     last_recorded integer,
     last_late integer,
+    missing_found_at timestamp with time zone,
+    outage_closed_at timestamp with time zone,
     CONSTRAINT document_jobs_reconciliation_every CHECK (((every_minutes >= 1) AND (every_minutes <= 60))),
     CONSTRAINT document_jobs_reconciliation_max_pages CHECK (((max_pages >= 1) AND (max_pages <= 100))),
     CONSTRAINT document_jobs_reconciliation_max_since CHECK (((max_since >= '01:00:00'::interval) AND (max_since <= '1 year'::interval))),
@@ -208,11 +210,13 @@ CREATE TABLE public.document_jobs_reconciliation (
     CONSTRAINT document_jobs_reconciliation_singleton_check CHECK (singleton)
 );
 COMMENT ON COLUMN public.document_jobs_reconciliation.watermark IS 'The newest Resend created_at a finished run had listed everything up to; null before the first run (which lists back to now() less the overlap).';
+COMMENT ON COLUMN public.document_jobs_reconciliation.missing_found_at IS 'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late: what opens the outage webhooks_missing (unless it closed since).';
+COMMENT ON COLUMN public.document_jobs_reconciliation.outage_closed_at IS 'When the outage webhooks_missing last closed: a finding before it opens nothing again.';
 ALTER TABLE ONLY public.document_jobs_reconciliation
     ADD CONSTRAINT document_jobs_reconciliation_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.document_jobs_reconciliation ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_reconciliation TO service_role;
-INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, max_since, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late) VALUES (true, 10, '01:00:00', '00:15:00', 10, '30 days', NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, max_since, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at) VALUES (true, 10, '01:00:00', '00:15:00', 10, '30 days', NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
 COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
@@ -2225,26 +2229,26 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: open when reconciliation recorded an e-mail Resend received more than webhooks_missing_after before (and no webhook delivered an e-mail received after it); closed once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
+COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail Resend had received more than webhooks_missing_after before (missing_found_at) since the outage last closed; closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
 CREATE FUNCTION document_jobs_internal.check_webhooks_missing() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 declare
     v_outage document_jobs_internal.outages;
-    v_missing_after interval;
+    v_state public.document_jobs_reconciliation;
     v_late record;
     v_delivered timestamptz;
     v_active boolean;
+    v_sent int;
 begin
     select * into v_outage from document_jobs_internal.outages o where o.cause = 'webhooks_missing';
-    select r.webhooks_missing_after into v_missing_after from public.document_jobs_reconciliation r;
-    -- The newest e-mail reconciliation found that Resend had received more than v_missing_after
-    -- before it was found (the database's clock against Resend's created_at).
-    select e.received_at, e.reconciled_at, e.provider_email_id into v_late
+    select * into v_state from public.document_jobs_reconciliation r;
+    -- The newest e-mail reconciliation found whose webhook was that late (evidence for the alert).
+    select e.received_at, e.provider_email_id into v_late
       from public.fax_received_emails e
      where e.found_by = 'reconciliation' and e.received_at is not null
-       and e.reconciled_at - e.received_at > v_missing_after
+       and e.reconciled_at - e.received_at > v_state.webhooks_missing_after
      order by e.received_at desc
      limit 1;
     if v_outage.active then
@@ -2254,19 +2258,24 @@ begin
          where e.found_by = 'webhook' and e.received_at > v_outage.since;
         v_active := v_delivered is null;
     else
-        select max(e.received_at) into v_delivered from public.fax_received_emails e where e.found_by = 'webhook';
-        v_active := v_late.received_at is not null and v_late.received_at > coalesce(v_delivered, '-infinity');
+        -- Opens on a finding since it last closed.
+        v_active := v_state.missing_found_at > coalesce(v_state.outage_closed_at, '-infinity');
     end if;
-    return document_jobs_internal.set_outage(
+    v_sent := document_jobs_internal.set_outage(
         'webhooks_missing',
         v_active,
         format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
-               v_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
-        format('a webhook delivered an e-mail received at %s',
+               v_state.webhooks_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+        format('a webhook delivered an e-mail received at %s, after the outage began',
                to_char(v_delivered at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
         jsonb_build_object('newest_missing_received_at', v_late.received_at,
                            'newest_missing_email', v_late.provider_email_id,
-                           'newest_delivered_received_at', v_delivered));
+                           'found_at', v_state.missing_found_at,
+                           'delivered_received_at', v_delivered));
+    if v_outage.active and not v_active then
+        update public.document_jobs_reconciliation r set outage_closed_at = now();
+    end if;
+    return v_sent;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_webhooks_missing() FROM PUBLIC;
@@ -2964,6 +2973,9 @@ begin
             v_ids := v_ids || to_jsonb(v_id);
         end if;
     end loop;
+    if v_late > 0 then
+        update public.document_jobs_reconciliation r set missing_found_at = now();
+    end if;
     return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
 end;
 $$;

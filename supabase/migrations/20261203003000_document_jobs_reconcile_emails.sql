@@ -60,10 +60,16 @@ create table public.document_jobs_reconciliation (
     last_run_at timestamptz,
     last_listed int,
     last_recorded int,
-    last_late int
+    last_late int,
+    missing_found_at timestamptz,
+    outage_closed_at timestamptz
 );
 comment on table public.document_jobs_reconciliation is
     'The one row of reconciliation: its settings (every_minutes, the cron job document-jobs-reconcile; overlap; webhooks_missing_after; max_pages per job; max_since, the furthest back a run by hand may go; set_document_jobs_reconciliation) and its state: watermark, the newest created_at of Resend''s that a run listed fully (a run lists back to it less the overlap), the cursor of a run that stopped at max_pages (its follow-up continues after it), the current run''s counts, and the last run''s.';
+comment on column public.document_jobs_reconciliation.missing_found_at is
+    'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late: what opens the outage webhooks_missing (unless it closed since).';
+comment on column public.document_jobs_reconciliation.outage_closed_at is
+    'When the outage webhooks_missing last closed: a finding before it opens nothing again.';
 comment on column public.document_jobs_reconciliation.watermark is
     'The newest Resend created_at a finished run had listed everything up to; null before the first run (which lists back to now() less the overlap).';
 alter table public.document_jobs_reconciliation enable row level security;
@@ -120,6 +126,9 @@ begin
             v_ids := v_ids || to_jsonb(v_id);
         end if;
     end loop;
+    if v_late > 0 then
+        update public.document_jobs_reconciliation r set missing_found_at = now();
+    end if;
     return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
 end;
 $$;
@@ -392,19 +401,19 @@ set search_path = ''
 as $$
 declare
     v_outage document_jobs_internal.outages;
-    v_missing_after interval;
+    v_state public.document_jobs_reconciliation;
     v_late record;
     v_delivered timestamptz;
     v_active boolean;
+    v_sent int;
 begin
     select * into v_outage from document_jobs_internal.outages o where o.cause = 'webhooks_missing';
-    select r.webhooks_missing_after into v_missing_after from public.document_jobs_reconciliation r;
-    -- The newest e-mail reconciliation found that Resend had received more than v_missing_after
-    -- before it was found (the database's clock against Resend's created_at).
-    select e.received_at, e.reconciled_at, e.provider_email_id into v_late
+    select * into v_state from public.document_jobs_reconciliation r;
+    -- The newest e-mail reconciliation found whose webhook was that late (evidence for the alert).
+    select e.received_at, e.provider_email_id into v_late
       from public.fax_received_emails e
      where e.found_by = 'reconciliation' and e.received_at is not null
-       and e.reconciled_at - e.received_at > v_missing_after
+       and e.reconciled_at - e.received_at > v_state.webhooks_missing_after
      order by e.received_at desc
      limit 1;
     if v_outage.active then
@@ -414,23 +423,28 @@ begin
          where e.found_by = 'webhook' and e.received_at > v_outage.since;
         v_active := v_delivered is null;
     else
-        select max(e.received_at) into v_delivered from public.fax_received_emails e where e.found_by = 'webhook';
-        v_active := v_late.received_at is not null and v_late.received_at > coalesce(v_delivered, '-infinity');
+        -- Opens on a finding since it last closed.
+        v_active := v_state.missing_found_at > coalesce(v_state.outage_closed_at, '-infinity');
     end if;
-    return document_jobs_internal.set_outage(
+    v_sent := document_jobs_internal.set_outage(
         'webhooks_missing',
         v_active,
         format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
-               v_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
-        format('a webhook delivered an e-mail received at %s',
+               v_state.webhooks_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+        format('a webhook delivered an e-mail received at %s, after the outage began',
                to_char(v_delivered at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
         jsonb_build_object('newest_missing_received_at', v_late.received_at,
                            'newest_missing_email', v_late.provider_email_id,
-                           'newest_delivered_received_at', v_delivered));
+                           'found_at', v_state.missing_found_at,
+                           'delivered_received_at', v_delivered));
+    if v_outage.active and not v_active then
+        update public.document_jobs_reconciliation r set outage_closed_at = now();
+    end if;
+    return v_sent;
 end;
 $$;
 comment on function document_jobs_internal.check_webhooks_missing() is
-    'The health check''s webhooks_missing: open when reconciliation recorded an e-mail Resend received more than webhooks_missing_after before (and no webhook delivered an e-mail received after it); closed once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
+    'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail Resend had received more than webhooks_missing_after before (missing_found_at) since the outage last closed; closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
 revoke all on function document_jobs_internal.check_webhooks_missing() from public, anon, authenticated, service_role;
 
 create or replace function document_jobs_internal.outage_advice(p_cause text) returns text
