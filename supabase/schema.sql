@@ -505,6 +505,28 @@ $$;
 REVOKE ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) IS 'One job, of the first of p_kinds that has one claimable (claim_document_jobs(kind, 1, p_lease) for each in turn), in one round trip: the worker''s own claims, reconcile_emails before fetch_email (at most one reconciliation is ever live, so it delays no fetch_email job by more than that one, and no backlog of them starves it).';
+CREATE FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF public.document_jobs
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_kind text;
+begin
+    if p_kinds is null or cardinality(p_kinds) not between 1 and 10 then
+        raise exception using errcode = '22023', message = 'p_kinds must name 1 to 10 kinds';
+    end if;
+    foreach v_kind in array p_kinds loop
+        return query select * from public.claim_document_jobs(v_kind, 1, p_lease);
+        if found then
+            return;
+        end if;
+    end loop;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) TO service_role;
+
 COMMENT ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) IS 'Renews the lease to now() + p_lease (at most limits().lease_max) while (p_job_id, p_generation) still holds the running job. Answers {"held", "state"}: held false means the job is no longer this worker''s, which stops and writes nothing more.';
 CREATE FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER

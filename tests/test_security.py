@@ -51,6 +51,8 @@ CALLS = {
     "fail_document_job_and_follow_up_v2": "select fail_document_job_and_follow_up_v2(gen_random_uuid(), 1, 'code')",
     "release_document_job_and_follow_up_v2": "select release_document_job_and_follow_up_v2(gen_random_uuid(), 1)",
     # reconciliation with Resend's list of received e-mails
+    "claim_document_job_of_kinds":
+        "select * from claim_document_job_of_kinds(array['reconcile_emails', 'fetch_email'])",
     "start_reconciliation_v2": "select start_reconciliation_v2(gen_random_uuid(), 1)",
     "record_reconciled_emails_v2": "select record_reconciled_emails_v2(gen_random_uuid(), 1, '[]')",
     "finish_reconciliation_v2": "select finish_reconciliation_v2(gen_random_uuid(), 1, 0, null, null)",

@@ -59,6 +59,7 @@ GROUPS = (
 FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.enqueue_document_job", "queue"),
     ("public.claim_document_jobs", "queue"),
+    ("public.claim_document_job_of_kinds", "queue"),
     ("public.extend_document_job_lease_v2", "queue"),
     ("public.complete_document_job_v2", "queue"),
     ("public.complete_document_job_and_claim_next_v2", "queue"),

@@ -113,7 +113,7 @@ def run_invocation(
                 summary.stopped_because = stop
                 break
             try:
-                job = _claim_first(queue, kinds)
+                job = queue.claim_first(kinds)
             except DatabaseError as error:
                 failure = database_failure(error)
                 log.event("claim_failed", logging.ERROR, kind=",".join(kinds), error=failure.message,
@@ -147,15 +147,6 @@ def run_invocation(
     summary.follow_ups = queue.follow_ups
     summary.elapsed_ms = round((clock() - started) * 1000)
     return summary
-
-
-def _claim_first(queue: Queue, kinds: tuple[str, ...]) -> Job | None:
-    """The first claimable job of the kinds, in their order."""
-    for kind in kinds:
-        job = queue.claim(kind)
-        if job is not None:
-            return job
-    return None
 
 
 def _checkpoint(queue: Queue, job: Job, deadline: Deadline) -> Checkpoint:

@@ -139,6 +139,14 @@ class Queue:
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
         return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
 
+    def claim_first(self, kinds: tuple[str, ...]) -> Job | None:
+        """A job of the first of `kinds` that has one claimable, in one round trip."""
+        if len(kinds) == 1:
+            return self.claim(kinds[0])
+        asked_at = self._wall()
+        rows = self._rpc("claim_document_job_of_kinds", {"p_kinds": list(kinds), "p_lease": interval(self.lease)})
+        return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
+
     def extend(self, job: Job) -> None:
         asked_at = self._wall()
         self._fenced("extend_document_job_lease_v2", job, p_lease=interval(self.lease))

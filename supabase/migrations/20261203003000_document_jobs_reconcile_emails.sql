@@ -159,6 +159,31 @@ comment on function public.enqueue_document_jobs_reconciliation() is
 revoke all on function public.enqueue_document_jobs_reconciliation() from public, anon, authenticated;
 grant execute on function public.enqueue_document_jobs_reconciliation() to service_role;
 
+create function public.claim_document_job_of_kinds(p_kinds text[], p_lease interval default interval '5 minutes')
+returns setof public.document_jobs
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_kind text;
+begin
+    if p_kinds is null or cardinality(p_kinds) not between 1 and 10 then
+        raise exception using errcode = '22023', message = 'p_kinds must name 1 to 10 kinds';
+    end if;
+    foreach v_kind in array p_kinds loop
+        return query select * from public.claim_document_jobs(v_kind, 1, p_lease);
+        if found then
+            return;
+        end if;
+    end loop;
+end;
+$$;
+comment on function public.claim_document_job_of_kinds(text[], interval) is
+    'One job, of the first of p_kinds that has one claimable (claim_document_jobs(kind, 1, p_lease) for each in turn), in one round trip: the worker''s own claims, reconcile_emails before fetch_email (at most one reconciliation is ever live, so it delays no fetch_email job by more than that one, and no backlog of them starves it).';
+revoke all on function public.claim_document_job_of_kinds(text[], interval) from public, anon, authenticated;
+grant execute on function public.claim_document_job_of_kinds(text[], interval) to service_role;
+
 create function public.start_reconciliation_v2(p_job_id uuid, p_generation int) returns jsonb
 language plpgsql
 security definer

@@ -72,6 +72,7 @@ select set_eq(
         'public.apply_document_jobs_bulk_action(uuid,uuid,text,integer)',
         -- reconciliation with Resend's list of received e-mails
         'public.enqueue_document_jobs_reconciliation()',
+        'public.claim_document_job_of_kinds(text[],interval)',
         'public.start_reconciliation_v2(uuid,integer)',
         'public.record_reconciled_emails_v2(uuid,integer,jsonb,interval)',
         'public.finish_reconciliation_v2(uuid,integer,integer,timestamp with time zone,text)',

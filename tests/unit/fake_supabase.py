@@ -61,7 +61,13 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 # What the Resend limiter answers by default: a slot at once.
 FREE_SLOT = {"reserved": True, "wait_ms": 0, "limit": 5}
 # The calls that start a job and pace its Resend requests, not writes of its outcome.
-STARTING_RPCS = ("claim_document_jobs", "start_fetch_email_v2", "reserve_provider_request", "note_provider_rate_limit")
+STARTING_RPCS = (
+    "claim_document_jobs",
+    "claim_document_job_of_kinds",
+    "start_fetch_email_v2",
+    "reserve_provider_request",
+    "note_provider_rate_limit",
+)
 
 
 @dataclass
@@ -99,7 +105,7 @@ class FakeSupabase:
         return [(n, body) for n, body in self.calls if n not in STARTING_RPCS and (name is None or n == name)]
 
     def limiter_calls(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(n, body) for n, body in self.calls if n in STARTING_RPCS[1:]]
+        return [(n, body) for n, body in self.calls if n in STARTING_RPCS[2:]]
 
     def install(self, router: respx.MockRouter) -> None:
         router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
@@ -116,6 +122,9 @@ class FakeSupabase:
             refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
             return httpx.Response(400, json=refused)
+        if name == "claim_document_job_of_kinds":
+            of_kinds = bool(self.jobs) and self.jobs[0].get("kind", "fetch_email") in body["p_kinds"]
+            return httpx.Response(200, json=[self._next_job()] if of_kinds else [])
         if name == "claim_document_jobs":
             of_kind = bool(self.jobs) and self.jobs[0].get("kind", "fetch_email") == body["p_kind"]
             return httpx.Response(200, json=[self._next_job()] if of_kind else [])
