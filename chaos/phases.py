@@ -7,6 +7,13 @@
   RESEND_API_KEY. Then the key is fixed, the release's 10-minute wait is made to pass (run_after
   moved, what time does, not code), and every job must complete with its attachments, and the
   recovery must be told once.
+- A wrong webhook secret: e-mails arrive while the webhook's secret is wrong (signed with another
+  one, as after a rotation gone wrong). Every delivery of Resend's full retry schedule (8 tries
+  over about 27.6 hours, compressed here to a moment; the e-mails received 20 minutes ago, so
+  that they are past webhooks_missing_after) gets 401 and records nothing. Reconciliation (its
+  cron job's call, made on the run's tick) must record every one and their jobs store every
+  attachment; the health check must raise webhooks_missing once; then the secret is fixed, a new
+  e-mail's webhook is delivered, and the recovery must be told once.
 - Lying Content-Lengths: each e-mail's first download lies about its length (shorter: the body
   ends there, which the HTTP client cannot notice; longer: the connection closes first).
   Nothing wrong may be stored: every job completes, every row and object has the provider's bytes.
@@ -14,8 +21,10 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import queue
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -154,6 +163,73 @@ def deleted_key(conn: psycopg.Connection[Any], env: dict[str, str], count: int,
     }
 
 
+RESEND_TRIES = 8  # Resend's deliveries of one event: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
+
+
+def wrong_secret(conn: psycopg.Connection[Any], env: dict[str, str], count: int,
+                 chat: demo.ChatWebhook) -> tuple[list[str], dict[str, Any]]:  # fmt: skip
+    problems: list[str] = []
+
+    def tick() -> None:
+        conn.execute("select invoke_document_jobs()")
+        conn.execute("select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()")
+
+    def outages(alerts: list[dict[str, Any]], event: str) -> int:
+        return sum(1 for a in alerts if a.get("event") == event and a.get("cause") == "webhooks_missing")
+
+    _alerts(chat, 0)
+    wrong = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+    emails = inbound.receive_without_webhook(env["RESEND_API_URL"], count=count, attachments=2, age_seconds=20 * 60)
+    ids = [data["email_id"] for data in emails]
+    answers: Counter[int] = Counter()
+    for data in emails:
+        body = inbound.event(data)
+        for _ in range(RESEND_TRIES):  # the same svix-id every time, as Resend redelivers
+            headers = inbound.signed_headers(wrong, body, f"msg_{data['email_id']}")
+            answers[inbound.deliver(env["FUNCTIONS_URL"], body, headers).status_code] += 1
+    # (The cron job document-jobs-reconcile may already have recorded some: never a webhook.)
+    recorded_by_webhooks = conn.execute(
+        "select count(*) as n from fax_received_emails where provider_email_id = any(%s) and found_by = 'webhook'",
+        (ids,),
+    ).fetchone()["n"]
+    if answers != Counter({401: count * RESEND_TRIES}) or recorded_by_webhooks:
+        problems.append(f"wrong secret: the deliveries were answered {dict(answers)}, "
+                        f"{recorded_by_webhooks} recorded by a webhook")  # fmt: skip
+    conn.execute("select enqueue_document_jobs_reconciliation()")  # the cron job document-jobs-reconcile
+    rows = _until(conn, ids, lambda rows: len(rows) == count and all(r["status"] == "completed" for r in rows), tick)
+    for _ in range(5):  # five more ticks with the secret still wrong: still one alert
+        tick()
+        time.sleep(TICK_S)
+    during = _alerts(chat)
+    # The operator fixes the secret: the next e-mail's webhook is delivered, and the outage closes.
+    fresh = inbound.add_email(env["RESEND_API_URL"], attachments=1)
+    fixed = inbound.deliver_until_accepted(env["FUNCTIONS_URL"], env["RESEND_WEBHOOK_SECRET"], fresh)
+    tick()
+    after = _alerts(chat)
+    found = conn.execute(
+        "select count(*) as n from fax_received_emails where provider_email_id = any(%s)"
+        " and found_by = 'reconciliation' and webhook_id is null",
+        (ids,),
+    ).fetchone()["n"]
+    completed = sum(1 for r in rows if r["status"] == "completed")
+    if found != count or completed != count:
+        problems.append(f"wrong secret: {found} of {count} e-mails found by reconciliation, {completed} jobs completed")
+    if outages(during, "document_jobs_outage") != 1:
+        problems.append(f"wrong secret: {outages(during, 'document_jobs_outage')} webhooks_missing alerts, expected 1")
+    if fixed != 200 or outages(after, "document_jobs_recovered") != 1:
+        problems.append(f"wrong secret: the fixed webhook answered {fixed}, "
+                        f"{outages(after, 'document_jobs_recovered')} recovery alerts, expected 1")  # fmt: skip
+    problems += _stored_as_the_provider_serves(conn, env, emails)
+    return problems, {
+        "wrong secret: e-mails": count,
+        "wrong secret: deliveries refused (401), of 8 each": answers.get(401, 0),
+        "wrong secret: e-mails found by reconciliation": found,
+        "wrong secret: jobs completed": completed,
+        "wrong secret: webhooks_missing alerts": outages(during, "document_jobs_outage"),
+        "wrong secret: recovery alerts": outages(after, "document_jobs_recovered"),
+    }
+
+
 def lying_lengths(conn: psycopg.Connection[Any], env: dict[str, str], count: int) -> tuple[list[str], dict[str, Any]]:
     emails = [inbound.add_email(env["RESEND_API_URL"], attachments=2) for _ in range(count)]
     ids = [data["email_id"] for data in emails]
@@ -179,12 +255,13 @@ def lying_lengths(conn: psycopg.Connection[Any], env: dict[str, str], count: int
 
 
 def run_all(conn: psycopg.Connection[Any], env: dict[str, str], count: int) -> tuple[list[str], dict[str, Any]]:
-    """Both phases; their problems and figures. Without the main run's random faults (slow answers,
+    """The three phases; their problems and figures. Without the main run's random faults (slow answers,
     dropped database calls), so that what each phase shows is its own fault's doing."""
     httpx.delete(f"{env['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
     httpx.post(f"{env['SUPABASE_URL']}/_control/faults", json={"rpcs": [], "probability": 0}, timeout=10)
     chat = demo.start_chat_webhook()
     stack.store_vault_secret(conn, stack.ALERT_URL_SECRET, chat.url)
     problems, figures = deleted_key(conn, env, count, chat)
+    missing, webhooks = wrong_secret(conn, env, count, chat)
     more, lying = lying_lengths(conn, env, count)
-    return problems + more, figures | lying
+    return problems + missing + more, figures | webhooks | lying

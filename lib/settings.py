@@ -184,6 +184,15 @@ class WorkerSettings(SupabaseSettings):
     resend_timeout_seconds: float = Field(default=30.0, gt=0, le=300, allow_inf_nan=False)
 
 
+class ResendListingSettings(_EnvSettings):
+    """What the operator CLI's reconcile needs to list Resend's received e-mails (the worker's
+    RESEND_API_KEY, a full-access key)."""
+
+    resend_api_key: SecretStr = Field(min_length=1)
+    resend_api_url: HttpUrl = "https://api.resend.com"
+    resend_timeout_seconds: float = Field(default=30.0, gt=0, le=300, allow_inf_nan=False)
+
+
 class WebhookSettings(SupabaseSettings):
     # whsec_...: the signing secret Resend shows for the webhook
     resend_webhook_secret: Annotated[SecretStr, AfterValidator(_webhook_secret)]

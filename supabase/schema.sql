@@ -52,6 +52,7 @@ ALTER TABLE ONLY public.document_job_kinds
 ALTER TABLE public.document_job_kinds ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_job_kinds TO service_role;
 INSERT INTO public.document_job_kinds (kind, description) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage');
+INSERT INTO public.document_job_kinds (kind, description) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered');
 
 COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
@@ -95,7 +96,9 @@ CREATE INDEX document_jobs_completed ON public.document_jobs USING btree (finish
 CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree (fax_received_email_id) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text]));
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
+CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
+CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
 ALTER TABLE ONLY public.document_jobs
     ADD CONSTRAINT document_jobs_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
@@ -116,7 +119,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text]))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
@@ -175,6 +178,43 @@ ALTER TABLE ONLY public.document_jobs_rate_limits
     ADD CONSTRAINT document_jobs_rate_limits_pkey PRIMARY KEY (provider);
 ALTER TABLE public.document_jobs_rate_limits ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_rate_limits TO service_role;
+
+COMMENT ON TABLE public.document_jobs_reconciliation IS 'The one row of reconciliation: its settings (every_minutes, the cron job document-jobs-reconcile; overlap; webhooks_missing_after; max_pages per job; max_since, the furthest back a run by hand may go; set_document_jobs_reconciliation) and its state: watermark, the newest created_at of Resend''s that a run listed fully (a run lists back to it less the overlap), the cursor of a run that stopped at max_pages (its follow-up continues after it), the current run''s counts, and the last run''s.';
+CREATE TABLE public.document_jobs_reconciliation (
+    singleton boolean DEFAULT true NOT NULL,
+    every_minutes integer DEFAULT 10 NOT NULL,
+    overlap interval DEFAULT '01:00:00'::interval NOT NULL,
+    webhooks_missing_after interval DEFAULT '00:15:00'::interval NOT NULL,
+    max_pages integer DEFAULT 10 NOT NULL,
+    max_since interval DEFAULT '30 days'::interval NOT NULL,
+    watermark timestamp with time zone,
+    cursor text,
+    run_started_at timestamp with time zone,
+    run_listed integer DEFAULT 0 NOT NULL,
+    run_recorded integer DEFAULT 0 NOT NULL,
+    run_late integer DEFAULT 0 NOT NULL,
+    run_newest timestamp with time zone,
+    last_run_at timestamp with time zone,
+    last_listed integer,
+    last_recorded integer,
+    last_late integer,
+    missing_found_at timestamp with time zone,
+    outage_closed_at timestamp with time zone,
+    CONSTRAINT document_jobs_reconciliation_every CHECK (((every_minutes >= 1) AND (every_minutes <= 60))),
+    CONSTRAINT document_jobs_reconciliation_max_pages CHECK (((max_pages >= 1) AND (max_pages <= 100))),
+    CONSTRAINT document_jobs_reconciliation_max_since CHECK (((max_since >= '01:00:00'::interval) AND (max_since <= '1 year'::interval))),
+    CONSTRAINT document_jobs_reconciliation_missing_after CHECK (((webhooks_missing_after >= '00:01:00'::interval) AND (webhooks_missing_after <= '1 day'::interval))),
+    CONSTRAINT document_jobs_reconciliation_overlap CHECK (((overlap >= '00:00:00'::interval) AND (overlap <= '1 day'::interval))),
+    CONSTRAINT document_jobs_reconciliation_singleton_check CHECK (singleton)
+);
+COMMENT ON COLUMN public.document_jobs_reconciliation.watermark IS 'The newest Resend created_at a finished run had listed everything up to; null before the first run (which lists back to now() less the overlap).';
+COMMENT ON COLUMN public.document_jobs_reconciliation.missing_found_at IS 'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late: what opens the outage webhooks_missing (unless it closed since).';
+COMMENT ON COLUMN public.document_jobs_reconciliation.outage_closed_at IS 'When the outage webhooks_missing last closed: a finding before it opens nothing again.';
+ALTER TABLE ONLY public.document_jobs_reconciliation
+    ADD CONSTRAINT document_jobs_reconciliation_pkey PRIMARY KEY (singleton);
+ALTER TABLE public.document_jobs_reconciliation ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.document_jobs_reconciliation TO service_role;
+INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, max_since, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at) VALUES (true, 10, '01:00:00', '00:15:00', 10, '30 days', NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
 COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
@@ -239,9 +279,14 @@ CREATE TABLE public.fax_received_emails (
     received_at timestamp with time zone,
     data jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    found_by text DEFAULT 'webhook'::text NOT NULL,
+    reconciled_at timestamp with time zone,
+    CONSTRAINT fax_received_emails_found_by CHECK ((found_by = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
     CONSTRAINT fax_received_emails_provider_email_id_check CHECK ((provider_email_id <> ''::text))
 );
 COMMENT ON COLUMN public.fax_received_emails.received_at IS 'The provider''s created_at, when it parses as a timestamp.';
+COMMENT ON COLUMN public.fax_received_emails.found_by IS 'Who recorded the e-mail: webhook, or reconciliation (Resend listed it and no webhook had delivered it; webhook_id is then null). It stays so when the webhook comes later: that delivery is answered duplicate.';
+COMMENT ON COLUMN public.fax_received_emails.reconciled_at IS 'When reconciliation recorded the e-mail (found_by reconciliation), else null.';
 ALTER TABLE ONLY public.fax_received_emails
     ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
 ALTER TABLE ONLY public.fax_received_emails
@@ -249,6 +294,8 @@ ALTER TABLE ONLY public.fax_received_emails
 CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
 CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
 CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
+CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
+CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
@@ -324,6 +371,7 @@ INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VA
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('resend_unauthorized', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('storage_bucket_not_found', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('storage_unauthorized', false, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('webhooks_missing', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_failing', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_not_found', false, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_unauthorized', false, NULL, NULL);
@@ -487,6 +535,28 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) IS 'One job, of the first of p_kinds that has one claimable (claim_document_jobs(kind, 1, p_lease) for each in turn), in one round trip: the worker''s own claims, reconcile_emails before fetch_email (at most one reconciliation is ever live, so it delays no fetch_email job by more than that one, and no backlog of them starves it).';
+CREATE FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF public.document_jobs
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_kind text;
+begin
+    if p_kinds is null or cardinality(p_kinds) not between 1 and 10 then
+        raise exception using errcode = '22023', message = 'p_kinds must name 1 to 10 kinds';
+    end if;
+    foreach v_kind in array p_kinds loop
+        return query select * from public.claim_document_jobs(v_kind, 1, p_lease);
+        if found then
+            return;
+        end if;
+    end loop;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) TO service_role;
 
 COMMENT ON FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) IS 'Renews the lease to now() + p_lease (at most limits().lease_max) while (p_job_id, p_generation) still holds the running job. Answers {"held", "state"}: held false means the job is no longer this worker''s, which stops and writes nothing more.';
 CREATE FUNCTION public.extend_document_job_lease_v2(p_job_id uuid, p_generation integer, p_lease interval) RETURNS jsonb
@@ -999,6 +1069,99 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
+
+COMMENT ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) IS 'What a reconcile_emails job needs before it lists, fenced like every call after a claim: "stop_before" (the watermark less the overlap: the run stops at a page whose every e-mail is older), "cursor" (where a run that stopped at its page bound continues, else null) and "max_pages".';
+CREATE FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_state public.document_jobs_reconciliation;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'reconcile_emails';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    update public.document_jobs_reconciliation r
+       set run_started_at = coalesce(r.run_started_at, now())
+    returning * into v_state;
+    return jsonb_build_object(
+        'held', true,
+        'state', 'running',
+        'stop_before', coalesce(v_state.watermark, now()) - v_state.overlap,
+        'cursor', v_state.cursor,
+        'max_pages', v_state.max_pages);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) IS 'A page of listed e-mails recorded (document_jobs_internal.record_reconciled), fenced by (p_job_id, p_generation), renewing the lease by p_lease when given; the run''s counts grow with it. Answers {"held", "state"} with "recorded", "late" and "recorded_ids".';
+CREATE FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until)
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'reconcile_emails';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    v_answer := document_jobs_internal.record_reconciled(p_emails);
+    update public.document_jobs_reconciliation r
+       set run_recorded = r.run_recorded + (v_answer ->> 'recorded')::int,
+           run_late = r.run_late + (v_answer ->> 'late')::int;
+    return jsonb_build_object('held', true, 'state', 'running') || v_answer;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) IS 'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed, but no later than webhooks_missing_after ago (the young e-mails it left are listed again) and never earlier than it was and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
+CREATE FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(p_listed is not null and p_listed >= 0, 'p_listed must be 0 or more');
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'reconcile_emails'
+       for update;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    if p_cursor is not null then
+        -- Stopped at its page bound: the follow-up (enqueued when this job completes) goes on after it.
+        update public.document_jobs_reconciliation r
+           set cursor = p_cursor,
+               run_listed = r.run_listed + p_listed,
+               run_newest = greatest(r.run_newest, p_newest);
+        return jsonb_build_object('held', true, 'state', 'running', 'continues', true);
+    end if;
+    update public.document_jobs_reconciliation r
+       set watermark = greatest(r.watermark,
+                                least(greatest(r.run_newest, p_newest), now() - r.webhooks_missing_after)),
+           cursor = null,
+           last_run_at = now(),
+           last_listed = r.run_listed + p_listed,
+           last_recorded = r.run_recorded,
+           last_late = r.run_late,
+           run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_newest = null;
+    return jsonb_build_object('held', true, 'state', 'running', 'continues', false);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) TO service_role;
 
 
 -- =================================================================================================
@@ -1665,10 +1828,119 @@ $$;
 REVOKE ALL ON FUNCTION public.purge_document_jobs(p_older_than interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.purge_document_jobs(p_older_than interval) TO service_role;
 
+COMMENT ON FUNCTION public.enqueue_document_jobs_reconciliation() IS 'The cron job document-jobs-reconcile''s call: enqueues a reconcile_emails job with a kick, unless one is queued or running (then null: at most one at a time).';
+CREATE FUNCTION public.enqueue_document_jobs_reconciliation() RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_id uuid;
+begin
+    insert into public.document_jobs (kind, fax_received_email_id)
+    values ('reconcile_emails', null)
+    on conflict (kind) where kind = 'reconcile_emails' and status in ('queued', 'running') do nothing
+    returning id into v_id;
+    if v_id is not null then
+        perform document_jobs_internal.post_worker(1);
+    end if;
+    return v_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.enqueue_document_jobs_reconciliation() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.enqueue_document_jobs_reconciliation() TO service_role;
+
+COMMENT ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) IS 'Sets reconciliation''s settings (null: unchanged), held to the table''s constraints, and schedules the cron job document-jobs-reconcile every p_every_minutes. Answers the settings.';
+CREATE FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer DEFAULT NULL::integer, p_overlap interval DEFAULT NULL::interval, p_webhooks_missing_after interval DEFAULT NULL::interval, p_max_pages integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_state public.document_jobs_reconciliation;
+begin
+    update public.document_jobs_reconciliation r
+       set every_minutes = coalesce(p_every_minutes, r.every_minutes),
+           overlap = coalesce(p_overlap, r.overlap),
+           webhooks_missing_after = coalesce(p_webhooks_missing_after, r.webhooks_missing_after),
+           max_pages = coalesce(p_max_pages, r.max_pages)
+    returning * into v_state;
+    perform cron.schedule('document-jobs-reconcile',
+                          document_jobs_internal.reconcile_schedule(v_state.every_minutes),
+                          'select public.enqueue_document_jobs_reconciliation()');
+    return jsonb_build_object('every_minutes', v_state.every_minutes, 'overlap', v_state.overlap,
+                              'webhooks_missing_after', v_state.webhooks_missing_after,
+                              'max_pages', v_state.max_pages);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_reconciliation_status() IS 'For the health output (lib.admin health, the screen): when reconciliation last ran and what it found (listed, recorded, of those recorded late), its watermark, a run in progress, its settings, and how many e-mails reconciliation recorded in all.';
+CREATE FUNCTION public.document_jobs_reconciliation_status() RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+        'last_run_at', r.last_run_at,
+        'last_listed', r.last_listed,
+        'last_recorded', r.last_recorded,
+        'last_late', r.last_late,
+        'watermark', r.watermark,
+        'running_since', r.run_started_at,
+        'continues_after', r.cursor,
+        'every_minutes', r.every_minutes,
+        'overlap', r.overlap,
+        'webhooks_missing_after', r.webhooks_missing_after,
+        'max_pages', r.max_pages,
+        'max_since', r.max_since,
+        'found_by_reconciliation', (select count(*) from public.fax_received_emails e
+                                     where e.found_by = 'reconciliation'))
+      from public.document_jobs_reconciliation r
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_reconciliation_status() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_reconciliation_status() TO service_role;
+
+COMMENT ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) IS 'Of these Resend e-mail ids, those no e-mail row has, in the order given: what a reconciliation would record (the CLI''s dry run).';
+CREATE FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select coalesce(array_agg(i.id order by i.n), '{}')
+      from unnest(p_provider_email_ids) with ordinality i(id, n)
+     where not exists (select 1 from public.fax_received_emails e
+                        where e.provider = 'resend' and e.provider_email_id = i.id)
+$$;
+REVOKE ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) TO service_role;
+
+COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) IS 'The CLI''s reconcile (python -m lib.admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled), audited with the operator''s identity (action reconcile; its filter has since, listed and the recorded ids; job_count the e-mails recorded). p_since may go back max_since at most.';
+CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_max_since interval;
+    v_answer jsonb;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    select r.max_since into v_max_since from public.document_jobs_reconciliation r;
+    perform document_jobs_internal.require(p_since is not null and p_since >= now() - v_max_since - interval '1 minute',
+        format('p_since must be within max_since (%s) of now', v_max_since));
+    v_answer := document_jobs_internal.record_reconciled(p_emails);
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
+    values (p_actor_id, p_actor_email, 'reconcile',
+            jsonb_build_object('since', p_since, 'listed', p_listed, 'recorded_ids', v_answer -> 'recorded_ids'),
+            (v_answer ->> 'recorded')::int);
+    return v_answer;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
-SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
 
 
 -- =================================================================================================
@@ -2042,6 +2314,71 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail Resend had received more than webhooks_missing_after before (missing_found_at) since the outage last closed; closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
+CREATE FUNCTION document_jobs_internal.check_webhooks_missing() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_outage document_jobs_internal.outages;
+    v_state public.document_jobs_reconciliation;
+    v_late record;
+    v_delivered timestamptz;
+    v_active boolean;
+    v_sent int;
+begin
+    select * into v_outage from document_jobs_internal.outages o where o.cause = 'webhooks_missing';
+    select * into v_state from public.document_jobs_reconciliation r;
+    -- The newest e-mail reconciliation found whose webhook was that late (evidence for the alert).
+    select e.received_at, e.provider_email_id into v_late
+      from public.fax_received_emails e
+     where e.found_by = 'reconciliation' and e.received_at is not null
+       and e.reconciled_at - e.received_at > v_state.webhooks_missing_after
+     order by e.received_at desc
+     limit 1;
+    if v_outage.active then
+        -- Closes once a webhook delivers an e-mail received after the outage opened.
+        select max(e.received_at) into v_delivered
+          from public.fax_received_emails e
+         where e.found_by = 'webhook' and e.received_at > v_outage.since;
+        v_active := v_delivered is null;
+    else
+        -- Opens on a finding since it last closed.
+        v_active := v_state.missing_found_at > coalesce(v_state.outage_closed_at, '-infinity');
+    end if;
+    v_sent := document_jobs_internal.set_outage(
+        'webhooks_missing',
+        v_active,
+        format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
+               v_state.webhooks_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+        format('a webhook delivered an e-mail received at %s, after the outage began',
+               to_char(v_delivered at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+        jsonb_build_object('newest_missing_received_at', v_late.received_at,
+                           'newest_missing_email', v_late.provider_email_id,
+                           'found_at', v_state.missing_found_at,
+                           'delivered_received_at', v_delivered));
+    if v_outage.active and not v_active then
+        update public.document_jobs_reconciliation r set outage_closed_at = now();
+    end if;
+    return v_sent;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_webhooks_missing() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.continue_reconciliation() IS 'Trigger: a reconcile_emails job that completes with a cursor kept (it stopped at its page bound) enqueues its follow-up with a kick; the unique index lets it in once this one is no longer live.';
+CREATE FUNCTION document_jobs_internal.continue_reconciliation() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from public.document_jobs_reconciliation r where r.cursor is not null) then
+        perform public.enqueue_document_jobs_reconciliation();
+    end if;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.continue_reconciliation() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.current_pg_net_generation() IS 'The generation of pg_net ids in use, beginning a new one when a crash emptied the marker; the rows of older generations then give up their pg_net ids, which pg_net hands out again. Called under post_worker''s lock.';
 CREATE FUNCTION document_jobs_internal.current_pg_net_generation() RETURNS bigint
@@ -2566,6 +2903,13 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Likely cause: the Vault secret document_jobs_url is wrong (it must be '
             'https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL '
             'in Vault and the deployment on Vercel.'
+        when 'webhooks_missing' then
+            'Resend received e-mails whose webhook never reached us; reconciliation recorded them (nothing is '
+            'lost), but every new fax now waits for the next run. Check the webhook in Resend''s dashboard '
+            '(Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries '
+            'answered 200; a 401 invalid_signature means its signing secret differs from '
+            'RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment '
+            'Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
         else
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot '
             'reach the database, or the database refuses its key, stopped_because database_unauthorized: '
@@ -2708,6 +3052,17 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.rate_limit_slot(p_limit public.document_jobs_rate_limits, p_now timestamp with time zone, OUT slot_at timestamp with time zone, OUT next_at timestamp with time zone) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) IS 'The cron schedule of document-jobs-reconcile for a period in minutes (1 to 60).';
+CREATE FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case when p_every_minutes >= 60 then '0 * * * *'
+                when p_every_minutes <= 1 then '* * * * *'
+                else format('*/%s * * * *', p_every_minutes) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2739,6 +3094,57 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at: all whose created_at parses), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_item jsonb;
+    v_id text;
+    v_row record;
+    v_late_one boolean;
+    v_missing_after interval;
+    v_recorded int := 0;
+    v_late int := 0;
+    v_young int := 0;
+    v_ids jsonb := '[]'::jsonb;
+begin
+    perform document_jobs_internal.require(jsonb_typeof(p_emails) = 'array', 'p_emails must be a JSON array');
+    perform document_jobs_internal.require(jsonb_array_length(p_emails) <= 100, 'p_emails holds at most 100 e-mails');
+    select r.webhooks_missing_after into v_missing_after from public.document_jobs_reconciliation r;
+    for v_item in select e.value from jsonb_array_elements(p_emails) e loop
+        v_id := v_item ->> 'id';
+        perform document_jobs_internal.require(jsonb_typeof(v_item) = 'object' and nullif(v_id, '') is not null,
+                                               'every item of p_emails must be an object with an id');
+        -- An e-mail younger than webhooks_missing_after may still get its webhook: left for a
+        -- later run (the watermark never passes it). One whose created_at does not parse is old.
+        if document_jobs_internal.try_timestamptz(v_item ->> 'created_at') > now() - v_missing_after then
+            v_young := v_young + 1;
+            continue;
+        end if;
+        -- The webhook's path: the same row, the same fetch_email job, the same kick. The data
+        -- keeps the item, with the webhook's name for the id beside it.
+        select * into v_row
+          from public.record_inbound_email(v_id, null, v_item || jsonb_build_object('email_id', v_id));
+        if not v_row.duplicate then
+            update public.fax_received_emails e
+               set found_by = 'reconciliation', reconciled_at = now()
+             where e.id = v_row.fax_received_email_id
+            returning coalesce(e.received_at < now() - v_missing_after, false) into v_late_one;
+            v_recorded := v_recorded + 1;
+            v_late := v_late + case when v_late_one then 1 else 0 end;
+            v_ids := v_ids || to_jsonb(v_id);
+        end if;
+    end loop;
+    if v_late > 0 then
+        update public.document_jobs_reconciliation r set missing_found_at = now();
+    end if;
+    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.refuse_attempt_update() IS 'Trigger document_job_attempts_append_only: no UPDATE of the attempt history, even by the table''s owner, since a history that can be rewritten is not one (rows go only with their job, by the purge).';
 CREATE FUNCTION document_jobs_internal.refuse_attempt_update() RETURNS trigger

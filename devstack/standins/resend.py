@@ -12,10 +12,20 @@ endpoints (/_control/...). Its refusals are the ones Resend documents today:
   not_found "The requested endpoint does not exist."; another method 405 method_not_allowed.
 - resend.com/docs/knowledge-base/403-error-1010: a request without a User-Agent is refused
   before it reaches the API, with 403 and the plain-text body "error code: 1010" (not JSON).
+- resend.com/docs/api-reference/emails/list-received-emails and api-reference/pagination: GET
+  /emails/receiving lists the received e-mails, `limit` 1 to 100 (anything else: 422
+  validation_error; the stand-in always wants it, as the product always sends it), `after` or
+  `before` an e-mail id whose own item is left out, {"object": "list", "has_more", "data"}; each
+  item has id, to, from, created_at ("2025-10-09 14:37:40.951732+00": a space, not "T"),
+  subject, bcc, cc, reply_to, message_id and the attachments' metadata without download URLs.
+  No page states an order: the stand-in lists newest first but shuffles each run of
+  LIST_SHUFFLE e-mails among themselves, so an e-mail may come a page after an older one.
 - resend.com/docs/dashboard/receiving/attachments and the SDK's resend/emails/_received_email.py:
   each listed attachment has id, filename, content_type, content_disposition, content_id,
   download_url (valid for an hour), expires_at, and `size`, which the SDK types NotRequired.
 
+An e-mail added through the control endpoint (POST /_control/emails) is received without any
+webhook: the tests deliver the webhook themselves (devstack/tools/inbound.py), or not at all.
 The key it accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
 Faults that Resend does not choose to answer (5xx, timeouts, lying lengths, edited listings) are
 not the stand-in's: a fault layer wraps its two hosts' handlers (Hosts, devstack/standins/layer.py).
@@ -45,7 +55,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -77,6 +87,25 @@ class SampleEmail:
     subject: str = "FAX受信"
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
+    def list_item(self) -> dict[str, Any]:
+        """The e-mail as GET /emails/receiving lists it: metadata, no download URLs."""
+        data = self.webhook_data()
+        return {
+            "id": self.email_id,
+            "to": data["to"],
+            "from": data["from"],
+            "created_at": listing_time(self.created_at),
+            "subject": data["subject"],
+            "bcc": [],
+            "cc": [],
+            "reply_to": [],
+            "message_id": data["message_id"],
+            "attachments": [
+                a | {"size": len(attachment.content)}
+                for a, attachment in zip(data["attachments"], self.attachments, strict=True)
+            ],
+        }
+
     def webhook_data(self) -> dict[str, Any]:
         """The `data` of the email.received event Resend sends for this e-mail."""
         return {
@@ -94,6 +123,11 @@ class SampleEmail:
                 for a in self.attachments
             ],
         }  # fmt: skip
+
+
+def listing_time(iso: str) -> str:
+    """An ISO time as the list of received e-mails writes it: `2025-10-09 14:37:40.951732+00`."""
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f+00")
 
 
 # One answer: (status, headers, body). Status 0: no answer, the connection is closed; a
@@ -129,6 +163,8 @@ def sample_email(
 # Resend's api-reference/rate-limit: "5 requests per second per team" by default (an older page
 # said 2), shared by every API key of the team.
 RESEND_RATE_LIMIT = 5
+# The list of received e-mails promises no order: runs of this many come shuffled.
+LIST_SHUFFLE = 10
 WINDOW_S = 1.0
 
 
@@ -247,6 +283,9 @@ class ResendProvider:
         self.downloads_url = ""  # the download host
         self.rate_limit = TeamRateLimit(rate_limit)
         self._emails: dict[str, SampleEmail] = {}
+        self._received: list[str] = []  # e-mail ids in the order they were received
+        self.list_shuffle = LIST_SHUFFLE
+        self._list_seed = seed
         self._rng = random.Random(seed)
         self._signing_key = secrets.token_bytes(32)
         self._lock = threading.Lock()
@@ -254,8 +293,24 @@ class ResendProvider:
 
     def add_email(self, email: SampleEmail) -> SampleEmail:
         with self._lock:
+            if email.email_id not in self._emails:
+                self._received.append(email.email_id)
             self._emails[email.email_id] = email
         return email
+
+    def listing_order(self) -> list[SampleEmail]:
+        """The e-mails in the order the list serves them: newest first, each run of list_shuffle
+        shuffled among themselves (the same shuffle on every call, so the cursors stay valid)."""
+        with self._lock:
+            emails = [self._emails[i] for i in self._received]
+        emails.sort(key=lambda e: datetime.fromisoformat(e.created_at), reverse=True)
+        if self.list_shuffle > 1:
+            rng = random.Random(self._list_seed)
+            for start in range(0, len(emails), self.list_shuffle):
+                run = emails[start : start + self.list_shuffle]
+                rng.shuffle(run)
+                emails[start : start + self.list_shuffle] = run
+        return emails
 
     def download_url(self, email_id: str, attachment_id: str, expires: int) -> str:
         payload = f"{email_id}/{attachment_id}/{expires}".encode()
@@ -294,7 +349,7 @@ class ResendProvider:
         refused = self._refuse_key(headers.get("authorization", ""))
         if refused:
             return refused
-        if path[:2] != ["emails", "receiving"] or len(path) not in (3, 4, 5):
+        if path[:2] != ["emails", "receiving"] or len(path) not in (2, 3, 4, 5):
             return error(404, "not_found", "The requested endpoint does not exist.")
         if method != "GET":
             return error(405, "method_not_allowed", "Method is not allowed for the requested path.")
@@ -316,6 +371,9 @@ class ResendProvider:
         return self._download(path[1], {k: v[0] for k, v in parse_qs(parts.query).items()}.get("signature", ""))
 
     def _api(self, path: list[str], query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if len(path) == 2:
+            self.requests["received"] += 1
+            return self._list_received(query)
         email_id = path[2]
         kind = "list" if len(path) == 4 else "email" if len(path) == 3 else "attachment"
         self.requests[kind] += 1
@@ -354,6 +412,26 @@ class ResendProvider:
         page = [self._attachment_item(email, a) for a in items[:limit]]
         return _json(200, {"object": "list", "has_more": len(items) > limit, "data": page})
 
+    def _list_received(self, query: dict[str, str]) -> Answer:
+        """GET /emails/receiving (resend.com/docs/api-reference/emails/list-received-emails)."""
+        raw_limit = query.get("limit")
+        if raw_limit is None or not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 100:
+            return error(422, "validation_error", "The `limit` parameter must be a number between 1 and 100.")
+        if "after" in query and "before" in query:
+            return error(422, "validation_error", "You can only use `after` or `before`, not both.")
+        limit = int(raw_limit)
+        emails = self.listing_order()
+        ids = [e.email_id for e in emails]
+        if "after" in query:
+            emails = emails[ids.index(query["after"]) + 1 :] if query["after"] in ids else []
+            page, has_more = emails[:limit], len(emails) > limit
+        elif "before" in query:
+            emails = emails[: ids.index(query["before"])] if query["before"] in ids else []
+            page, has_more = emails[-limit:], len(emails) > limit
+        else:
+            page, has_more = emails[:limit], len(emails) > limit
+        return _json(200, {"object": "list", "has_more": has_more, "data": [e.list_item() for e in page]})
+
     def _download(self, token: str, signature: str) -> Answer:
         self.requests["download"] += 1
         read = read_download_token(token)
@@ -372,9 +450,19 @@ class ResendProvider:
     def control(self, method: str, path: str, body: bytes) -> Answer:
         """The control endpoints the demo and the chaos run use from another process."""
         request = json.loads(body or b"{}")
-        if (method, path) == ("POST", "/_control/emails"):
-            email = sample_email(request.get("email_id"), int(request.get("attachments", 2)), self._rng)
-            return _json(201, self.add_email(email).webhook_data())
+        if (method, path) == ("POST", "/_control/emails"):  # received, no webhook delivered
+            return _json(201, self._received_email(request).webhook_data())
+        if (method, path) == ("POST", "/_control/emails/batch"):  # {"count": n, ...}: n e-mails
+            count = int(request.get("count", 1))
+            return _json(201, [self._received_email(request | {"email_id": None}).webhook_data() for _ in range(count)])
+        if (method, path) == ("POST", "/_control/emails/clear"):  # Resend forgets every e-mail
+            with self._lock:
+                self._emails.clear()
+                self._received.clear()
+            return _json(200, {"cleared": True})
+        if (method, path) == ("POST", "/_control/listing"):  # {"shuffle": n}: runs shuffled (0: none)
+            self.list_shuffle = int(request.get("shuffle", LIST_SHUFFLE))
+            return _json(200, {"shuffle": self.list_shuffle})
         if (method, path) == ("GET", "/_control/stats"):
             return _json(200, dict(self.requests))
         if (method, path) == ("GET", "/_control/rate_limit"):
@@ -391,6 +479,14 @@ class ResendProvider:
             digests = {a.id: hashlib.sha256(a.content).hexdigest() for email in emails for a in email.attachments}
             return _json(200, digests)
         return error(404, "not_found", "Route not found")
+
+    def _received_email(self, request: dict[str, Any]) -> SampleEmail:
+        """An e-mail received now, or `age_seconds` ago."""
+        email = sample_email(request.get("email_id"), int(request.get("attachments", 2)), self._rng)
+        if request.get("age_seconds"):
+            at = datetime.now(UTC).timestamp() - float(request["age_seconds"])
+            email = replace(email, created_at=datetime.fromtimestamp(at, UTC).isoformat())
+        return self.add_email(email)
 
     @contextmanager
     def serve(self, front: Callable[[Hosts], Hosts] | None = None) -> Iterator[str]:

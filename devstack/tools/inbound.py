@@ -23,6 +23,21 @@ def add_email(provider_url: str, attachments: int = 2, email_id: str | None = No
     return response.json()
 
 
+def receive_without_webhook(
+    provider_url: str, count: int = 1, attachments: int = 2, age_seconds: float = 0
+) -> list[dict[str, Any]]:
+    """Resend "receives" `count` e-mails (`age_seconds` ago) and delivers no webhook for them: only
+    its list of received e-mails (GET /emails/receiving) has them. Returns their events' `data`."""
+    response = httpx.post(
+        f"{provider_url}/_control/emails/batch",
+        json={"count": count, "attachments": attachments, "age_seconds": age_seconds},
+        timeout=30,
+    )
+    response.raise_for_status()
+    result: list[dict[str, Any]] = response.json()
+    return result
+
+
 def event(data: dict[str, Any], event_type: str = "email.received") -> bytes:
     return json.dumps({"type": event_type, "created_at": datetime.now(UTC).isoformat(), "data": data}).encode()
 

@@ -39,6 +39,7 @@ SCHEMAS = ("public", "document_jobs_internal")
 SEEDED_TABLES = (
     "public.document_job_kinds",
     "public.document_jobs_settings",
+    "public.document_jobs_reconciliation",
     "document_jobs_internal.outages",
     "document_jobs_internal.release_causes",
 )
@@ -58,6 +59,7 @@ GROUPS = (
 FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.enqueue_document_job", "queue"),
     ("public.claim_document_jobs", "queue"),
+    ("public.claim_document_job_of_kinds", "queue"),
     ("public.extend_document_job_lease_v2", "queue"),
     ("public.complete_document_job_v2", "queue"),
     ("public.complete_document_job_and_claim_next_v2", "queue"),
@@ -84,6 +86,9 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.complete_document_job_and_follow_up", "worker"),
     ("public.fail_document_job_and_follow_up", "worker"),
     ("public.release_document_job_and_follow_up", "worker"),
+    ("public.start_reconciliation_v2", "worker"),
+    ("public.record_reconciled_emails_v2", "worker"),
+    ("public.finish_reconciliation_v2", "worker"),
     ("public.record_inbound_email", "webhook"),
     ("public.document_jobs_admin_overview", "screen"),
     ("public.document_jobs_admin_jobs", "screen"),
@@ -99,6 +104,11 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.set_document_jobs_retention", "operations"),
     ("public.count_purgeable_document_jobs", "operations"),
     ("public.purge_document_jobs", "operations"),
+    ("public.enqueue_document_jobs_reconciliation", "operations"),
+    ("public.set_document_jobs_reconciliation", "operations"),
+    ("public.document_jobs_reconciliation_status", "operations"),
+    ("public.unrecorded_provider_emails", "operations"),
+    ("public.admin_record_reconciled_emails", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import bulk, commands
+from lib.admin import bulk, commands, reconcile
 from lib.admin.commands import STATUSES, Context, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
@@ -124,6 +124,17 @@ def parser() -> argparse.ArgumentParser:
     confirm.add_argument("bulk_action_id", type=uuid_id, metavar="BULK_ACTION_ID", help="from the dry run")
     confirm.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin who ran the dry run")
     confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
+
+    reconciling = command(
+        "reconcile",
+        reconcile.run,
+        "record now every e-mail Resend received since a time that no webhook delivered (--as, --dry-run)",
+    )
+    reconciling.add_argument(
+        "--since", type=since_or_until, required=True, help="back to: ISO 8601, or an age (7d); at most max_since"
+    )
+    reconciling.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin it is recorded for")
+    reconciling.add_argument("--dry-run", action="store_true", help="count and list what would be recorded")
 
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command(

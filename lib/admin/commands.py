@@ -31,11 +31,12 @@ JOB_COLUMNS = (
     "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at,"
     "last_error_code,last_error_message,fax_received_email_id"
 )
-EMAIL_COLUMNS = "id,provider_email_id,from_address,to_addresses,subject,received_at,created_at"
+# found_by: webhook, or reconciliation (then webhook_id is null: no webhook delivered it).
+EMAIL_COLUMNS = "id,provider_email_id,from_address,to_addresses,subject,received_at,created_at,found_by,reconciled_at"
 ATTACHMENT_COLUMNS = "id,provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path"
 ATTEMPT_COLUMNS = "attempt,generation,started_at,finished_at,outcome,error_code,error_message,invocation_id"
 STATUSES = ("queued", "running", "completed", "failed")
-TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at")
+TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "reconciled_at")
 # The codes only the database writes (the worker's are FailureCode).
 DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
 # An e-mail filter (sender, e-mail id) becomes a list of e-mail ids in the job query's URL.
@@ -524,6 +525,7 @@ ALERT_URL_SECRET = "document_jobs_alert_url"
 
 def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     data = rpc(context, "document_jobs_health", {}, dict)
+    data["reconciliation"] = rpc(context, "document_jobs_reconciliation_status", {}, dict)
     outages = data["outages"]
     missing = [name for name in REQUIRED_SECRETS if not data["vault_secrets"].get(name)]
     data["healthy"] = not outages and not missing
@@ -536,6 +538,7 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         f"{row['status_code'] or 'no answer'}: {row['count']}" for row in data["worker_answers_last_hour"]
     )
     lines.append(f"worker answers, last hour: {answers or 'none (no worker call)'}")
+    lines.append(_reconciliation_line(data["reconciliation"], context.now))
     secrets = ", ".join(
         f"{name} {'stored' if there else 'not stored (optional)' if name == ALERT_URL_SECRET else 'MISSING'}"
         for name, there in data["vault_secrets"].items()
@@ -548,6 +551,20 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if data["alerts"] == "off":
         lines.append(f"alerts: off (no {ALERT_URL_SECRET} in Vault): no failure alert is sent; not an error")
     return data, "\n".join(lines)
+
+
+def _reconciliation_line(status: Row, now: datetime) -> str:
+    """When reconciliation last ran and what it found."""
+    if status["last_run_at"] is None:
+        last = "never ran"
+    else:
+        last = (f"last ran {display.local_time(status['last_run_at'], now)}: listed {status['last_listed']},"
+                f" recorded {status['last_recorded']} that no webhook delivered"
+                f" ({status['last_late']} of them late)")  # fmt: skip
+    running = f"; a run is under way since {display.local_time(status['running_since'], now)}" if status[
+        "running_since"] else ""  # fmt: skip
+    return (f"reconciliation (every {status['every_minutes']} min): {last}{running};"
+            f" {status['found_by_reconciliation']} e-mails found by reconciliation in all")  # fmt: skip
 
 
 def exit_status(data: Any) -> int:

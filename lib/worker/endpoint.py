@@ -13,17 +13,20 @@ from typing import Any
 import httpx
 
 from lib import log
-from lib.budget import Clock
+from lib.budget import Checkpoint, Clock
 from lib.failures import FailureCode
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.storage import Storage
-from lib.worker import fetch_email
+from lib.worker import fetch_email, reconcile
 from lib.worker.auth import is_authorized
 from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
-from lib.worker.queue import Queue
+from lib.worker.queue import Job, Queue
 from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
+
+# The kinds an invocation claims, in order (lib/worker/loop.py run_invocation says why this one).
+KINDS = (reconcile.KIND, fetch_email.KIND)
 
 
 def handle(
@@ -41,7 +44,7 @@ def handle(
         return 500, {"error": "misconfigured"}
     invocation_id = invocation_name(request_id)
     with connected(settings, invocation_id) as (queue, run_job):
-        summary = run_invocation(queue, fetch_email.KIND, run_job, clock, started)
+        summary = run_invocation(queue, KINDS, run_job, clock, started)
     log.event("invocation_finished", invocation_id=invocation_id, **summary.model_dump())
     # pg_net records the status of every call in net._http_response; a 200 there would say all
     # is well while no job can be claimed. 503: the database could not be reached, or refused
@@ -60,7 +63,8 @@ def invocation_name(request_id: str | None) -> str:
 
 @contextmanager
 def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Iterator[tuple[Queue, RunJob]]:
-    """The queue and the fetch_email job, over one HTTP client for Supabase and Resend."""
+    """The queue and the job runner (fetch_email, reconcile_emails by the job's kind), over one
+    HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http, invocation_id)
         queue = Queue(client, timedelta(seconds=settings.job_lease_seconds))
@@ -84,4 +88,11 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
             ),
             max_bytes=settings.attachment_max_bytes,
         )
-        yield queue, lambda job, checkpoint: fetch_email.run(job, context, checkpoint)
+        reconciling = reconcile.ReconcileContext(queue=queue, resend=context.resend)
+
+        def run_job(job: Job, checkpoint: Checkpoint) -> object:
+            if job.kind == reconcile.KIND:
+                return reconcile.run(job, reconciling, checkpoint)
+            return fetch_email.run(job, context, checkpoint)
+
+        yield queue, run_job

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
@@ -77,8 +77,19 @@ class Summary(BaseModel):
 
 
 def run_invocation(
-    queue: Queue, kind: str, run_job: RunJob, clock: Clock = time.monotonic, started: float | None = None
+    queue: Queue,
+    kind: str | Sequence[str],
+    run_job: RunJob,
+    clock: Clock = time.monotonic,
+    started: float | None = None,
 ) -> Summary:
+    """`kind`: the kind this invocation works on, or several, tried in order whenever the loop
+    claims on its own (its first claim, and after a job that did not complete); a completion
+    claims the next job of the last kind, the bulk of the work, in the same call. The worker
+    passes (reconcile_emails, fetch_email): at most one reconciliation is ever live, so putting it
+    first delays no fetch_email job by more than that one, and a backlog of fetch_email jobs
+    cannot starve it."""
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     started = clock() if started is None else started
     deadline = Deadline(started + BUDGET.total_seconds(), clock)
     summary = Summary()
@@ -102,11 +113,11 @@ def run_invocation(
                 summary.stopped_because = stop
                 break
             try:
-                job = queue.claim(kind)
+                job = queue.claim_first(kinds)
             except DatabaseError as error:
                 failure = database_failure(error)
-                log.event("claim_failed", logging.ERROR, kind=kind, error=failure.message, error_code=failure.code,
-                          check=failure.rule.check)  # fmt: skip
+                log.event("claim_failed", logging.ERROR, kind=",".join(kinds), error=failure.message,
+                          error_code=failure.code, check=failure.rule.check)  # fmt: skip
                 summary.stopped_because = failure.code
                 break
         if job is None:
@@ -115,7 +126,7 @@ def run_invocation(
         job_started = clock()
         ids: dict[str, Any] = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
-        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), cannot_claim)
+        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), cannot_claim, kinds[-1])
         summary.add(settled.outcome)
         log.event(
             "job_finished",
@@ -174,6 +185,7 @@ def settle(
     run_job: RunJob,
     checkpoint: Checkpoint,
     cannot_claim: Callable[[], str | None] = lambda: "max_jobs",
+    next_kind: str | None = None,
 ) -> Settled:
     """Runs the job and records how it ended, while the lease is ours. `cannot_claim()`, asked
     once the job has run, says whether the invocation stops after it: if not, a job that succeeds
@@ -192,7 +204,7 @@ def settle(
     if stop is not None:
         return Settled(_complete(queue, job, stop in FOLLOWED_UP_STOPS), stop=stop)
     try:
-        next_job = queue.complete_and_claim_next(job, job.kind)
+        next_job = queue.complete_and_claim_next(job, next_kind or job.kind)
     except LeaseLost as lost:
         return Settled(Outcome.LOST, None, True, lost.next_job)
     except DatabaseError as error:

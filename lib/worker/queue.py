@@ -21,7 +21,7 @@ from lib.errors import DatabaseError
 from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.storable import storable_text
 from lib.supabase.rpc import execute, interval
-from lib.worker.records import FetchStart, StoredAttachment
+from lib.worker.records import FetchStart, ReconcileStart, StoredAttachment
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -139,6 +139,14 @@ class Queue:
         rows = self._rpc("claim_document_jobs", {"p_kind": kind, "p_limit": 1, "p_lease": interval(self.lease)})
         return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
 
+    def claim_first(self, kinds: tuple[str, ...]) -> Job | None:
+        """A job of the first of `kinds` that has one claimable, in one round trip."""
+        if len(kinds) == 1:
+            return self.claim(kinds[0])
+        asked_at = self._wall()
+        rows = self._rpc("claim_document_job_of_kinds", {"p_kinds": list(kinds), "p_lease": interval(self.lease)})
+        return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
+
     def extend(self, job: Job) -> None:
         asked_at = self._wall()
         self._fenced("extend_document_job_lease_v2", job, p_lease=interval(self.lease))
@@ -149,6 +157,31 @@ class Queue:
         Resend limiter (waiting at most max_wait_ms), in one round trip, while the job is ours."""
         fenced = self._fenced("start_fetch_email_v2", job, p_max_wait_ms=max_wait_ms)
         return FetchStart.model_validate(fenced.model_extra or {})
+
+    def start_reconciliation(self, job: Job) -> ReconcileStart:
+        """What a reconcile_emails job needs before it lists, while the job is ours."""
+        fenced = self._fenced("start_reconciliation_v2", job)
+        return ReconcileStart.model_validate(fenced.model_extra or {})
+
+    def record_reconciled(self, job: Job, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """Records a page of listed e-mails the database does not have (the webhook's path), only
+        while the job is ours, renewing the lease in the same call. {"recorded", "late", "recorded_ids"}."""
+        asked_at = self._wall()
+        fenced = self._fenced("record_reconciled_emails_v2", job, p_emails=items, p_lease=interval(self.lease))
+        self._renewed(job, asked_at)
+        return dict(fenced.model_extra or {})
+
+    def finish_reconciliation(self, job: Job, listed: int, newest: datetime | None, cursor: str | None) -> bool:
+        """How far the listing got, before the job completes: with a cursor the run continues in a
+        follow-up job (True); without, the watermark moves to `newest`."""
+        fenced = self._fenced(
+            "finish_reconciliation_v2",
+            job,
+            p_listed=listed,
+            p_newest=newest.isoformat() if newest else None,
+            p_cursor=cursor,
+        )
+        return bool((fenced.model_extra or {}).get("continues"))
 
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations

@@ -12,6 +12,7 @@ types before it is stored or served, and the key's extension follows it.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +48,17 @@ class FetchStart(BaseModel):
     email: ReceivedEmail | None
     stored_attachment_ids: frozenset[str] = frozenset()
     resend: Slot | None = None
+
+
+class ReconcileStart(BaseModel):
+    """start_reconciliation_v2's answer: where the listing may stop (the watermark less the
+    overlap), the cursor a previous job of the run stopped at, and the bound of pages per job."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    stop_before: datetime
+    cursor: str | None = None
+    max_pages: int = Field(ge=1, le=100)
 
 
 class StoredAttachment(BaseModel):

@@ -70,7 +70,17 @@ select set_eq(
         'public.document_jobs_admin_overview()',
         'public.prepare_document_jobs_bulk_action(text,jsonb,uuid,text)',
         'public.apply_document_jobs_bulk_action(uuid,uuid,text,integer)',
-        'public.document_jobs_find_by_id(text)'
+        'public.document_jobs_find_by_id(text)',
+        -- reconciliation with Resend's list of received e-mails
+        'public.enqueue_document_jobs_reconciliation()',
+        'public.claim_document_job_of_kinds(text[],interval)',
+        'public.start_reconciliation_v2(uuid,integer)',
+        'public.record_reconciled_emails_v2(uuid,integer,jsonb,interval)',
+        'public.finish_reconciliation_v2(uuid,integer,integer,timestamp with time zone,text)',
+        'public.unrecorded_provider_emails(text[])',
+        'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer)',
+        'public.set_document_jobs_reconciliation(integer,interval,interval,integer)',
+        'public.document_jobs_reconciliation_status()'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -129,7 +139,11 @@ select set_eq(
         'document_jobs_internal.bulk_retry_batch(uuid,uuid[])',
         'document_jobs_internal.bulk_cancel_batch(uuid,uuid[],text)',
         'document_jobs_internal.id_prefix(text)',
-        'document_jobs_internal.jobs_with_id_prefix(text,integer)'
+        'document_jobs_internal.jobs_with_id_prefix(text,integer)',
+        'document_jobs_internal.record_reconciled(jsonb)',
+        'document_jobs_internal.continue_reconciliation()',
+        'document_jobs_internal.reconcile_schedule(integer)',
+        'document_jobs_internal.check_webhooks_missing()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -22,7 +22,7 @@ from lib.worker.queue import LeaseLost, Queue
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job
 
-COMMANDS = ["list", "show", "retry", "cancel", "stats", "health", "retention", "purge", "download"]
+COMMANDS = ["list", "show", "retry", "cancel", "reconcile", "stats", "health", "retention", "purge", "download"]
 
 
 def test_the_cli_runs_as_a_module() -> None:

@@ -19,6 +19,11 @@ HEALTH_CRON = "\n".join(
     line for line in next(MIGRATIONS.glob("*_document_jobs_alerts.sql")).read_text().splitlines()
     if line.startswith("select cron.")
 )  # fmt: skip
+# Reconciliation registers its own cron job and extends the health check's command.
+RECONCILE_CRON = "\n".join(
+    line for line in next(MIGRATIONS.glob("*_document_jobs_reconcile_emails.sql")).read_text().splitlines()
+    if line.startswith("select cron.")
+)  # fmt: skip
 
 
 def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
@@ -26,10 +31,16 @@ def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
         for _ in range(2):
             migrator.execute(CRON_MIGRATION.read_text())
             migrator.execute(HEALTH_CRON)
+            migrator.execute(RECONCILE_CRON)
 
     jobs = admin.execute("select jobname, schedule, command from cron.job order by jobname").fetchall()
     assert HEALTH_CRON.count("select cron.") == 2
-    assert [job["jobname"] for job in jobs] == ["document-jobs", "document-jobs-health", "document-jobs-purge"]
+    assert [job["jobname"] for job in jobs] == [
+        "document-jobs",
+        "document-jobs-health",
+        "document-jobs-purge",
+        "document-jobs-reconcile",
+    ]
     assert jobs[0]["schedule"] == "* * * * *"
     assert jobs[0]["command"] == "select public.invoke_document_jobs()"
 

@@ -39,7 +39,7 @@ from lib.limits import (
 from lib.settings import WorkerSettings
 from lib.supabase.client import TIMEOUT
 from lib.webhook.endpoint import DEADLINE
-from lib.worker import fetch_email
+from lib.worker import endpoint, fetch_email, reconcile
 from lib.worker.loop import BUDGET
 from lib.worker.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from tests.support.database import add_jobs, invoke, queued_requests
@@ -99,6 +99,12 @@ def test_the_webhook_enqueues_the_kind_the_worker_claims(db) -> None:
     kind = db.execute("select kind from document_jobs where id = %s", (recorded["job_id"],)).fetchone()["kind"]
     assert kind == fetch_email.KIND
     assert db.execute("select 1 from document_job_kinds where kind = %s", (fetch_email.KIND,)).fetchone()
+
+
+def test_the_cron_enqueues_the_reconciliation_kind_the_worker_claims(db) -> None:
+    job_id = db.execute("select enqueue_document_jobs_reconciliation() as id").fetchone()["id"]
+    kind = db.execute("select kind from document_jobs where id = %s", (job_id,)).fetchone()["kind"]
+    assert kind == reconcile.KIND and reconcile.KIND in endpoint.KINDS
 
 
 @pytest.mark.parametrize("function", ["claim_document_jobs('fetch_email', 1, %s)",

@@ -14,6 +14,7 @@ TABLES = [
     "fax_received_emails",
     "fax_received_email_attachments",
     "document_jobs_audit",
+    "document_jobs_reconciliation",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -49,6 +50,17 @@ CALLS = {
     "complete_document_job_and_follow_up_v2": "select complete_document_job_and_follow_up_v2(gen_random_uuid(), 1)",
     "fail_document_job_and_follow_up_v2": "select fail_document_job_and_follow_up_v2(gen_random_uuid(), 1, 'code')",
     "release_document_job_and_follow_up_v2": "select release_document_job_and_follow_up_v2(gen_random_uuid(), 1)",
+    # reconciliation with Resend's list of received e-mails
+    "claim_document_job_of_kinds":
+        "select * from claim_document_job_of_kinds(array['reconcile_emails', 'fetch_email'])",
+    "start_reconciliation_v2": "select start_reconciliation_v2(gen_random_uuid(), 1)",
+    "record_reconciled_emails_v2": "select record_reconciled_emails_v2(gen_random_uuid(), 1, '[]')",
+    "finish_reconciliation_v2": "select finish_reconciliation_v2(gen_random_uuid(), 1, 0, null, null)",
+    "unrecorded_provider_emails": "select unrecorded_provider_emails(array['em_x'])",
+    "document_jobs_reconciliation_status": "select document_jobs_reconciliation_status()",
+    "set_document_jobs_reconciliation": "select set_document_jobs_reconciliation()",
+    "admin_record_reconciled_emails":
+        "select admin_record_reconciled_emails(gen_random_uuid(), 'op@example.com', '[]', now(), 0)",
 }  # fmt: skip
 
 
@@ -101,10 +113,11 @@ def test_service_role_can_call_every_function_of_the_contract(db) -> None:
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
         db.execute(call)
-    assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 2
+    assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
 
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = 1 if table in ("document_jobs_settings", "document_job_kinds", "document_jobs_rate_limits") else 0
+        expected = {"document_jobs_settings": 1, "document_job_kinds": 2, "document_jobs_rate_limits": 1,
+                    "document_jobs_reconciliation": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

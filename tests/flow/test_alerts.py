@@ -226,7 +226,10 @@ def test_a_stalled_queue_alerts_and_recovers_once(db) -> None:
 
 def test_the_health_check_is_a_cron_job_of_its_own(admin) -> None:
     [job] = admin.execute("select schedule, command from cron.job where jobname = 'document-jobs-health'").fetchall()
-    assert job == {"schedule": "* * * * *", "command": "select document_jobs_internal.check_health()"}
+    assert job == {
+        "schedule": "* * * * *",
+        "command": "select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()",
+    }
 
 
 # --- a sender's text in an alert: one line, inert for the receiver --------------------------------

@@ -141,7 +141,7 @@ def test_a_job_costs_n_plus_3_calls_through_postgrest(db, provider, worker_url, 
     after = gateway_requests(stack_env)
     served = {path: after[path] - before.get(path, 0) for path in after if after[path] != before.get(path, 0)}
     assert {path: n for path, n in served.items() if path.startswith(("POST /rest/v1/", "GET /rest/v1/"))} == {
-        "POST /rest/v1/rpc/claim_document_jobs": 1,
+        "POST /rest/v1/rpc/claim_document_job_of_kinds": 1,  # reconcile_emails first, then fetch_email
         "POST /rest/v1/rpc/start_fetch_email_v2": 1,
         "POST /rest/v1/rpc/record_document_attachment_v2": attachments,
         "POST /rest/v1/rpc/complete_document_job_and_claim_next_v2": 1,

@@ -50,6 +50,8 @@ SAMPLE_VALUES = {
     "interval": "1 minute",
     "boolean": False,
     "jsonb": {},
+    "timestamp with time zone": "2026-12-01T00:00:00Z",
+    "text[]": ["x"],
 }
 
 

@@ -4,13 +4,16 @@ Resend client, over loopback HTTP. (The faults put in front of it: tests/standin
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
 from devstack.standins.resend import ResendProvider, TeamRateLimit, sample_email
-from lib.worker.resend import USER_AGENT, DownloadError, ResendClient, ResendError
+from lib.worker.resend import USER_AGENT, DownloadError, ResendClient, ResendError, parse_created_at
 
 KEY = "re_provider_test"
 
@@ -181,3 +184,66 @@ def test_the_control_endpoint_has_each_attachments_digest(provider) -> None:
     email = provider.add_email(sample_email("em_1"))
     digests = httpx.get(f"{provider.url}/_control/attachments").json()
     assert digests == {a.id: hashlib.sha256(a.content).hexdigest() for a in email.attachments}
+
+
+def received(provider: ResendProvider, **params: object) -> httpx.Response:
+    return httpx.get(f"{provider.url}/emails/receiving", params=params,
+                     headers={"Authorization": f"Bearer {KEY}", "User-Agent": USER_AGENT})  # fmt: skip
+
+
+def test_lists_received_emails_in_pages_with_cursors_that_exclude_themselves(provider, client) -> None:
+    provider.rate_limit = TeamRateLimit(None)
+    added = [provider.add_email(sample_email(f"em_{n:03}", attachment_count=1)) for n in range(250)]
+    seen, after, pages = [], None, 0
+    while True:
+        page = client.list_received(after)
+        pages += 1
+        seen += [e.id for e in page.emails]
+        if not page.has_more:
+            break
+        after = page.last_id
+    assert pages == 3 and sorted(seen) == sorted(e.email_id for e in added), "each e-mail once, in three pages"
+    first = received(provider, limit=2).json()
+    after_first = received(provider, limit=2, after=first["data"][0]["id"]).json()
+    assert first["data"][0]["id"] not in [i["id"] for i in after_first["data"]]
+    before = received(provider, limit=5, before=first["data"][1]["id"]).json()
+    assert [i["id"] for i in before["data"]] == [first["data"][0]["id"]] and not before["has_more"]
+
+
+def test_a_listed_item_has_resends_fields_and_no_download_urls(provider) -> None:
+    email = provider.add_email(sample_email("em_1", attachment_count=2))
+    [item] = received(provider, limit=1).json()["data"]
+    assert set(item) == {"id", "to", "from", "created_at", "subject", "bcc", "cc", "reply_to", "message_id",
+                         "attachments"}  # fmt: skip
+    assert item["id"] == "em_1" and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}\+00", item["created_at"])
+    assert [a["id"] for a in item["attachments"]] == [a.id for a in email.attachments]
+    assert all("download_url" not in a and a["size"] > 0 for a in item["attachments"])
+
+
+@pytest.mark.parametrize("limit", [None, 0, 101, "x"])
+def test_a_limit_out_of_bounds_is_resends_validation_error(provider, limit) -> None:
+    answer = received(provider) if limit is None else received(provider, limit=limit)
+    assert answer.status_code == 422
+    assert answer.json()["name"] == "validation_error"
+
+
+def test_the_list_promises_no_order_and_the_stand_in_keeps_none(provider) -> None:
+    for n in range(30):
+        provider.add_email(replace(sample_email(f"em_{n:02}", 0), created_at=f"2026-12-01T00:00:{n:02}+00:00"))
+    listed = [i["created_at"] for i in received(provider, limit=30).json()["data"]]
+    assert sorted(listed, reverse=True) != listed, "newest first, but shuffled in runs"
+    assert sorted(listed[:10], reverse=True) == sorted(listed, reverse=True)[:10], "only within a run"
+
+
+def test_the_list_counts_against_the_teams_rate_limit(provider) -> None:
+    provider.rate_limit = TeamRateLimit(2, clock=Clock())
+    answers = [received(provider, limit=1).status_code for _ in range(3)]
+    assert answers == [200, 200, 429]
+
+
+def test_an_email_received_through_the_control_endpoint_has_no_webhook_and_may_be_old(provider) -> None:
+    made = httpx.post(f"{provider.url}/_control/emails/batch", json={"count": 3, "age_seconds": 3600}).json()
+    listed = received(provider, limit=10).json()["data"]
+    assert sorted(i["id"] for i in listed) == sorted(m["email_id"] for m in made)
+    oldest_allowed = datetime.now(UTC) - timedelta(minutes=59)
+    assert all(parse_created_at(i["created_at"]) < oldest_allowed for i in listed)

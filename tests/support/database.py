@@ -22,6 +22,13 @@ def reset(admin: psycopg.Connection[dict]) -> None:
         " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
     )
     admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")
+    admin.execute(
+        "update public.document_jobs_reconciliation set every_minutes = default, overlap = default,"
+        " webhooks_missing_after = default, max_pages = default, max_since = default, watermark = null,"
+        " cursor = null, run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_newest = null,"
+        " last_run_at = null, last_listed = null, last_recorded = null, last_late = null, missing_found_at = null,"
+        " outage_closed_at = null"
+    )
     reset_rate_limit(admin)
 
 

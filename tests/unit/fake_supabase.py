@@ -61,7 +61,13 @@ def job_row(**overrides: Any) -> dict[str, Any]:
 # What the Resend limiter answers by default: a slot at once.
 FREE_SLOT = {"reserved": True, "wait_ms": 0, "limit": 5}
 # The calls that start a job and pace its Resend requests, not writes of its outcome.
-STARTING_RPCS = ("claim_document_jobs", "start_fetch_email_v2", "reserve_provider_request", "note_provider_rate_limit")
+STARTING_RPCS = (
+    "claim_document_jobs",
+    "claim_document_job_of_kinds",
+    "start_fetch_email_v2",
+    "reserve_provider_request",
+    "note_provider_rate_limit",
+)
 
 
 @dataclass
@@ -88,13 +94,18 @@ class FakeSupabase:
     fail_answer: str | None = None
     release_answer: str = "queued"  # what release_document_job_v2 answers while the lease holds
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
+    # reconcile_emails: what start_reconciliation_v2 answers, and the provider ids already recorded
+    reconcile_start: dict[str, Any] = field(
+        default_factory=lambda: {"stop_before": "2026-12-01T00:00:00+00:00", "cursor": None, "max_pages": 10}
+    )
+    recorded_ids: list[str] = field(default_factory=list)
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         """The calls after a job's start (its writes, and the uploads), in order."""
         return [(n, body) for n, body in self.calls if n not in STARTING_RPCS and (name is None or n == name)]
 
     def limiter_calls(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(n, body) for n, body in self.calls if n in STARTING_RPCS[1:]]
+        return [(n, body) for n, body in self.calls if n in STARTING_RPCS[2:]]
 
     def install(self, router: respx.MockRouter) -> None:
         router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
@@ -111,8 +122,12 @@ class FakeSupabase:
             refused = {"code": "22P05", "message": "unsupported Unicode escape sequence",
                        "details": "\\u0000 cannot be converted to text.", "hint": None}  # fmt: skip
             return httpx.Response(400, json=refused)
+        if name == "claim_document_job_of_kinds":
+            of_kinds = bool(self.jobs) and self.jobs[0].get("kind", "fetch_email") in body["p_kinds"]
+            return httpx.Response(200, json=[self._next_job()] if of_kinds else [])
         if name == "claim_document_jobs":
-            return httpx.Response(200, json=[self._next_job()] if self.jobs else [])
+            of_kind = bool(self.jobs) and self.jobs[0].get("kind", "fetch_email") == body["p_kind"]
+            return httpx.Response(200, json=[self._next_job()] if of_kind else [])
         if name == "reserve_provider_request":
             return httpx.Response(200, json=self._slot())
         if name == "note_provider_rate_limit":
@@ -134,6 +149,15 @@ class FakeSupabase:
             self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
         if name == "complete_document_job_v2":
             return httpx.Response(200, json=self._fenced("completed"))
+        if name == "start_reconciliation_v2":
+            return httpx.Response(200, json=self._fenced("running") | self.reconcile_start)
+        if name == "record_reconciled_emails_v2":
+            new = [item["id"] for item in body["p_emails"] if item["id"] not in self.recorded_ids]
+            self.recorded_ids += new
+            return httpx.Response(200, json=self._fenced("running") | {"recorded": len(new), "late": 0,
+                                                                       "recorded_ids": new})  # fmt: skip
+        if name == "finish_reconciliation_v2":
+            return httpx.Response(200, json=self._fenced("running") | {"continues": body["p_cursor"] is not None})
         if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
             return httpx.Response(200, json=self._fenced("running"))
         raise AssertionError(f"the worker called an RPC the fake does not know: {name}")

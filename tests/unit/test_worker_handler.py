@@ -47,7 +47,10 @@ def test_runs_an_invocation_with_the_right_secret(worker_url, fake) -> None:
     status, body = call(worker_url, authorization=f"Bearer {SECRET}")
     assert status == 200
     assert (body["claimed"], body["stopped_because"]) == (0, "no_work")
-    assert [name for name, _ in fake.calls] == ["claim_document_jobs"]
+    # Both kinds in one call, reconciliation first (at most one is ever live, and no backlog starves it).
+    assert [(name, body["p_kinds"]) for name, body in fake.calls] == [
+        ("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email"])
+    ]
 
 
 def test_an_unset_secret_refuses_every_call_and_says_why_in_the_log(worker_url, fake, monkeypatch, caplog) -> None:
@@ -85,7 +88,7 @@ def test_a_previous_secret_alone_opens_nothing(worker_url, fake, monkeypatch) ->
 
 
 def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_url, fake) -> None:
-    fake.unreachable_rpcs = {"claim_document_jobs"}
+    fake.unreachable_rpcs = {"claim_document_job_of_kinds"}
 
     status, body = call(worker_url, authorization=f"Bearer {SECRET}")
 
@@ -96,8 +99,8 @@ def test_a_database_that_cannot_be_reached_answers_503_with_the_summary(worker_u
 
 def test_a_database_that_refuses_the_key_answers_503_and_the_log_names_the_settings(worker_url, fake, caplog) -> None:
     # What PostgREST answers a publishable key (role anon) calling the claim: 401, SQLSTATE 42501.
-    fake.refused_rpcs["claim_document_jobs"] = httpx.Response(
-        401, json={"code": "42501", "message": "permission denied for function claim_document_jobs",
+    fake.refused_rpcs["claim_document_job_of_kinds"] = httpx.Response(
+        401, json={"code": "42501", "message": "permission denied for function claim_document_job_of_kinds",
                    "details": None, "hint": None})  # fmt: skip
     status, body = call(worker_url, authorization=f"Bearer {SECRET}")
     assert (status, body["stopped_because"]) == (503, "database_unauthorized")

@@ -1,0 +1,179 @@
+"""Reconciliation over real processes: e-mails Resend received whose webhook never came are listed
+(GET /emails/receiving on the stand-in), recorded through record_inbound_email, fetched into
+Storage by their fetch_email jobs; webhooks after or during a run record nothing twice; the
+outage webhooks_missing alerts once and closes; a refused key on the listing is released."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+
+from devstack.tools import inbound
+from tests.support.alerts import alerts_until_marker
+from tests.support.database import as_postgres, connect
+from tests.support.webhooks import deliver
+
+WAIT_S = 180  # 250 e-mails: their listing, then 250 fetch_email jobs through the shared limiter
+
+
+def wait_until(condition, timeout_s: float = WAIT_S, what: str = "") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.3)
+
+
+def provider(env: dict[str, str], path: str, body: dict | None = None) -> dict:
+    answer = httpx.post(f"{env['RESEND_API_URL']}/_control/{path}", json=body or {}, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+def listing_requests(env: dict[str, str]) -> int:
+    return httpx.get(f"{env['RESEND_API_URL']}/_control/stats", timeout=10).json().get("received", 0)
+
+
+@pytest.fixture
+def resend(env):
+    """Resend with no e-mail of an earlier test, and its rate limit as it was."""
+    provider(env, "emails/clear")
+    yield env
+    provider(env, "rate_limit", {"per_second": 5})
+
+
+def reconcile(db) -> str | None:
+    """What the cron job document-jobs-reconcile runs: a reconcile_emails job, kicked."""
+    return db.execute("select enqueue_document_jobs_reconciliation() as id").fetchone()["id"]
+
+
+def reconciliation_done(db) -> bool:
+    row = db.execute("select count(*) filter (where status in ('queued', 'running')) as live, count(*) as n"
+                     " from document_jobs where kind = 'reconcile_emails'").fetchone()  # fmt: skip
+    return row["n"] > 0 and row["live"] == 0
+
+
+def fetch_jobs(db) -> dict[str, int]:
+    rows = db.execute("select status, count(*) as n from document_jobs where kind = 'fetch_email' group by 1")
+    return {r["status"]: r["n"] for r in rows.fetchall()}
+
+
+def test_250_emails_with_no_webhook_are_recorded_and_stored_after_one_reconciliation(db, resend) -> None:
+    provider(resend, "rate_limit", {"per_second": 50})  # the team's limit raised: the test is about pages
+    with as_postgres(db):
+        db.execute("update document_jobs_rate_limits set requests_per_second = 50 where provider = 'resend'")
+    received = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=250, attachments=1, age_seconds=20 * 60)
+    [young] = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=60)
+    before = listing_requests(resend)
+
+    assert reconcile(db) is not None
+    wait_until(lambda: reconciliation_done(db), what="the reconciliation")
+    wait_until(lambda: fetch_jobs(db) == {"completed": 250}, what="every recorded e-mail's attachments stored")
+
+    assert listing_requests(resend) - before == 3, "251 e-mails, 100 a page: three listing requests"
+    rows = db.execute("select provider_email_id, found_by, webhook_id from fax_received_emails").fetchall()
+    assert sorted(r["provider_email_id"] for r in rows) == sorted(e["email_id"] for e in received)
+    assert {(r["found_by"], r["webhook_id"]) for r in rows} == {("reconciliation", None)}
+    stored = db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"]
+    assert stored == 250
+    status = db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
+    assert (status["last_listed"], status["last_recorded"]) == (251, 250), "one, a minute old, waits for its webhook"
+    assert young["email_id"] not in {r["provider_email_id"] for r in rows}
+    # The screen lists and shows a job without an e-mail row (the reconciliation itself).
+    [run] = db.execute("select id from document_jobs where kind = 'reconcile_emails'").fetchall()
+    assert db.execute("select document_jobs_admin_job(%s) as j", (run["id"],)).fetchone()["j"]["job"]["kind"] == (
+        "reconcile_emails")  # fmt: skip
+    listed = db.execute('select document_jobs_admin_jobs(\'{"kind": "reconcile_emails"}\', null, null, 10) as l')
+    assert listed.fetchone()["l"]
+
+    # The webhook comes after all: answered duplicate, nothing twice, the mark stays.
+    late = deliver(resend, received[0])
+    assert (late.status_code, late.json()["duplicate"]) == (200, True)
+    assert fetch_jobs(db) == {"completed": 250}
+    assert db.execute("select found_by from fax_received_emails where provider_email_id = %s",
+                      (received[0]["email_id"],)).fetchone()["found_by"] == "reconciliation"  # fmt: skip
+
+
+def test_with_nothing_missed_a_run_makes_one_listing_request(db, resend) -> None:
+    emails = [inbound.add_email(resend["RESEND_API_URL"], attachments=1) for _ in range(3)]
+    assert [deliver(resend, data).status_code for data in emails] == [200] * 3
+    wait_until(lambda: fetch_jobs(db) == {"completed": 3}, what="the webhooks' jobs")
+    before = listing_requests(resend)
+
+    reconcile(db)
+    wait_until(lambda: reconciliation_done(db), what="the reconciliation")
+
+    assert listing_requests(resend) - before == 1
+    status = db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
+    assert (status["last_listed"], status["last_recorded"]) == (3, 0)
+    assert fetch_jobs(db) == {"completed": 3}
+
+
+def test_a_webhook_during_a_run_records_nothing_twice(db, stack_env) -> None:
+    """The run's batch is recorded but not committed when the webhook comes: the webhook waits on
+    the e-mail's unique key, then is answered duplicate."""
+    db.execute("select enqueue_document_jobs_reconciliation()")
+    job = db.execute("select * from claim_document_jobs('reconcile_emails')").fetchone()
+    answers: list[dict] = []
+    with connect(stack_env["DATABASE_URL"]) as webhook:
+        webhook.execute("set role service_role")
+        with db.transaction():
+            recorded = db.execute(
+                "select record_reconciled_emails_v2(%s, %s, jsonb_build_array(%s::jsonb)) as a",
+                (job["id"], job["generation"], '{"id": "em_during", "created_at": "2026-12-01 00:00:00+00"}'),
+            ).fetchone()["a"]
+            assert recorded["recorded_ids"] == ["em_during"]
+            thread = threading.Thread(target=lambda: answers.append(webhook.execute(
+                "select * from record_inbound_email('em_during', 'msg_during', '{}')").fetchone()))  # fmt: skip
+            thread.start()
+            time.sleep(0.5)
+            assert answers == [], "the webhook waits for the run's transaction"
+        thread.join(10)
+    assert answers[0]["duplicate"] is True
+    rows = db.execute("select found_by, webhook_id from fax_received_emails").fetchall()
+    assert rows == [{"found_by": "reconciliation", "webhook_id": None}]
+    assert fetch_jobs(db) == {"queued": 1}
+
+
+def test_webhooks_missing_alerts_once_and_closes_when_a_webhook_delivers(db, resend, hook) -> None:
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=2, attachments=1, age_seconds=20 * 60)
+    reconcile(db)
+    wait_until(lambda: reconciliation_done(db), what="the reconciliation")
+    status = db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
+    assert (status["last_recorded"], status["last_late"]) == (2, 2)
+
+    with as_postgres(db):
+        for _ in range(3):
+            db.execute("select document_jobs_internal.check_webhooks_missing()")
+    [down] = alerts_until_marker(db, hook, "document_jobs_outage")
+    assert down["cause"] == "webhooks_missing" and "RESEND_WEBHOOK_SECRET" in down["advice"]
+    health = db.execute("select document_jobs_health() as h").fetchone()["h"]
+    assert [o["cause"] for o in health["outages"]] == ["webhooks_missing"]
+    overview = db.execute("select document_jobs_admin_overview() as o").fetchone()["o"]
+    assert [o["cause"] for o in overview["outages"]] == ["webhooks_missing"], "the screen's overview shows it"
+
+    fresh = inbound.add_email(resend["RESEND_API_URL"], attachments=1)
+    assert deliver(resend, fresh).status_code == 200
+    with as_postgres(db):
+        db.execute("select document_jobs_internal.check_webhooks_missing()")
+    [up] = alerts_until_marker(db, hook, "document_jobs_recovered")
+    assert up["cause"] == "webhooks_missing"
+    assert db.execute("select document_jobs_health() as h").fetchone()["h"]["outages"] == []
+
+
+def test_a_refused_key_on_the_listing_releases_the_run(db, resend) -> None:
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1)
+    provider(resend, "key", {"deleted": True})
+    try:
+        reconcile(db)
+        wait_until(lambda: db.execute("select count(*) as n from document_job_attempts a join document_jobs j"
+                                      " on j.id = a.job_id where j.kind = 'reconcile_emails'").fetchone()["n"] > 0,
+                   what="the attempt")  # fmt: skip
+        job = db.execute("select status, attempts, last_error_code from document_jobs"
+                         " where kind = 'reconcile_emails'").fetchone()  # fmt: skip
+        assert job == {"status": "queued", "attempts": 0, "last_error_code": "resend_unauthorized"}
+        assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 0
+    finally:
+        provider(resend, "key", {"deleted": False})
