@@ -298,6 +298,7 @@ class Idle:
     invoke_ms: float  # one invoke_document_jobs() on an empty queue, a round trip included
     health_ms: float  # one check_health()
     worker_posts_per_call: float
+    reconcile_every_minutes: int  # the document-jobs-reconcile schedule the database holds
 
 
 def idle(admin: psycopg.Connection, calls: int) -> Idle:
@@ -313,8 +314,9 @@ def idle(admin: psycopg.Connection, calls: int) -> Idle:
                 conn.execute(statement)
             timed[name] = (time.perf_counter() - started) * 1000 / calls
     posts = admin.execute("select count(*) from document_jobs_internal.worker_requests").fetchone()[0]
+    every = admin.execute("select every_minutes from public.document_jobs_reconciliation").fetchone()[0]
     empty_shared_tables(admin)
-    return Idle(timed["invoke"], timed["health"], posts / (calls + 1))
+    return Idle(timed["invoke"], timed["health"], posts / (calls + 1), every)
 
 
 def dollars(usage: Usage, per: int = 1000) -> dict[str, float]:
@@ -418,7 +420,14 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
     day.add("database time of the two, round trips included", f"{fmt(cron_s, 1)} s", "in Supabase's fixed compute")
     day.add("worker invocations the idle cron makes", fmt(posts, 0),
             f"{posts / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
-    day.add("reconciliation", "not yet landed", "not measured")
+    # Not measured by this section: section 11 counts a run with nothing missed (one listing request), and
+    # each run is one kick of the worker; its CPU time is not measured here.
+    every = idle_day.reconcile_every_minutes
+    runs = MINUTES_A_DAY // every
+    day.add(f"reconciliation every {every} min, nothing missed: listing requests (section 11)", f"{runs}",
+            "Resend: within its rate limit (no per-request price)")  # fmt: skip
+    day.add("worker invocations for those runs (one kick each; CPU not measured here)", f"{runs}",
+            f"{runs / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
     day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
     inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)", ["input", "US dollars", "per",
                                                                                "status", "source"])  # fmt: skip
