@@ -41,6 +41,14 @@ from lib.supabase.rpc import execute
 # The whole request, from the handler's start to the database's answer; under Svix's ~15 s, with
 # room for a cold start before the handler runs, and under the function's maxDuration (vercel.json).
 DEADLINE = timedelta(seconds=10)
+
+# PostgREST's answers for a database connection it could not make or lost (docs: errors, PGRST000 and
+# PGRST001): the first call through a pooled connection after a database restart gets one. The call
+# is made again, a few times within the deadline: record_inbound_email is idempotent by the e-mail's
+# id, so a call that did commit before its connection broke is answered `duplicate` the second time.
+CONNECTION_LOST = frozenset({"PGRST000", "PGRST001"})
+ATTEMPTS = 3
+PAUSE_S = 0.2
 MAX_EMAIL_ID_LENGTH = 200  # Resend's ids are UUIDs (36 characters)
 # The webhook stores, under this key of the e-mail's `data`, the JSON Pointers of numbers it kept as text.
 NUMBERS_AS_TEXT_KEY = "_document_jobs_numbers_as_text"
@@ -209,15 +217,23 @@ def record(settings: WebhookSettings, stored: Storable, deadline: Deadline) -> A
     email_id = stored.email_id
     params = {"p_provider_email_id": email_id, "p_webhook_id": stored.webhook_id, "p_data": stored.data}
     with deadline_client(deadline) as http:
-        try:
-            rows = execute("record_inbound_email", service_client(settings, http).rpc("record_inbound_email", params))
-        except DatabaseError as failure:
-            # PostgREST's code and message say what the database refused (never a secret); for a
-            # database that could not be reached, the message names only the network error.
-            log.event("email_not_recorded", logging.ERROR, email_id=email_id, code=failure.code,
-                      message=failure.message, details=failure.details,
-                      deadline_passed=deadline.remaining() <= 0)  # fmt: skip
-            return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
+        client = service_client(settings, http)
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                rows = execute("record_inbound_email", client.rpc("record_inbound_email", params))
+                break
+            except DatabaseError as failure:
+                if failure.code in CONNECTION_LOST and attempt < ATTEMPTS and deadline.remaining() > PAUSE_S:
+                    log.event("email_record_retried", logging.WARNING, email_id=email_id, code=failure.code,
+                              attempt=attempt)  # fmt: skip
+                    time.sleep(PAUSE_S)
+                    continue
+                # PostgREST's code and message say what the database refused (never a secret); for a
+                # database that could not be reached, the message names only the network error.
+                log.event("email_not_recorded", logging.ERROR, email_id=email_id, code=failure.code,
+                          message=failure.message, details=failure.details,
+                          deadline_passed=deadline.remaining() <= 0)  # fmt: skip
+                return error(500, "not_recorded", "the e-mail could not be recorded; deliver it again")
     recorded = RecordedEmail.model_validate(rows[0])
     log.event("email_recorded", email_id=email_id, **recorded.model_dump())
     return 200, {"received": True, **recorded.model_dump()}

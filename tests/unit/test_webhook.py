@@ -178,6 +178,20 @@ def test_an_email_that_could_not_be_recorded_gets_500_so_resend_redelivers(webho
     assert KEY not in json.dumps(answer) and "Traceback" not in json.dumps(answer)
 
 
+def test_a_connection_postgrest_lost_is_tried_again_and_the_email_recorded(webhook_url, router, record_rpc) -> None:
+    # After a database restart the first call through a pooled connection gets PGRST001 from
+    # PostgREST; record_inbound_email is idempotent, so the webhook calls it again.
+    lost = httpx.Response(503, json={"code": "PGRST001", "message": "Database client error", "details": None,
+                                     "hint": None}, headers={"Retry-After": "1"})  # fmt: skip
+    record_rpc.side_effect = [lost, httpx.Response(200, json=[RECORDED])]
+    body = json.dumps(EVENT).encode()
+
+    status, answer = post(webhook_url, body, signed(body))
+
+    assert (status, answer["received"]) == (200, True)
+    assert record_rpc.call_count == 2
+
+
 SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
 
 
