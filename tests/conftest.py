@@ -15,7 +15,7 @@ import pytest
 
 from devstack import stack
 from tests.support.alerts import ALERT_PATH
-from tests.support.database import connect, reset
+from tests.support.database import connect, reconcile_cron_paused, reset
 from tests.support.receiver import Receiver, receiver
 from tests.support.vault import store_secrets
 
@@ -31,6 +31,16 @@ def stack_env() -> dict[str, str]:
             "`.venv/bin/python -m devstack run -- .venv/bin/pytest ...`"
         )
     return dict(os.environ)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_scheduled_reconciliation() -> Iterator[None]:
+    """The stack's scheduled reconciliation paused for the whole run (the unit tests need no stack)."""
+    if not all(os.environ.get(name) for name in STACK_VARIABLES):
+        yield
+        return
+    with connect(os.environ["DEVSTACK_ADMIN_DATABASE_URL"]) as conn, reconcile_cron_paused(conn):
+        yield
 
 
 @pytest.fixture
