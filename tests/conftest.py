@@ -39,7 +39,7 @@ def no_scheduled_reconciliation() -> Iterator[None]:
     if not all(os.environ.get(name) for name in STACK_VARIABLES):
         yield
         return
-    with connect(os.environ["DEVSTACK_ADMIN_DATABASE_URL"]) as conn, reconcile_cron_paused(conn):
+    with reconcile_cron_paused(os.environ["DEVSTACK_ADMIN_DATABASE_URL"]):
         yield
 
 

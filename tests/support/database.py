@@ -73,13 +73,16 @@ def as_postgres(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
 
 
 @contextmanager
-def reconcile_cron_paused(admin: psycopg.Connection) -> Iterator[None]:
+def reconcile_cron_paused(conninfo: str) -> Iterator[None]:
     """The stack's every-10-minutes reconciliation off while the tests run, on again afterwards: a run
     of it in between would enqueue a job of its own among a test's and record a test's e-mails
-    itself. The reconciliation tests run theirs by hand, as the cron job would."""
-    job = "document-jobs-reconcile"
-    admin.execute("select cron.alter_job(jobid, active := false) from cron.job where jobname = %s", (job,))
+    itself. The reconciliation tests run theirs by hand, as the cron job would. A connection each
+    way: tests restart the database in between."""
+    switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = 'document-jobs-reconcile'"
+    with connect(conninfo) as admin:
+        admin.execute(switch, (False,))
     try:
         yield
     finally:
-        admin.execute("select cron.alter_job(jobid, active := true) from cron.job where jobname = %s", (job,))
+        with connect(conninfo) as admin:
+            admin.execute(switch, (True,))
