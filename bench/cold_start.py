@@ -2,7 +2,7 @@
 the size of what a deploy ships.
 
 Two real `vercel build`s of the same working tree in the same run: one with the project's build
-environment (VERCEL_PYTHON_COMPILEALL=1, as the README's deploy steps set it: the pinned builder
+environment (VERCEL_PYTHON_COMPILEALL=1, as docs/DEPLOY.md's deploy steps set it: the pinned builder
 compiles bytecode into each bundle), one without it. Each request goes to a new runtime process
 (`python -c 'import vc__handler__python'` in the function's bundle, as the platform starts a cold
 instance; devstack/standins/function_host/ in cold mode), so a figure is process start to first answer:

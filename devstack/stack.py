@@ -226,7 +226,7 @@ def save_for_up(stack: Stack) -> None:
     ENV_FILE.write_text("".join(f"export {key}='{value}'\n" for key, value in sorted(stack.env.items())))
 
 
-# The Vault secrets the database reads (README, "Deploying"): where the worker is, its secret, and
+# The Vault secrets the database reads (docs/DEPLOY.md, step 4): where the worker is, its secret, and
 # where failure alerts go.
 WORKER_URL_SECRET = "document_jobs_url"
 WORKER_SECRET_SECRET = "internal_function_secret"

@@ -8,7 +8,7 @@ into the bundle. The deploy copies those files in; `materialize` does the same h
 local function host runs exactly what Vercel would run.
 
 The build runs with the build environment of the deployed project: its environment variables
-for Production (PROJECT_BUILD_ENV, the values the README's deploy steps set with `vercel env
+for Production (PROJECT_BUILD_ENV, the values docs/DEPLOY.md's deploy steps set with `vercel env
 add`), written where `vercel pull --environment=production` writes them
 (`.vercel/.env.production.local`, which `vercel build --prod` loads). With
 VERCEL_PYTHON_COMPILEALL=1 among them, the pinned Python builder compiles bytecode into each
@@ -46,7 +46,7 @@ BUILDS = ROOT / ".devstack" / "vercel"
 # What `vercel link` would write; `vercel build` reads it and, with it, needs no network or login.
 PROJECT_JSON = {"projectId": "prj_local", "orgId": "team_local", "settings": {"framework": None}}
 KEEP_BUILDS = 3  # the newest; an older one may still be served by a stack started before an edit
-# The project's build-time environment variables (Production and Preview; README, "Deploying"):
+# The project's build-time environment variables (Production and Preview; docs/DEPLOY.md, step 3):
 # without VERCEL_PYTHON_COMPILEALL every cold start compiles all it imports on a read-only disk.
 PROJECT_BUILD_ENV = {"VERCEL_PYTHON_COMPILEALL": "1"}
 PULLED_ENV_FILE = ".env.production.local"  # what `vercel pull --environment=production` writes

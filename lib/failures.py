@@ -1,4 +1,4 @@
-"""How a job's failure is handled: THE table (tests/unit/test_failures.py holds the README's
+"""How a job's failure is handled: THE table (tests/unit/test_failures.py holds the guides'
 tables to it), and the translation of each service's errors into its stable codes.
 
 retry   transient: fail_document_job(p_retryable => true); backoff, or the provider's retry-after

@@ -95,7 +95,7 @@ class _Once:
         action()
 
 
-# Process state in lib/ is listed in the README ("Fluid compute"): this flag is one piece of it.
+# Process state in lib/ is listed in docs/QUEUE.md ("Fluid compute"): this flag is one piece of it.
 _BOTH_KEYS_NOTED = _Once()
 
 

@@ -519,7 +519,7 @@ def stats(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 REQUIRED_SECRETS = ("document_jobs_url", "internal_function_secret")
-# Optional: without it the flow works and no failure alert is sent (README, "Failure alerts").
+# Optional: without it the flow works and no failure alert is sent (docs/OPERATIONS.md, "Alerts").
 ALERT_URL_SECRET = "document_jobs_alert_url"
 
 

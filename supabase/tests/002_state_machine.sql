@@ -1,4 +1,4 @@
--- Every transition of the job state machine (the README's "The job's life") and the fencing of stale workers.
+-- Every transition of the job state machine (docs/QUEUE.md, "The job's life") and the fencing of stale workers.
 -- The whole file is one transaction, so now() stands still: time "passes" by moving run_after
 -- and lease_until into the past.
 begin;

@@ -35,7 +35,7 @@ select set_eq(
         'public.fail_document_job(uuid,integer,text,text,boolean,interval)',
         'public.release_document_job(uuid,integer,interval,text,text)',
         -- the fenced calls' v2 (one answer: {"held", "state"}); the names above stay until a
-        -- later migration drops them (README: upgrading)
+        -- later migration drops them (docs/QUEUE.md: upgrading)
         'public.extend_document_job_lease_v2(uuid,integer,interval)',
         'public.complete_document_job_v2(uuid,integer)',
         'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval)',

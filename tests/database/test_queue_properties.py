@@ -1,4 +1,4 @@
-"""The queue's functions against a model of its state machine (the README's "The job's life"), driven by Hypothesis.
+"""The queue's functions against a model of its state machine (docs/QUEUE.md, "The job's life"), driven by Hypothesis.
 
 A `RuleBasedStateMachine` calls the real functions as service_role, in random sequences: enqueue, claim,
 and the worker's fenced calls as it makes them (the _v2 functions: extend, record an attachment with or

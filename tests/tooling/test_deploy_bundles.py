@@ -1,6 +1,6 @@
 """What Vercel would deploy from the committed tree: a real `vercel build` of `git archive HEAD`
 (DEPLOY_TEST_REF picks another commit) with the project's build environment
-(VERCEL_PYTHON_COMPILEALL=1, as the README's deploy steps set it), its bundles laid out as the
+(VERCEL_PYTHON_COMPILEALL=1, as docs/DEPLOY.md's deploy steps set it), its bundles laid out as the
 deploy lays them out, and both functions probed through Vercel's own Python runtime inside them."""
 
 from __future__ import annotations

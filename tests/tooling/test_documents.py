@@ -1,5 +1,5 @@
-"""The documents stay true: every file and test they cite exists; every figure the README (or the
-deploy guide) quotes from a report (docs/BENCHMARKS.md, written by `make bench`;
+"""The documents stay true: every file and test they cite exists; every figure the README (or
+another guide) quotes from a report (docs/BENCHMARKS.md, written by `make bench`;
 docs/RELIABILITY.md, by `make chaos`) appears in that report; and the variables table names
 every environment variable the deployed code reads."""
 
@@ -13,10 +13,11 @@ import pytest
 from pydantic_settings import BaseSettings
 
 from lib import settings
+from tests.support import documents
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = ["README.md", "docs/DEPLOY.md", "docs/BENCHMARKS.md", "docs/RELIABILITY.md"]
-QUOTING = ["README.md", "docs/DEPLOY.md"]
+DOCUMENTS = list(documents.DOCUMENTS)
+QUOTING = list(documents.GUIDES)
 REPORTS = {
     "docs/BENCHMARKS.md": ("BENCHMARKS.md", "make bench", "python -m bench"),
     "docs/RELIABILITY.md": ("RELIABILITY.md", "make chaos"),

@@ -1,9 +1,10 @@
-"""Every `vercel ...` and `supabase ...` command that docs/DEPLOY.md and the README give (in code
-blocks and in inline code) works with the CLIs pinned in devstack/package.json: each subcommand
-exists, and takes the flags and the number of arguments written, as its own `--help` says.
-Placeholders such as <ref> are arguments. The CLIs run with their telemetry off and without the
-network: `--help` needs none (Vercel's CLI would look up its user after printing the help; a
-configuration folder of its own, with a user id, keeps it from asking)."""
+"""Every `vercel ...` and `supabase ...` command that the guides (docs/DEPLOY.md, the README and
+the others of tests/support/documents.py) give (in code blocks and in inline code) works with the
+CLIs pinned in devstack/package.json: each subcommand exists, and takes the flags and the number
+of arguments written, as its own `--help` says. Placeholders such as <ref> are arguments. The
+CLIs run with their telemetry off and without the network: `--help` needs none (Vercel's CLI
+would look up its user after printing the help; a configuration folder of its own, with a user
+id, keeps it from asking)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import documents
+
 ROOT = Path(__file__).resolve().parents[2]
-GUIDES = ("docs/DEPLOY.md", "README.md")
+GUIDES = documents.GUIDES
 BIN = ROOT / "devstack" / "node_modules" / ".bin"
 PINNED = json.loads((ROOT / "devstack" / "package.json").read_text())["devDependencies"]
 CLIS = ("vercel", "supabase")

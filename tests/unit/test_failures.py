@@ -1,6 +1,6 @@
-"""The failure table (lib/failures.py): one rule for every code, no code outside it, the README's
-two tables of codes saying the same, and what every answer of Resend, Storage and the database
-is classified as."""
+"""The failure table (lib/failures.py): one rule for every code, no code outside it, the guides'
+two tables of codes (docs/QUEUE.md's failure table, docs/OPERATIONS.md's error codes) saying the
+same, and what every answer of Resend, Storage and the database is classified as."""
 
 from __future__ import annotations
 
@@ -32,14 +32,14 @@ def test_a_code_outside_the_table_is_refused() -> None:
         JobFailure("not_a_code", "message")  # type: ignore[arg-type]  # what mypy stops in lib/
 
 
-README = Path(__file__).parents[2] / "README.md"
+DOCS = Path(__file__).parents[2] / "docs"
 # Codes only the database writes (the expired-lease sweep, an operator's cancel), not the worker.
 DATABASE_CODES = {"lease_expired", "cancelled"}
 
 
-def readme_table(after: str) -> list[list[str]]:
+def doc_table(doc: str, after: str) -> list[list[str]]:
     """The rows (cells stripped) of the first Markdown table after the line starting with `after`."""
-    lines = README.read_text().splitlines()
+    lines = (DOCS / doc).read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(after))
     rows = []
     for line in lines[start + 1 :]:
@@ -61,8 +61,8 @@ def delay(action: str) -> timedelta:
     return timedelta(**{{"h": "hours", "min": "minutes", "s": "seconds"}[unit]: int(amount)})
 
 
-def test_the_readmes_failure_table_is_the_one_in_lib() -> None:
-    rows = readme_table("Each failure has a stable code")
+def test_the_guides_failure_table_is_the_one_in_lib() -> None:
+    rows = doc_table("QUEUE.md", "Each failure has a stable code")
     described = {code: action for _, cell, action in rows for code in codes(cell)}
     assert sorted(described) == sorted(FailureCode)
     for code, action in described.items():
@@ -70,8 +70,8 @@ def test_the_readmes_failure_table_is_the_one_in_lib() -> None:
         assert (action.split(",")[0], delay(action)) == (rule.action.value, rule.delay), code
 
 
-def test_the_readmes_error_codes_are_every_code_a_job_can_end_with() -> None:
-    rows = readme_table("`last_error_code` of a job")
+def test_the_guides_error_codes_are_every_code_a_job_can_end_with() -> None:
+    rows = doc_table("OPERATIONS.md", "`last_error_code` of a job")
     assert sorted(code for cell, *_ in rows for code in codes(cell)) == sorted({*FailureCode, *DATABASE_CODES})
 
 
