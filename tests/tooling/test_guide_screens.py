@@ -3,7 +3,8 @@ exists (the screenshots are written by `make screenshots` from the running scree
 hand), and every label the clerks' guides quote is a text of the admin screen in that guide's
 language, as public/admin/i18n.js has it. The Japanese guide quotes the screen in 「」 (and uses
 bold for its own emphasis), the English one in **bold**. A button renamed on the screen fails
-here until the guide follows."""
+here until the guide follows. And the codes they explain are the codes there are: every code a
+job can end failed with, and every outage the health check can open, in both languages."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lib.failures import FAILURES, Action, FailureCode
 from tests.support import documents
 
 ROOT = documents.ROOT
@@ -122,3 +124,44 @@ def test_the_label_check_would_catch_a_label_the_screen_does_not_have() -> None:
 
 def test_the_image_check_finds_markdown_and_html_images() -> None:
     assert IMAGE.findall('![a](images/x.png) <img src="y.png" alt="">') == [("images/x.png", ""), ("", "y.png")]
+
+
+# --- the codes the clerks read on the screen ------------------------------------------------
+
+CODE = re.compile(r"`([a-z]+(?:_[a-z]+)*)`")
+# A job ends failed with a code the worker fails or retries with (after its attempts), with the
+# time budget's (counted from the fourth release in a row), or with one only the database writes.
+ENDS_FAILED = {FailureCode.TIME_BUDGET.value, "lease_expired", "cancelled"}
+
+
+def section(guide: str, number: int) -> str:
+    """The guide's numbered section (`## 4. ...`) up to the next one."""
+    return guide.split(f"\n## {number}. ", 1)[1].split("\n## ", 1)[0]
+
+
+def outage_causes() -> set[str]:
+    """Every cause the health check can open: the rows seeded in document_jobs_internal.outages."""
+    schema = (ROOT / "supabase" / "schema.sql").read_text()
+    return set(re.findall(r"INSERT INTO document_jobs_internal\.outages \(cause[^)]*\) VALUES \('(\w+)'", schema))
+
+
+@pytest.mark.parametrize("language", CLERKS)
+def test_the_clerks_guide_says_what_every_code_of_a_failed_job_means(language: str) -> None:
+    ends_failed = {code.value for code, rule in FAILURES.items() if rule.action is not Action.RELEASE} | ENDS_FAILED
+    explained = set(CODE.findall(section((ROOT / CLERKS[language]).read_text(), 4)))
+    assert ends_failed - explained == set()
+
+
+@pytest.mark.parametrize("language", CLERKS)
+def test_the_clerks_guide_says_what_every_outage_means_and_whom_to_call(language: str) -> None:
+    causes = outage_causes()
+    assert {"queue_stalled", "webhooks_missing", "worker_unauthorized"} <= causes
+    explained = set(CODE.findall(section((ROOT / CLERKS[language]).read_text(), 7)))
+    assert causes - explained == set()
+
+
+@pytest.mark.parametrize("language", CLERKS)
+def test_every_code_the_clerks_guide_names_is_one_the_screen_can_show(language: str) -> None:
+    known = {code.value for code in FailureCode} | ENDS_FAILED | outage_causes()
+    named = set(CODE.findall((ROOT / CLERKS[language]).read_text()))
+    assert named - known == set()
