@@ -167,7 +167,8 @@ def import_time(f: Figures) -> str | None:
         f"has paid {f.ms(s, worker_sb, 0)}. Of `import supabase`, by the package it imports first: {parts} "
         "(postgrest's share includes httpx and pydantic, which it is first to import). `create_client` imports "
         "the auth, realtime and functions clients although the functions use only `rpc`, tables and storage; the "
-        "specification asks for `create_client`, so the deferral is the remedy, and it is in place."
+        "functions are built on `create_client`, the client Supabase documents for Python, so the deferral is the "
+        "remedy, and it is in place."
     )
 
 
