@@ -2577,11 +2577,12 @@ CREATE FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jo
     AS $$
 declare
     c_files constant int := 5;
+    c_program constant text := 'document-jobs-admin';
     v_email public.fax_received_emails;
     v_names text[];
     v_files jsonb := '[]'::jsonb;
-    v_retry text := format('python -m lib.admin retry %s', p_job.id);
-    v_history text := format('python -m lib.admin show %s', p_job.id);
+    v_retry text := format('%s retry %s', c_program, p_job.id);
+    v_history text := format('%s show %s', c_program, p_job.id);
 begin
     select * into v_email from public.fax_received_emails e where e.id = p_job.fax_received_email_id;
     if jsonb_typeof(v_email.data -> 'attachments') = 'array' then
