@@ -4,19 +4,18 @@ filters and totals, show's download names and local times, health, purge's dry r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from lib.admin import cli as admin
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job, failed_email
+from tests.support.emails import stored_job as _stored
 
 ZERO = "00000000-0000-0000-0000-000000000000"
 
@@ -227,18 +226,6 @@ def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, sta
     assert status == 5 and "open outages: 1" in out and "worker_unauthorized since" in out and "(5 min ago)" in out
     assert [o["cause"] for o in data["outages"]] == ["worker_unauthorized"] and data["healthy"] is False
     assert "INTERNAL_FUNCTION_SECRET" in out, "the advice says what to check"
-
-
-def _stored(db, stack_env, content: bytes) -> tuple[str, str]:
-    job_id, email_id = email_with_job(db)
-    path = f"fax_received_emails/{email_id}/att_1.pdf"
-    headers = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "content-type": "application/pdf", "x-upsert": "true"}
-    answer = httpx.post(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
-                        headers=headers)  # fmt: skip
-    assert answer.status_code == 200, answer.text
-    db.execute("update fax_received_email_attachments set storage_path = %s, size_bytes = %s, sha256 = %s",
-               (path, len(content), hashlib.sha256(content).hexdigest()))  # fmt: skip
-    return job_id, path
 
 
 def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> None:
