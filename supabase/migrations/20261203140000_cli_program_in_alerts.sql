@@ -64,3 +64,15 @@ begin
             jsonb_build_array('History: ', jsonb_build_object('quote', v_history))));
 end;
 $$;
+
+-- The CLI no longer calls the two names of its single retry and cancel: it acts through the
+-- screen's audited admin_retry_document_job and admin_cancel_document_job. They keep answering
+-- until supabase/future_migrations drops them.
+comment on function public.retry_document_job(uuid) is
+    'Retired: a failed job back to queued with its attempts and time-budget releases reset (requeue_failed), unaudited; answers whether a job was retried, and refuses another live job of the same target with a message that says what to do. The admin CLI called it before it retried through admin_retry_document_job (audited, a worker started); nothing in lib/ calls it, and supabase/future_migrations drops it.';
+comment on function public.cancel_document_job(uuid, text) is
+    'Retired: cancels a queued or running job (cancel_live), unaudited; answers whether a job was cancelled. The admin CLI called it before it cancelled through admin_cancel_document_job (audited); nothing in lib/ calls it, and supabase/future_migrations drops it.';
+comment on function public.document_jobs_reconciliation_status() is
+    'For the health output (document-jobs-admin health, the screen): when reconciliation last ran and what it found (listed, recorded, of those recorded late), its watermark, a run in progress, its settings, and how many e-mails reconciliation recorded in all.';
+comment on function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, integer) is
+    'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled), audited with the operator''s identity (action reconcile; its filter has since, listed and the recorded ids; job_count the e-mails recorded). p_since may go back max_since at most.';
