@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 # What download reads of an attachment: where it is stored, and what it must be.
 ATTACHMENT_COLUMNS = "id,provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path"
 STATUSES = ("queued", "running", "completed", "failed")
+# What `show` prints of document_jobs_admin_job's job (its e-mail, null there, is printed apart) and e-mail.
+JOB_FIELDS = (
+    "id", "kind", "status", "attempts", "max_attempts", "generation", "created_at", "run_after", "started_at",
+    "lease_until", "finished_at", "last_error_code", "last_error_message", "fax_received_email_id",
+)  # fmt: skip
+EMAIL_FIELDS = (
+    "id", "provider", "provider_email_id", "from", "to", "cc", "subject", "message_id", "received_at", "created_at",
+)  # fmt: skip
 TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "stored_at")
 # The codes only the database writes (the worker's are FailureCode).
 DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
@@ -233,6 +241,12 @@ def _job(context: Context, job: str) -> Row | None:
     return rows[0] if rows else None
 
 
+def _ordered(row: Row, keys: tuple[str, ...]) -> Row:
+    """A row's fields in the order a person reads them (jsonb keeps its keys by length), then any
+    others the function answers."""
+    return {key: row[key] for key in keys if key in row} | {key: v for key, v in row.items() if key not in keys}
+
+
 def _times(row: Row, now: datetime) -> Row:
     return {key: display.local_time(value, now) if key in TIMES else value for key, value in row.items()}
 
@@ -386,9 +400,9 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if found is None:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
     job, email, attempts, attachments = found["job"], found["email"], found["attempts"], found["attachments"]
-    parts = [display.fields(_times({key: value for key, value in job.items() if key != "email"}, context.now))]
+    parts = [display.fields(_times(_ordered({k: v for k, v in job.items() if k != "email"}, JOB_FIELDS), context.now))]
     if email:
-        parts.append("e-mail\n" + display.fields(_times(email, context.now)))
+        parts.append("e-mail\n" + display.fields(_times(_ordered(email, EMAIL_FIELDS), context.now)))
     history = f"attempts ({len(attempts)})"
     if attempts:
         rows = [

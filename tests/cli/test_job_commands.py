@@ -65,6 +65,8 @@ def test_show_gives_the_job_its_email_and_attachments(cli, db) -> None:
     status, out, _ = cli("show", job_id)
     assert status == 0
     assert "em_admin" in out and "請求書.pdf" in out and "stored attachments (1)" in out
+    assert [line.split(":")[0].strip() for line in out.splitlines()[:3]] == ["id", "kind", "status"]
+    assert "attempts (0)" in out and "\ne-mail\n" in out and "from: fax@example.jp" in out
     data = json.loads(cli("show", job_id, "--json")[1])
     assert (data["job"]["id"], data["email"]["id"], len(data["attachments"])) == (job_id, email_id, 1)
     assert cli("show", "00000000-0000-0000-0000-000000000000")[0] == 1
