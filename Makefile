@@ -15,9 +15,9 @@ TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean
+.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean cli
 
-$(STAMP): requirements.txt requirements-dev.txt .python-version
+$(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
@@ -89,5 +89,16 @@ faxes: $(STAMP)
 down:
 	$(PY) -m devstack down
 
+## The admin CLI alone, on an operator's machine (no PostgreSQL, Chromium or root): a virtualenv of
+## its own (CLI_VENV) with requirements-cli.txt, and the launcher document-jobs-admin in BINDIR,
+## which runs it from any folder. CLI_PIP_OPTIONS go to pip (e.g. --no-index --find-links DIR).
+CLI_VENV ?= .venv-cli
+BINDIR ?= $(HOME)/.local/bin
+cli:
+	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
+	$(PYTHON) -m venv $(CLI_VENV)
+	$(CLI_VENV)/bin/pip install --quiet --disable-pip-version-check $(CLI_PIP_OPTIONS) -r requirements-cli.txt
+	$(CLI_VENV)/bin/python -m lib.admin.install --bin $(BINDIR)
+
 clean: down
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .vercel devstack/node_modules
+	rm -rf $(VENV) .venv-cli .pytest_cache .ruff_cache .mypy_cache .hypothesis .vercel devstack/node_modules

@@ -7,5 +7,5 @@ Floors, each importing only from those above it:
   worker/            api/internal/document_jobs.py: endpoint > loop > fetch_email > queue, resend
   webhook/           api/webhooks/resend.py: endpoint
   screen/            api/admin.py: endpoint, page, auth (the admin screen's server)
-  admin/             python -m lib.admin, the operator CLI (never deployed)
+  admin/             document-jobs-admin (python -m lib.admin), the operator CLI (never deployed)
 """

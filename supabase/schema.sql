@@ -709,7 +709,7 @@ $$;
 REVOKE ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
-COMMENT ON FUNCTION public.retry_document_job(p_job_id uuid) IS 'Manual re-run of a failed job (the admin CLI): back to queued with its attempts and time-budget releases reset, through requeue_failed; answers whether a job was retried. Another live job of the same target is refused with a message that says what to do, not a raw unique violation.';
+COMMENT ON FUNCTION public.retry_document_job(p_job_id uuid) IS 'Retired: a failed job back to queued with its attempts and time-budget releases reset (requeue_failed), unaudited; answers whether a job was retried, and refuses another live job of the same target with a message that says what to do. The admin CLI called it before it retried through admin_retry_document_job (audited, a worker started); nothing in lib/ calls it, and supabase/future_migrations drops it.';
 CREATE FUNCTION public.retry_document_job(p_job_id uuid) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -731,7 +731,7 @@ $$;
 REVOKE ALL ON FUNCTION public.retry_document_job(p_job_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.retry_document_job(p_job_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text) IS 'Cancels a queued or running job (the admin CLI): it stops in failed, its outcome and last_error_code cancelled and the reason as its message (cancel_live); answers whether a job was cancelled. A running job''s worker learns it at its next fenced call and writes nothing more.';
+COMMENT ON FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text) IS 'Retired: cancels a queued or running job (cancel_live), unaudited; answers whether a job was cancelled. The admin CLI called it before it cancelled through admin_cancel_document_job (audited); nothing in lib/ calls it, and supabase/future_migrations drops it.';
 CREATE FUNCTION public.cancel_document_job(p_job_id uuid, p_reason text DEFAULT NULL::text) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1874,7 +1874,7 @@ $$;
 REVOKE ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_reconciliation_status() IS 'For the health output (lib.admin health, the screen): when reconciliation last ran and what it found (listed, recorded, of those recorded late), its watermark, a run in progress, its settings, and how many e-mails reconciliation recorded in all.';
+COMMENT ON FUNCTION public.document_jobs_reconciliation_status() IS 'For the health output (document-jobs-admin health, the screen): when reconciliation last ran and what it found (listed, recorded, of those recorded late), its watermark, a run in progress, its settings, and how many e-mails reconciliation recorded in all.';
 CREATE FUNCTION public.document_jobs_reconciliation_status() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1912,7 +1912,7 @@ $$;
 REVOKE ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) TO service_role;
 
-COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) IS 'The CLI''s reconcile (python -m lib.admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled), audited with the operator''s identity (action reconcile; its filter has since, listed and the recorded ids; job_count the e-mails recorded). p_since may go back max_since at most.';
+COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) IS 'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled), audited with the operator''s identity (action reconcile; its filter has since, listed and the recorded ids; job_count the e-mails recorded). p_since may go back max_since at most.';
 CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2577,11 +2577,12 @@ CREATE FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jo
     AS $$
 declare
     c_files constant int := 5;
+    c_program constant text := 'document-jobs-admin';
     v_email public.fax_received_emails;
     v_names text[];
     v_files jsonb := '[]'::jsonb;
-    v_retry text := format('python -m lib.admin retry %s', p_job.id);
-    v_history text := format('python -m lib.admin show %s', p_job.id);
+    v_retry text := format('%s retry %s', c_program, p_job.id);
+    v_history text := format('%s show %s', c_program, p_job.id);
 begin
     select * into v_email from public.fax_received_emails e where e.id = p_job.fax_received_email_id;
     if jsonb_typeof(v_email.data -> 'attachments') = 'array' then

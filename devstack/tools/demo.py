@@ -31,6 +31,7 @@ from psycopg.rows import dict_row
 
 from devstack import lifecycle, stack
 from devstack.tools import inbound
+from lib.admin import command_line
 from lib.admin.display import width as display_width
 
 TIMEOUT_S = 180
@@ -154,7 +155,7 @@ def show_failure_alert(conn: psycopg.Connection, env: dict[str, str], chat: Chat
         "select attempt, outcome, error_code from document_job_attempts where job_id = %s order by generation",
         (alert["job"]["id"],),
     ).fetchall()
-    print("  the job's history (python -m lib.admin show <job id>): "
+    print(f"  the job's history ({command_line('show', '<job id>')}): "
           + "; ".join(f"attempt {h['attempt']} {h['outcome']} ({h['error_code']})" for h in history))  # fmt: skip
     return str(alert["job"]["id"]) if alert["event"] == "document_job_failed" else None
 

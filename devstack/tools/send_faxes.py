@@ -7,7 +7,7 @@ function; the kick and the worker then store its attachments. A fault or two on 
   unauthorized  Resend refuses the key: the job is released every 10 minutes, no attempt spent
 
 .venv/bin/python -m devstack.tools.send_faxes [--count N] [--fault not_found|unavailable|unauthorized]
-(make faxes [COUNT=N] [FAULT=...]); then `python -m lib.admin list` shows them.
+(make faxes [COUNT=N] [FAULT=...]); then `document-jobs-admin list` shows them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import httpx
 
 from devstack import stack
 from devstack.tools import inbound
+from lib.admin import command_line
 
 FAULTS = {
     "not_found": {"kind": "status", "status": 404, "name": "not_found", "target": "list"},
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if answer.status_code != 200:
             print(answer.text, file=sys.stderr)
             return 1
-    print("then: .venv/bin/python -m lib.admin list   (after: source .devstack/env)")
+    print(f"then: {command_line('list')}   (after make cli, and: source .devstack/env)")
     return 0
 
 

@@ -3,7 +3,7 @@ import sys
 
 from lib.admin.cli import main
 
-# A reader that closes the pipe early (`python -m lib.admin list | head -1`) is no error to report:
+# A reader that closes the pipe early (`document-jobs-admin list | head -1`) is no error to report:
 # as Python's documentation on SIGPIPE advises, flush inside the try, then point standard output at
 # devnull so that the interpreter's own flush at exit cannot fail again, and exit as a command
 # stopped by SIGPIPE does (128 + 13). --help ends in SystemExit: its output is flushed here too.

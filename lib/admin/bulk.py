@@ -3,41 +3,41 @@ prepare_document_jobs_bulk_action counts the jobs a filter matches and keeps the
 snapshot), apply_document_jobs_bulk_action changes exactly those, in batches, until it answers
 done, and records the action in document_jobs_audit once (see migration 20261201004300).
 
-python -m lib.admin retry --error-code X [--since ...] --as EMAIL --dry-run    the count; the confirmation
-python -m lib.admin confirm BULK_ACTION_ID --as EMAIL --reason TEXT          apply exactly what was counted
-python -m lib.admin retry --error-code X ... --as EMAIL --reason TEXT --yes   count and apply at once
+document-jobs-admin retry --error-code X [--received-from ...] --as EMAIL --dry-run    the count
+document-jobs-admin confirm BULK_ACTION_ID --as EMAIL --reason TEXT          apply exactly what was counted
+document-jobs-admin retry --error-code X ... --as EMAIL --reason TEXT --yes   count and apply at once
 
-The actor is an admin of the admin screen, named with --as and looked up through Supabase Auth's
-admin API (lib/admin/operators.py), never a fixed "CLI" identity: the audit's actor_id is a Supabase
-Auth user id (as for an action on the screen), so the audit says which person acted whichever
-door they used, a viewer cannot act from the command line either, and only the operator who
-counted may confirm (the function checks that). The server key could write any actor id; the
-lookup is what keeps the audit honest, not a security boundary.
+One job is retried or cancelled as on the screen too (admin_retry_document_job,
+admin_cancel_document_job: audited; a retry starts a worker for the job):
+
+document-jobs-admin retry JOB_ID --as EMAIL [--reason TEXT]
+document-jobs-admin cancel JOB_ID --as EMAIL --reason TEXT
+
+The actor is an admin of the admin screen, named with --as (or DOCUMENT_JOBS_OPERATOR) and
+looked up through Supabase Auth's admin API (lib/admin/operators.py), never a fixed "CLI"
+identity: the audit's actor_id is a Supabase Auth user id (as for an action on the screen), so
+the audit says which person acted whichever door they used, a viewer cannot act from the command
+line either, and only the operator who counted may confirm (the function checks that). The server
+key could write any actor id; the lookup is what keeps the audit honest, not a security boundary.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
+import os
 from dataclasses import dataclass
 from typing import Any
 
-from lib.admin import commands, display
-from lib.admin.commands import Context, check_filters, not_postgrest, refused
+from lib.admin import PROGRAM, command_line, commands, display
+from lib.admin.commands import FILTER_FLAGS, FILTER_OPTIONS, Context, check_filters, not_postgrest, refused
 from lib.admin.operators import AuthAdmin, role_of
 from lib.errors import DatabaseError, Refusal
+from lib.screen import calls
 from lib.supabase.rpc import execute
 
 BATCH_SIZE = 500
-# The filter's keys as the operator wrote them (the database's messages name the keys).
-FLAGS = {
-    "p_filter.received_from": "--since",
-    "received_to": "--until",
-    "p_filter.error_code": "--error-code",
-    "p_filter.kind": "--kind",
-    "p_filter.q": "--search",
-    "p_reason": "--reason",
-}
+# Who acts, when --as is not given: an operator's shell profile names them once.
+OPERATOR_VARIABLE = "DOCUMENT_JOBS_OPERATOR"
 VERBS = {"retry": ("retry", "retried"), "cancel": ("cancel", "cancelled")}
 STATES = {"retry": "failed", "cancel": "queued or running"}
 # A cancel is stored as failed with code cancelled: a bulk retry leaves those jobs out (the database
@@ -52,85 +52,109 @@ class Actor:
 
 
 def is_bulk(args: argparse.Namespace) -> bool:
-    return any(
-        getattr(args, name, None)
-        for name in ("error_code", "kind", "since", "until", "search", "status", "actor", "dry_run", "yes")
-    )
+    return any(getattr(args, name, None) for name in (*FILTER_OPTIONS, "dry_run", "yes"))
 
 
-def actor(context: Context, email: str | None) -> Actor:
-    """The admin named by --as, as Supabase Auth knows them."""
+def operator_email(email: str | None, what: str) -> str:
+    """--as, or else DOCUMENT_JOBS_OPERATOR: the e-mail of the operator who acts."""
+    email = (email or os.environ.get(OPERATOR_VARIABLE, "")).strip()
     if not email:
-        raise Refusal("actor_required", "a bulk action needs --as EMAIL: the admin it is recorded for")
+        raise Refusal(
+            "actor_required",
+            f"{what} needs the admin it is recorded for: --as EMAIL, or {OPERATOR_VARIABLE}=EMAIL in the environment",
+        )
+    return email
+
+
+def actor(context: Context, email: str | None, what: str = "an action") -> Actor:
+    """The admin named by --as (or DOCUMENT_JOBS_OPERATOR), as Supabase Auth knows them now."""
+    email = operator_email(email, what)
     user = AuthAdmin(context.http, context.settings).find(email)
     role = role_of(user) if user else None
     if user is None or role is None:
         raise Refusal(
             "not_an_operator",
-            f"{email} is not an operator of the admin screen (python -m lib.admin operators list)",
+            f"{email} is not an operator of the admin screen ({command_line('operators', 'list')})",
         )
     if role != "admin":
         raise Refusal("not_an_admin", f"{email} is a {role}: only an admin may retry or cancel jobs")
     return Actor(user["id"], user.get("email") or email)
 
 
-def job_filter(args: argparse.Namespace) -> dict[str, Any]:
-    """The admin screen's filter (document_jobs_internal.job_filter) from the command's flags."""
-    found: dict[str, Any] = {
-        "states": [args.status] if getattr(args, "status", None) else None,
-        "kind": args.kind,
-        "error_code": args.error_code,
-        "received_from": args.since.isoformat() if args.since else None,
-        "received_to": args.until.isoformat() if args.until else None,
-        "q": args.search,
-    }
-    return {key: value for key, value in found.items() if value is not None}
-
-
-def described(context: Context, found: dict[str, Any]) -> str:
-    words = []
-    if "states" in found:
-        words.append(" or ".join(found["states"]))
-    if "error_code" in found:
-        words.append(f"error code {found['error_code']}")
-    if "kind" in found:
-        words.append(f"kind {found['kind']}")
-    if "received_from" in found:
-        words.append(f"received since {display.local_time(found['received_from'], context.now)}")
-    if "received_to" in found:
-        words.append(f"received before {display.local_time(found['received_to'], context.now)}")
-    if "q" in found:
-        words.append(f"matching {found['q']!r}")
-    return display.text(", ".join(words))
-
-
 def retry(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    return _one_or_many(context, args, "retry", commands.retry)
+    return _one_or_many(context, args, "retry")
 
 
 def cancel(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    return _one_or_many(context, args, "cancel", commands.cancel)
+    return _one_or_many(context, args, "cancel")
 
 
-def _one_or_many(context: Context, args: argparse.Namespace, action: str, one: commands.Command) -> tuple[Any, str]:
+def _one_or_many(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, str]:
     if args.job_id and is_bulk(args):
-        raise Refusal("usage", f"{action} takes a job id or a filter, not both (see {action} --help)")
-    if args.job_id and action == "retry" and args.reason:
-        raise Refusal("usage", "retry JOB_ID records no reason: --reason goes with a filter (a bulk retry)")
-    if args.job_id:
-        args.job_id = commands.resolve_job(context, args.job_id)  # as people see it: a prefix, an e-mail's id
-        return one(context, args)
-    return bulk(context, args, action)
+        raise Refusal("usage", f"{action} takes a job id or a filter, not both (see {PROGRAM} {action} --help)")
+    if not args.job_id:
+        return bulk(context, args, action)
+    # Refused before any call: the operator, and a cancel's reason (the audit needs both).
+    email = operator_email(args.actor, f"{action} JOB_ID")
+    if action == "cancel" and not (args.reason or "").strip():
+        raise Refusal("reason_required", "--reason is required: it is recorded in the audit and on the job")
+    job = commands.resolve_job(context, args.job_id)  # as people see it: a prefix, an e-mail's id
+    who = actor(context, email, f"{action} JOB_ID")
+    rpc = commands.rpc_of(context, FILTER_FLAGS)
+    if action == "retry":
+        result = calls.retry(rpc, job, who.id, who.email, args.reason)
+    else:
+        result = calls.cancel(rpc, job, who.id, who.email, args.reason)
+    if not result["changed"]:
+        raise _unchanged(context, job, action, str(result["reason"]))
+    done = {"job_id": job, "action": action, "actor": {"id": who.id, "email": who.email}}
+    by = f"recorded in the audit as {display.text(who.email)}"
+    if action == "retry":
+        # admin_retry_document_job starts a worker for it, as the screen's Retry does.
+        return done | {"worker_started": True}, (
+            f"job {job} is queued again (attempts reset to 0); a worker was started for it; {by}"
+        )
+    return done, f"job {job} is cancelled (failed, last_error_code = cancelled); {by}"
+
+
+def _unchanged(context: Context, job: str, action: str, reason: str) -> Refusal:
+    """Why one job was not retried or cancelled, as the audited function answered it."""
+    rpc = commands.rpc_of(context)
+    found = calls.job(rpc, job) if reason != "job_deleted" else None
+    if found is None:
+        return Refusal("job_not_found", f"there is no job {job}")
+    status = found["job"]["status"]
+    if reason == "another_live_job":
+        email_id = found["job"]["fax_received_email_id"]
+        live = [row for row in commands.find_jobs(context, email_id)["jobs"] if row["status"] in ("queued", "running")
+                and row["id"] != job] if email_id else []  # fmt: skip
+        if not live:  # gone meanwhile: the retry may simply be tried again
+            return Refusal("live_job_exists",
+                           f"job {job} was not retried: another job for its e-mail was live; try again")  # fmt: skip
+        other = live[0]
+        return Refusal(
+            "live_job_exists",
+            f"job {job} was not retried: job {other['id']} for the same e-mail is {other['status']}; let it finish, "
+            f"or cancel it ({command_line('cancel', other['id'], '--reason', 'WHY')})",
+            live_job_id=other["id"],
+            live_job_status=other["status"],
+        )
+    wanted = "a failed" if action == "retry" else "a queued or running"
+    return Refusal(
+        "job_not_failed" if action == "retry" else "job_not_live",
+        f"job {job} was not {VERBS[action][1]}: it is {status}, and only {wanted} job can be",
+        job_status=status,
+    )
 
 
 def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, str]:
     """retry/cancel with a filter: a dry run, or a count applied at once (--yes)."""
-    found = job_filter(args)
+    found = commands.job_filter(args)
     if not found:
         raise Refusal(
             "filter_required",
-            f"a bulk {action} needs a filter: --error-code, --kind, --since, --until, --search"
-            + (", --status" if action == "cancel" else ""),
+            f"a bulk {action} needs a filter: --state, --kind, --error-code, --received-from, --received-to, "
+            "--sender, --search",
         )
     if not (args.dry_run or args.yes):
         raise Refusal(
@@ -141,17 +165,15 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
     if args.yes and not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
     check_filters(context, args)
-    who = actor(context, args.actor)
-    params = {"p_action": action, "p_filter": found, "p_actor_id": who.id, "p_actor_email": who.email}
-    prepared = _call(context, "prepare_document_jobs_bulk_action", params)
-    count, scope = prepared["job_count"], described(context, prepared["filter"])
+    who = actor(context, args.actor, f"a bulk {action}")
+    prepared = calls.prepare_bulk(_rpc(context), action, found, who.id, who.email)
+    count, scope = prepared["job_count"], commands.described(context, prepared["filter"])
     if args.yes:
         return apply(context, prepared["bulk_action_id"], who, args.reason)
     if count == 0:
         text = f"no {STATES[action]} job matches ({scope}): nothing to {action}"
         return prepared | {"dry_run": True}, text
-    command = ["python", "-m", "lib.admin", "confirm", prepared["bulk_action_id"], "--as", who.email]
-    confirm = shlex.join([*command, "--reason", args.reason or "WHY"])
+    confirm = command_line("confirm", prepared["bulk_action_id"], "--as", who.email, "--reason", args.reason or "WHY")
     left_out = f"{CANCELLED_LEFT_OUT}\n" if prepared.get("cancelled_left_out") else ""
     text = (
         f"{display.count(count)} {STATES[action]} {'job' if count == 1 else 'jobs'} would be {VERBS[action][1]} "
@@ -166,7 +188,7 @@ def confirm(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     """Apply a counted bulk action (its id from a dry run)."""
     if not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
-    who = actor(context, args.actor)
+    who = actor(context, args.actor, "confirm")
     before = _audited(context, args.bulk_action_id)
     return apply(context, args.bulk_action_id, who, args.reason, before)
 
@@ -191,17 +213,17 @@ def apply(
 ) -> tuple[Any, str]:
     """Batches until done; what changed, what did not and why. `before`: the audit's entry if an
     earlier confirm started it (then the audit keeps that confirm's reason, not this one's)."""
-    params = {"p_bulk_action_id": bulk_action_id, "p_actor_id": who.id, "p_reason": reason, "p_batch_size": BATCH_SIZE}
-    progress = _call(context, "apply_document_jobs_bulk_action", params)
+    rpc = _rpc(context)
+    progress = calls.apply_bulk(rpc, bulk_action_id, who.id, reason, BATCH_SIZE)
     workers = progress["workers_started"]
     while not progress["done"]:
         processed = progress["processed"]
-        progress = _call(context, "apply_document_jobs_bulk_action", params)
+        progress = calls.apply_bulk(rpc, bulk_action_id, who.id, reason, BATCH_SIZE)
         workers += progress["workers_started"]
         if progress["processed"] == processed and not progress["done"]:
             raise Refusal("bulk_action_stuck", f"bulk action {bulk_action_id} made no progress: run confirm again")
     action = progress["action"]
-    scope = described(context, progress["filter"])
+    scope = commands.described(context, progress["filter"])
     started = f"; {workers} workers started" if action == "retry" else ""
     if before is None:
         lines = [
@@ -243,14 +265,19 @@ def apply(
     return progress | {"workers_started": workers, "actor": {"id": who.id, "email": who.email}}, "\n".join(lines)
 
 
-def _call(context: Context, function: str, params: dict[str, Any]) -> dict[str, Any]:
-    try:
-        answer = execute(function, context.client.rpc(function, params))
-    except DatabaseError as error:
-        raise _bulk_refusal(context, error) from error
-    if not isinstance(answer, dict):
-        raise not_postgrest(context, function)
-    return answer
+def _rpc(context: Context) -> calls.Rpc:
+    """Calls for calls.prepare_bulk and apply_bulk, with the bulk actions' refusals."""
+
+    def rpc(function: str, params: dict[str, Any]) -> Any:
+        try:
+            answer = execute(function, context.client.rpc(function, params))
+        except DatabaseError as error:
+            raise _bulk_refusal(context, error) from error
+        if not isinstance(answer, dict):
+            raise not_postgrest(context, function)
+        return answer
+
+    return rpc
 
 
 def _bulk_refusal(context: Context, error: DatabaseError) -> Refusal:
@@ -260,4 +287,4 @@ def _bulk_refusal(context: Context, error: DatabaseError) -> Refusal:
         return Refusal("not_the_counting_operator", error.message + " (--as the e-mail the dry run was run with)")
     if error.code == "22023" and "counted more than" in error.message:
         return Refusal("count_expired", error.message + " (--dry-run)")
-    return refused(context, error, FLAGS)
+    return refused(context, error, FILTER_FLAGS)

@@ -1,4 +1,5 @@
-"""The admin CLI: see and steer the queue without writing SQL (with the project's server key).
+"""The admin CLI, document-jobs-admin: see and steer the queue without writing SQL (with the
+project's server key), through the admin screen's own SQL functions (lib/screen/calls.py).
 
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or, on a project with legacy keys,
 SUPABASE_SERVICE_ROLE_KEY) from the environment. Every refusal is one line on standard error
@@ -18,8 +19,8 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import bulk, commands, reconcile
-from lib.admin.commands import STATUSES, Context, job_id, positive, since_or_until, uuid_id
+from lib.admin import PROGRAM, bulk, commands, reconcile
+from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
@@ -68,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     root = _Parser(
-        prog="python -m lib.admin",
+        prog=PROGRAM,
         description="See and steer the document jobs queue.",
         epilog=EXIT_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -90,17 +91,11 @@ def parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=run)
         return sub
 
-    listing = command("list", commands.list_jobs, "list jobs, newest first: age, attempts, sender, subject, error")
-    listing.add_argument("--status", choices=STATUSES)
-    listing.add_argument("--kind", help="a kind of document_job_kinds (fetch_email)")
-    listing.add_argument("--error-code", help="the job's last_error_code, e.g. resend_unauthorized")
-    listing.add_argument("--since", type=since_or_until, help="received at or after: ISO 8601, or an age (30m, 2h, 7d)")
-    listing.add_argument("--until", type=since_or_until, help="received before: ISO 8601, or an age (30m, 2h, 7d)")
-    listing.add_argument("--email-id", help="Resend's e-mail id (the webhook's data.email_id)")
-    listing.add_argument("--sender", help="part of the sender's address or name (case-insensitive)")
+    listing = command("list", commands.list_jobs, "list jobs, newest first, as the admin screen's list filters them")
+    add_filter_options(listing)
     listing.add_argument("--limit", type=positive, default=50, help="at most this many rows (default 50)")
 
-    command("show", commands.show_job, "show one job: its attempts, its e-mail and its stored attachments")
+    command("show", commands.show_job, "show one job as the admin screen does: its attempts, e-mail and attachments")
     subcommands.choices["show"].add_argument(
         "job_id", type=job_id, help="a job id, or 6 or more of its first hex characters (or of its e-mail's id)"
     )
@@ -108,21 +103,22 @@ def parser() -> argparse.ArgumentParser:
     retry = command(
         "retry",
         bulk.retry,
-        "queue a failed job again (attempts reset to 0), or every failed job a filter matches (--as, --dry-run)",
+        "queue a failed job again (attempts reset to 0; a worker is started for it), or every failed job a filter "
+        "matches (--dry-run); audited, as the operator of --as",
     )
     retry.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk retry)")
-    _bulk_options(retry, "retry")
+    _action_options(retry, "retry")
     cancel = command(
         "cancel",
         bulk.cancel,
-        "cancel a queued or running job (its worker stops at its next fenced write), or every one a filter matches",
+        "cancel a queued or running job (its worker stops at its next fenced write), or every one a filter matches; "
+        "audited, as the operator of --as",
     )
     cancel.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk cancel)")
-    cancel.add_argument("--status", choices=("queued", "running"), help="bulk: only jobs in this state")
-    _bulk_options(cancel, "cancel")
+    _action_options(cancel, "cancel")
     confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
     confirm.add_argument("bulk_action_id", type=uuid_id, metavar="BULK_ACTION_ID", help="from the dry run")
-    confirm.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin who ran the dry run")
+    _as_option(confirm, "the admin who ran the dry run")
     confirm.add_argument("--reason", required=True, help="why: recorded in the audit (and on cancelled jobs)")
 
     reconciling = command(
@@ -133,7 +129,7 @@ def parser() -> argparse.ArgumentParser:
     reconciling.add_argument(
         "--since", type=since_or_until, required=True, help="back to: ISO 8601, or an age (7d); at most max_since"
     )
-    reconciling.add_argument("--as", dest="actor", metavar="EMAIL", required=True, help="the admin it is recorded for")
+    _as_option(reconciling, "the admin it is recorded for")
     reconciling.add_argument("--dry-run", action="store_true", help="count and list what would be recorded")
 
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
@@ -156,20 +152,21 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def _bulk_options(sub: argparse.ArgumentParser, action: str) -> None:
+def _as_option(sub: argparse.ArgumentParser, who: str) -> None:
+    sub.add_argument("--as", dest="actor", metavar="EMAIL", help=f"{who} (else ${bulk.OPERATOR_VARIABLE})")
+
+
+def _action_options(sub: argparse.ArgumentParser, action: str) -> None:
     """The filter of a bulk action (the admin screen's), who acts, and how it is confirmed."""
-    sub.add_argument("--error-code", help="bulk: the jobs' last_error_code, e.g. resend_unauthorized")
-    sub.add_argument("--kind", help="bulk: a kind of document_job_kinds (fetch_email)")
-    sub.add_argument("--since", type=since_or_until, help="bulk: received at or after (ISO 8601, or 30m, 2h, 7d)")
-    sub.add_argument("--until", type=since_or_until, help="bulk: received before (ISO 8601, or 30m, 2h, 7d)")
-    sub.add_argument("--search", help="bulk: a job or e-mail id, Resend's e-mail id, or text of the sender or subject")
-    sub.add_argument("--as", dest="actor", metavar="EMAIL", help="bulk: the admin (of the admin screen) who acts")
+    add_filter_options(sub, "bulk: ")
+    _as_option(sub, "the admin (of the admin screen) who acts")
     sub.add_argument("--dry-run", action="store_true", help="bulk: count, change nothing, print the confirmation")
     sub.add_argument("--yes", action="store_true", help="bulk: count and apply at once, without a dry run")
     sub.add_argument(
         "--reason",
-        help="recorded as the jobs' last_error_message" if action == "cancel" else "bulk: recorded in the audit",
-    )
+        help="why: recorded in the audit" + (" and as the jobs' last_error_message (required)" if action == "cancel"
+                                             else ""),
+    )  # fmt: skip
 
 
 def _wants_json(argv: Sequence[str]) -> bool:

@@ -20,6 +20,7 @@ from lib.admin import display
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.failures import FailureCode
+from lib.screen import calls
 from lib.settings import SupabaseSettings
 from lib.supabase.rpc import Executable, execute
 from lib.supabase.storage import Storage, StorageError
@@ -27,20 +28,22 @@ from lib.supabase.storage import Storage, StorageError
 if TYPE_CHECKING:
     from supabase import Client
 
-JOB_COLUMNS = (
-    "id,kind,status,attempts,max_attempts,generation,created_at,run_after,lease_until,finished_at,"
-    "last_error_code,last_error_message,fax_received_email_id"
-)
-# found_by: webhook, or reconciliation (then webhook_id is null: no webhook delivered it).
-EMAIL_COLUMNS = "id,provider_email_id,from_address,to_addresses,subject,received_at,created_at,found_by,reconciled_at"
+# What download reads of an attachment: where it is stored, and what it must be.
 ATTACHMENT_COLUMNS = "id,provider_attachment_id,filename,content_type,size_bytes,sha256,bucket,storage_path"
-ATTEMPT_COLUMNS = "attempt,generation,started_at,finished_at,outcome,error_code,error_message,invocation_id"
 STATUSES = ("queued", "running", "completed", "failed")
-TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "reconciled_at")
+# What `show` prints of document_jobs_admin_job's job (its e-mail, null there, is printed apart) and e-mail.
+JOB_FIELDS = (
+    "id", "kind", "status", "attempts", "max_attempts", "generation", "created_at", "run_after", "started_at",
+    "lease_until", "finished_at", "last_error_code", "last_error_message", "fax_received_email_id",
+)  # fmt: skip
+EMAIL_FIELDS = (
+    "id", "provider", "provider_email_id", "from", "to", "cc", "subject", "message_id", "received_at", "created_at",
+)  # fmt: skip
+TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "stored_at")
 # The codes only the database writes (the worker's are FailureCode).
 DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
-# An e-mail filter (sender, e-mail id) becomes a list of e-mail ids in the job query's URL.
-MAX_FILTER_EMAILS = 500
+# One page of the screen's list (document_jobs_admin_jobs takes 1 to 200).
+MAX_PAGE = 200
 # Columns of `list`, in display columns: a sender's 52-character Japanese name must not widen it.
 LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
@@ -174,6 +177,11 @@ def call(context: Context, what: str, request: Executable, flags: Mapping[str, s
         raise refused(context, error, flags or {}) from error
 
 
+def rpc_of(context: Context, flags: Mapping[str, str] | None = None) -> calls.Rpc:
+    """A way of calling a function for lib/screen/calls.py: the CLI's refusals, flags named."""
+    return lambda function, params: call(context, function, context.client.rpc(function, params), flags)
+
+
 def rpc(
     context: Context, function: str, params: dict[str, Any], kind: type, flags: Mapping[str, str] | None = None
 ) -> Any:
@@ -182,19 +190,6 @@ def rpc(
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise not_postgrest(context, function)
     return value
-
-
-class _Counted:
-    """A request whose answer's exact count (Prefer: count=exact) is kept beside its rows."""
-
-    def __init__(self, request: Executable) -> None:
-        self.request = request
-        self.count: int | None = None
-
-    def execute(self) -> Any:
-        response = self.request.execute()
-        self.count = response.count
-        return response
 
 
 def _rows(context: Context, what: str, request: Executable) -> list[Row]:
@@ -217,10 +212,11 @@ def resolve_job(context: Context, value: str) -> str:
         whole = str(UUID(value))
     except ValueError:
         whole = None
-    if whole is not None and _job(context, whole) is not None:
-        return whole
     found = find_jobs(context, value)
     jobs = found["jobs"]
+    named = [job for job in jobs if "job_id" in job["matched"]] if whole else []
+    if len(named) == 1:  # a whole job id names its job, whatever e-mail id it also is
+        return str(named[0]["id"])
     if len(jobs) == 1:
         return str(jobs[0]["id"])
     if not jobs:
@@ -240,15 +236,83 @@ def resolve_job(context: Context, value: str) -> str:
 
 
 def _job(context: Context, job: str) -> Row | None:
-    rows = _rows(context, "read job", context.client.table("document_jobs").select(JOB_COLUMNS).eq("id", job))
+    rows = _rows(context, "read job", context.client.table("document_jobs").select("id,fax_received_email_id")
+                 .eq("id", job))  # fmt: skip
     return rows[0] if rows else None
+
+
+def _ordered(row: Row, keys: tuple[str, ...]) -> Row:
+    """A row's fields in the order a person reads them (jsonb keeps its keys by length), then any
+    others the function answers."""
+    return {key: row[key] for key in keys if key in row} | {key: v for key, v in row.items() if key not in keys}
 
 
 def _times(row: Row, now: datetime) -> Row:
     return {key: display.local_time(value, now) if key in TIMES else value for key, value in row.items()}
 
 
-# --- list -------------------------------------------------------------------------------------
+# --- the filter (the admin screen's: document_jobs_internal.job_filter) ------------------------
+
+# The flags of the filter, as `list` and the bulk retry and cancel take them, and the names the
+# database's messages give them.
+FILTER_FLAGS = {
+    "p_filter.states": "--state",
+    "p_filter.kind": "--kind",
+    "p_filter.error_code": "--error-code",
+    "p_filter.received_from": "--received-from",
+    "received_to": "--received-to",
+    "p_filter.q": "--search",
+    "p_limit": "--limit",
+    "p_reason": "--reason",
+}
+FILTER_OPTIONS = ("state", "kind", "error_code", "received_from", "received_to", "sender", "search")
+
+
+def add_filter_options(sub: argparse.ArgumentParser, prefix: str = "") -> None:
+    """The admin screen's filter as flags (its list's filters and search box)."""
+    sub.add_argument("--state", action="append", choices=STATUSES, help=f"{prefix}in this state (again for several)")
+    sub.add_argument("--kind", help=f"{prefix}a kind of document_job_kinds (fetch_email)")
+    sub.add_argument("--error-code", help=f"{prefix}the job's last_error_code, e.g. resend_unauthorized")
+    sub.add_argument("--received-from", type=since_or_until, metavar="TIME",
+                     help=f"{prefix}received at or after: ISO 8601, or an age (30m, 2h, 7d)")  # fmt: skip
+    sub.add_argument("--received-to", type=since_or_until, metavar="TIME",
+                     help=f"{prefix}received before: ISO 8601, or an age (30m, 2h, 7d)")  # fmt: skip
+    sub.add_argument("--sender", help=f"{prefix}part of the sender's address or name: the screen's search "
+                     "(which also finds it in subjects and ids)")  # fmt: skip
+    sub.add_argument("--search", help=f"{prefix}the screen's search: a job or e-mail id or 6+ of its first hex "
+                     "characters, Resend's e-mail id, or text of the sender or subject")  # fmt: skip
+
+
+def job_filter(args: argparse.Namespace) -> dict[str, Any]:
+    """The admin screen's filter of the flags."""
+    if args.sender and args.search:
+        raise Refusal("usage", "--sender and --search are both the screen's one search term: give one of them")
+    return calls.job_filter({
+        "states": args.state,
+        "kind": args.kind,
+        "error_code": args.error_code,
+        "received_from": args.received_from.isoformat() if args.received_from else None,
+        "received_to": args.received_to.isoformat() if args.received_to else None,
+        "q": args.sender or args.search,
+    })  # fmt: skip
+
+
+def described(context: Context, found: Mapping[str, Any]) -> str:
+    """A filter in words (as the database normalized it)."""
+    words = []
+    if "states" in found:
+        words.append(" or ".join(found["states"]))
+    if "error_code" in found:
+        words.append(f"error code {found['error_code']}")
+    if "kind" in found:
+        words.append(f"kind {found['kind']}")
+    if "received_from" in found:
+        words.append(f"received since {display.local_time(found['received_from'], context.now)}")
+    if "received_to" in found:
+        words.append(f"received before {display.local_time(found['received_to'], context.now)}")
+    if "q" in found:
+        words.append(f"matching {found['q']!r}")
+    return display.text(", ".join(words))
 
 
 def _known_error_codes() -> set[str]:
@@ -263,27 +327,6 @@ def _check_kind(context: Context, kind: str) -> None:
         raise Refusal("unknown_kind", f"--kind {kind!r} is not a kind of job (known: {', '.join(sorted(kinds))})")
 
 
-def _email_ids(context: Context, args: argparse.Namespace) -> list[str] | None:
-    """The e-mails the sender and e-mail id filters leave (None: no such filter)."""
-    if not (args.email_id or args.sender):
-        return None
-    query = context.client.table("fax_received_emails").select("id").limit(MAX_FILTER_EMAILS + 1)
-    if args.email_id:
-        query = query.eq("provider_email_id", args.email_id)
-    if args.sender:
-        # PostgREST's like wildcard is *; the sender's own % and _ stay literal.
-        pattern = re.sub(r"([%_\\])", r"\\\1", args.sender)
-        query = query.ilike("from_address", f"*{pattern}*")
-    ids = [row["id"] for row in _rows(context, "read e-mails", query)]
-    if len(ids) > MAX_FILTER_EMAILS:
-        raise Refusal(
-            "filter_too_wide",
-            f"--sender {args.sender!r} matches more than {MAX_FILTER_EMAILS} e-mails: "
-            "narrow it (a longer part of the address, --since/--until)",
-        )
-    return ids
-
-
 def check_filters(context: Context, args: argparse.Namespace) -> None:
     """An unknown error code or kind is the operator's typo, not a filter that matches nothing."""
     if args.error_code and args.error_code not in _known_error_codes():
@@ -295,43 +338,30 @@ def check_filters(context: Context, args: argparse.Namespace) -> None:
         _check_kind(context, args.kind)
 
 
+# --- list -------------------------------------------------------------------------------------
+
+
 def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+    """The screen's list (document_jobs_admin_jobs), page after page up to --limit."""
     check_filters(context, args)
-    query = (
-        context.client.table("document_jobs")
-        .select(JOB_COLUMNS, count="exact")  # type: ignore[arg-type]
-        .order("created_at", desc=True)
-        .limit(args.limit)
-    )
-    for column, value in (("status", args.status), ("kind", args.kind), ("last_error_code", args.error_code)):
-        if value:
-            query = query.eq(column, value)
-    if args.since:
-        query = query.gte("created_at", args.since.isoformat())
-    if args.until:
-        query = query.lt("created_at", args.until.isoformat())
-    email_ids = _email_ids(context, args)
-    if email_ids is not None:
-        query = query.in_("fax_received_email_id", email_ids)
-    counted = _Counted(query)
-    rows = [] if email_ids == [] else _rows(context, "list jobs", counted)
-    total = counted.count if counted.count is not None else len(rows)
-    ids = sorted({row["fax_received_email_id"] for row in rows if row["fax_received_email_id"]})
-    emails = (
-        {
-            row["id"]: row
-            for row in _rows(
-                context,
-                "read e-mails",
-                context.client.table("fax_received_emails").select(EMAIL_COLUMNS).in_("id", ids),
-            )
-        }
-        if ids
-        else {}
-    )
+    found = job_filter(args)
+    rpc = rpc_of(context, FILTER_FLAGS)
+    rows: list[Row] = []
+    first: Row | None = None
+    after: Row | None = None
+    while True:
+        after_time, after_id = (str(after["created_at"]), str(after["id"])) if after else (None, None)
+        page = calls.jobs(rpc, found, after_time, after_id, min(MAX_PAGE, args.limit - len(rows)))
+        first = first or page
+        rows += page["jobs"]
+        after = page["next"]
+        if after is None or len(rows) >= args.limit:
+            break
+    total = first["count"]  # exact up to 10,000, without a search term
+    more = after is not None
     listed = []
     for row in rows:
-        email = emails.get(row["fax_received_email_id"], {})
+        email = row["email"] or {}
         waits = row["status"] == "queued" and datetime.fromisoformat(row["run_after"]) > context.now
         listed.append(
             row
@@ -341,19 +371,22 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
                 "received": display.local_time(row["created_at"], context.now),
                 "attempt": f"{row['attempts']}/{row['max_attempts']}",
                 "next run": display.local_time(row["run_after"], context.now) if waits else "",
-                "sender": email.get("from_address"),
+                "sender": email.get("from"),
                 "subject": email.get("subject"),
                 "error": row["last_error_code"] or "",
             }
         )
-    data = {"jobs": [row | {"email": emails.get(row["fax_received_email_id"])} for row in rows], "total": total}
+    data = {"jobs": rows, "total": total, "more": more, "filter": first["filter"]}
     if not rows:
-        return data, "no jobs match" if total == 0 else f"no jobs shown of {display.count(total)}"
+        return data, "no jobs match" if not more else "no jobs shown (--limit for more)"
     columns = ["id", "status", "received", "attempt", "next run", "sender", "subject", "error"]
     shown = display.table(listed, columns, LIST_LIMITS)
-    footer = f"showing {display.count(len(rows))} of {display.count(total)}, newest first"
-    if len(rows) < total:
-        footer += " (--limit for more, or narrow with --status, --error-code, --since, --sender)"
+    if total is None and not more:  # a search: no count, but this is all of it
+        total = len(rows)
+    of = f" of {display.count(total)}" if total is not None else ""
+    footer = f"showing {display.count(len(rows))}{of}, newest first"
+    if more:
+        footer += " (--limit for more, or narrow with --state, --error-code, --received-from, --search)"
     return data, f"{shown}\n\n{footer}"
 
 
@@ -361,45 +394,22 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
+    """The screen's job page (document_jobs_admin_job)."""
     args.job_id = resolve_job(context, args.job_id)
-    job = _job(context, args.job_id)
-    if job is None:
+    found = calls.job(rpc_of(context), args.job_id)
+    if found is None:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
-    email: Row | None = None
-    attachments: list[Row] = []
-    if job["fax_received_email_id"]:
-        emails = _rows(
-            context,
-            "read e-mail",
-            context.client.table("fax_received_emails").select(EMAIL_COLUMNS).eq("id", job["fax_received_email_id"]),
-        )
-        email = emails[0] if emails else None
-        attachments = _rows(
-            context,
-            "read attachments",
-            context.client.table("fax_received_email_attachments")
-            .select(ATTACHMENT_COLUMNS)
-            .eq("fax_received_email_id", job["fax_received_email_id"])
-            .order("filename"),
-        )
-    attempts = _rows(
-        context,
-        "read attempts",
-        context.client.table("document_job_attempts")
-        .select(ATTEMPT_COLUMNS)
-        .eq("job_id", args.job_id)
-        .order("generation"),
-    )
-    parts = [display.fields(_times(job, context.now))]
+    job, email, attempts, attachments = found["job"], found["email"], found["attempts"], found["attachments"]
+    parts = [display.fields(_times(_ordered({k: v for k, v in job.items() if k != "email"}, JOB_FIELDS), context.now))]
     if email:
-        parts.append("e-mail\n" + display.fields(_times(email, context.now)))
+        parts.append("e-mail\n" + display.fields(_times(_ordered(email, EMAIL_FIELDS), context.now)))
     history = f"attempts ({len(attempts)})"
     if attempts:
         rows = [
             row
             | {
                 "started": display.local_time(row["started_at"], context.now),
-                "took": _took(row["started_at"], row["finished_at"]),
+                "took": f"{row['duration_ms'] / 1000:.3f} s" if row["duration_ms"] is not None else "",
                 "error": row["error_code"] or "",
                 "invocation": row["invocation_id"] or "",
             }
@@ -419,81 +429,15 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         stored += f"\n\n  {display.text(row['filename'])}\n" + display.fields(
             {
                 "id": row["id"],
-                "provider_attachment_id": row["provider_attachment_id"],
+                "downloads as": row["download_name"],
                 "content_type": row["content_type"],
                 "size_bytes": row["size_bytes"],
                 "sha256": row["sha256"],
-                "storage": f"{row['bucket']}/{row['storage_path']}",
+                "stored_at": display.local_time(row["stored_at"], context.now),
             }
         )
     parts.append(stored)
-    return {"job": job, "email": email, "attempts": attempts, "attachments": attachments}, "\n\n".join(parts)
-
-
-def _took(started: str | None, finished: str | None) -> str:
-    """How long an attempt took, e.g. 1.234 s (for a lost attempt: until its lease passed)."""
-    if not started or not finished:
-        return ""
-    return f"{(datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds():.3f} s"
-
-
-# --- retry, cancel ----------------------------------------------------------------------------
-
-
-def _not_changed(context: Context, job: str, code: str, action: str, wanted: str) -> Refusal:
-    found = _job(context, job)
-    if found is None:
-        return Refusal("job_not_found", f"there is no job {job}")
-    return Refusal(
-        code,
-        f"job {job} was not {action}: it is {found['status']}, and only {wanted} job can be",
-        job_status=found["status"],
-    )
-
-
-def retry(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    try:
-        retried = execute("retry_document_job", context.client.rpc("retry_document_job", {"p_job_id": args.job_id}))
-    except DatabaseError as error:
-        if error.code == "23505":
-            raise _live_job(context, args.job_id) from error
-        raise refused(context, error, {}) from error
-    if not isinstance(retried, bool):
-        raise not_postgrest(context, "retry_document_job")
-    if not retried:
-        raise _not_changed(context, args.job_id, "job_not_failed", "retried", "a failed")
-    return {"retried": args.job_id}, f"job {args.job_id} is queued again (attempts reset to 0)"
-
-
-def _live_job(context: Context, job: str) -> Refusal:
-    """A retry refused because another job for the same e-mail is queued or running: name it."""
-    failed = _job(context, job) or {}
-    live = _rows(
-        context,
-        "read live job",
-        context.client.table("document_jobs")
-        .select("id,status")
-        .eq("fax_received_email_id", failed.get("fax_received_email_id") or "")
-        .eq("kind", failed.get("kind") or "")
-        .in_("status", ["queued", "running"]),
-    )
-    if not live:  # gone meanwhile: the retry may simply be tried again
-        return Refusal("live_job_exists", f"job {job} was not retried: another job for its e-mail was live; try again")
-    other = live[0]
-    return Refusal(
-        "live_job_exists",
-        f"job {job} was not retried: job {other['id']} for the same e-mail is "
-        f"{other['status']}; let it finish, or cancel it (python -m lib.admin cancel {other['id']})",
-        live_job_id=other["id"],
-        live_job_status=other["status"],
-    )
-
-
-def cancel(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
-    params = {"p_job_id": args.job_id, "p_reason": args.reason}
-    if not rpc(context, "cancel_document_job", params, bool, {"p_reason": "--reason"}):
-        raise _not_changed(context, args.job_id, "job_not_live", "cancelled", "a queued or running")
-    return {"cancelled": args.job_id}, f"job {args.job_id} is cancelled (failed, last_error_code = cancelled)"
+    return found, "\n\n".join(parts)
 
 
 # --- stats, health ----------------------------------------------------------------------------

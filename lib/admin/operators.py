@@ -1,8 +1,8 @@
-"""Who may use the admin screen: python -m lib.admin operators add | list | remove.
+"""Who may use the admin screen: document-jobs-admin operators add | list | remove.
 
-python -m lib.admin operators add EMAIL --role admin|viewer [--password-stdin]
-python -m lib.admin operators list [--json]
-python -m lib.admin operators remove EMAIL
+document-jobs-admin operators add EMAIL --role admin|viewer [--password-stdin]
+document-jobs-admin operators list [--json]
+document-jobs-admin operators remove EMAIL
 
 An operator is a user of the project's Supabase Auth whose app_metadata.document_jobs_role is
 "admin" (may act) or "viewer" (may read). app_metadata can only be written with the server key,
@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from lib.admin import display
+from lib.admin import PROGRAM, display
 from lib.errors import Refusal
 from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
@@ -136,7 +136,7 @@ def read_password(from_stdin: bool) -> str | None:
     return first
 
 
-def parser(prog: str = "python -m lib.admin operators") -> argparse.ArgumentParser:
+def parser(prog: str = f"{PROGRAM} operators") -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog=prog, description="Who may use the admin screen (Supabase Auth users).")
     commands = root.add_subparsers(dest="command", required=True)
     adding = commands.add_parser("add", help="give an account a role (creating it if needed)")

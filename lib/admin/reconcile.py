@@ -1,4 +1,4 @@
-"""python -m lib.admin reconcile --since 7d [--dry-run] --as EMAIL: reconciliation by hand, for an
+"""document-jobs-admin reconcile --since 7d [--dry-run] --as EMAIL: reconciliation by hand, for an
 outage longer than the schedule's reach (the cron job lists back to its watermark less an hour).
 
 It walks Resend's list of received e-mails (lib/worker/reconcile.py, the job's own walk) back to

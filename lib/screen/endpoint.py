@@ -36,6 +36,7 @@ from lib import log
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.http_shell import Reply, json_reply
+from lib.screen import calls
 from lib.settings import AdminSettings, ConfigError
 from lib.storable import is_storable
 from lib.supabase.rpc import Executable, execute
@@ -51,7 +52,7 @@ SIGNED_URL_SECONDS = 60
 LIST_LIMIT, MAX_LIST_LIMIT = 50, 200
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
-# The list's query parameters and the filter keys of document_jobs_internal.job_filter.
+# The list's query parameters and the filter keys of document_jobs_internal.job_filter (calls.FILTER_KEYS).
 FILTER_PARAMETERS = {"kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "q": "q"}
 
 
@@ -232,8 +233,7 @@ def me(context: Context) -> dict[str, Any]:
 
 
 def overview(context: Context) -> dict[str, Any]:
-    data: dict[str, Any] = context.rpc("document_jobs_admin_overview", {})
-    return data
+    return calls.overview(context.rpc)
 
 
 def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
@@ -258,30 +258,23 @@ def jobs(context: Context) -> dict[str, Any]:
         raise Refusal("bad_cursor", "after_time and after_id go together, after_id a job id", 400)
     if after_time is not None and not _is_timestamp(after_time):
         raise Refusal("bad_cursor", "after_time must be an ISO 8601 time with its offset, as a page gave it", 400)
-    page: dict[str, Any] = context.rpc("document_jobs_admin_jobs", {
-        "p_filter": jobs_filter(call.query), "p_after_created_at": after_time, "p_after_id": after_id,
-        "p_limit": limit,
-    })  # fmt: skip
-    return page
+    return calls.jobs(context.rpc, jobs_filter(call.query), after_time, after_id, limit)
 
 
 def job(context: Context) -> dict[str, Any]:
-    found: dict[str, Any] | None = context.rpc("document_jobs_admin_job", {"p_job_id": _id(context.call)})
+    found = calls.job(context.rpc, _id(context.call))
     if found is None:
         raise Refusal("not_found", "no such job", 404)
-    for attachment in found.get("attachments") or []:
-        attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
     return found
 
 
 def audit(context: Context) -> dict[str, Any]:
     before = context.call.first("before")
-    params = {
-        "p_before": _int(before, None, 1, 2**62, "before") if before is not None else None,
-        "p_limit": _int(context.call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit"),
-    }
-    entries: dict[str, Any] = context.rpc("document_jobs_admin_audit", params)
-    return entries
+    return calls.audit(
+        context.rpc,
+        _int(before, None, 1, 2**62, "before") if before is not None else None,
+        _int(context.call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit"),
+    )
 
 
 def download(context: Context) -> dict[str, Any]:
@@ -323,10 +316,7 @@ def reason(body: dict[str, Any], required: bool) -> str | None:
 def retry(context: Context) -> dict[str, Any]:
     body = context.call.body()
     who = context.require_admin()
-    result: dict[str, Any] = context.rpc("admin_retry_document_job", {
-        "p_job_id": _id(context.call), "p_actor_id": who.user_id, "p_actor_email": who.email,
-        "p_reason": reason(body, required=False),
-    })  # fmt: skip
+    result = calls.retry(context.rpc, _id(context.call), who.user_id, who.email, reason(body, required=False))
     return _changed_or_conflict(result)
 
 
@@ -334,10 +324,8 @@ def cancel(context: Context) -> dict[str, Any]:
     body = context.call.body()
     text = reason(body, required=True)
     who = context.require_admin()
-    result: dict[str, Any] = context.rpc("admin_cancel_document_job", {
-        "p_job_id": _id(context.call), "p_actor_id": who.user_id, "p_actor_email": who.email, "p_reason": text,
-    })  # fmt: skip
-    return _changed_or_conflict(result)
+    assert text is not None  # required
+    return _changed_or_conflict(calls.cancel(context.rpc, _id(context.call), who.user_id, who.email, text))
 
 
 def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
@@ -359,11 +347,8 @@ def bulk_prepare(context: Context) -> dict[str, Any]:
         raise Refusal("bad_request", 'give "action" (retry or cancel) and "query" (the job list\'s filter)', 400)
     who = context.require_admin()
     # The very filter the list shows: the list's own query string, read by the list's own parser.
-    prepared: dict[str, Any] = context.rpc("prepare_document_jobs_bulk_action", {
-        "p_action": action, "p_filter": jobs_filter(parse_qs(query.removeprefix("?"))), "p_actor_id": who.user_id,
-        "p_actor_email": who.email,
-    })  # fmt: skip
-    return prepared
+    return calls.prepare_bulk(context.rpc, action, jobs_filter(parse_qs(query.removeprefix("?"))), who.user_id,
+                              who.email)  # fmt: skip
 
 
 def bulk_apply(context: Context) -> dict[str, Any]:
@@ -372,10 +357,7 @@ def bulk_apply(context: Context) -> dict[str, Any]:
     who = context.require_admin()
     deadline = time.monotonic() + APPLY_BUDGET_S
     while True:
-        progress: dict[str, Any] = context.rpc("apply_document_jobs_bulk_action", {
-            "p_bulk_action_id": _id(context.call), "p_actor_id": who.user_id, "p_reason": text,
-            "p_batch_size": BULK_BATCH_SIZE,
-        })  # fmt: skip
+        progress = calls.apply_bulk(context.rpc, _id(context.call), who.user_id, text, BULK_BATCH_SIZE)
         if progress["done"] or time.monotonic() > deadline:
             return progress
 

@@ -13,7 +13,7 @@ Every page takes one slot of the shared Resend limiter (the client's pacing); an
 follows the failure table like a fetch_email job's: a 429 or a refused key releases the job, a
 5xx retries it. With nothing missed a run costs one listing request.
 
-The same walk serves the operator's run by hand (python -m lib.admin reconcile), which records
+The same walk serves the operator's run by hand (document-jobs-admin reconcile), which records
 through an audited call instead of the job's fenced one.
 """
 

@@ -17,8 +17,10 @@
 -- migration and checks that lib/ and api/ call none of these names.
 --
 -- What: each name below is answered today by a thin wrapper of its _v2 function (20261201006000),
--- or, for the ..._and_follow_up forms, through the wrappers. retry_document_job and
--- cancel_document_job join this list when the CLI stops calling them.
+-- or, for the ..._and_follow_up forms, through the wrappers; and retry_document_job and
+-- cancel_document_job, which the CLI called before it acted through the admin screen's audited
+-- admin_retry_document_job and admin_cancel_document_job (nothing in lib/ or api/ calls them now;
+-- they keep answering until this is applied, for a script of an operator's own).
 
 drop function public.complete_document_job_and_follow_up(uuid, int);
 drop function public.fail_document_job_and_follow_up(uuid, int, text, text, boolean, interval);
@@ -30,3 +32,5 @@ drop function public.complete_document_job_and_claim_next(uuid, int, text, inter
 drop function public.complete_document_job(uuid, int);
 drop function public.fail_document_job(uuid, int, text, text, boolean, interval);
 drop function public.release_document_job(uuid, int, interval, text, text);
+drop function public.retry_document_job(uuid);
+drop function public.cancel_document_job(uuid, text);

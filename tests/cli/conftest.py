@@ -9,7 +9,14 @@ from lib.admin import cli as admin
 
 
 @pytest.fixture
+def operator(stack_env) -> str:
+    """The stack's admin of the admin screen: who acts, with --as."""
+    return stack_env["DEVSTACK_OPERATOR_EMAIL"]
+
+
+@pytest.fixture
 def cli(db, stack_env, monkeypatch, capsys):
+    monkeypatch.delenv("DOCUMENT_JOBS_OPERATOR", raising=False)  # who acts: --as, unless a test names them so
     monkeypatch.setenv("SUPABASE_URL", stack_env["SUPABASE_URL"])
     monkeypatch.setenv("SUPABASE_SECRET_KEY", stack_env["SUPABASE_SECRET_KEY"])
 

@@ -11,13 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from lib.admin import PROGRAM
 from tests.support.emails import failed_email
 from tests.support.operators import new_account, sign_in
-
-
-@pytest.fixture
-def operator(stack_env) -> str:
-    return stack_env["DEVSTACK_OPERATOR_EMAIL"]
 
 
 def statuses(db, ids) -> dict[str, tuple[str, int, str | None]]:
@@ -45,7 +41,7 @@ def test_a_dry_run_counts_changes_nothing_and_prints_the_confirmation(cli, db, o
     assert first == "3 failed jobs would be retried (error code resend_unauthorized); dry run: nothing changed."
     assert second.startswith("To retry exactly these 3, within 15 minutes (until ")
     words = shlex.split(third)
-    assert words[:4] == ["python", "-m", "lib.admin", "confirm"] and words[5:] == ["--as", operator, "--reason", "WHY"]
+    assert words[:2] == [PROGRAM, "confirm"] and words[3:] == ["--as", operator, "--reason", "WHY"]
     assert set(statuses(db, [*counted, other]).values()) == {("failed", 5, "resend_unauthorized"),
                                                              ("failed", 5, "resend_not_found")}  # fmt: skip
 
@@ -60,7 +56,7 @@ def test_confirm_applies_exactly_what_was_counted_and_the_audit_names_the_admin(
     assert (status, prepared["job_count"], prepared["dry_run"]) == (0, 3, True)
     later, _ = failed_email(db, "failed after the count", "resend_unauthorized")
 
-    status, out, err = cli(*shlex.split(prepared["confirm"])[3:])
+    status, out, err = cli(*shlex.split(prepared["confirm"])[1:])
 
     assert (status, err) == (0, "")
     lines = out.splitlines()
@@ -82,7 +78,7 @@ def test_yes_cancels_at_once_with_the_reason_on_each_job(cli, db, admin, operato
     ids = [row["id"] for row in jobs]
     since = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
 
-    status, out, err = cli("cancel", "--status", "queued", "--since", since, "--as", operator,
+    status, out, err = cli("cancel", "--state", "queued", "--received-from", since, "--as", operator,
                            "--reason", "duplicate batch", "--yes", "--json")  # fmt: skip
 
     assert (status, err) == (0, "")
@@ -131,10 +127,10 @@ REFUSALS = [
     ),
     (("retry", "00000000-0000-0000-0000-000000000000", "--error-code", "resend_unauthorized"), 2, "usage", "not both"),
     (
-        ("cancel", "--since", "1h", "--until", "2h", "--as", "{operator}", "--dry-run"),
+        ("cancel", "--received-from", "1h", "--received-to", "2h", "--as", "{operator}", "--dry-run"),
         2,
         "invalid_argument",
-        "--since must be before --until",
+        "--received-from must be before --received-to",
     ),
     (
         ("confirm", "00000000-0000-0000-0000-000000000000", "--as", "{operator}", "--reason", "x"),
@@ -176,10 +172,11 @@ def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_cod
     failed, _ = failed_email(db, "failed on its own", "resend_not_found")
     cancelled, _ = failed_email(db, "cancelled by an admin", "cancelled")
 
-    status, out, _ = cli("retry", "--since", "1d", "--as", operator, "--dry-run")
+    status, out, _ = cli("retry", "--received-from", "1d", "--as", operator, "--dry-run")
     assert status == 0 and out.startswith("1 failed job would be retried")
     assert "jobs an admin cancelled (error code cancelled) are left out" in out
-    status, out, _ = cli("--json", "retry", "--since", "1d", "--as", operator, "--yes", "--reason", "all failed")
+    status, out, _ = cli("--json", "retry", "--received-from", "1d", "--as", operator, "--yes",
+                         "--reason", "all failed")  # fmt: skip
     assert status == 0 and json.loads(out)["changed"] == 1
     assert statuses(db, [failed, cancelled]) == {failed: ("queued", 0, "resend_not_found"),
                                                  cancelled: ("failed", 5, "cancelled")}  # fmt: skip
@@ -212,3 +209,24 @@ def test_a_repeated_confirm_says_it_changed_nothing_and_which_reason_the_audit_k
     status, out, _ = cli("--json", "confirm", bulk_action_id, "--as", operator, "--reason", "again")
     answer = json.loads(out)
     assert (status, answer["already_confirmed"], answer["changed_now"], answer["audit_reason"]) == (0, True, 0, "first")
+
+
+def test_a_bulk_retry_by_sender_counts_the_screens_search_and_applies_it(cli, db, admin, operator) -> None:
+    """`retry --sender` (the issue's "argument job_id: 'fax-gateway' is not a job id"): the same flags as `list`."""
+    gateway = {failed_email(db, f"gateway {i}")[0] for i in range(2)}
+    db.execute("update fax_received_emails set from_address = 'Fax Gateway <fax-gateway@example.jp>'"
+               " where id in (select fax_received_email_id from document_jobs where id = any(%s::uuid[]))",
+               (list(gateway),))  # fmt: skip
+    other, _ = failed_email(db, "another sender")
+
+    status, out, err = cli("--json", "retry", "--sender", "fax-gateway", "--as", operator, "--dry-run")
+
+    assert (status, err) == (0, "")
+    prepared = json.loads(out)
+    assert (prepared["job_count"], prepared["filter"]) == (2, {"q": "fax-gateway"})
+    listed = json.loads(cli("list", "--json", "--sender", "fax-gateway", "--state", "failed")[1])["jobs"]
+    assert {job["id"] for job in listed} == gateway, "list and the bulk retry take the one filter"
+    status, out, err = cli(*shlex.split(prepared["confirm"])[1:-1], "by sender")
+    assert (status, err) == (0, "")
+    assert {status[:2] for status in statuses(db, gateway).values()} == {("queued", 0)}
+    assert statuses(db, [other])[other][0] == "failed"

@@ -15,34 +15,37 @@ from datetime import timedelta
 
 import pytest
 
+from lib.admin import PROGRAM, command_line
 from lib.admin import cli as admin
 from lib.settings import SupabaseSettings
 from lib.supabase.client import service_client
 from lib.worker.queue import LeaseLost, Queue
 from tests.support.database import add_jobs
-from tests.support.emails import email_with_job
+from tests.support.emails import email_with_job, failed_email
+from tests.support.operators import new_account, sign_in
+from tests.support.vault import store_secrets
 
 COMMANDS = ["list", "show", "retry", "cancel", "reconcile", "stats", "health", "retention", "purge", "download"]
 
 
 def test_the_cli_runs_as_a_module() -> None:
     result = subprocess.run([sys.executable, "-m", "lib.admin", "--help"], capture_output=True, text=True)
-    assert result.returncode == 0 and "usage: python -m lib.admin" in result.stdout
+    assert result.returncode == 0 and f"usage: {PROGRAM}" in result.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command, capsys) -> None:
     with pytest.raises(SystemExit) as exited:
         admin.main([command, "--help"])
-    assert exited.value.code == 0 and "usage: python -m lib.admin" in capsys.readouterr().out
+    assert exited.value.code == 0 and f"usage: {PROGRAM}" in capsys.readouterr().out
 
 
-def test_list_filters_by_status_and_shows_age_attempts_and_error(cli, db) -> None:
+def test_list_filters_by_state_and_shows_age_attempts_and_error(cli, db) -> None:
     add_jobs(db, 2)
     add_jobs(db, 1, status="'failed'", attempts="5", finished_at="now()", last_error_code="'resend_not_found'",
              created_at="now() - interval '3 hours'")  # fmt: skip
 
-    status, out, _ = cli("list", "--status", "failed")
+    status, out, _ = cli("list", "--state", "failed")
 
     assert status == 0
     [header, _, row, _, footer] = out.strip().splitlines()
@@ -62,37 +65,39 @@ def test_show_gives_the_job_its_email_and_attachments(cli, db) -> None:
     status, out, _ = cli("show", job_id)
     assert status == 0
     assert "em_admin" in out and "請求書.pdf" in out and "stored attachments (1)" in out
+    assert [line.split(":")[0].strip() for line in out.splitlines()[:3]] == ["id", "kind", "status"]
+    assert "attempts (0)" in out and "\ne-mail\n" in out and "from: fax@example.jp" in out
     data = json.loads(cli("show", job_id, "--json")[1])
     assert (data["job"]["id"], data["email"]["id"], len(data["attachments"])) == (job_id, email_id, 1)
     assert cli("show", "00000000-0000-0000-0000-000000000000")[0] == 1
 
 
-def test_retry_requeues_a_failed_job_and_explains_a_refusal(cli, db) -> None:
+def test_retry_requeues_a_failed_job_and_explains_a_refusal(cli, db, operator) -> None:
     job_id, _ = email_with_job(db)
-    assert cli("retry", job_id)[0:3:2] == (
+    assert cli("retry", job_id, "--as", operator)[0:3:2] == (
         1,
         f"error: job {job_id} was not retried: it is queued, and only a failed job can be\n",
     )
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now()")
-    assert cli("retry", job_id)[0] == 0
+    assert cli("retry", job_id, "--as", operator)[0] == 0
     row = db.execute("select status, attempts from document_jobs").fetchone()
     assert row == {"status": "queued", "attempts": 0}
 
 
-def test_retry_while_another_job_is_live_shows_the_clear_error(cli, db) -> None:
+def test_retry_while_another_job_is_live_shows_the_clear_error(cli, db, operator) -> None:
     job_id, email_id = email_with_job(db)
     db.execute("update document_jobs set status = 'failed', finished_at = now()")
     db.execute("select enqueue_document_job('fetch_email', %s)", (email_id,))
     live = db.execute("select id from document_jobs where status = 'queued'").fetchone()["id"]
-    status, _, err = cli("retry", job_id)
+    status, _, err = cli("retry", job_id, "--as", operator)
     assert status == 1
     assert err == (
         f"error: job {job_id} was not retried: job {live} for the same e-mail is queued; let it finish, "
-        f"or cancel it (python -m lib.admin cancel {live})\n"
+        f"or cancel it ({command_line('cancel', str(live), '--reason', 'WHY')})\n"
     )
 
 
-def test_cancel_while_running_stops_the_worker_at_its_next_fenced_write(cli, db, stack_env) -> None:
+def test_cancel_while_running_stops_the_worker_at_its_next_fenced_write(cli, db, stack_env, operator) -> None:
     job_id, _ = email_with_job(db)
     settings = SupabaseSettings(supabase_url=stack_env["SUPABASE_URL"],
                                 supabase_secret_key=stack_env["SUPABASE_SECRET_KEY"])  # fmt: skip
@@ -103,7 +108,7 @@ def test_cancel_while_running_stops_the_worker_at_its_next_fenced_write(cli, db,
         job = worker.claim("fetch_email")
         worker.extend(job)  # still ours
 
-        assert cli("cancel", job_id, "--reason", "wrong number")[0] == 0
+        assert cli("cancel", job_id, "--reason", "wrong number", "--as", operator)[0] == 0
 
         with pytest.raises(LeaseLost):
             worker.extend(job)
@@ -113,7 +118,59 @@ def test_cancel_while_running_stops_the_worker_at_its_next_fenced_write(cli, db,
     row = db.execute("select status, last_error_code, last_error_message, lease_until from document_jobs").fetchone()
     assert row == {"status": "failed", "last_error_code": "cancelled", "last_error_message": "wrong number",
                    "lease_until": None}  # fmt: skip
-    assert cli("cancel", job_id)[0] == 1, "a failed job cannot be cancelled again"
+    assert cli("cancel", job_id, "--reason", "again", "--as", operator)[0] == 1, "a failed job is not cancelled again"
+
+
+def audit_rows(admin, job_id: str) -> list[dict]:
+    return admin.execute("select actor_id::text, actor_email, action, job_count, reason from document_jobs_audit"
+                         " where job_id = %s order by id", (job_id,)).fetchall()  # fmt: skip
+
+
+def test_retry_and_cancel_are_audited_with_the_operator_as_on_the_screen(cli, db, admin, stack_env, operator,
+                                                                         monkeypatch) -> None:  # fmt: skip
+    """admin_retry_document_job and admin_cancel_document_job, the screen's: each action is in the
+    audit with the operator Auth knows, named by --as or by DOCUMENT_JOBS_OPERATOR; a retry starts a worker."""
+    store_secrets(db)  # a worker URL to start one at (nobody answers there)
+    job_id, _ = failed_email(db, "audited", "resend_not_found")
+    user = sign_in(stack_env, operator, stack_env["DEVSTACK_OPERATOR_PASSWORD"])["user"]
+    requests_before = admin.execute("select count(*) as n from document_jobs_internal.worker_requests").fetchone()["n"]
+
+    status, out, err = cli("retry", job_id[:8], "--as", operator, "--reason", "key rotated")
+
+    assert (status, err) == (0, "")
+    assert out == (f"job {job_id} is queued again (attempts reset to 0); a worker was started for it; "
+                   f"recorded in the audit as {operator}\n")  # fmt: skip
+    requests_after = admin.execute("select count(*) as n from document_jobs_internal.worker_requests").fetchone()["n"]
+    assert requests_after == requests_before + 1, "the retry started a worker, as the screen's Retry does"
+    monkeypatch.setenv("DOCUMENT_JOBS_OPERATOR", operator)
+    status, out, err = cli("--json", "cancel", job_id, "--reason", "duplicate fax")
+    assert (status, err) == (0, "")
+    assert json.loads(out)["actor"] == {"id": user["id"], "email": operator}
+    assert audit_rows(admin, job_id) == [
+        {"actor_id": user["id"], "actor_email": operator, "action": "retry", "job_count": 1, "reason": "key rotated"},
+        {"actor_id": user["id"], "actor_email": operator, "action": "cancel", "job_count": 1,
+         "reason": "duplicate fax"},
+    ]  # fmt: skip
+    row = db.execute("select status, last_error_code, last_error_message from document_jobs").fetchone()
+    assert row == {"status": "failed", "last_error_code": "cancelled", "last_error_message": "duplicate fax"}
+
+
+def test_retry_and_cancel_need_an_admin_that_auth_knows_and_a_cancel_its_reason(cli, db, admin, stack_env) -> None:
+    job_id, _ = failed_email(db, "refused", "resend_not_found")
+    viewer, _ = new_account(stack_env, app_metadata={"document_jobs_role": "viewer"})
+    stranger, _ = new_account(stack_env)
+    refusals = {
+        ("retry", job_id): (2, "actor_required"),
+        ("retry", job_id, "--as", viewer["email"]): (1, "not_an_admin"),
+        ("retry", job_id, "--as", stranger["email"]): (1, "not_an_operator"),
+        ("cancel", job_id, "--as", viewer["email"]): (2, "reason_required"),
+    }
+    for argv, (exit_status, code) in refusals.items():
+        status, out, err = cli("--json", *argv)
+        assert (status, out, json.loads(err)["error"]) == (exit_status, "", code), argv
+    assert "--as EMAIL, or DOCUMENT_JOBS_OPERATOR=EMAIL" in json.loads(cli("--json", "retry", job_id)[2])["message"]
+    assert audit_rows(admin, job_id) == []
+    assert db.execute("select status from document_jobs").fetchone()["status"] == "failed"
 
 
 def test_show_prints_the_attempt_history_with_the_invocation_that_claimed(cli, db, stack_env) -> None:
@@ -218,7 +275,8 @@ BAD_ARGUMENTS = [
     ("retry", "not-a-uuid"),
     ("cancel", "1234"),
     ("list", "--limit", "0"),
-    ("list", "--status", "sleeping"),
+    ("list", "--state", "sleeping"),
+    ("retry", "--sender", "a", "--search", "b", "--as", "x@example.com", "--dry-run"),
     ("purge", "--older", "1 day", "--surprise"),
 ]
 
@@ -336,7 +394,8 @@ def test_a_url_that_is_not_postgrest_is_one_line_and_exit_3_or_4(
         monkeypatch.setenv("SUPABASE_URL", url)
         monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "key")
         for argv in (["list"], ["stats"], ["show", "00000000-0000-0000-0000-000000000000"],
-                     ["retry", "00000000-0000-0000-0000-000000000000"], ["retention"], ["purge"]):  # fmt: skip
+                     ["retry", "00000000-0000-0000-0000-000000000000", "--as", "x@example.com"], ["retention"],
+                     ["purge"]):  # fmt: skip
             assert admin.main(argv) == exit_status, argv
             out, err = capsys.readouterr()
             [line] = err.splitlines()

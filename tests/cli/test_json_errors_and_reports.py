@@ -1,22 +1,21 @@
 """The admin CLI for an operator on call, against the local stack: --json anywhere and JSON
 errors with stable codes, refusals that say what happened, the key it needs, list's columns,
-filters and totals, show's storage paths and local times, health, purge's dry run, download."""
+filters and totals, show's download names and local times, health, purge's dry run, download."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from lib.admin import cli as admin
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job, failed_email
+from tests.support.emails import stored_job as _stored
 
 ZERO = "00000000-0000-0000-0000-000000000000"
 
@@ -32,8 +31,9 @@ def test_json_is_accepted_before_or_after_the_command(cli, db) -> None:
     ("argv", "status", "code"),
     [
         (("--json", "show", ZERO), 1, "job_not_found"),
-        (("retry", ZERO, "--json"), 1, "job_not_found"),
-        (("--json", "list", "--status", "sleeping"), 2, "usage"),
+        (("retry", ZERO, "--as", "x@example.com", "--json"), 1, "job_not_found"),
+        (("retry", ZERO, "--json"), 2, "actor_required"),
+        (("--json", "list", "--state", "sleeping"), 2, "usage"),
         (("--json", "list", "--kind", "fetch_fax"), 2, "unknown_kind"),
         (("--json", "list", "--error-code", "resend_unauthorised"), 2, "unknown_error_code"),
         (("--json", "purge", "--older-than", "1 minute"), 2, "invalid_argument"),
@@ -57,15 +57,19 @@ def test_help_lists_the_exit_statuses() -> None:
     assert optional in result.stdout
 
 
-def test_a_job_that_does_not_exist_says_so(cli, db) -> None:
-    for command in ("retry", "cancel", "show"):
-        assert cli(command, ZERO)[0:3:2] == (1, f"error: there is no job {ZERO}\n")
+def test_a_job_that_does_not_exist_says_so(cli, db, operator) -> None:
+    for argv in (
+        ("retry", ZERO, "--as", operator),
+        ("cancel", ZERO, "--as", operator, "--reason", "x"),
+        ("show", ZERO),
+    ):
+        assert cli(*argv)[0:3:2] == (1, f"error: there is no job {ZERO}\n")
 
 
-def test_a_cancel_refused_says_what_state_the_job_is_in(cli, db) -> None:
+def test_a_cancel_refused_says_what_state_the_job_is_in(cli, db, operator) -> None:
     job_id, _ = email_with_job(db)
     db.execute("update document_jobs set status = 'completed', finished_at = now()")
-    assert cli("cancel", job_id)[0:3:2] == (
+    assert cli("cancel", job_id, "--as", operator, "--reason", "x")[0:3:2] == (
         1, f"error: job {job_id} was not cancelled: it is completed, and only a queued or running job can be\n"
     )  # fmt: skip
 
@@ -121,10 +125,13 @@ def test_list_filters(cli, db) -> None:
 
     assert ids("--error-code", "resend_unauthorized") == [job_id]
     assert len(ids("--error-code", "resend_not_found")) == 3
-    assert ids("--since", "1d") == [job_id]
-    assert len(ids("--until", "2d")) == 3
-    assert ids("--email-id", "em_admin") == [job_id]
+    assert ids("--received-from", "1d") == [job_id]
+    assert len(ids("--received-to", "2d")) == 3
+    assert ids("--search", "em_admin") == [job_id], "Resend's e-mail id, in the screen's search"
+    assert ids("--search", job_id[:6]) == [job_id], "a job's id as people copy it"
     assert ids("--sender", "EXAMPLE.jp") == [job_id]
+    assert ids("--state", "failed", "--state", "queued", "--error-code", "resend_unauthorized") == [job_id]
+    assert ids("--state", "queued") == []
     assert ids("--sender", "nobody@") == []
     assert cli("list", "--sender", "nobody@")[1] == "no jobs match\n"
 
@@ -155,10 +162,9 @@ def test_japanese_text_aligns_and_a_long_name_is_cut_by_width(cli, db) -> None:
     assert "..." in rows[2]
 
 
-def test_show_gives_the_full_storage_path_and_local_times(cli, db, monkeypatch) -> None:
-    job_id, email_id = email_with_job(db)
-    long_path = f"fax_received_emails/{email_id}/{'a' * 60}.pdf"
-    db.execute("update fax_received_email_attachments set storage_path = %s", (long_path,))
+def test_show_gives_the_screens_download_name_and_local_times(cli, db, monkeypatch) -> None:
+    job_id, _ = email_with_job(db)
+    db.execute("update fax_received_email_attachments set filename = '請求書', content_type = 'application/pdf'")
     db.execute("update document_jobs set created_at = now() - interval '3 minutes 10 seconds'")
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     import time
@@ -170,7 +176,7 @@ def test_show_gives_the_full_storage_path_and_local_times(cli, db, monkeypatch) 
         monkeypatch.delenv("TZ")
         time.tzset()
     assert status == 0
-    assert f"storage: fax-attachments/{long_path}" in out
+    assert "  downloads as: 請求書.pdf" in out, "the name the screen downloads it as (lib/attachment_names.py)"
     [created] = [line for line in out.splitlines() if line.strip().startswith("created_at:")][:1]
     assert re.search(r"created_at: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00 \(3 min ago\)$", created), created
 
@@ -220,18 +226,6 @@ def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, sta
     assert status == 5 and "open outages: 1" in out and "worker_unauthorized since" in out and "(5 min ago)" in out
     assert [o["cause"] for o in data["outages"]] == ["worker_unauthorized"] and data["healthy"] is False
     assert "INTERNAL_FUNCTION_SECRET" in out, "the advice says what to check"
-
-
-def _stored(db, stack_env, content: bytes) -> tuple[str, str]:
-    job_id, email_id = email_with_job(db)
-    path = f"fax_received_emails/{email_id}/att_1.pdf"
-    headers = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "content-type": "application/pdf", "x-upsert": "true"}
-    answer = httpx.post(f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
-                        headers=headers)  # fmt: skip
-    assert answer.status_code == 200, answer.text
-    db.execute("update fax_received_email_attachments set storage_path = %s, size_bytes = %s, sha256 = %s",
-               (path, len(content), hashlib.sha256(content).hexdigest()))  # fmt: skip
-    return job_id, path
 
 
 def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> None:
@@ -288,7 +282,7 @@ def test_bad_arguments_keep_argparse_out_of_stdout(capsys) -> None:
     assert out == "" and json.loads(err)["error"] == "usage"
 
 
-def test_every_command_takes_the_id_people_see(cli, db, stack_env, tmp_path: Path) -> None:
+def test_every_command_takes_the_id_people_see(cli, db, stack_env, operator, tmp_path: Path) -> None:
     """The list's 8 characters, any prefix of 6 or more hex characters of the job's id, its e-mail's
     row id or Resend's e-mail id, in any case and with or without hyphens."""
     job_id, _ = _stored(db, stack_env, b"%PDF-1.4 a fax")
@@ -311,8 +305,8 @@ def test_every_command_takes_the_id_people_see(cli, db, stack_env, tmp_path: Pat
     assert cli("download", job_id[:8], "-o", str(tmp_path))[0] == 0
     db.execute("update document_jobs set status = 'failed', finished_at = now(), last_error_code = 'x' where id = %s",
                (job_id,))  # fmt: skip
-    assert cli("retry", job_id[:8])[0] == 0
-    assert cli("cancel", job_id[:8], "--reason", "duplicate")[0] == 0
+    assert cli("retry", job_id[:8], "--as", operator)[0] == 0
+    assert cli("cancel", job_id[:8], "--reason", "duplicate", "--as", operator)[0] == 0
     assert provider_id
 
 

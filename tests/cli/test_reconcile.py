@@ -20,11 +20,6 @@ def resend_cli(cli, stack_env, monkeypatch):
     return cli
 
 
-@pytest.fixture
-def operator(stack_env) -> str:
-    return stack_env["DEVSTACK_OPERATOR_EMAIL"]
-
-
 def test_a_dry_run_counts_and_lists_and_records_nothing(resend_cli, db, stack_env, operator) -> None:
     missing = inbound.receive_without_webhook(stack_env["RESEND_API_URL"], count=3, attachments=1, age_seconds=86400)
     status, out, err = resend_cli("reconcile", "--since", "7d", "--dry-run", "--as", operator, "--json")

@@ -20,6 +20,11 @@ from tests.support.projects import project_with, started
 FUTURE = cluster.ROOT / "supabase" / "future_migrations"
 DROP = FUTURE / "20261204000000_drop_retired_functions.sql"
 DEPLOYED = ("lib", "api")
+# Retired without a _v2: the CLI's single retry and cancel, replaced by the admin screen's audited calls.
+REPLACED_BY_THE_SCREENS = {
+    "public.retry_document_job": "public.admin_retry_document_job(uuid,uuid,text,text)",
+    "public.cancel_document_job": "public.admin_cancel_document_job(uuid,uuid,text,text)",
+}
 
 
 def dropped() -> dict[str, str]:
@@ -53,11 +58,11 @@ def current(project: Path) -> Iterator[cluster.Cluster]:
         yield database
 
 
-def test_the_drop_comes_after_every_migration_and_leaves_the_clis_calls() -> None:
+def test_the_drop_comes_after_every_migration_and_takes_the_clis_old_calls() -> None:
     assert cluster.migrations()[-1].name < DROP.name
     text = DROP.read_text().replace("\n-- ", " ")  # the header's sentences, unwrapped
-    assert "retry_document_job and cancel_document_job join this list when the CLI stops calling them" in text
-    assert not {"public.retry_document_job", "public.cancel_document_job"} & set(dropped())
+    assert "retry_document_job and cancel_document_job, which the CLI called before it acted through" in text
+    assert set(REPLACED_BY_THE_SCREENS) <= set(dropped())
 
 
 def test_the_drop_applies_to_a_database_of_every_migration_and_keeps_the_v2_calls(
@@ -71,14 +76,14 @@ def test_the_drop_applies_to_a_database_of_every_migration_and_keeps_the_v2_call
             " where p.pronamespace = 'public'::regnamespace and exists (select from pg_proc v"
             "  where v.pronamespace = p.pronamespace and v.proname = p.proname || '_v2')"
         ).fetchall()
-        assert {name for name, _ in replaced} == set(names)
+        assert {name for name, _ in replaced} | set(REPLACED_BY_THE_SCREENS) == set(names)
         for signature in names.values():
             assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() != (None,), signature
         shutil.copy(DROP, project / "supabase" / "migrations")
         cluster.apply_migrations(current, project)
         for name, signature in names.items():
             assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() == (None,), signature
-            v2 = f"{name}_v2{signature[len(name) :]}"
+            v2 = REPLACED_BY_THE_SCREENS.get(name) or f"{name}_v2{signature[len(name) :]}"
             assert conn.execute("select to_regprocedure(%s)", (v2,)).fetchone() != (None,), v2
         applied = conn.execute("select max(version) from supabase_migrations.schema_migrations").fetchone()
         assert applied == (DROP.name.split("_")[0],)

@@ -12,6 +12,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 
+from lib.admin import PROGRAM, command_line
 from lib.failures import FAILURES, FailureCode
 from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.support.alerts import ALERT_PATH, alerts_until_marker, check_health, received_until_marker
@@ -55,9 +56,12 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
     assert alert["error"] == {"code": "resend_not_found", "message": "Resend: HTTP 404 not_found"}
     assert (alert["email"]["from"], alert["email"]["subject"]) == (EMAIL["from"], EMAIL["subject"])
     assert alert["email"]["received_at"].startswith("2026-11-30T08:15:00")
-    assert alert["retry_command"] == f"python -m lib.admin retry {job['id']}"
+    # The program's one name (lib/admin PROGRAM), as `make cli` installs it: the SQL spells it too.
+    assert alert["retry_command"] == command_line("retry", str(job["id"])) == f"{PROGRAM} retry {job['id']}"
+    assert alert["history_command"] == command_line("show", str(job["id"]))
     text = alert["text"]
     assert str(job["id"]) in text and "resend_not_found" in text and alert["retry_command"] in text
+    assert alert["history_command"] in text
     assert "注文書 &lt;!channel&gt; &amp; more" in text, "a subject cannot mention a whole chat channel"
     assert "2026-11-30T08:15:00Z" in text
     assert SECRET not in request.body.decode()

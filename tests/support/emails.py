@@ -59,3 +59,20 @@ def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_f
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
                " where id = %s", (code, row["job_id"]))  # fmt: skip
     return str(row["job_id"]), str(row["fax_received_email_id"])
+
+
+def stored_job(db: psycopg.Connection, env: dict[str, str], content: bytes) -> tuple[str, str]:
+    """email_with_job's job with its attachment stored in the stack's Storage: (job id, storage path)."""
+    import hashlib
+
+    import httpx
+
+    job_id, email_id = email_with_job(db)
+    path = f"fax_received_emails/{email_id}/att_1.pdf"
+    headers = {"apikey": env["SUPABASE_SECRET_KEY"], "content-type": "application/pdf", "x-upsert": "true"}
+    answer = httpx.post(f"{env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
+                        headers=headers)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    db.execute("update fax_received_email_attachments set storage_path = %s, size_bytes = %s, sha256 = %s",
+               (path, len(content), hashlib.sha256(content).hexdigest()))  # fmt: skip
+    return job_id, path

@@ -1,0 +1,94 @@
+"""The admin screen's SQL functions, as both doors call them: the screen's API (lib/screen/endpoint.py)
+and the operator CLI (lib/admin). Every call of these functions goes through here, so that a change
+of their parameters is made once and both doors follow it.
+
+`rpc` is the caller's own way of calling a function (its timing, its errors): each door keeps its
+words for a refusal; what is asked, and with which parameters, is here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lib.attachment_names import download_name
+
+Rpc = Callable[[str, dict[str, Any]], Any]
+
+# The keys of a filter (document_jobs_internal.job_filter checks and normalizes it): the list's,
+# and the bulk actions', on the screen and on the command line alike.
+FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "q")
+ACTIONS = ("retry", "cancel")
+
+
+def job_filter(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A filter of these keys, those without a value left out."""
+    unknown = set(values) - set(FILTER_KEYS)
+    if unknown:
+        raise ValueError(f"not a key of a job filter: {', '.join(sorted(unknown))}")
+    return {key: value for key, value in values.items() if value not in (None, "", [])}
+
+
+def overview(rpc: Rpc) -> dict[str, Any]:
+    answer: dict[str, Any] = rpc("document_jobs_admin_overview", {})
+    return answer
+
+
+def jobs(
+    rpc: Rpc, filter: Mapping[str, Any], after_created_at: str | None, after_id: str | None, limit: int
+) -> dict[str, Any]:
+    """A page of the job list: {"jobs", "next", "count", "partial", "searched_until"}."""
+    page: dict[str, Any] = rpc("document_jobs_admin_jobs", {
+        "p_filter": dict(filter), "p_after_created_at": after_created_at, "p_after_id": after_id, "p_limit": limit,
+    })  # fmt: skip
+    return page
+
+
+def job(rpc: Rpc, job_id: str) -> dict[str, Any] | None:
+    """A job, its attempts, its e-mail and its attachments, each attachment with the name it is
+    downloaded as (lib/attachment_names.py); None when there is no such job."""
+    found: dict[str, Any] | None = rpc("document_jobs_admin_job", {"p_job_id": job_id})
+    if found is None:
+        return None
+    for attachment in found.get("attachments") or []:
+        attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
+    return found
+
+
+def audit(rpc: Rpc, before: int | None, limit: int) -> dict[str, Any]:
+    entries: dict[str, Any] = rpc("document_jobs_admin_audit", {"p_before": before, "p_limit": limit})
+    return entries
+
+
+def retry(rpc: Rpc, job_id: str, actor_id: str, actor_email: str | None, reason: str | None) -> dict[str, Any]:
+    """One failed job queued again, audited, and a worker started for it: {"changed", "reason"?}."""
+    answer: dict[str, Any] = rpc("admin_retry_document_job", {
+        "p_job_id": job_id, "p_actor_id": actor_id, "p_actor_email": actor_email, "p_reason": reason,
+    })  # fmt: skip
+    return answer
+
+
+def cancel(rpc: Rpc, job_id: str, actor_id: str, actor_email: str | None, reason: str) -> dict[str, Any]:
+    """One queued or running job cancelled with a reason, audited: {"changed", "reason"?}."""
+    answer: dict[str, Any] = rpc("admin_cancel_document_job", {
+        "p_job_id": job_id, "p_actor_id": actor_id, "p_actor_email": actor_email, "p_reason": reason,
+    })  # fmt: skip
+    return answer
+
+
+def prepare_bulk(
+    rpc: Rpc, action: str, filter: Mapping[str, Any], actor_id: str, actor_email: str | None
+) -> dict[str, Any]:
+    """The jobs a filter matches that the action can change, counted and kept (a snapshot)."""
+    prepared: dict[str, Any] = rpc("prepare_document_jobs_bulk_action", {
+        "p_action": action, "p_filter": dict(filter), "p_actor_id": actor_id, "p_actor_email": actor_email,
+    })  # fmt: skip
+    return prepared
+
+
+def apply_bulk(rpc: Rpc, bulk_action_id: str, actor_id: str, reason: str | None, batch_size: int) -> dict[str, Any]:
+    """The next batch of a prepared bulk action, and where it stands."""
+    progress: dict[str, Any] = rpc("apply_document_jobs_bulk_action", {
+        "p_bulk_action_id": bulk_action_id, "p_actor_id": actor_id, "p_reason": reason, "p_batch_size": batch_size,
+    })  # fmt: skip
+    return progress
