@@ -60,33 +60,42 @@ WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
 ROUTES = {"webhook": WEBHOOK, "worker": WORKER}
 POLL_S = 0.02
 MINUTES_A_DAY = 1440
-READ_ON = "2026-12-03"  # the day these inputs were written down
+READ_ON = "2026-12-03"  # the day the price pages were read
 
 
 @dataclass(frozen=True)
 class Price:
-    """A list price as an input: its value, what it is per, and where it comes from."""
+    """A list price as an input: its value, what it is per, the page it was read on and when."""
 
     usd: float
     per: str
-    source: str
-    status: str  # "read": from the reference; "assumed": not in the reference, confirm at `source`
+    source: str  # the page the figure was read on
+    read_on: str  # the page's own date when it shows one, else the day it was read
+    status: str  # "read": the figure is on `source`; "assumed": on no page reachable, `note` says why
+    note: str = ""
 
 
-# The ONE place the prices live: a new price changes one line. None of these is in the project's
-# product reference (it gives Vercel's billing units, not their prices): each is marked assumed,
-# from the page named, as last known on READ_ON; the reader must confirm them there.
-VERCEL_PRICING = "https://vercel.com/docs/functions/usage-and-pricing"
-SUPABASE_PRICING = "https://supabase.com/pricing"
+# The ONE place the prices live: a new price changes one line. The product reference names Vercel's
+# billing units, not their prices; these were read on the pages named (none of them shows a date).
+VERCEL_FLUID = "https://aming.ourdisc.net/docs/fluid-compute/pricing"  # a copy of Vercel's docs page
+VERCEL_FUNCTIONS = "https://vercel.com/docs/functions/usage-and-pricing"
+VERCEL_COPY = ("a copy of Vercel's docs page Fluid compute pricing at another address: the copies on Vercel's own "
+               "hosts reachable here say only that the price varies by region")  # fmt: skip
+SUPABASE_BILLING = "https://supabase.com/docs/guides/platform/org-based-billing"
+SUPABASE_COMPUTE = "https://supabase.com/docs/guides/platform/manage-your-usage/compute"
 PRICES: dict[str, Price] = {
-    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
-    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
-    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_PRICING, "assumed"),
+    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
+    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
+    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_FUNCTIONS, READ_ON, "read"),
     "supabase_plan": Price(
-        25.0, "month: the Pro plan, Micro compute (1 GB) covered by its compute credits", SUPABASE_PRICING, "assumed"
+        25.0,
+        "month: the Pro plan, Micro compute ($0.01344 an hour) covered by its $10 of compute credits",
+        SUPABASE_COMPUTE,
+        READ_ON,
+        "read",
     ),
-    "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_PRICING, "assumed"),
-    "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_PRICING, "assumed"),
+    "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_BILLING, READ_ON, "read"),
+    "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_BILLING, READ_ON, "read"),
 }
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MIB / 1024  # what an instance is provisioned with (vercel.json sets no memory)
 
@@ -429,17 +438,17 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
     day.add("worker invocations for those runs (one kick each; CPU not measured here)", f"{runs}",
             f"{runs / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
     day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
-    inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)", ["input", "US dollars", "per",
-                                                                               "status", "source"])  # fmt: skip
+    inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)",
+                   ["input", "US dollars", "per", "status", "source", "read on"])  # fmt: skip
     for name, price in PRICES.items():
-        inputs.add(name, f"{price.usd:g}", price.per, f"{price.status} (as known on {READ_ON}; confirm there)",
-                   price.source)  # fmt: skip
+        inputs.add(name, f"{price.usd:g}", price.per, price.status + (f" ({price.note})" if price.note else ""),
+                   price.source, price.read_on)  # fmt: skip
     inputs.notes.append(
-        "the project's reference for the products names Vercel's billing units under Fluid (active CPU time, "
-        "provisioned memory time, invocations) but no prices: every price here is an input the reader must confirm "
-        "at its page; plans' included allowances (Vercel Pro's monthly credit, Supabase's included storage and egress) "
-        "are left out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads "
-        "(ingress); egress comes from reading faxes back, which this bench does not measure. Memory is the default "
+        "each price as read on its page (the page shows no date: read on is the day it was read); plans' included "
+        "allowances (Vercel Pro's monthly credit and included usage, Supabase's included storage and egress) are left "
+        "out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads (ingress); "
+        "egress comes from reading faxes back, which this bench does not measure. The region is Vercel's default, "
+        f"iad1 (a project next to a Tokyo database runs in hnd1, at that region's price). Memory is the default "
         f"{FUNCTION_MEMORY_GB:g} GB, since vercel.json sets none"
     )
     inputs.notes.append(

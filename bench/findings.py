@@ -251,16 +251,16 @@ def cost(f: Figures) -> str | None:
     )
     most = max(f.get(s, f"usd_per_1000_{k}_{m}") for k, _ in sizes for m in ("single", "burst"))
     return (
-        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices the reader must "
-        "confirm.** Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
+        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices read on their pages.** "
+        "Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
         f"per 1,000 faxes: {per_size}. Instance-seconds are those of the local host's concurrency of 8; in a burst "
         "the worker's instance spends most of them, at the small sizes, waiting for its slot of Resend's rate "
-        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan "
-        "assumed, Micro compute): a fax adds database calls and stored bytes to it, not "
+        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan, "
+        "Micro compute covered by its compute credits): a fax adds database calls and stored bytes to it, not "
         "dollars, until the plan's storage is full. A day with no fax costs the cron's "
         f"{fmt(f.get(s, 'idle_cron_s'), 1)} s of database time and no worker invocation. The prices are inputs in "
-        "one place (bench/cost.py PRICES), none of them in the project's product reference: each is marked "
-        "assumed, with the page it comes from."
+        "one place (bench/cost.py PRICES), each with the page it was read on and when; Vercel's active CPU and "
+        "memory prices (iad1) come from a copy of Vercel's pricing page at another address, which the table says."
     )
 
 
