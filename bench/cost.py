@@ -128,7 +128,8 @@ class Usage:
     instance_s: dict[str, float] = field(default_factory=dict)
     peak_mib: dict[str, float] = field(default_factory=dict)
     instances_started: dict[str, int] = field(default_factory=dict)
-    invocations: dict[str, int] = field(default_factory=dict)
+    invocations: dict[str, int] = field(default_factory=dict)  # served by the host, by function
+    posts: Counter[str] = field(default_factory=Counter)  # the worker's POSTs by who made them (CALLERS)
     cron_ticks: int = 0
     database_calls: int = 0
     storage_calls: int = 0
@@ -149,6 +150,65 @@ def gateway_counts() -> Counter[str]:
     answer = httpx.get(f"{env('SUPABASE_URL')}/_control/requests", timeout=10)
     answer.raise_for_status()
     return Counter(answer.json())
+
+
+# Who queued each worker POST, read from the call stack of the insert into worker_requests that
+# post_worker makes for every POST: the kick (a new e-mail's enqueue), a follow-up (an invocation's
+# last write starting the next), the cron's every-minute fan-out, reconciliation's kick, or else.
+CALLERS = ("kick", "follow_up", "cron", "reconciliation", "other")
+POSTS_SCHEMA = "bench_cost_posts"
+POSTS_SETUP = f"""
+create schema {POSTS_SCHEMA};
+create table {POSTS_SCHEMA}.posts (caller text not null);
+create function {POSTS_SCHEMA}.note() returns trigger language plpgsql security definer set search_path = '' as $$
+declare
+    v_stack text;
+begin
+    get diagnostics v_stack = pg_context;
+    insert into {POSTS_SCHEMA}.posts (caller) values (case
+        when v_stack like '%function public.invoke_document_jobs()%' then 'cron'
+        when v_stack like '%function public.enqueue_document_jobs_reconciliation()%' then 'reconciliation'
+        when v_stack like '%function document_jobs_internal.start_workers(%' then 'follow_up'
+        when v_stack like '%function public.enqueue_document_job(%' then 'kick'
+        else 'other' end);
+    return null;
+end $$;
+create trigger {POSTS_SCHEMA} after insert on document_jobs_internal.worker_requests
+    for each row execute function {POSTS_SCHEMA}.note();
+"""
+
+
+@contextlib.contextmanager
+def posts_noted(admin: psycopg.Connection) -> Iterator[None]:
+    """Each worker POST noted with who queued it, for this bench only: the schema (and, with its
+    function, the trigger) goes afterwards."""
+    admin.execute(f"drop schema if exists {POSTS_SCHEMA} cascade")
+    admin.execute(POSTS_SETUP)
+    try:
+        yield
+    finally:
+        admin.execute(f"drop schema if exists {POSTS_SCHEMA} cascade")
+
+
+def take_posts(admin: psycopg.Connection) -> Counter[str]:
+    """The POSTs noted since the last take, by caller."""
+    rows = admin.execute(f"delete from {POSTS_SCHEMA}.posts returning caller").fetchall()
+    return Counter(caller for (caller,) in rows)
+
+
+@contextlib.contextmanager
+def reconciliation_paused(admin: psycopg.Connection) -> Iterator[None]:
+    """The every-10-minutes reconciliation off while faxes are measured (a run of it would list
+    their e-mails in among them; its own cost is the idle day's), as it was afterwards."""
+    query = "select active from cron.job where jobname = 'document-jobs-reconcile'"
+    was = [active for (active,) in admin.execute(query).fetchall()]
+    switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = 'document-jobs-reconcile'"
+    admin.execute(switch, (False,))
+    try:
+        yield
+    finally:
+        if was:
+            admin.execute(switch, (was[0],))
 
 
 @contextlib.contextmanager
@@ -252,6 +312,7 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
     emails = [provider.add_email(SampleEmail(f"{prefix}-{n}", attachment)) for n in range(count)]
     ids = [email.email_id for email in emails]
     secret = env("RESEND_WEBHOOK_SECRET")
+    take_posts(admin)
     cpu_before, gateway_before = meter.cpu(), gateway_counts()
     invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
     started_at = admin.execute("select clock_timestamp()").fetchone()[0]
@@ -287,6 +348,7 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
         usage.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
     invoked = meter.invocations() - invocations_before
     usage.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
+    usage.posts = take_posts(admin)
     usage.cron_ticks = admin.execute(
         """select count(*) from cron.job_run_details d join cron.job j using (jobid)
             where j.jobname = 'document-jobs' and d.start_time >= %s""",
@@ -304,28 +366,69 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
 
 @dataclass(frozen=True)
 class Idle:
-    invoke_ms: float  # one invoke_document_jobs() on an empty queue, a round trip included
-    health_ms: float  # one check_health()
-    worker_posts_per_call: float
+    invoke_ms: float  # one run of the every-minute cron job's command on an empty queue, a round trip included
+    health_ms: float  # one run of the health check's command
+    cron_posts_per_minute: Counter[str]  # worker POSTs the two commands queued a run, by caller
     reconcile_every_minutes: int  # the document-jobs-reconcile schedule the database holds
+    reconcile: Usage  # one reconciliation, nothing missed, through the host: its kick, follow-ups, CPU, Resend
 
 
-def idle(admin: psycopg.Connection, calls: int) -> Idle:
-    """The cron's two jobs on an empty queue, as pg_cron runs them (as postgres)."""
+def cron_command(admin: psycopg.Connection, job: str) -> str:
+    return str(admin.execute("select command from cron.job where jobname = %s", (job,)).fetchone()[0])
+
+
+def idle(admin: psycopg.Connection, calls: int, host: FunctionHost, meter: Meter, provider: ResendProvider,
+         host_url: str) -> Idle:  # fmt: skip
+    """The cron's every-minute jobs on an empty queue, their commands as pg_cron runs them (as
+    postgres), and one scheduled reconciliation with nothing to find, through the host."""
     empty_shared_tables(admin)
+    take_posts(admin)
     with psycopg.connect(env("DATABASE_URL"), autocommit=True) as conn:
         timed = {}
-        for name, statement in (("invoke", "select public.invoke_document_jobs()"),
-                                ("health", "select document_jobs_internal.check_health()")):  # fmt: skip
+        for name, job in (("invoke", "document-jobs"), ("health", "document-jobs-health")):
+            statement = cron_command(admin, job)
             conn.execute(statement)  # the plans cached, as in pg_cron's long-lived worker
             started = time.perf_counter()
             for _ in range(calls):
                 conn.execute(statement)
             timed[name] = (time.perf_counter() - started) * 1000 / calls
-    posts = admin.execute("select count(*) from document_jobs_internal.worker_requests").fetchone()[0]
+    posts = take_posts(admin)
+    per_minute = Counter({caller: n / (calls + 1) for caller, n in posts.items()})
     every = admin.execute("select every_minutes from public.document_jobs_reconciliation").fetchone()[0]
+    host.stop_instances()
+    warm(host_url)
+    cpu_before, gateway_before = meter.cpu(), gateway_counts()
+    invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
+    started = time.monotonic()
+    meter.start()
+    try:
+        admin.execute(cron_command(admin, "document-jobs-reconcile"))
+        flow.wait_until(lambda: live_jobs(admin) == 0, 120, "the reconciliation", 0.1)
+        flow.wait_until(lambda: flow.in_flight(admin) == 0, 120, "every worker invocation to answer", 0.1)
+        flow.wait_until(lambda: all(i.in_flight == 0 for r in ROUTES.values() for i in host.warm_instances(r)), 60,
+                        "the instances to finish")  # fmt: skip
+    finally:
+        meter.stop()
+    run = Usage(1, 0, wall_s=time.monotonic() - started)
+    cpu_after = meter.cpu()
+    for name, route in ROUTES.items():
+        run.cpu_s[name] = sum(cpu - cpu_before[name].get(pid, 0.0) for pid, cpu in cpu_after[name].items())
+        run.instance_s[name] = meter.busy[name]
+        run.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
+    invoked = meter.invocations() - invocations_before
+    run.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
+    run.posts = take_posts(admin)
+    served = gateway_counts() - gateway_before
+    run.database_calls = sum(n for path, n in served.items() if "/rest/v1/" in path)
+    run.resend_requests = provider.rate_limit.stats()["requests"] - provider_before["requests"]
     empty_shared_tables(admin)
-    return Idle(timed["invoke"], timed["health"], posts / (calls + 1), every)
+    return Idle(timed["invoke"], timed["health"], per_minute, every, run)
+
+
+def split(usage: Usage) -> tuple[int, int, int, int]:
+    """The worker's POSTs: kick, follow-ups, cron, other (reconciliation's among the other)."""
+    p = usage.posts
+    return p["kick"], p["follow_up"], p["cron"], p["other"] + p["reconciliation"]
 
 
 def dollars(usage: Usage, per: int = 1000) -> dict[str, float]:
@@ -361,13 +464,15 @@ def run(quick: bool = False) -> Section:
             host_url = f"http://127.0.0.1:{host.server_address[1]}"
             meter = Meter(host, log)
             try:
-                with vault_pointing_at(admin, host_url + stack.WORKER_PATH):
-                    for label, size in settings.sizes.items():
-                        content = b"%PDF-1.4\n" + os.urandom(size - 9)
-                        for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
-                            runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
-                                                            counts[label], mode == "burst")  # fmt: skip
-                    idle_day = idle(admin, settings.idle_calls)
+                with vault_pointing_at(admin, host_url + stack.WORKER_PATH), posts_noted(admin):
+                    # First, while the sample provider lists no e-mail: a reconciliation with nothing to find.
+                    idle_day = idle(admin, settings.idle_calls, host, meter, provider, host_url)
+                    with reconciliation_paused(admin):
+                        for label, size in settings.sizes.items():
+                            content = b"%PDF-1.4\n" + os.urandom(size - 9)
+                            for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
+                                runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
+                                                                counts[label], mode == "burst")  # fmt: skip
             finally:
                 host.shutdown()
                 host.stop_instances()
@@ -386,7 +491,8 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
     units = Table(
         "units billed, per fax (one attachment each)",
         ["size, run", "faxes", "webhook CPU ms", "worker CPU ms", "instance-s (conc. 8)", "peak MiB webhook / worker",
-         "instances started", "invocations webhook / worker", "cron ticks", "DB calls", "Storage calls",
+         "instances started", "invocations webhook / worker", "worker: kick / follow-ups / cron / other",
+         "cron ticks", "DB calls", "Storage calls",
          "Resend API requests", "downloads", "wall s (run)"],
     )  # fmt: skip
     money = Table(
@@ -394,14 +500,22 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         ["size, run", "active CPU $", f"provisioned memory $ ({FUNCTION_MEMORY_GB:g} GB)", "invocations $",
          "Vercel total $", "Supabase Storage $ a month, beyond 100 GB"],
     )  # fmt: skip
+    kinds = Table(
+        "worker invocations per 1,000 faxes, by who started them",
+        ["size, run", "kick (pg_net's POST per webhook)", "follow-ups (the worker's fan-out)", "the cron's calls",
+         "other", "worker invocations served", "webhook invocations"],
+    )  # fmt: skip
     for (label, mode), u in runs.items():
         name = f"{label}, {mode}"
+        served = (fmt(u.per_fax(u.invocations[f]) * 1000, 0) for f in ("worker", "webhook"))
+        kinds.add(name, *(fmt(u.per_fax(n) * 1000, 0) for n in split(u)), *served)
         units.add(
             name, u.faxes, fmt(u.per_fax(u.cpu_s["webhook"]) * 1000, 1), fmt(u.per_fax(u.cpu_s["worker"]) * 1000, 1),
             fmt(u.per_fax(sum(u.instance_s.values())), 3),
             f"{fmt(u.peak_mib['webhook'], 0)} / {fmt(u.peak_mib['worker'], 0)}",
             f"{u.instances_started['webhook']} / {u.instances_started['worker']}",
             f"{fmt(u.per_fax(u.invocations['webhook']), 2)} / {fmt(u.per_fax(u.invocations['worker']), 2)}",
+            " / ".join(fmt(u.per_fax(n), 2) for n in split(u)),
             u.cron_ticks, fmt(u.per_fax(u.database_calls), 2), fmt(u.per_fax(u.storage_calls), 2),
             fmt(u.per_fax(u.resend_requests), 2), fmt(u.per_fax(u.downloads), 2), fmt(u.wall_s, 1),
         )  # fmt: skip
@@ -412,31 +526,57 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         key = f"{label.replace(' ', '').lower()}_{'burst' if mode == 'burst' else 'single'}"
         result.figures |= {f"usd_per_1000_{key}": total, f"cpu_ms_{key}": u.per_fax(sum(u.cpu_s.values())) * 1000,
                            f"instance_s_{key}": u.per_fax(sum(u.instance_s.values())),
-                           f"peak_worker_mib_{key}": u.peak_mib["worker"]}  # fmt: skip
+                           f"peak_worker_mib_{key}": u.peak_mib["worker"],
+                           f"posts_unattributed_{key}": u.invocations["worker"] - sum(split(u))}  # fmt: skip
+        for kind, n in zip(("kick", "follow_up", "cron", "other"), split(u), strict=True):
+            result.figures[f"{kind}_per_fax_{key}"] = u.per_fax(n)
     units.notes.append(
         "CPU: user + system time of the instances (/proc/<pid>/stat), warm at the start of each run; an instance a "
         "run had to start counts from its start. Instance-seconds: seconds an instance served at least one request, "
-        "both functions, at the local host's concurrency of 8. Invocations: the worker's kicks, follow-ups and the "
-        "cron's calls together. DB calls: PostgREST requests through the gateway (the webhook's record included)"
+        "both functions, at the local host's concurrency of 8. Invocations: served by the host; the worker's split by "
+        "who queued each POST (the call stack of post_worker's insert into worker_requests, noted by a trigger of "
+        "this bench's own): the kick (enqueue_document_job), follow-ups (start_workers after an invocation's last "
+        "write), the cron (invoke_document_jobs), other (reconciliation's is paused here: the idle day has it). "
+        "DB calls: PostgREST requests through the gateway (the webhook's record included)"
+    )
+    kinds.notes.append(
+        "each worker POST counted where it was queued (kick, follow-up, cron) and each invocation where it was "
+        "served (the host's log): the two agree when every POST was answered within the run"
     )
     day = Table("the idle cost of a day (no fax)", ["what", "a day", "US dollars a day"])
     cron_s = (idle_day.invoke_ms + idle_day.health_ms) * MINUTES_A_DAY / 1000
-    posts = idle_day.worker_posts_per_call * MINUTES_A_DAY
-    day.add(f"pg_cron: invoke_document_jobs() every minute ({fmt(idle_day.invoke_ms, 2)} ms a call)",
+    posts = sum(idle_day.cron_posts_per_minute.values()) * MINUTES_A_DAY
+    price = PRICES["vercel_invocations"].usd / 1e6
+    day.add(f"pg_cron: document-jobs (invoke_document_jobs) every minute ({fmt(idle_day.invoke_ms, 2)} ms a call)",
             f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
-    day.add(f"pg_cron: the health check every minute ({fmt(idle_day.health_ms, 2)} ms a call)",
+    day.add(f"pg_cron: document-jobs-health every minute ({fmt(idle_day.health_ms, 2)} ms a call)",
             f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
     day.add("database time of the two, round trips included", f"{fmt(cron_s, 1)} s", "in Supabase's fixed compute")
-    day.add("worker invocations the idle cron makes", fmt(posts, 0),
-            f"{posts / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
-    # Not measured by this section: section 11 counts a run with nothing missed (one listing request), and
-    # each run is one kick of the worker; its CPU time is not measured here.
+    day.add("worker invocations the two make on an empty queue (counted by caller)", fmt(posts, 0),
+            f"{posts * price:.4f}")  # fmt: skip
     every = idle_day.reconcile_every_minutes
-    runs = MINUTES_A_DAY // every
-    day.add(f"reconciliation every {every} min, nothing missed: listing requests (section 11)", f"{runs}",
+    a_day = MINUTES_A_DAY // every
+    r = idle_day.reconcile
+    r_invocations = r.invocations["worker"]
+    r_split = " + ".join(f"{n} {caller}" for caller, n in sorted(r.posts.items())) or "none"
+    day.add(f"reconciliation every {every} min, nothing to find: worker invocations ({r_split} a run, measured)",
+            f"{r_invocations * a_day}", f"{r_invocations * a_day * price:.4f}")  # fmt: skip
+    r_cpu_h, r_gb_h = (
+        sum(r.cpu_s.values()) * a_day / 3600,
+        sum(r.instance_s.values()) * a_day / 3600 * FUNCTION_MEMORY_GB,
+    )
+    day.add(f"their active CPU ({fmt(sum(r.cpu_s.values()) * 1000, 0)} ms a run)", f"{fmt(r_cpu_h * 3600, 1)} s",
+            f"{r_cpu_h * PRICES['vercel_active_cpu'].usd:.4f}")  # fmt: skip
+    day.add(f"their provisioned memory ({fmt(sum(r.instance_s.values()), 2)} instance-s a run)",
+            f"{fmt(r_gb_h, 4)} GB-h", f"{r_gb_h * PRICES['vercel_provisioned_memory'].usd:.4f}")  # fmt: skip
+    day.add(f"their Resend listing requests ({r.resend_requests} a run)", f"{r.resend_requests * a_day}",
             "Resend: within its rate limit (no per-request price)")  # fmt: skip
-    day.add("worker invocations for those runs (one kick each; CPU not measured here)", f"{runs}",
-            f"{runs / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
+    idle_usd = (
+        (posts + r_invocations * a_day) * price
+        + r_cpu_h * PRICES["vercel_active_cpu"].usd
+        + (r_gb_h * PRICES["vercel_provisioned_memory"].usd)
+    )
+    day.add("Vercel, the day", "", f"{idle_usd:.4f}")
     day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
     inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)",
                    ["input", "US dollars", "per", "status", "source", "read on"])  # fmt: skip
@@ -458,9 +598,11 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         "to check); what streaming changes is how many jobs one instance carries (section Memory of one Fluid "
         "instance), hence how many instances, and how much provisioned memory, a burst needs"
     )
-    result.tables += [units, money, day, inputs]
+    result.tables += [units, kinds, money, day, inputs]
     result.figures |= {"idle_invoke_ms": idle_day.invoke_ms, "idle_health_ms": idle_day.health_ms,
-                       "idle_posts_a_day": posts, "idle_cron_s": cron_s}  # fmt: skip
+                       "idle_posts_a_day": posts, "idle_cron_s": cron_s, "idle_usd": idle_usd,
+                       "idle_reconcile_invocations_a_day": r_invocations * a_day,
+                       "idle_reconcile_listings": r.resend_requests}  # fmt: skip
     return result
 
 
