@@ -16,15 +16,17 @@ is stored) and in a burst (300 webhooks at once at the small sizes, 30 at 40 MiB
   20 ms), at the local host's concurrency of 8: Vercel packs as many invocations into an instance
   as it sees fit, so these are an estimate of what it would bill for provisioned memory;
 - peak memory: the instances' peak resident set (VmHWM), per function;
-- invocations: the requests each function served (the webhooks; the worker's kicks, follow-ups
-  and the cron's calls together), and the cron job's ticks meanwhile;
+- invocations: the requests each function served, and the worker's by who queued each POST (the
+  kick of a new e-mail, a follow-up of the worker's own fan-out, the cron's calls), and the cron
+  job's ticks meanwhile;
 - database calls: the requests PostgREST served (counted by the local gateway; pg_cron's own calls
   run inside the database and are not among them), and Storage's;
 - Resend: the API requests the sample provider (this bench's own, 5 a second as Resend's team
   limit) served, and the downloads (another host, not rate limited).
 
-The idle cost of a day: the cron jobs every minute (invoke_document_jobs and the health check)
-timed on an empty queue and counted for 1,440 minutes, with the worker calls they make.
+The idle cost of a day: the cron jobs every minute (their commands: invoke_document_jobs and the
+health check) timed on an empty queue and counted for 1,440 minutes, with the worker calls they
+make, and one scheduled reconciliation with nothing to find, through the host, for each of its runs.
 
 python -m devstack run -- .venv/bin/python -m bench.cost [--quick]
 """
