@@ -16,15 +16,17 @@ is stored) and in a burst (300 webhooks at once at the small sizes, 30 at 40 MiB
   20 ms), at the local host's concurrency of 8: Vercel packs as many invocations into an instance
   as it sees fit, so these are an estimate of what it would bill for provisioned memory;
 - peak memory: the instances' peak resident set (VmHWM), per function;
-- invocations: the requests each function served (the webhooks; the worker's kicks, follow-ups
-  and the cron's calls together), and the cron job's ticks meanwhile;
+- invocations: the requests each function served, and the worker's by who queued each POST (the
+  kick of a new e-mail, a follow-up of the worker's own fan-out, the cron's calls), and the cron
+  job's ticks meanwhile;
 - database calls: the requests PostgREST served (counted by the local gateway; pg_cron's own calls
   run inside the database and are not among them), and Storage's;
 - Resend: the API requests the sample provider (this bench's own, 5 a second as Resend's team
   limit) served, and the downloads (another host, not rate limited).
 
-The idle cost of a day: the cron jobs every minute (invoke_document_jobs and the health check)
-timed on an empty queue and counted for 1,440 minutes, with the worker calls they make.
+The idle cost of a day: the cron jobs every minute (their commands: invoke_document_jobs and the
+health check) timed on an empty queue and counted for 1,440 minutes, with the worker calls they
+make, and one scheduled reconciliation with nothing to find, through the host, for each of its runs.
 
 python -m devstack run -- .venv/bin/python -m bench.cost [--quick]
 """
@@ -60,33 +62,42 @@ WORKER, WEBHOOK = "/api/internal/document_jobs", "/api/webhooks/resend"
 ROUTES = {"webhook": WEBHOOK, "worker": WORKER}
 POLL_S = 0.02
 MINUTES_A_DAY = 1440
-READ_ON = "2026-12-03"  # the day these inputs were written down
+READ_ON = "2026-12-03"  # the day the price pages were read
 
 
 @dataclass(frozen=True)
 class Price:
-    """A list price as an input: its value, what it is per, and where it comes from."""
+    """A list price as an input: its value, what it is per, the page it was read on and when."""
 
     usd: float
     per: str
-    source: str
-    status: str  # "read": from the reference; "assumed": not in the reference, confirm at `source`
+    source: str  # the page the figure was read on
+    read_on: str  # the page's own date when it shows one, else the day it was read
+    status: str  # "read": the figure is on `source`; "assumed": on no page reachable, `note` says why
+    note: str = ""
 
 
-# The ONE place the prices live: a new price changes one line. None of these is in the project's
-# product reference (it gives Vercel's billing units, not their prices): each is marked assumed,
-# from the page named, as last known on READ_ON; the reader must confirm them there.
-VERCEL_PRICING = "https://vercel.com/docs/functions/usage-and-pricing"
-SUPABASE_PRICING = "https://supabase.com/pricing"
+# The ONE place the prices live: a new price changes one line. The product reference names Vercel's
+# billing units, not their prices; these were read on the pages named (none of them shows a date).
+VERCEL_FLUID = "https://aming.ourdisc.net/docs/fluid-compute/pricing"  # a copy of Vercel's docs page
+VERCEL_FUNCTIONS = "https://vercel.com/docs/functions/usage-and-pricing"
+VERCEL_COPY = ("a copy of Vercel's docs page Fluid compute pricing at another address: the copies on Vercel's own "
+               "hosts reachable here say only that the price varies by region")  # fmt: skip
+SUPABASE_BILLING = "https://supabase.com/docs/guides/platform/org-based-billing"
+SUPABASE_COMPUTE = "https://supabase.com/docs/guides/platform/manage-your-usage/compute"
 PRICES: dict[str, Price] = {
-    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
-    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_PRICING, "assumed"),
-    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_PRICING, "assumed"),
+    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
+    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
+    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_FUNCTIONS, READ_ON, "read"),
     "supabase_plan": Price(
-        25.0, "month: the Pro plan, Micro compute (1 GB) covered by its compute credits", SUPABASE_PRICING, "assumed"
+        25.0,
+        "month: the Pro plan, Micro compute ($0.01344 an hour) covered by its $10 of compute credits",
+        SUPABASE_COMPUTE,
+        READ_ON,
+        "read",
     ),
-    "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_PRICING, "assumed"),
-    "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_PRICING, "assumed"),
+    "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_BILLING, READ_ON, "read"),
+    "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_BILLING, READ_ON, "read"),
 }
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MIB / 1024  # what an instance is provisioned with (vercel.json sets no memory)
 
@@ -119,7 +130,8 @@ class Usage:
     instance_s: dict[str, float] = field(default_factory=dict)
     peak_mib: dict[str, float] = field(default_factory=dict)
     instances_started: dict[str, int] = field(default_factory=dict)
-    invocations: dict[str, int] = field(default_factory=dict)
+    invocations: dict[str, int] = field(default_factory=dict)  # served by the host, by function
+    posts: Counter[str] = field(default_factory=Counter)  # the worker's POSTs by who made them (CALLERS)
     cron_ticks: int = 0
     database_calls: int = 0
     storage_calls: int = 0
@@ -140,6 +152,65 @@ def gateway_counts() -> Counter[str]:
     answer = httpx.get(f"{env('SUPABASE_URL')}/_control/requests", timeout=10)
     answer.raise_for_status()
     return Counter(answer.json())
+
+
+# Who queued each worker POST, read from the call stack of the insert into worker_requests that
+# post_worker makes for every POST: the kick (a new e-mail's enqueue), a follow-up (an invocation's
+# last write starting the next), the cron's every-minute fan-out, reconciliation's kick, or else.
+CALLERS = ("kick", "follow_up", "cron", "reconciliation", "other")
+POSTS_SCHEMA = "bench_cost_posts"
+POSTS_SETUP = f"""
+create schema {POSTS_SCHEMA};
+create table {POSTS_SCHEMA}.posts (caller text not null);
+create function {POSTS_SCHEMA}.note() returns trigger language plpgsql security definer set search_path = '' as $$
+declare
+    v_stack text;
+begin
+    get diagnostics v_stack = pg_context;
+    insert into {POSTS_SCHEMA}.posts (caller) values (case
+        when v_stack like '%function public.invoke_document_jobs()%' then 'cron'
+        when v_stack like '%function public.enqueue_document_jobs_reconciliation()%' then 'reconciliation'
+        when v_stack like '%function document_jobs_internal.start_workers(%' then 'follow_up'
+        when v_stack like '%function public.enqueue_document_job(%' then 'kick'
+        else 'other' end);
+    return null;
+end $$;
+create trigger {POSTS_SCHEMA} after insert on document_jobs_internal.worker_requests
+    for each row execute function {POSTS_SCHEMA}.note();
+"""
+
+
+@contextlib.contextmanager
+def posts_noted(admin: psycopg.Connection) -> Iterator[None]:
+    """Each worker POST noted with who queued it, for this bench only: the schema (and, with its
+    function, the trigger) goes afterwards."""
+    admin.execute(f"drop schema if exists {POSTS_SCHEMA} cascade")
+    admin.execute(POSTS_SETUP)
+    try:
+        yield
+    finally:
+        admin.execute(f"drop schema if exists {POSTS_SCHEMA} cascade")
+
+
+def take_posts(admin: psycopg.Connection) -> Counter[str]:
+    """The POSTs noted since the last take, by caller."""
+    rows = admin.execute(f"delete from {POSTS_SCHEMA}.posts returning caller").fetchall()
+    return Counter(caller for (caller,) in rows)
+
+
+@contextlib.contextmanager
+def reconciliation_paused(admin: psycopg.Connection) -> Iterator[None]:
+    """The every-10-minutes reconciliation off while faxes are measured (a run of it would list
+    their e-mails in among them; its own cost is the idle day's), as it was afterwards."""
+    query = "select active from cron.job where jobname = 'document-jobs-reconcile'"
+    was = [active for (active,) in admin.execute(query).fetchall()]
+    switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = 'document-jobs-reconcile'"
+    admin.execute(switch, (False,))
+    try:
+        yield
+    finally:
+        if was:
+            admin.execute(switch, (was[0],))
 
 
 @contextlib.contextmanager
@@ -243,6 +314,7 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
     emails = [provider.add_email(SampleEmail(f"{prefix}-{n}", attachment)) for n in range(count)]
     ids = [email.email_id for email in emails]
     secret = env("RESEND_WEBHOOK_SECRET")
+    take_posts(admin)
     cpu_before, gateway_before = meter.cpu(), gateway_counts()
     invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
     started_at = admin.execute("select clock_timestamp()").fetchone()[0]
@@ -278,6 +350,7 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
         usage.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
     invoked = meter.invocations() - invocations_before
     usage.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
+    usage.posts = take_posts(admin)
     usage.cron_ticks = admin.execute(
         """select count(*) from cron.job_run_details d join cron.job j using (jobid)
             where j.jobname = 'document-jobs' and d.start_time >= %s""",
@@ -295,28 +368,69 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
 
 @dataclass(frozen=True)
 class Idle:
-    invoke_ms: float  # one invoke_document_jobs() on an empty queue, a round trip included
-    health_ms: float  # one check_health()
-    worker_posts_per_call: float
+    invoke_ms: float  # one run of the every-minute cron job's command on an empty queue, a round trip included
+    health_ms: float  # one run of the health check's command
+    cron_posts_per_minute: Counter[str]  # worker POSTs the two commands queued a run, by caller
     reconcile_every_minutes: int  # the document-jobs-reconcile schedule the database holds
+    reconcile: Usage  # one reconciliation, nothing missed, through the host: its kick, follow-ups, CPU, Resend
 
 
-def idle(admin: psycopg.Connection, calls: int) -> Idle:
-    """The cron's two jobs on an empty queue, as pg_cron runs them (as postgres)."""
+def cron_command(admin: psycopg.Connection, job: str) -> str:
+    return str(admin.execute("select command from cron.job where jobname = %s", (job,)).fetchone()[0])
+
+
+def idle(admin: psycopg.Connection, calls: int, host: FunctionHost, meter: Meter, provider: ResendProvider,
+         host_url: str) -> Idle:  # fmt: skip
+    """The cron's every-minute jobs on an empty queue, their commands as pg_cron runs them (as
+    postgres), and one scheduled reconciliation with nothing to find, through the host."""
     empty_shared_tables(admin)
+    take_posts(admin)
     with psycopg.connect(env("DATABASE_URL"), autocommit=True) as conn:
         timed = {}
-        for name, statement in (("invoke", "select public.invoke_document_jobs()"),
-                                ("health", "select document_jobs_internal.check_health()")):  # fmt: skip
+        for name, job in (("invoke", "document-jobs"), ("health", "document-jobs-health")):
+            statement = cron_command(admin, job)
             conn.execute(statement)  # the plans cached, as in pg_cron's long-lived worker
             started = time.perf_counter()
             for _ in range(calls):
                 conn.execute(statement)
             timed[name] = (time.perf_counter() - started) * 1000 / calls
-    posts = admin.execute("select count(*) from document_jobs_internal.worker_requests").fetchone()[0]
+    posts = take_posts(admin)
+    per_minute = Counter({caller: n / (calls + 1) for caller, n in posts.items()})
     every = admin.execute("select every_minutes from public.document_jobs_reconciliation").fetchone()[0]
+    host.stop_instances()
+    warm(host_url)
+    cpu_before, gateway_before = meter.cpu(), gateway_counts()
+    invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
+    started = time.monotonic()
+    meter.start()
+    try:
+        admin.execute(cron_command(admin, "document-jobs-reconcile"))
+        flow.wait_until(lambda: live_jobs(admin) == 0, 120, "the reconciliation", 0.1)
+        flow.wait_until(lambda: flow.in_flight(admin) == 0, 120, "every worker invocation to answer", 0.1)
+        flow.wait_until(lambda: all(i.in_flight == 0 for r in ROUTES.values() for i in host.warm_instances(r)), 60,
+                        "the instances to finish")  # fmt: skip
+    finally:
+        meter.stop()
+    run = Usage(1, 0, wall_s=time.monotonic() - started)
+    cpu_after = meter.cpu()
+    for name, route in ROUTES.items():
+        run.cpu_s[name] = sum(cpu - cpu_before[name].get(pid, 0.0) for pid, cpu in cpu_after[name].items())
+        run.instance_s[name] = meter.busy[name]
+        run.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
+    invoked = meter.invocations() - invocations_before
+    run.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
+    run.posts = take_posts(admin)
+    served = gateway_counts() - gateway_before
+    run.database_calls = sum(n for path, n in served.items() if "/rest/v1/" in path)
+    run.resend_requests = provider.rate_limit.stats()["requests"] - provider_before["requests"]
     empty_shared_tables(admin)
-    return Idle(timed["invoke"], timed["health"], posts / (calls + 1), every)
+    return Idle(timed["invoke"], timed["health"], per_minute, every, run)
+
+
+def split(usage: Usage) -> tuple[int, int, int, int]:
+    """The worker's POSTs: kick, follow-ups, cron, other (reconciliation's among the other)."""
+    p = usage.posts
+    return p["kick"], p["follow_up"], p["cron"], p["other"] + p["reconciliation"]
 
 
 def dollars(usage: Usage, per: int = 1000) -> dict[str, float]:
@@ -352,13 +466,15 @@ def run(quick: bool = False) -> Section:
             host_url = f"http://127.0.0.1:{host.server_address[1]}"
             meter = Meter(host, log)
             try:
-                with vault_pointing_at(admin, host_url + stack.WORKER_PATH):
-                    for label, size in settings.sizes.items():
-                        content = b"%PDF-1.4\n" + os.urandom(size - 9)
-                        for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
-                            runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
-                                                            counts[label], mode == "burst")  # fmt: skip
-                    idle_day = idle(admin, settings.idle_calls)
+                with vault_pointing_at(admin, host_url + stack.WORKER_PATH), posts_noted(admin):
+                    # First, while the sample provider lists no e-mail: a reconciliation with nothing to find.
+                    idle_day = idle(admin, settings.idle_calls, host, meter, provider, host_url)
+                    with reconciliation_paused(admin):
+                        for label, size in settings.sizes.items():
+                            content = b"%PDF-1.4\n" + os.urandom(size - 9)
+                            for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
+                                runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
+                                                                counts[label], mode == "burst")  # fmt: skip
             finally:
                 host.shutdown()
                 host.stop_instances()
@@ -377,7 +493,8 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
     units = Table(
         "units billed, per fax (one attachment each)",
         ["size, run", "faxes", "webhook CPU ms", "worker CPU ms", "instance-s (conc. 8)", "peak MiB webhook / worker",
-         "instances started", "invocations webhook / worker", "cron ticks", "DB calls", "Storage calls",
+         "instances started", "invocations webhook / worker", "worker: kick / follow-ups / cron / other",
+         "cron ticks", "DB calls", "Storage calls",
          "Resend API requests", "downloads", "wall s (run)"],
     )  # fmt: skip
     money = Table(
@@ -385,14 +502,22 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         ["size, run", "active CPU $", f"provisioned memory $ ({FUNCTION_MEMORY_GB:g} GB)", "invocations $",
          "Vercel total $", "Supabase Storage $ a month, beyond 100 GB"],
     )  # fmt: skip
+    kinds = Table(
+        "worker invocations per 1,000 faxes, by who started them",
+        ["size, run", "kick (pg_net's POST per webhook)", "follow-ups (the worker's fan-out)", "the cron's calls",
+         "other", "worker invocations served", "webhook invocations"],
+    )  # fmt: skip
     for (label, mode), u in runs.items():
         name = f"{label}, {mode}"
+        served = (fmt(u.per_fax(u.invocations[f]) * 1000, 0) for f in ("worker", "webhook"))
+        kinds.add(name, *(fmt(u.per_fax(n) * 1000, 0) for n in split(u)), *served)
         units.add(
             name, u.faxes, fmt(u.per_fax(u.cpu_s["webhook"]) * 1000, 1), fmt(u.per_fax(u.cpu_s["worker"]) * 1000, 1),
             fmt(u.per_fax(sum(u.instance_s.values())), 3),
             f"{fmt(u.peak_mib['webhook'], 0)} / {fmt(u.peak_mib['worker'], 0)}",
             f"{u.instances_started['webhook']} / {u.instances_started['worker']}",
             f"{fmt(u.per_fax(u.invocations['webhook']), 2)} / {fmt(u.per_fax(u.invocations['worker']), 2)}",
+            " / ".join(fmt(u.per_fax(n), 2) for n in split(u)),
             u.cron_ticks, fmt(u.per_fax(u.database_calls), 2), fmt(u.per_fax(u.storage_calls), 2),
             fmt(u.per_fax(u.resend_requests), 2), fmt(u.per_fax(u.downloads), 2), fmt(u.wall_s, 1),
         )  # fmt: skip
@@ -403,43 +528,69 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         key = f"{label.replace(' ', '').lower()}_{'burst' if mode == 'burst' else 'single'}"
         result.figures |= {f"usd_per_1000_{key}": total, f"cpu_ms_{key}": u.per_fax(sum(u.cpu_s.values())) * 1000,
                            f"instance_s_{key}": u.per_fax(sum(u.instance_s.values())),
-                           f"peak_worker_mib_{key}": u.peak_mib["worker"]}  # fmt: skip
+                           f"peak_worker_mib_{key}": u.peak_mib["worker"],
+                           f"posts_unattributed_{key}": u.invocations["worker"] - sum(split(u))}  # fmt: skip
+        for kind, n in zip(("kick", "follow_up", "cron", "other"), split(u), strict=True):
+            result.figures[f"{kind}_per_fax_{key}"] = u.per_fax(n)
     units.notes.append(
         "CPU: user + system time of the instances (/proc/<pid>/stat), warm at the start of each run; an instance a "
         "run had to start counts from its start. Instance-seconds: seconds an instance served at least one request, "
-        "both functions, at the local host's concurrency of 8. Invocations: the worker's kicks, follow-ups and the "
-        "cron's calls together. DB calls: PostgREST requests through the gateway (the webhook's record included)"
+        "both functions, at the local host's concurrency of 8. Invocations: served by the host; the worker's split by "
+        "who queued each POST (the call stack of post_worker's insert into worker_requests, noted by a trigger of "
+        "this bench's own): the kick (enqueue_document_job), follow-ups (start_workers after an invocation's last "
+        "write), the cron (invoke_document_jobs), other (reconciliation's is paused here: the idle day has it). "
+        "DB calls: PostgREST requests through the gateway (the webhook's record included)"
+    )
+    kinds.notes.append(
+        "each worker POST counted where it was queued (kick, follow-up, cron) and each invocation where it was "
+        "served (the host's log): the two agree when every POST was answered within the run"
     )
     day = Table("the idle cost of a day (no fax)", ["what", "a day", "US dollars a day"])
     cron_s = (idle_day.invoke_ms + idle_day.health_ms) * MINUTES_A_DAY / 1000
-    posts = idle_day.worker_posts_per_call * MINUTES_A_DAY
-    day.add(f"pg_cron: invoke_document_jobs() every minute ({fmt(idle_day.invoke_ms, 2)} ms a call)",
+    posts = sum(idle_day.cron_posts_per_minute.values()) * MINUTES_A_DAY
+    price = PRICES["vercel_invocations"].usd / 1e6
+    day.add(f"pg_cron: document-jobs (invoke_document_jobs) every minute ({fmt(idle_day.invoke_ms, 2)} ms a call)",
             f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
-    day.add(f"pg_cron: the health check every minute ({fmt(idle_day.health_ms, 2)} ms a call)",
+    day.add(f"pg_cron: document-jobs-health every minute ({fmt(idle_day.health_ms, 2)} ms a call)",
             f"{MINUTES_A_DAY:,} calls", "in Supabase's fixed compute")  # fmt: skip
     day.add("database time of the two, round trips included", f"{fmt(cron_s, 1)} s", "in Supabase's fixed compute")
-    day.add("worker invocations the idle cron makes", fmt(posts, 0),
-            f"{posts / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
-    # Not measured by this section: section 11 counts a run with nothing missed (one listing request), and
-    # each run is one kick of the worker; its CPU time is not measured here.
+    day.add("worker invocations the two make on an empty queue (counted by caller)", fmt(posts, 0),
+            f"{posts * price:.4f}")  # fmt: skip
     every = idle_day.reconcile_every_minutes
-    runs = MINUTES_A_DAY // every
-    day.add(f"reconciliation every {every} min, nothing missed: listing requests (section 11)", f"{runs}",
+    a_day = MINUTES_A_DAY // every
+    r = idle_day.reconcile
+    r_invocations = r.invocations["worker"]
+    r_split = " + ".join(f"{n} {caller}" for caller, n in sorted(r.posts.items())) or "none"
+    day.add(f"reconciliation every {every} min, nothing to find: worker invocations ({r_split} a run, measured)",
+            f"{r_invocations * a_day}", f"{r_invocations * a_day * price:.4f}")  # fmt: skip
+    r_cpu_h, r_gb_h = (
+        sum(r.cpu_s.values()) * a_day / 3600,
+        sum(r.instance_s.values()) * a_day / 3600 * FUNCTION_MEMORY_GB,
+    )
+    day.add(f"their active CPU ({fmt(sum(r.cpu_s.values()) * 1000, 0)} ms a run)", f"{fmt(r_cpu_h * 3600, 1)} s",
+            f"{r_cpu_h * PRICES['vercel_active_cpu'].usd:.4f}")  # fmt: skip
+    day.add(f"their provisioned memory ({fmt(sum(r.instance_s.values()), 2)} instance-s a run)",
+            f"{fmt(r_gb_h, 4)} GB-h", f"{r_gb_h * PRICES['vercel_provisioned_memory'].usd:.4f}")  # fmt: skip
+    day.add(f"their Resend listing requests ({r.resend_requests} a run)", f"{r.resend_requests * a_day}",
             "Resend: within its rate limit (no per-request price)")  # fmt: skip
-    day.add("worker invocations for those runs (one kick each; CPU not measured here)", f"{runs}",
-            f"{runs / 1e6 * PRICES['vercel_invocations'].usd:.4f}")  # fmt: skip
+    idle_usd = (
+        (posts + r_invocations * a_day) * price
+        + r_cpu_h * PRICES["vercel_active_cpu"].usd
+        + (r_gb_h * PRICES["vercel_provisioned_memory"].usd)
+    )
+    day.add("Vercel, the day", "", f"{idle_usd:.4f}")
     day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
-    inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)", ["input", "US dollars", "per",
-                                                                               "status", "source"])  # fmt: skip
+    inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)",
+                   ["input", "US dollars", "per", "status", "source", "read on"])  # fmt: skip
     for name, price in PRICES.items():
-        inputs.add(name, f"{price.usd:g}", price.per, f"{price.status} (as known on {READ_ON}; confirm there)",
-                   price.source)  # fmt: skip
+        inputs.add(name, f"{price.usd:g}", price.per, price.status + (f" ({price.note})" if price.note else ""),
+                   price.source, price.read_on)  # fmt: skip
     inputs.notes.append(
-        "the project's reference for the products names Vercel's billing units under Fluid (active CPU time, "
-        "provisioned memory time, invocations) but no prices: every price here is an input the reader must confirm "
-        "at its page; plans' included allowances (Vercel Pro's monthly credit, Supabase's included storage and egress) "
-        "are left out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads "
-        "(ingress); egress comes from reading faxes back, which this bench does not measure. Memory is the default "
+        "each price as read on its page (the page shows no date: read on is the day it was read); plans' included "
+        "allowances (Vercel Pro's monthly credit and included usage, Supabase's included storage and egress) are left "
+        "out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads (ingress); "
+        "egress comes from reading faxes back, which this bench does not measure. The region is Vercel's default, "
+        f"iad1 (a project next to a Tokyo database runs in hnd1, at that region's price). Memory is the default "
         f"{FUNCTION_MEMORY_GB:g} GB, since vercel.json sets none"
     )
     inputs.notes.append(
@@ -449,9 +600,11 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         "to check); what streaming changes is how many jobs one instance carries (section Memory of one Fluid "
         "instance), hence how many instances, and how much provisioned memory, a burst needs"
     )
-    result.tables += [units, money, day, inputs]
+    result.tables += [units, kinds, money, day, inputs]
     result.figures |= {"idle_invoke_ms": idle_day.invoke_ms, "idle_health_ms": idle_day.health_ms,
-                       "idle_posts_a_day": posts, "idle_cron_s": cron_s}  # fmt: skip
+                       "idle_posts_a_day": posts, "idle_cron_s": cron_s, "idle_usd": idle_usd,
+                       "idle_reconcile_invocations_a_day": r_invocations * a_day,
+                       "idle_reconcile_listings": r.resend_requests}  # fmt: skip
     return result
 
 

@@ -238,7 +238,9 @@ def instance_memory(f: Figures) -> str | None:
 def cost(f: Figures) -> str | None:
     s = "cost"
     sizes = [("100kib", "100 KiB"), ("1mib", "1 MiB"), ("40mib", "40 MiB")]
-    if not f.has(s, *(f"usd_per_1000_{k}_{m}" for k, _ in sizes for m in ("single", "burst")), "idle_cron_s"):
+    if not f.has(
+        s, *(f"usd_per_1000_{k}_{m}" for k, _ in sizes for m in ("single", "burst")), "idle_cron_s", "idle_usd"
+    ):
         return None
 
     def usd(key: str) -> str:
@@ -247,21 +249,26 @@ def cost(f: Figures) -> str | None:
     per_size = "; ".join(
         f"{label}: {usd(f'usd_per_1000_{k}_single')} one at a time, {usd(f'usd_per_1000_{k}_burst')} in a burst "
         f"({fmt(f.get(s, f'cpu_ms_{k}_burst'), 0)} ms of CPU and {fmt(f.get(s, f'instance_s_{k}_burst'), 2)} "
-        "instance-seconds a fax)"
+        "instance-seconds a fax; worker invocations a fax in the burst: "
+        f"{fmt(f.get(s, f'kick_per_fax_{k}_burst'), 2)} kick, {fmt(f.get(s, f'follow_up_per_fax_{k}_burst'), 2)} "
+        f"follow-ups, {fmt(f.get(s, f'cron_per_fax_{k}_burst'), 2)} from the cron)"
         for k, label in sizes
     )
     most = max(f.get(s, f"usd_per_1000_{k}_{m}") for k, _ in sizes for m in ("single", "burst"))
     return (
-        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices the reader must "
-        "confirm.** Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
+        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices read on their pages.** "
+        "Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
         f"per 1,000 faxes: {per_size}. Instance-seconds are those of the local host's concurrency of 8; in a burst "
         "the worker's instance spends most of them, at the small sizes, waiting for its slot of Resend's rate "
-        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan "
-        "assumed, Micro compute): a fax adds database calls and stored bytes to it, not "
+        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan, "
+        "Micro compute covered by its compute credits): a fax adds database calls and stored bytes to it, not "
         "dollars, until the plan's storage is full. A day with no fax costs the cron's "
-        f"{fmt(f.get(s, 'idle_cron_s'), 1)} s of database time and no worker invocation. The prices are inputs in "
-        "one place (bench/cost.py PRICES), none of them in the project's product reference: each is marked "
-        "assumed, with the page it comes from."
+        f"{fmt(f.get(s, 'idle_cron_s'), 1)} s of database time, no worker invocation from the every-minute jobs, "
+        f"and {fmt(f.get(s, 'idle_reconcile_invocations_a_day'), 0)} worker invocations of reconciliation "
+        f"({fmt(f.get(s, 'idle_reconcile_listings'), 0)} listing request a run): ${f.get(s, 'idle_usd'):.4f} on "
+        "Vercel, beside Supabase's fixed plan. The prices are inputs in "
+        "one place (bench/cost.py PRICES), each with the page it was read on and when; Vercel's active CPU and "
+        "memory prices (iad1) come from a copy of Vercel's pricing page at another address, which the table says."
     )
 
 
