@@ -63,6 +63,15 @@ def test_every_outage_cause_is_explained_and_the_database_keeps_only_causes() ->
     assert [p for cause in sorted(causes) for p in _complete(cause, table.get(cause))] == []
 
 
+# The functions that say why a job was not changed: a retry, a cancel, a batch of a bulk action.
+REASON_FUNCTIONS = (
+    "public.admin_retry_document_job",
+    "public.admin_cancel_document_job",
+    "document_jobs_internal.bulk_retry_batch",
+    "document_jobs_internal.bulk_cancel_batch",
+)
+
+
 def test_every_refusal_of_the_admin_api_is_explained() -> None:
     # Every code lib/screen and the HTTP shell refuse with (lib/admin is the CLI's own and prints
     # its message), and every reason the database gives for a job an action did not change.
@@ -73,8 +82,7 @@ def test_every_refusal_of_the_admin_api_is_explained() -> None:
         codes |= set(re.findall(r"(?:Refusal|unauthenticated)\(\s*\"([a-z_]+)\"", text))
         codes |= set(re.findall(r"\{\"error\": \"([a-z_]+)\"", text))
     assert {"not_admin", "bad_text", "session_ended", "internal_error"} <= codes, "the patterns still find them"
-    for function in ("public.admin_retry_document_job", "public.admin_cancel_document_job",
-                     "document_jobs_internal.bulk_retry_batch", "document_jobs_internal.bulk_cancel_batch"):  # fmt: skip
+    for function in REASON_FUNCTIONS:
         codes |= set(re.findall(r"(?:then|else|'reason',)\s+'([a-z_]+)'", _function_body(function)))
     codes -= {"changed", "skipped"}  # a batch's outcomes, not reasons
     assert {"not_failed", "not_live", "job_deleted", "another_job_of_the_same_email"} <= codes
