@@ -15,7 +15,7 @@ TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean cli
+.PHONY: demo test test-fast lint schema explanations test-in-stack chaos bench up faxes down clean cli
 
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -57,6 +57,12 @@ lint: $(STAMP) $(NODE_STAMP)
 ## new migration; tests/tooling/test_schema_file.py fails while it is stale).
 schema: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.tools.schema
+
+## public/admin/explanations.js, what every code on the screen means and what to do (English and
+## Japanese), from lib/failures.py and lib/explanations.py (tests/unit/test_explanations.py fails
+## while it is stale).
+explanations: $(STAMP)
+	$(PY) -m lib.explanations
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its

@@ -14,6 +14,7 @@ UTF-8 gets escapes for what it cannot show.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,14 @@ import wcwidth
 from lib.admin.terminal import encoding_of, terminal_text
 
 ELLIPSIS = "..."  # ASCII: "…" is of ambiguous width, two columns on many CJK terminals
+
+
+def language(environ: Mapping[str, str] | None = None) -> str:
+    """The language of the advice printed: ja when the operator's locale is Japanese (the first of
+    LC_ALL, LC_MESSAGES and LANG that is set, as POSIX orders them: ja_JP.UTF-8, ja), else en."""
+    env = os.environ if environ is None else environ
+    locale = next((env[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(name)), "")
+    return "ja" if locale.lower().startswith("ja") else "en"
 
 
 def text(value: Any) -> str:

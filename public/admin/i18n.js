@@ -20,13 +20,8 @@ const MESSAGES = {
     "signIn.password": "Password",
     "signIn.submit": "Sign in",
     "signIn.working": "Signing in…",
-    "signIn.refused": "Sign-in refused: {message}",
+    "signIn.refused": "Sign-in refused (message from Supabase Auth: {message})",
     "signIn.unreachable": "Supabase Auth could not be reached. Try again.",
-    "auth.invalid_credentials": "The e-mail address or the password is wrong.",
-    "auth.email_not_confirmed": "This e-mail address is not confirmed yet.",
-    "auth.user_banned": "This account is blocked.",
-    "auth.over_request_rate_limit": "Too many attempts. Wait a moment and try again.",
-    "auth.validation_failed": "Enter an e-mail address and a password.",
     "signedOut.expired": "Your session expired and could not be renewed. Please sign in again.",
     "signedOut.ended": "Your session has ended (signed out elsewhere, or your access was removed). Please sign in again.",
     "signedOut.otherTab": "You signed out in another tab.",
@@ -41,9 +36,16 @@ const MESSAGES = {
     "common.older": "Older →",
     "common.newer": "← Newer",
     "common.estimate": "estimate",
-    "common.error": "The server refused: {message}",
+    "common.error": "The server refused ({message}).",
     "common.network": "The admin API could not be reached. Try again.",
-    "common.notAdmin": "Only an admin may do this.",
+    "explain.advice": "What to do:",
+    "explain.unknown": "(no explanation for this code yet)",
+    "source.resend": "Message from Resend:",
+    "source.storage": "Message from Supabase Storage:",
+    "source.database": "Message from the database:",
+    "source.download": "Message from the attachment's download:",
+    "source.worker": "The worker's message:",
+    "source.operator": "The reason given:",
     "state.all": "All",
     "state.queued": "Queued",
     "state.running": "Running",
@@ -119,11 +121,6 @@ const MESSAGES = {
     "bulk.done": "Done: {changed} of {count} jobs changed, {skipped} not changed.",
     "bulk.workers": "Workers were started for the jobs it queued.",
     "bulk.notChanged": "Not changed, and why",
-    "reason.not_failed": "no longer failed",
-    "reason.not_live": "no longer queued or running",
-    "reason.another_live_job": "another job for the same e-mail is queued or running",
-    "reason.another_job_of_the_same_email": "a newer job of the same e-mail was retried instead",
-    "reason.job_deleted": "the job no longer exists",
     "job.heading": "Job {id}",
     "job.back": "← Back to the list",
     "job.retry": "Retry",
@@ -202,13 +199,8 @@ const MESSAGES = {
     "signIn.password": "パスワード",
     "signIn.submit": "ログイン",
     "signIn.working": "ログインしています…",
-    "signIn.refused": "ログインできませんでした: {message}",
+    "signIn.refused": "ログインできませんでした（Supabase Authからのメッセージ: {message}）",
     "signIn.unreachable": "Supabase Auth に接続できませんでした。もう一度お試しください。",
-    "auth.invalid_credentials": "メールアドレスまたはパスワードが違います。",
-    "auth.email_not_confirmed": "このメールアドレスはまだ確認されていません。",
-    "auth.user_banned": "このアカウントは停止されています。",
-    "auth.over_request_rate_limit": "試行が多すぎます。しばらく待ってからもう一度お試しください。",
-    "auth.validation_failed": "メールアドレスとパスワードを入力してください。",
     "signedOut.expired": "セッションの有効期限が切れ、更新できませんでした。もう一度ログインしてください。",
     "signedOut.ended": "セッションが終了しました（別の場所でログアウトしたか、権限が取り消されました）。もう一度ログインしてください。",
     "signedOut.otherTab": "別のタブでログアウトしました。",
@@ -223,9 +215,16 @@ const MESSAGES = {
     "common.older": "古い順へ →",
     "common.newer": "← 新しい順へ",
     "common.estimate": "推定",
-    "common.error": "サーバーが拒否しました: {message}",
+    "common.error": "サーバーが拒否しました（{message}）。",
     "common.network": "管理 API に接続できませんでした。もう一度お試しください。",
-    "common.notAdmin": "この操作は管理者だけができます。",
+    "explain.advice": "対処:",
+    "explain.unknown": "（このコードの説明はまだありません）",
+    "source.resend": "Resendからのメッセージ:",
+    "source.storage": "Supabase Storageからのメッセージ:",
+    "source.database": "データベースからのメッセージ:",
+    "source.download": "添付ファイルのダウンロード先からのメッセージ:",
+    "source.worker": "ワーカーの記録（英語）:",
+    "source.operator": "入力された理由:",
     "state.all": "すべて",
     "state.queued": "待機中",
     "state.running": "実行中",
@@ -301,11 +300,6 @@ const MESSAGES = {
     "bulk.done": "完了: {count} 件中 {changed} 件を変更、{skipped} 件は未変更です。",
     "bulk.workers": "再投入したジョブのためにワーカーを起動しました。",
     "bulk.notChanged": "変更しなかったジョブと理由",
-    "reason.not_failed": "すでに失敗状態ではない",
-    "reason.not_live": "すでに待機中・実行中ではない",
-    "reason.another_live_job": "同じメールの別のジョブが待機中または実行中",
-    "reason.another_job_of_the_same_email": "同じメールの新しいジョブを代わりに再実行した",
-    "reason.job_deleted": "ジョブが存在しない",
     "job.heading": "ジョブ {id}",
     "job.back": "← 一覧に戻る",
     "job.retry": "再実行",
@@ -407,14 +401,6 @@ export function setLanguage(next) {
 export function t(key, params = {}) {
   const template = MESSAGES[current][key] ?? MESSAGES.en[key] ?? key;
   return template.replace(/\{(\w+)\}/g, (_, /** @type {string} */ name) => (name in params ? String(params[name]) : `{${name}}`));
-}
-
-/**
- * Whether the current language (or English) has a text for the key.
- * @param {string} key
- */
-export function has(key) {
-  return key in MESSAGES[current] || key in MESSAGES.en;
 }
 
 /** @param {number} value */

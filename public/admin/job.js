@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
-import { ask, definitions, isAdmin, isolated, notice, problemText, stateBadge } from "./ui.js";
+import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, stateBadge } from "./ui.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /**
@@ -146,7 +146,7 @@ function timeline(attempts) {
       h("div", { class: "attempt-meta" },
         a.started_at ? t("attempt.started", { time: dateTime(a.started_at) }) : "", " · ",
         a.duration_ms !== null ? t("attempt.took", { duration: duration(a.duration_ms / 1000) }) : ""),
-      a.error_code ? h("div", { class: "attempt-error" }, h("span", { class: "mono" }, a.error_code), " ", isolated(a.error_message ?? "")) : null,
+      a.error_code ? h("div", { class: "attempt-error" }, explanation("job", a.error_code, { message: a.error_message, advice: false })) : null,
       a.invocation_id ? h("div", { class: "attempt-meta mono" }, t("attempt.invocation", { id: a.invocation_id })) : null,
     )),
   );
@@ -184,7 +184,7 @@ export async function render(container, id) {
             [t("job.created"), dateTime(job.created_at)],
             [t("job.runAfter"), job.status === "queued" ? dateTime(job.run_after) : null],
             [t("job.finished"), dateTime(job.finished_at)],
-            [t("job.lastError"), job.last_error_code ? [h("span", { class: "mono" }, job.last_error_code), " ", isolated(job.last_error_message ?? "")] : null],
+            [t("job.lastError"), job.last_error_code ? explanation("job", job.last_error_code, { message: job.last_error_message }) : null],
           ])),
           email ? h("section", {}, h("h3", {}, t("job.email")), definitions([
             [t("job.from"), isolated(email.from)],

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { ask, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
+import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
 const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
@@ -112,7 +112,7 @@ function filterForm(filter, kinds, codes) {
     { class: "filters", role: "search" },
     h("label", {}, t("jobs.filterKind"), kind),
     h("label", {}, t("jobs.filterCode"), code),
-    h("datalist", { id: "error-codes" }, codes.map((c) => h("option", { value: c }))),
+    h("datalist", { id: "error-codes" }, codes.map((c) => h("option", { value: c, label: explained("job", c)?.meaning ?? c }))),
     h("label", {}, t("jobs.filterFrom"), from),
     h("label", {}, t("jobs.filterTo"), to),
     h("label", { class: "wide" }, t("jobs.search"), q),
@@ -147,7 +147,7 @@ function jobsTable(jobs) {
       h("td", {}, stateBadge(job.status)),
       h("td", { class: "mono" }, job.kind),
       h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
-      h("td", {}, job.last_error_code ? h("span", { class: "mono", title: job.last_error_message ?? "" }, job.last_error_code) : ""),
+      h("td", {}, job.last_error_code ? codeMeaning("job", job.last_error_code) : ""),
       h("td", { class: "sender" }, isolated(job.email?.from ?? "")),
       h("td", { class: "subject" }, isolated(job.email?.subject ?? "")),
       h("td", {}, jobLink(job.id))))),
@@ -223,7 +223,7 @@ async function bulk(action, filter, report, rerender) {
     progress.workers_started > 0 || action === "retry" ? h("p", {}, t("bulk.workers")) : null,
     progress.not_changed.length
       ? h("details", { open: true }, h("summary", {}, t("bulk.notChanged")),
-          h("ul", {}, progress.not_changed.map((item) => h("li", {}, jobLink(item.job_id), " — ", t(`reason.${item.reason}`)))))
+          h("ul", {}, progress.not_changed.map((item) => h("li", {}, jobLink(item.job_id), " — ", codeMeaning("refusal", item.reason)))))
       : null,
   );
   rerender();

@@ -6,7 +6,7 @@ import { api } from "./api.js";
 import { latencyLines, outcomeBars } from "./charts.js";
 import { h, replace } from "./dom.js";
 import { dateTime, duration, number, t } from "./i18n.js";
-import { jobLink, notice, problemText, stateBadge } from "./ui.js";
+import { codeMeaning, explanation, jobLink, notice, problemText, stateBadge } from "./ui.js";
 
 /** @typedef {"queued" | "running" | "failed" | "completed"} State */
 /**
@@ -67,8 +67,8 @@ function outages(list) {
     {},
     h("h2", {}, t("overview.outages")),
     list.length
-      ? h("ul", { class: "outages" }, list.map((o) => h("li", { class: "outage" }, h("strong", {}, o.cause), " ",
-          t("overview.since", { time: dateTime(o.since) }))))
+      ? h("ul", { class: "outages" }, list.map((o) => h("li", { class: "outage", "data-cause": o.cause },
+          explanation("outage", o.cause), h("div", { class: "since" }, t("overview.since", { time: dateTime(o.since) })))))
       : h("p", {}, t("overview.noOutages")),
   );
 }
@@ -80,13 +80,13 @@ function failureTables(data) {
   const last24 = data.failures_24h.length
     ? h("table", {}, head(t("column.errorCode"), t("column.failed"), t("column.retried"), t("column.released"), t("column.other")),
         h("tbody", {}, data.failures_24h.map((f) => h("tr", {},
-          h("td", { class: "mono" }, f.error_code),
+          h("td", {}, codeMeaning("job", f.error_code)),
           ...[f.failed, f.retried, f.released, f.other].map((n) => h("td", { class: "number" }, number(n)))))))
     : h("p", {}, t("overview.noFailures"));
   const now = data.failed_by_error_code.length
     ? h("table", {}, head(t("column.errorCode"), t("column.count"), t("overview.actions")),
         h("tbody", {}, data.failed_by_error_code.map((f) => h("tr", {},
-          h("td", { class: "mono" }, f.error_code),
+          h("td", {}, codeMeaning("job", f.error_code)),
           h("td", { class: "number" }, number(f.count)),
           h("td", {}, jobsLink({ state: "failed", code: f.error_code }, t("overview.showJobs")))))))
     : h("p", {}, t("overview.noFailures"));

@@ -3,7 +3,8 @@
 
 import { ApiError } from "./api.js";
 import { h } from "./dom.js";
-import { dateTime, has, t } from "./i18n.js";
+import { EXPLANATIONS } from "./explanations.js";
+import { dateTime, language, t } from "./i18n.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /** @typedef {import("./dom.js").Piece} Piece */
@@ -60,8 +61,11 @@ export function notice(text, kind = "info") {
  */
 export function problemText(error) {
   if (error instanceof ApiError) {
-    if (error.code === "not_admin") return t("common.notAdmin");
-    return t("common.error", { message: error.message || String(error.code) });
+    const said = explained("refusal", String(error.code));
+    // The server's own message is English: shown on the English screen, where it says which part.
+    if (said) return [sentence(said.meaning), " ", said.advice, " ", h("code", { class: "mono" }, String(error.code)),
+      language() === "en" && error.message ? ` (${error.message})` : null];
+    return t("common.error", { message: String(error.code) });
   }
   return t("common.network");
 }
@@ -90,19 +94,71 @@ export function filterSummary(filter) {
   return Object.entries(filter ?? {}).map(([key, value]) => {
     const values = Array.isArray(value) ? value : [value];
     const shown = values.map((v) => key === "states" ? t(`state.${v}`)
-      : key === "received_from" || key === "received_to" ? dateTime(v) : v);
+      : key === "received_from" || key === "received_to" ? dateTime(v)
+      : key === "error_code" && explained("job", v) ? `${v} (${explained("job", v)?.meaning})` : v);
     return `${FILTER_LABELS[key] ? t(FILTER_LABELS[key]) : key}: ${shown.join(", ")}`;
   }).join("; ");
 }
 
 /**
- * Auth's refusal of a sign-in, in the page's language by its error code; Auth's own words (English)
- * only for a code the page does not know.
+ * Auth's refusal of a sign-in, in the page's language by its error code (GoTrue's `code`); Auth's
+ * own words (English), labelled as Auth's, only for a code the page does not know.
  * @param {{ code?: string, message: string }} error
  */
 export function authRefusal(error) {
-  if (error.code && has(`auth.${error.code}`)) return t(`auth.${error.code}`);
+  const said = error.code ? explained("auth", error.code) : null;
+  if (said) return `${sentence(said.meaning)} ${said.advice}`;
   return t("signIn.refused", { message: error.message });
+}
+
+/** @typedef {keyof typeof EXPLANATIONS} Group job errors, outages, the API's refusals, Auth's */
+
+/**
+ * What a code means and what to do, in the page's language (lib/failures.py, lib/explanations.py).
+ * @param {Group} group
+ * @param {string} code
+ * @returns {import("./explanations.js").Said | null}
+ */
+export function explained(group, code) {
+  const entry = Object.hasOwn(EXPLANATIONS[group], code) ? EXPLANATIONS[group][code] : null;
+  return entry ? (language() === "ja" ? entry.ja : entry.en) : null;
+}
+
+/**
+ * A meaning as a sentence: the table's English meanings start in lower case and have no full stop.
+ * @param {string} text
+ */
+function sentence(text) {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.。)）]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/**
+ * A code beside its meaning.
+ * @param {Group} group
+ * @param {string} code
+ */
+export function codeMeaning(group, code) {
+  const said = explained(group, code);
+  return h("span", { class: "code-meaning" }, h("code", { class: "mono" }, code), said ? ` ${sentence(said.meaning)}` : null);
+}
+
+/**
+ * A code, what it means, what to do, and the message recorded with it, labelled by who wrote it
+ * (the provider's words stay as they came).
+ * @param {Group} group
+ * @param {string} code
+ * @param {object} [more]
+ * @param {string | null} [more.message] the message recorded with the code
+ * @param {boolean} [more.advice] whether to say what to do
+ */
+export function explanation(group, code, { message = null, advice = true } = {}) {
+  const said = explained(group, code);
+  const source = (Object.hasOwn(EXPLANATIONS[group], code) && EXPLANATIONS[group][code].source) || "worker";
+  return h("div", { class: "explanation", "data-code": code },
+    h("div", { class: "meaning" }, h("code", { class: "mono" }, code), " ", said ? sentence(said.meaning) : t("explain.unknown")),
+    said && advice ? h("div", { class: "advice" }, h("strong", {}, t("explain.advice")), " ", said.advice) : null,
+    message ? h("div", { class: "message" }, t(`source.${source}`), " ", isolated(message)) : null);
 }
 
 /**
