@@ -68,8 +68,8 @@ REFUSALS: dict[str, Explanation] = {
     "no_role": Explanation(
         "this account has no role on the admin screen",
         "このアカウントには管理画面の役割がありません。",
-        "Ask an admin to add it (python -m lib.admin operators add).",
-        "管理者に追加を依頼してください（python -m lib.admin operators add）。",
+        "Ask an admin to add it (document-jobs-admin operators add).",
+        "管理者に追加を依頼してください（document-jobs-admin operators add）。",
     ),
     "not_admin": Explanation(
         "only an admin may do this; this account is a viewer",
@@ -196,9 +196,9 @@ AUTH_REFUSALS: dict[str, Explanation] = {
     "invalid_credentials": Explanation(
         "the e-mail address or the password is wrong",
         "メールアドレスまたはパスワードが違います。",
-        "Check both and try again; an admin can set a new password (python -m lib.admin operators).",
+        "Check both and try again; an admin can set a new password (document-jobs-admin operators).",
         "両方を確認して、もう一度お試しください。"
-        "管理者は新しいパスワードを設定できます（python -m lib.admin operators）。",
+        "管理者は新しいパスワードを設定できます（document-jobs-admin operators）。",
     ),
     "email_not_confirmed": Explanation(
         "this e-mail address is not confirmed yet",

@@ -612,11 +612,11 @@ export const EXPLANATIONS = {
     "no_role": {
       "en": {
         "meaning": "this account has no role on the admin screen",
-        "advice": "Ask an admin to add it (python -m lib.admin operators add)."
+        "advice": "Ask an admin to add it (document-jobs-admin operators add)."
       },
       "ja": {
         "meaning": "このアカウントには管理画面の役割がありません。",
-        "advice": "管理者に追加を依頼してください（python -m lib.admin operators add）。"
+        "advice": "管理者に追加を依頼してください（document-jobs-admin operators add）。"
       }
     },
     "not_admin": {
@@ -734,11 +734,11 @@ export const EXPLANATIONS = {
     "invalid_credentials": {
       "en": {
         "meaning": "the e-mail address or the password is wrong",
-        "advice": "Check both and try again; an admin can set a new password (python -m lib.admin operators)."
+        "advice": "Check both and try again; an admin can set a new password (document-jobs-admin operators)."
       },
       "ja": {
         "meaning": "メールアドレスまたはパスワードが違います。",
-        "advice": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（python -m lib.admin operators）。"
+        "advice": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（document-jobs-admin operators）。"
       }
     },
     "no_authorization": {
