@@ -117,7 +117,7 @@ def test_every_cli_command_of_the_guides_is_one_the_cli_takes(command: Written) 
         "document-jobs-admin lsit --state failed",
         "document-jobs-admin list --made-up-flag",
         "document-jobs-admin show",
-        "document-jobs-admin confirm <bulk action id> --reason why",
+        "document-jobs-admin confirm --reason why",
         "document-jobs-admin operators add someone@example.com --role owner",
     ],
 )
