@@ -177,3 +177,40 @@ def test_a_refused_key_on_the_listing_releases_the_run(db, resend) -> None:
         assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 0
     finally:
         provider(resend, "key", {"deleted": False})
+
+
+def test_a_429_on_the_listing_releases_the_run_and_spends_no_attempt(db, resend) -> None:
+    """Resend's own rate limit (the team's, shared with whatever else uses the key) answers the
+    listing 429: the run is released after the Retry-After, with no attempt spent, and lists again."""
+    [missed] = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=20 * 60)
+    provider(resend, "rate_limit", {"per_second": 1})
+    headers = {"Authorization": f"Bearer {resend['RESEND_API_KEY']}"}
+    stop = threading.Event()
+
+    def another_user_of_the_key() -> None:  # keeps the team's one request a second taken
+        with httpx.Client(base_url=resend["RESEND_API_URL"], headers=headers, timeout=5) as client:
+            while not stop.is_set():
+                client.get("/emails/receiving", params={"limit": 1})
+                time.sleep(0.05)
+
+    def attempts() -> list[dict]:
+        return db.execute(
+            "select a.outcome, a.error_code from document_job_attempts a join document_jobs j on"
+            " j.id = a.job_id where j.kind = 'reconcile_emails' order by a.generation"
+        ).fetchall()
+
+    hammer = threading.Thread(target=another_user_of_the_key)
+    hammer.start()
+    try:
+        reconcile(db)
+        wait_until(lambda: any(a["error_code"] == "resend_rate_limited" for a in attempts()), 60, "a 429")
+    finally:
+        stop.set()
+        hammer.join()
+    wait_until(lambda: reconciliation_done(db), 60, "the run after the limit")
+    assert {a["outcome"] for a in attempts() if a["error_code"] == "resend_rate_limited"} == {"released"}
+    job = db.execute("select status, attempts from document_jobs where kind = 'reconcile_emails'").fetchone()
+    assert job == {"status": "completed", "attempts": 1}, "the 429s spent no attempt: only the run that listed"
+    recorded = db.execute("select found_by from fax_received_emails where provider_email_id = %s",
+                          (missed["email_id"],)).fetchone()  # fmt: skip
+    assert recorded == {"found_by": "reconciliation"}
