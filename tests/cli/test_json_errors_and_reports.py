@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from lib.admin import cli as admin
+from lib.failures import OUTAGES
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job, failed_email
 
@@ -193,7 +194,7 @@ def test_purge_dry_run_counts_and_deletes_nothing(cli, db) -> None:
     assert cli("purge")[1] == "deleted 3 completed jobs finished more than 30 days (the retention setting) ago\n"
 
 
-def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, stack_env) -> None:
+def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, stack_env, monkeypatch) -> None:
     status, out, _ = cli("health")
     assert status == 5, "nothing is called without the Vault secrets"
     assert "document_jobs_url MISSING" in out and "no worker is called" in out
@@ -220,6 +221,16 @@ def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, sta
     assert status == 5 and "open outages: 1" in out and "worker_unauthorized since" in out and "(5 min ago)" in out
     assert [o["cause"] for o in data["outages"]] == ["worker_unauthorized"] and data["healthy"] is False
     assert "INTERNAL_FUNCTION_SECRET" in out, "the advice says what to check"
+    # The advice is lib/failures.py's, the screen's text: in English, in both under --json, and in
+    # Japanese under a Japanese locale.
+    said = OUTAGES["worker_unauthorized"]
+    assert said.advice_en in out and said.meaning_en in out
+    assert (data["outages"][0]["advice"], data["outages"][0]["advice_ja"]) == (said.advice_en, said.advice_ja)
+    monkeypatch.setenv("LANG", "ja_JP.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    out = cli("health")[1]
+    assert said.advice_ja in out and said.advice_en not in out
 
 
 def _stored(db, stack_env, content: bytes) -> tuple[str, str]:

@@ -167,7 +167,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     expect(button).to_be_disabled()
     button.evaluate("element => { element.disabled = false; }")
     button.click()
-    expect(page.locator(".bulk-report")).to_have_text("Only an admin may do this.")
+    expect(page.locator(".bulk-report")).to_contain_text("Only an admin may do this")
     assert db.execute("select count(*) as n from document_jobs_audit").fetchone()["n"] == 1
     assert (
         db.execute("select status from document_jobs where id = %s", (faxes["evil"],)).fetchone()["status"] == "failed"
@@ -190,12 +190,20 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     context.close()
 
 
-def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env) -> None:
-    context = chromium.new_context(locale="ja-JP")
+@pytest.mark.parametrize("locale", ["ja-JP", "en-US"])
+def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env, locale) -> None:
+    from lib.explanations import AUTH_REFUSALS
+
+    context = chromium.new_context(locale=locale)
     page = context.new_page()
     sign_in(page, stack_env, "OPERATOR", password="wrong password")
-    # Auth's refusal by its code (invalid_credentials), in the page's language.
-    expect(page.locator(".sign-in-status")).to_have_text("メールアドレスまたはパスワードが違います。")
+    # Auth's refusal by its code (invalid_credentials), in the page's language; not Auth's English.
+    said = AUTH_REFUSALS["invalid_credentials"]
+    language = locale[:2]
+    status = page.locator(".sign-in-status")
+    expect(status).to_contain_text(said.advice(language))
+    expect(status).to_contain_text(said.meaning(language)[1:])
+    expect(status).not_to_contain_text("Invalid login credentials")
     assert page.evaluate("localStorage.getItem('document-jobs-admin-session')") is None
     context.close()
 
@@ -292,4 +300,43 @@ def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(ch
     cell = page.locator(f'tr[data-job-id="{row["job_id"]}"] td').first
     expect(cell).to_contain_text(shown)
     assert re.fullmatch(rf"{re.escape(shown)} \(.+\)", cell.inner_text()), "how long ago beside, not instead"
+    context.close()
+
+
+def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(chromium, stack_env, db, admin) -> None:
+    # The texts are lib/failures.py's (the CLI's health prints the same), through explanations.js.
+    from lib.failures import FAILURES, OUTAGES, FailureCode
+
+    admin.execute("update document_jobs_internal.outages set active = true, since = now() - interval '5 minutes'"
+                  " where cause in ('resend_unauthorized', 'webhooks_missing')")  # fmt: skip
+    row = receive_email(db, "em_advice", {"from": "fax@example.jp", "subject": "refused"})
+    db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
+               " last_error_code = 'resend_not_found', last_error_message = 'Resend 404 not_found: Email not found'"
+               " where id = %s", (row["job_id"],))  # fmt: skip
+    unauthorized, missing = FAILURES[FailureCode.RESEND_UNAUTHORIZED], OUTAGES["webhooks_missing"]
+    not_found = FAILURES[FailureCode.RESEND_NOT_FOUND]
+    context = chromium.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("viewer")
+
+    for language in ("en", "ja"):
+        page.select_option("select.language", language)
+        page.goto(f"{stack_env['ADMIN_URL']}#/overview")
+        for cause, said in (("resend_unauthorized", unauthorized.explanation), ("webhooks_missing", missing)):
+            outage = page.locator(f'li.outage[data-cause="{cause}"]')
+            expect(outage.locator(".meaning")).to_contain_text(said.meaning(language)[1:])
+            expect(outage.locator(".advice")).to_contain_text(said.advice(language))
+            expect(outage.locator("code")).to_have_text(cause)
+        page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{row['job_id']}")
+        error = page.locator('dl.facts .explanation[data-code="resend_not_found"]')
+        expect(error.locator(".advice")).to_contain_text(not_found.explanation.advice(language))
+        label = "Resendからのメッセージ:" if language == "ja" else "Message from Resend:"
+        expect(error.locator(".message")).to_have_text(f"{label} Resend 404 not_found: Email not found")
+        if language == "ja":
+            # No English of ours on the Japanese page: the meaning and advice are Japanese.
+            expect(page.locator("main")).not_to_contain_text(not_found.explanation.advice_en)
+            page.goto(f"{stack_env['ADMIN_URL']}#/overview")
+            expect(page.locator("li.outage").first).to_be_visible()
+            expect(page.locator("main")).not_to_contain_text(missing.advice_en[:40])
     context.close()
