@@ -25,6 +25,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from devstack import browser, stack
 from devstack.tools import inbound
 from lib.attachment_names import download_name
+from lib.failures import FAILURES, FailureCode
 from tests.support.database import connect
 from tests.support.emails import add_attachment, receive_email
 
@@ -137,7 +138,9 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     page.click("button.bulk-retry")
     dialog = page.locator("dialog.ask")
     expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
-    expect(dialog.locator(".bulk-filter")).to_have_text("Filter: Error code: resend_not_found")
+    # The code beside its meaning (lib/failures.py).
+    meaning = FAILURES[FailureCode.RESEND_NOT_FOUND].meaning
+    expect(dialog.locator(".bulk-filter")).to_have_text(f"Filter: Error code: resend_not_found ({meaning})")
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
     expect(page.locator(".bulk-report")).to_contain_text("Done: 3 of 3 jobs changed, 0 not changed.")
@@ -305,7 +308,7 @@ def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(ch
 
 def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(chromium, stack_env, db, admin) -> None:
     # The texts are lib/failures.py's (the CLI's health prints the same), through explanations.js.
-    from lib.failures import FAILURES, OUTAGES, FailureCode
+    from lib.failures import OUTAGES
 
     admin.execute("update document_jobs_internal.outages set active = true, since = now() - interval '5 minutes'"
                   " where cause in ('resend_unauthorized', 'webhooks_missing')")  # fmt: skip
