@@ -19,6 +19,8 @@ from tests.support import documents
 
 ROOT = documents.ROOT
 I18N = ROOT / "public" / "admin" / "i18n.js"
+# What each code means and what to do (written by make explanations), shown beside the code.
+EXPLANATIONS = ROOT / "public" / "admin" / "explanations.js"
 CLERKS = {"ja": "docs/CLERKS.ja.md", "en": "docs/CLERKS.en.md"}
 # The views the clerks' guides walk through, each a screenshot per language.
 SCREENSHOTS = ("signin", "jobs", "job-failed", "search", "overview-outage")
@@ -53,6 +55,26 @@ def screen_texts() -> dict[str, dict[str, str]]:
     for code, name in re.findall(r'(\w+): "([^"]+)"', names.group(1)):
         for shown in texts.values():  # the switch offers every language by its own name
             shown[f"language.{code}"] = name
+    for language, said in explained_texts().items():
+        texts[language].update(said)
+    return texts
+
+
+def sentence(text: str) -> str:
+    """As the screen shows a meaning (ui.js sentence): capitalized, with its full stop."""
+    capital = text[:1].upper() + text[1:]
+    return capital if re.search(r"[.。)）]$", capital) else f"{capital}."
+
+
+def explained_texts() -> dict[str, dict[str, str]]:
+    source = EXPLANATIONS.read_text()
+    table = json.loads(source[source.index("export const EXPLANATIONS = ") + 27 : source.rindex(";")])
+    texts: dict[str, dict[str, str]] = {"en": {}, "ja": {}}
+    for kind, codes in table.items():
+        for code, entry in codes.items():
+            for language in texts:
+                texts[language][f"{kind}.{code}.meaning"] = sentence(entry[language]["meaning"])
+                texts[language][f"{kind}.{code}.advice"] = entry[language]["advice"]
     return texts
 
 
