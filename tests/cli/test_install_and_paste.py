@@ -174,6 +174,11 @@ def test_every_guide_command_runs_or_parses_as_written(shell, db, stack_env, tmp
         dry = ("--dry-run" in args and args[0] in ("retry", "cancel", "purge")) or args[:2] == ["operators", "list"]
         if reads or dry:
             result = shell(shlex.join([PROGRAM, *args]))
+            if args == ["health"] and result.returncode == 5:
+                # An outage the every-minute health check opened meanwhile (a loaded machine's slow
+                # kick): exit 5 is health's documented answer to it; the command ran as written.
+                assert result.stdout.startswith("open outages: ") and not result.stderr, result.stdout
+                continue
             assert result.returncode == 0, (guide, line, result.stderr)
         else:
             parse(args)
