@@ -21,8 +21,7 @@ create function document_jobs_internal.operator_role(p_user_id uuid, p_session_i
 returns text
 language plpgsql
 stable
-security definer
-set search_path = ''
+set search_path = ''  -- runs as its caller, a security definer function of public
 as $$
 declare
     v_role text;
