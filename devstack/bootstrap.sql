@@ -118,3 +118,87 @@ alter table storage.buckets owner to supabase_storage_admin;
 alter function storage.protect_delete() owner to supabase_storage_admin;
 grant all on table storage.buckets to postgres with grant option;
 grant all on table storage.buckets to anon, authenticated, service_role;
+
+-- Supabase Auth (GoTrue) keeps its users, sessions and refresh tokens in the auth schema of the
+-- project's own database, owned by its role supabase_auth_admin, which the platform creates
+-- before any migration of a project runs. These are the columns of GoTrue's tables that the Auth
+-- stand-in (devstack/standins/auth/) and the admin screen's functions use, with GoTrue's names,
+-- types and meaning, from github.com/supabase/auth migrations/: 00_init_auth_schema (users,
+-- refresh_tokens), 20210710035447_alter_users (email_confirmed_at, phone),
+-- 20210722035447_adds_confirmed_at, 20210927181326_add_refresh_token_parent,
+-- 20220114185340_add_banned_until, 20220811173540_add_sessions_table (sessions,
+-- refresh_tokens.session_id), 20221003041349_add_mfa_schema (aal_level),
+-- 20221003041400_add_aal_and_factor_id_to_sessions, 20221020193600_add_sessions_user_id_index,
+-- 20221021073300_add_refresh_tokens_session_id_revoked_index,
+-- 20221114143122_add_session_not_after_column, 20221114143410_remove_parent_foreign_key_refresh_tokens,
+-- 20230116124412_add_deleted_at, 20231027141322_add_session_refresh_columns,
+-- 20240214120130_add_is_anonymous_column. The project's own migrations never create them.
+-- pgcrypto: installed in extensions on every Supabase project; the stand-in hashes passwords
+-- with its bcrypt (crypt/gen_salt('bf')), the hash GoTrue stores in encrypted_password.
+create extension pgcrypto with schema extensions;
+create role supabase_auth_admin login noinherit createrole;
+create schema auth authorization supabase_auth_admin;
+grant usage on schema extensions to supabase_auth_admin;
+set role supabase_auth_admin;
+create type auth.aal_level as enum ('aal1', 'aal2', 'aal3');
+create table auth.users (
+    instance_id uuid null,
+    id uuid not null unique,
+    aud varchar(255) null,
+    "role" varchar(255) null,
+    email varchar(255) null,
+    encrypted_password varchar(255) null,
+    email_confirmed_at timestamptz null,
+    last_sign_in_at timestamptz null,
+    raw_app_meta_data jsonb null,
+    raw_user_meta_data jsonb null,
+    created_at timestamptz null,
+    updated_at timestamptz null,
+    phone text null default null,
+    phone_confirmed_at timestamptz null default null,
+    confirmed_at timestamptz generated always as (least(users.email_confirmed_at, users.phone_confirmed_at)) stored,
+    banned_until timestamptz null,
+    deleted_at timestamptz null,
+    is_anonymous boolean not null default false,
+    constraint users_pkey primary key (id)
+);
+comment on table auth.users is 'Auth: Stores user login data within a secure schema.';
+-- GoTrue's users_email_partial_key (20221215195500_modify_users_email_unique_index) is partial on
+-- is_sso_user = false; there are no SSO users here.
+create unique index users_email_partial_key on auth.users (email);
+create table auth.sessions (
+    id uuid not null,
+    user_id uuid not null,
+    created_at timestamptz null,
+    updated_at timestamptz null,
+    aal auth.aal_level null,
+    not_after timestamptz,
+    refreshed_at timestamp without time zone,
+    constraint sessions_pkey primary key (id),
+    constraint sessions_user_id_fkey foreign key (user_id) references auth.users(id) on delete cascade
+);
+comment on table auth.sessions is 'Auth: Stores session data associated to a user.';
+comment on column auth.sessions.not_after is 'Auth: Not after is a nullable column that contains a timestamp after which the session should be regarded as expired.';
+create index sessions_user_id_idx on auth.sessions (user_id);
+create table auth.refresh_tokens (
+    instance_id uuid null,
+    id bigserial not null,
+    "token" varchar(255) null,
+    user_id varchar(255) null,
+    revoked bool null,
+    created_at timestamptz null,
+    updated_at timestamptz null,
+    parent varchar(255) null,
+    session_id uuid null,
+    constraint refresh_tokens_pkey primary key (id),
+    constraint refresh_tokens_token_unique unique ("token"),
+    constraint refresh_tokens_session_id_fkey foreign key (session_id) references auth.sessions(id) on delete cascade
+);
+comment on table auth.refresh_tokens is 'Auth: Store of tokens used to refresh JWT tokens once they expire.';
+create index refresh_tokens_parent_idx on auth.refresh_tokens (parent);
+create index refresh_tokens_session_id_revoked_idx on auth.refresh_tokens (session_id, revoked);
+reset role;
+-- The project's own functions (owned by postgres) read who is signed in; on hosted Supabase
+-- postgres may read the auth tables but no longer change them.
+grant usage on schema auth to postgres;
+grant select on auth.users, auth.sessions, auth.refresh_tokens to postgres;

@@ -140,6 +140,7 @@ def start(extra_env: dict[str, str] | None = None) -> Stack:
             DATABASE_URL=database.conninfo("postgres"),
             DEVSTACK_ADMIN_DATABASE_URL=database.conninfo(cluster.SUPERUSER),
             DEVSTACK_AUTHENTICATOR_DATABASE_URL=database.conninfo("authenticator"),
+            DEVSTACK_AUTH_DATABASE_URL=database.conninfo("supabase_auth_admin"),
             # For the Supabase CLI (`supabase migration list --db-url "$SUPABASE_DB_URL"`): TCP, as it needs.
             SUPABASE_DB_URL=database.url(),
             PGPASSFILE=str(database.passfile),

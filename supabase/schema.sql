@@ -1717,6 +1717,96 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_find_by_id(p_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_find_by_id(p_id text) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_operator_me(p_user_id uuid, p_session_id uuid) IS 'The admin screen''s /me for the signed-in operator (user id and session id from the verified token): their e-mail and role as stored now, and the job kinds; refused as operator_role refuses.';
+CREATE FUNCTION public.document_jobs_operator_me(p_user_id uuid, p_session_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_role text := document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+begin
+    return jsonb_build_object(
+        'user_id', p_user_id,
+        'email', (select u.email from auth.users u where u.id = p_user_id),
+        'role', v_role,
+        'kinds', coalesce((select jsonb_agg(k.kind order by k.kind) from public.document_job_kinds k), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_me(p_user_id uuid, p_session_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_me(p_user_id uuid, p_session_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_overview(p_user_id uuid, p_session_id uuid) IS 'document_jobs_admin_overview for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_overview(p_user_id uuid, p_session_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_overview();
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_overview(p_user_id uuid, p_session_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_overview(p_user_id uuid, p_session_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_jobs(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'document_jobs_admin_jobs for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_jobs(p_user_id uuid, p_session_id uuid, p_filter jsonb DEFAULT '{}'::jsonb, p_after_created_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_jobs(p_filter, p_after_created_at, p_after_id, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_jobs(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_jobs(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_job(p_user_id uuid, p_session_id uuid, p_job_id uuid) IS 'document_jobs_admin_job for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_job(p_user_id uuid, p_session_id uuid, p_job_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_job(p_job_id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_job(p_user_id uuid, p_session_id uuid, p_job_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_job(p_user_id uuid, p_session_id uuid, p_job_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_audit(p_user_id uuid, p_session_id uuid, p_before bigint, p_limit integer) IS 'document_jobs_admin_audit for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_audit(p_user_id uuid, p_session_id uuid, p_before bigint DEFAULT NULL::bigint, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_audit(p_before, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_audit(p_user_id uuid, p_session_id uuid, p_before bigint, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_audit(p_user_id uuid, p_session_id uuid, p_before bigint, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) IS 'Where a stored attachment is (bucket, path, name, type) for a signed download URL, for a signed-in operator; refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    perform document_jobs_internal.require(p_attachment_id is not null, 'p_attachment_id must not be null');
+    return (select jsonb_build_object('bucket', a.bucket, 'storage_path', a.storage_path, 'filename', a.filename,
+                                      'content_type', a.content_type)
+              from public.fax_received_email_attachments a where a.id = p_attachment_id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
+
 
 -- =================================================================================================
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
@@ -2883,6 +2973,35 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) IS 'The admin screen operator''s role now, from Supabase Auth''s own tables: refuses (28000 session_ended) a session that is gone, past not_after or another user''s, a user gone, deleted or banned, and (42501 no_role) a role not in p_roles.';
+CREATE FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_role text;
+    v_live boolean;
+begin
+    select u.deleted_at is null and (u.banned_until is null or u.banned_until <= now())
+           and (s.not_after is null or s.not_after > now()),
+           u.raw_app_meta_data ->> 'document_jobs_role'
+      into v_live, v_role
+      from auth.sessions s
+      join auth.users u on u.id = s.user_id
+     where s.id = p_session_id and s.user_id = p_user_id;
+    if not coalesce(v_live, false) then
+        raise exception 'the session has ended, or its user was deleted or banned: sign in again'
+            using errcode = '28000', hint = 'session_ended';
+    end if;
+    if v_role is null or not v_role = any (p_roles) then
+        raise exception 'this account has no role on the admin screen that allows this (ask an admin)'
+            using errcode = '42501', hint = 'no_role';
+    end if;
+    return v_role;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What each outage cause means for the operator: the likely fault, and what to check (for a release cause, release_causes'' advice).';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text

@@ -31,7 +31,8 @@ Listens on 127.0.0.1 on a port the OS picks and writes that port to FILE once it
 connections; serves until SIGTERM. Reads DEVSTACK_AUTHENTICATOR_DATABASE_URL (it connects as
 "authenticator", as PostgREST does, and switches to the JWT's role per request),
 SUPABASE_JWT_SECRET, SUPABASE_SECRET_KEY, SUPABASE_PUBLISHABLE_KEY and DEVSTACK_STORAGE_DIR, and for
-Auth DEVSTACK_AUTH_SIGNING_KEY, DEVSTACK_AUTH_KEY_ID and DEVSTACK_FOLDER. Logs one line per request
+Auth DEVSTACK_AUTH_SIGNING_KEY, DEVSTACK_AUTH_KEY_ID and DEVSTACK_AUTH_DATABASE_URL (as
+supabase_auth_admin, GoTrue's role, to its tables in the auth schema). Logs one line per request
 to stderr, never headers. GET /_control/requests answers how many requests it has served, by
 method and path (for tests and the benchmarks that count round trips); POST /_control/auth
 {"access_token_seconds": N, "refresh_reuse_interval_s": N} sets how Auth issues and renews tokens
@@ -63,6 +64,7 @@ import jwt
 
 from devstack.standins import postgrest
 from devstack.standins.auth import Auth, Keys, cors
+from devstack.standins.auth.state import State as AuthState
 from devstack.standins.layer import fault_layer
 from devstack.standins.messages import Backend, Request, Response
 from devstack.standins.postgrest.connections import Connections
@@ -70,6 +72,7 @@ from devstack.standins.storage import Storage
 
 REQUIRED_ENV = (
     "DEVSTACK_AUTHENTICATOR_DATABASE_URL",
+    "DEVSTACK_AUTH_DATABASE_URL",
     "SUPABASE_JWT_SECRET",
     "SUPABASE_SECRET_KEY",
     "SUPABASE_PUBLISHABLE_KEY",
@@ -173,7 +176,7 @@ class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(
-        self, backend: Backend, storage: Storage, keys: ProjectKeys, auth_keys: Keys, auth_state: Path
+        self, backend: Backend, storage: Storage, keys: ProjectKeys, auth_keys: Keys, auth_state: AuthState
     ) -> None:
         super().__init__(("127.0.0.1", 0), GatewayHandler)
         self.backend = backend
@@ -349,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
             key_id=os.environ["DEVSTACK_AUTH_KEY_ID"],
             jwt_secret=keys.jwt_secret,
         )
-        auth_state = Path(os.environ["DEVSTACK_FOLDER"]) / "auth.json"
+        # Auth reaches its tables as its own role, as GoTrue does.
+        auth_state = AuthState(os.environ["DEVSTACK_AUTH_DATABASE_URL"])
+        auth_state.open(timeout=15.0)
         server = GatewayServer(backend, Storage(backend, storage_dir), keys, auth_keys, auth_state)
         layer = fault_layer("gateway")
         if layer:
@@ -362,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             server.serve_forever(poll_interval=0.2)
         finally:
             server.server_close()
+            auth_state.close()
     finally:
         pool.close()
     return 0

@@ -18,10 +18,13 @@ guides/auth/signing-keys, guides/auth/jwt-fields, custom-claims-and-role-based-a
   "authenticated", sub, role "authenticated", not an anonymous user.
 - The operator's role is app_metadata.document_jobs_role: "admin" (may act) or "viewer" (may
   read); anything else, or none, is a 403. user_metadata is never read: users can write it.
-- A token stays valid for up to an hour after its user is removed or their role changes, or
-  after they sign out. So before any action the role is confirmed with Auth itself
-  (confirm_admin: GET /auth/v1/user with the token answers the user as stored now, and refuses a
-  token whose session has ended).
+- A token stays valid for up to an hour after its user is removed, banned or deleted, their role
+  changes, or they sign out. So every read's own database call checks the user, the role and the
+  session as Auth stores them now, in the same statement (the document_jobs_operator_* functions
+  take the token's sub and session_id claim, and read auth.users and auth.sessions: Supabase Auth
+  keeps them in the project's database); and before any action the role is also confirmed with
+  Auth itself (confirm_admin: GET /auth/v1/user with the token answers the user as stored now, and
+  refuses a token whose session has ended).
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ AUTH_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 class Operator:
     user_id: str
     email: str | None
-    role: Role
+    role: Role  # as the token says: the database's functions check it as stored now
+    session_id: str | None = None  # the token's session_id claim (Auth's auth.sessions row)
 
 
 def unauthenticated(code: str, message: str) -> Refusal:
@@ -112,8 +116,11 @@ def verify(token: str, settings: AdminSettings, http: httpx.Client) -> dict[str,
         if settings.supabase_jwt_secret is not None:
             return decode(token, settings.supabase_jwt_secret.get_secret_value(), "HS256", settings)
         user = current_user(token, settings, http)
+        # Auth has just vouched for the token: its session_id claim can be read as it is.
+        session_id = jwt.decode(token, options={"verify_signature": False}).get("session_id")
         return {"sub": user["id"], "email": user.get("email"), "app_metadata": user.get("app_metadata") or {},
-                "role": user.get("role"), "is_anonymous": user.get("is_anonymous", False)}  # fmt: skip
+                "role": user.get("role"), "is_anonymous": user.get("is_anonymous", False),
+                "session_id": session_id}  # fmt: skip
     raise unauthenticated("invalid_token", "the access token is signed with an algorithm Supabase Auth does not use")
 
 
@@ -154,8 +161,9 @@ def operator(claims: dict[str, Any]) -> Operator:
     role = app_metadata.get(ROLE_CLAIM) if isinstance(app_metadata, dict) else None
     if role not in ROLES:
         raise Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
-    email = claims.get("email")
-    return Operator(user_id=str(claims["sub"]), email=email if isinstance(email, str) else None, role=role)
+    email, session_id = claims.get("email"), claims.get("session_id")
+    return Operator(user_id=str(claims["sub"]), email=email if isinstance(email, str) else None, role=role,
+                    session_id=session_id if isinstance(session_id, str) else None)  # fmt: skip
 
 
 def authenticate(authorization: str | None, settings: AdminSettings, http: httpx.Client) -> tuple[Operator, str]:
@@ -190,7 +198,7 @@ def confirm_admin(who: Operator, token: str, settings: AdminSettings, http: http
     banned_until = user.get("banned_until")
     if user["id"] != who.user_id or (isinstance(banned_until, str) and _after_now(banned_until)):
         raise unauthenticated("session_ended", "your session has ended: sign in again")
-    now = operator({**user, "sub": user["id"], "role": "authenticated"})
+    now = operator({**user, "sub": user["id"], "role": "authenticated", "session_id": who.session_id})
     if now.role != "admin":
         raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
     return now

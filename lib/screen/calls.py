@@ -14,6 +14,18 @@ from typing import Any
 from lib.attachment_names import download_name
 
 Rpc = Callable[[str, dict[str, Any]], Any]
+# The screen's operator, from the verified token: their user id and session id. The screen's reads
+# pass it, so that the same database call checks the session, the user and the role in Auth's own
+# tables (document_jobs_operator_*); the CLI acts with the secret key and has no session, and reads
+# document_jobs_admin_* (its operator's role is checked with Auth where it acts).
+Viewer = tuple[str, str]
+
+
+def _read(rpc: Rpc, view: str, viewer: Viewer | None, params: dict[str, Any]) -> Any:
+    if viewer is None:
+        return rpc(f"document_jobs_admin_{view}", params)
+    return rpc(f"document_jobs_operator_{view}", {"p_user_id": viewer[0], "p_session_id": viewer[1], **params})
+
 
 # The keys of a filter (document_jobs_internal.job_filter checks and normalizes it): the list's,
 # and the bulk actions', on the screen and on the command line alike.
@@ -29,25 +41,30 @@ def job_filter(values: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value not in (None, "", [])}
 
 
-def overview(rpc: Rpc) -> dict[str, Any]:
-    answer: dict[str, Any] = rpc("document_jobs_admin_overview", {})
+def overview(rpc: Rpc, viewer: Viewer | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = _read(rpc, "overview", viewer, {})
     return answer
 
 
 def jobs(
-    rpc: Rpc, filter: Mapping[str, Any], after_created_at: str | None, after_id: str | None, limit: int
+    rpc: Rpc,
+    filter: Mapping[str, Any],
+    after_created_at: str | None,
+    after_id: str | None,
+    limit: int,
+    viewer: Viewer | None = None,
 ) -> dict[str, Any]:
     """A page of the job list: {"jobs", "next", "count", "partial", "searched_until"}."""
-    page: dict[str, Any] = rpc("document_jobs_admin_jobs", {
+    page: dict[str, Any] = _read(rpc, "jobs", viewer, {
         "p_filter": dict(filter), "p_after_created_at": after_created_at, "p_after_id": after_id, "p_limit": limit,
     })  # fmt: skip
     return page
 
 
-def job(rpc: Rpc, job_id: str) -> dict[str, Any] | None:
+def job(rpc: Rpc, job_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:
     """A job, its attempts, its e-mail and its attachments, each attachment with the name it is
     downloaded as (lib/attachment_names.py); None when there is no such job."""
-    found: dict[str, Any] | None = rpc("document_jobs_admin_job", {"p_job_id": job_id})
+    found: dict[str, Any] | None = _read(rpc, "job", viewer, {"p_job_id": job_id})
     if found is None:
         return None
     for attachment in found.get("attachments") or []:
@@ -55,8 +72,8 @@ def job(rpc: Rpc, job_id: str) -> dict[str, Any] | None:
     return found
 
 
-def audit(rpc: Rpc, before: int | None, limit: int) -> dict[str, Any]:
-    entries: dict[str, Any] = rpc("document_jobs_admin_audit", {"p_before": before, "p_limit": limit})
+def audit(rpc: Rpc, before: int | None, limit: int, viewer: Viewer | None = None) -> dict[str, Any]:
+    entries: dict[str, Any] = _read(rpc, "audit", viewer, {"p_before": before, "p_limit": limit})
     return entries
 
 

@@ -13,8 +13,11 @@ POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, f
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
-every request, and before any action the operator's role is confirmed with Auth
-(lib/screen/auth.py). Viewers read; only admins act (403 otherwise). Answers are JSON with
+every request. Every read is one call of a document_jobs_operator_* function with the token's user
+id and session id, which checks in the same statement that the session is live, the user neither
+deleted nor banned, and their role as stored now allows the view (401 session_ended, 403 no_role
+otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py).
+Viewers read; only admins act (403 otherwise). Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -136,6 +139,17 @@ class Context:
     def rpc(self, function: str, params: dict[str, Any]) -> Any:
         return self.read(function, lambda client: client.rpc(function, params))
 
+    def viewer(self) -> calls.Viewer:
+        """The operator's user and session, for a read that checks both in its own database call."""
+        if self.operator.session_id is None or not _UUID.match(self.operator.session_id):
+            raise Refusal("session_ended", "your access token names no session: sign in again", 401)
+        return self.operator.user_id, self.operator.session_id
+
+    def operator_rpc(self, function: str, params: dict[str, Any]) -> Any:
+        """A document_jobs_operator_* function: the view, for the operator as Auth stores them now."""
+        user_id, session_id = self.viewer()
+        return self.rpc(function, {"p_user_id": user_id, "p_session_id": session_id, **params})
+
     def require_admin(self) -> Operator:
         from lib.screen.auth import confirm_admin
 
@@ -153,6 +167,11 @@ def database_refusal(error: DatabaseError) -> Refusal:
     """The database's refusal as the operator should see it; its message never holds a secret."""
     if error.code in _BAD_INPUT:
         return Refusal("bad_request", error.message, 400)
+    # The document_jobs_operator_* functions' refusals (document_jobs_internal.operator_role).
+    if error.code == "28000" and error.hint == "session_ended":
+        return Refusal("session_ended", "your session has ended: sign in again", 401)
+    if error.code == "42501" and error.hint == "no_role":
+        return Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
     if error.code == "42501":
         return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":
@@ -217,23 +236,23 @@ def _id(call: Call) -> str:
 
 
 def me(context: Context) -> dict[str, Any]:
-    """The operator, and what the page's filters offer: the job kinds, and the error codes jobs can have."""
+    """The operator (their e-mail and role as Auth stores them now), and what the page's filters
+    offer: the job kinds, and the error codes jobs can have."""
     from lib.failures import FailureCode
 
-    who = context.operator
-    kinds = context.read("read kinds", lambda client: client.table("document_job_kinds").select("kind").order("kind"))
+    found: dict[str, Any] = context.operator_rpc("document_jobs_operator_me", {})
     return {
-        "user_id": who.user_id,
-        "email": who.email,
-        "role": who.role,
-        "kinds": [row["kind"] for row in kinds],
+        "user_id": found["user_id"],
+        "email": found["email"],
+        "role": found["role"],
+        "kinds": found["kinds"],
         # The worker's codes, and the two the database itself writes (the sweep, a cancellation).
         "error_codes": sorted({code.value for code in FailureCode} | {"cancelled", "lease_expired"}),
     }
 
 
 def overview(context: Context) -> dict[str, Any]:
-    return calls.overview(context.rpc)
+    return calls.overview(context.rpc, context.viewer())
 
 
 def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
@@ -258,11 +277,11 @@ def jobs(context: Context) -> dict[str, Any]:
         raise Refusal("bad_cursor", "after_time and after_id go together, after_id a job id", 400)
     if after_time is not None and not _is_timestamp(after_time):
         raise Refusal("bad_cursor", "after_time must be an ISO 8601 time with its offset, as a page gave it", 400)
-    return calls.jobs(context.rpc, jobs_filter(call.query), after_time, after_id, limit)
+    return calls.jobs(context.rpc, jobs_filter(call.query), after_time, after_id, limit, context.viewer())
 
 
 def job(context: Context) -> dict[str, Any]:
-    found = calls.job(context.rpc, _id(context.call))
+    found = calls.job(context.rpc, _id(context.call), context.viewer())
     if found is None:
         raise Refusal("not_found", "no such job", 404)
     return found
@@ -274,6 +293,7 @@ def audit(context: Context) -> dict[str, Any]:
         context.rpc,
         _int(before, None, 1, 2**62, "before") if before is not None else None,
         _int(context.call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit"),
+        context.viewer(),
     )
 
 
@@ -284,11 +304,10 @@ def download(context: Context) -> dict[str, Any]:
     from lib.supabase.storage import Storage, StorageError
 
     attachment_id = _id(context.call)
-    rows = context.read("read attachment", lambda client: client.table("fax_received_email_attachments")
-                        .select("bucket,storage_path,filename,content_type").eq("id", attachment_id))  # fmt: skip
-    if not rows:
+    row: dict[str, Any] | None = context.operator_rpc("document_jobs_operator_attachment",
+                                                      {"p_attachment_id": attachment_id})  # fmt: skip
+    if row is None:
         raise Refusal("not_found", "no such attachment", 404)
-    row = rows[0]
     storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, row["bucket"])
     name = download_name(row["filename"], row["content_type"])
     try:

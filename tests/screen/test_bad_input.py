@@ -17,7 +17,12 @@ from lib.screen.auth import Operator
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Any:
     calls: list[str] = []
-    operator = Operator(user_id="00000000-0000-0000-0000-000000000001", email="a@example.com", role="admin")
+    operator = Operator(
+        user_id="00000000-0000-0000-0000-000000000001",
+        email="a@example.com",
+        role="admin",
+        session_id="00000000-0000-0000-0000-000000000002",
+    )
     monkeypatch.setattr("lib.screen.auth.authenticate", lambda *_: (operator, "token"))
     monkeypatch.setattr(
         endpoint.Context, "rpc", lambda self, function, params: calls.append(function) or {"changed": True}
@@ -84,7 +89,7 @@ def test_a_tampered_cursor_is_bad_cursor(api: Any, cursor: str) -> None:
 def test_the_cursor_the_api_gives_is_taken(api: Any) -> None:
     cursor = "after_time=2026-12-02T06:29:59.123456%2B00:00&after_id=0b0e5e1c-4b5a-4d3e-9a1b-2c3d4e5f6a7b"
     assert api("GET", f"/api/admin/jobs?{cursor}") == (200, "ok")
-    assert api.calls == ["document_jobs_admin_jobs"]
+    assert api.calls == ["document_jobs_operator_jobs"]
 
 
 @pytest.mark.parametrize("sqlstate", ["22023", "22007", "22008", "22P02", "22P05", "22021"])

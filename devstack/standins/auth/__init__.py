@@ -17,14 +17,18 @@ send, as the real service answers, from its public reference and source:
 - GET /user with the access token: the user as stored now (app_metadata as it is, not as the
   token says); 403 session_not_found once the session is gone ("Session from session_id claim in
   JWT does not exist"), 403 bad_jwt for an expired or forged token, 401 no_authorization without.
-- POST /logout?scope=local: ends the session (its refresh tokens stop working; access tokens stay
-  valid until they expire, as JWTs do). The page signs out that way; the other scopes are refused.
+- GET /user also refuses a banned user (403 user_banned), as GoTrue's requireAuthentication does.
+- POST /logout?scope=global|local|others (github.com/supabase/auth internal/api/logout.go): global,
+  the default (what supabase-py's and supabase-js's sign_out()/signOut() send), deletes every
+  session of the user, local the token's own, others every other one; their refresh tokens go
+  with them (access tokens stay valid until they expire, as JWTs do). 204; another scope 400.
 - The admin API (docs: reference/javascript/auth-admin-createuser and the admin users pages; users.py),
   for the secret key (legacy: the service_role JWT as Bearer): POST /admin/users {"email",
-  "password", "email_confirm", "app_metadata", "user_metadata"}, GET /admin/users?page=&per_page=
-  ({"users", "aud"}, X-Total-Count), PUT /admin/users/{id} {"app_metadata"}: what the operators
-  CLI calls (lib/admin/operators.py). PUT merges app_metadata key by key, and a key set to null is
-  removed (GoTrue's UpdateAppMetaData).
+  "password", "email_confirm", "app_metadata", "user_metadata", "ban_duration"}, GET
+  /admin/users?page=&per_page= ({"users", "aud"}, X-Total-Count), PUT /admin/users/{id}
+  {"app_metadata", "ban_duration"}, DELETE /admin/users/{id} {"should_soft_delete"}: what the
+  operators CLI calls (lib/admin/operators.py), and bans and deletions for tests. PUT merges
+  app_metadata key by key, and a key set to null is removed (GoTrue's UpdateAppMetaData).
 - Errors in GoTrue's shape: {"code": <status>, "error_code", "msg"}, or {"code": <error_code>,
   "message"} when the request names X-Supabase-Api-Version 2024-01-01 or later
   (github.com/supabase/auth internal/api/errors.go), echoing the version (errors.py).
@@ -41,10 +45,13 @@ send, as the real service answers, from its public reference and source:
   the JWKS included, before Auth sees a request; a preflight needs none).
 
 Left out: sign-ups, magic links, OTP, MFA, OAuth, e-mail confirmation mails, rate limits, hooks,
-and what nothing in the product calls (reading or deleting one user, bans, a new password or
-user_metadata through PUT, the Link header).
-Users and sessions live in a JSON file (DEVSTACK_FOLDER/auth.json), so that a restarted gateway
-keeps them. POST /_control/auth {"access_token_seconds": N, "refresh_reuse_interval_s": N} (on the
+and what nothing in the product calls (reading one user, a new password or user_metadata through
+PUT, the Link header).
+Users, sessions and refresh tokens live where GoTrue keeps them: its tables auth.users,
+auth.sessions and auth.refresh_tokens in the project's database, with GoTrue's columns (created by
+devstack/bootstrap.sql, which cites GoTrue's migrations; state.py), so that the project's own
+functions can read who is signed in, as on hosted Supabase.
+POST /_control/auth {"access_token_seconds": N, "refresh_reuse_interval_s": N} (on the
 gateway) shortens the tokens it issues and the reuse interval, for tests of refreshing.
 """
 

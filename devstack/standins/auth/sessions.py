@@ -1,14 +1,17 @@
 """The Auth service behind the gateway's /auth/v1: its routes, the API keys it trusts for the admin
-API, and sessions: the password and refresh-token grants (refresh tokens rotate, with GoTrue's
-reuse interval and reuse detection), access tokens signed with the ES256 key, GET /user, and
-POST /logout?scope=local."""
+API, and sessions, in GoTrue's tables (state.py): the password and refresh-token grants (refresh
+tokens rotate, with GoTrue's reuse interval and reuse detection: github.com/supabase/auth
+internal/tokens/service.go), access tokens signed with the ES256 key, GET /user (its
+requireAuthentication: the user and the session of the token must still exist, and the user must
+not be banned), and POST /logout?scope=global|local|others (internal/api/logout.go: global, the
+default, deletes every session of the user; local the token's own; others every other one; the
+refresh tokens go with their sessions)."""
 
 from __future__ import annotations
 
 import secrets
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -16,18 +19,19 @@ import jwt
 from devstack.standins.auth import cors, users
 from devstack.standins.auth.errors import AuthError, error_response, json_body
 from devstack.standins.auth.keys import Keys, jwk, private_key
-from devstack.standins.auth.state import State, now_iso, password_matches
-from devstack.standins.auth.users import AUDIENCE, public_user
+from devstack.standins.auth.state import USER_COLUMNS, State, public_user
+from devstack.standins.auth.users import AUDIENCE
 from devstack.standins.messages import Request, Response
 
 DEFAULT_ACCESS_TOKEN_SECONDS = 3600
-REFRESH_REUSE_INTERVAL_S = 10
+REFRESH_REUSE_INTERVAL_S = 10.0
+LOGOUT_SCOPES = ("global", "local", "others")
 ADMIN_ROLES = ("service_role", "supabase_admin")
 
 
 class Auth:
-    def __init__(self, state_path: Path, keys: Keys, issuer: str) -> None:
-        self.state = State(state_path)
+    def __init__(self, state: State, keys: Keys, issuer: str) -> None:
+        self.state = state
         self.keys = keys
         self.issuer = issuer
         self.private_key = private_key(keys)
@@ -61,7 +65,7 @@ class Auth:
             user, _ = self.authenticated(request)
             return Response.json(200, public_user(user))
         if path == "logout" and request.method == "POST":
-            return self.logout(request, query.get("scope", "global"))
+            return self.logout(request, query.get("scope") or "global")
         if path == "admin/users" or path.startswith("admin/users/"):
             self.require_admin(request)
             return users.admin(self.state, request, path.removeprefix("admin/users").strip("/"), query)
@@ -90,37 +94,40 @@ class Auth:
     # -- sessions ------------------------------------------------------------------------------
 
     def access_token_seconds(self) -> int:
-        return int(self.state.data["settings"].get("access_token_seconds", DEFAULT_ACCESS_TOKEN_SECONDS))
+        seconds = self.state.settings.access_token_seconds
+        return int(DEFAULT_ACCESS_TOKEN_SECONDS if seconds is None else seconds)
+
+    def reuse_interval_s(self) -> float:
+        seconds = self.state.settings.refresh_reuse_interval_s
+        return REFRESH_REUSE_INTERVAL_S if seconds is None else seconds
 
     def configure(self, settings: dict[str, Any]) -> None:
         """Tests only: {"access_token_seconds": N, "refresh_reuse_interval_s": N}; null restores the default."""
-        with self.state.lock:
+        with self.state.settings.lock:
             for name in ("access_token_seconds", "refresh_reuse_interval_s"):
                 if name in settings:
-                    if settings[name] is None:
-                        self.state.data["settings"].pop(name, None)
-                    else:
-                        self.state.data["settings"][name] = float(settings[name])
-            self.state.save()
+                    value = settings[name]
+                    setattr(self.state.settings, name, None if value is None else float(value))
 
     def issue(self, user: dict[str, Any], session_id: str, refresh_token: str) -> dict[str, Any]:
         issued = int(time.time())
-        lifetime = int(self.access_token_seconds())
+        lifetime = self.access_token_seconds()
+        public = public_user(user)
         claims = {
             "iss": self.issuer,
-            "sub": user["id"],
+            "sub": public["id"],
             "aud": AUDIENCE,
             "exp": issued + lifetime,
             "iat": issued,
-            "email": user["email"],
-            "phone": "",
-            "app_metadata": user["app_metadata"],
-            "user_metadata": user["user_metadata"],
+            "email": public["email"],
+            "phone": public["phone"],
+            "app_metadata": public["app_metadata"],
+            "user_metadata": public["user_metadata"],
             "role": "authenticated",
             "aal": "aal1",
             "amr": [{"method": "password", "timestamp": issued}],
             "session_id": session_id,
-            "is_anonymous": False,
+            "is_anonymous": public["is_anonymous"],
         }
         token = jwt.encode(claims, self.private_key, algorithm="ES256", headers={"kid": self.keys.key_id})
         return {
@@ -129,7 +136,7 @@ class Auth:
             "expires_in": lifetime,
             "expires_at": issued + lifetime,
             "refresh_token": refresh_token,
-            "user": public_user(user),
+            "user": public,
         }
 
     def password_grant(self, request: Request) -> Response:
@@ -137,54 +144,86 @@ class Auth:
         email, password = str(body.get("email") or "").strip().lower(), str(body.get("password") or "")
         if not email:
             raise AuthError(400, "validation_failed", "missing email or phone")
-        with self.state.lock:
-            user = next((u for u in self.state.data["users"].values() if u["email"] == email), None)
-            if user is None or not password_matches(password, user["password_hash"]):
+        with self.state.transaction() as cursor:
+            user = cursor.execute(
+                f"select {USER_COLUMNS}, encrypted_password = extensions.crypt(%s, encrypted_password) as matches,"
+                " banned_until is not null and banned_until > now() as banned"
+                " from auth.users where email = %s and aud = %s and encrypted_password is not null",
+                (password, email, AUDIENCE),
+            ).fetchone()
+            if user is None:
+                raise AuthError(400, "invalid_credentials", "Invalid login credentials")
+            # GoTrue checks the ban before the password (internal/api/token.go).
+            if user["banned"]:
+                raise AuthError(400, "user_banned", "User is banned")
+            if not user["matches"]:
                 raise AuthError(400, "invalid_credentials", "Invalid login credentials")
             session_id = str(uuid.uuid4())
             refresh_token = secrets.token_urlsafe(16)
-            self.state.data["sessions"][session_id] = {"user_id": user["id"], "created_at": now_iso()}
-            self.state.data["refresh_tokens"][refresh_token] = {
-                "session_id": session_id,
-                "used_at": None,
-                "child": None,
-            }
-            user["last_sign_in_at"] = now_iso()
-            self.state.save()
+            cursor.execute("insert into auth.sessions (id, user_id, created_at, updated_at, aal)"
+                           " values (%s, %s, now(), now(), 'aal1')", (session_id, user["id"]))  # fmt: skip
+            self.new_refresh_token(cursor, refresh_token, user["id"], session_id, parent=None)
+            user = cursor.execute(f"update auth.users set last_sign_in_at = now(), updated_at = now() where id = %s"
+                                  f" returning {USER_COLUMNS}", (user["id"],)).fetchone()  # fmt: skip
+        assert user is not None
         return Response.json(200, self.issue(user, session_id, refresh_token))
+
+    @staticmethod
+    def new_refresh_token(cursor: Any, token: str, user_id: Any, session_id: str, parent: str | None) -> None:
+        cursor.execute(
+            "insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, parent,"
+            " session_id) values ('00000000-0000-0000-0000-000000000000', %s, %s, false, now(), now(), %s, %s)",
+            (token, str(user_id), parent, session_id),
+        )
 
     def refresh_grant(self, request: Request) -> Response:
         presented = str(json_body(request).get("refresh_token") or "")
-        with self.state.lock:
-            record = self.state.data["refresh_tokens"].get(presented)
-            session = self.state.data["sessions"].get(record["session_id"]) if record else None
-            if record is None or session is None:
+        already_used = False
+        user: dict[str, Any] | None = None
+        with self.state.transaction() as cursor:
+            found = cursor.execute(
+                """select t.token, t.revoked, t.session_id, t.updated_at + make_interval(secs => %s) < now() as stale,
+                          s.not_after is not null and s.not_after < now() as session_expired,
+                          u.banned_until is not null and u.banned_until > now() as banned, u.id as user_id
+                     from auth.refresh_tokens t
+                     join auth.sessions s on s.id = t.session_id
+                     join auth.users u on u.id = s.user_id
+                    where t.token = %s
+                    for update of t, s""",
+                (self.reuse_interval_s(), presented),
+            ).fetchone()
+            if found is None:
                 raise AuthError(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
-            if record["used_at"] is not None:
-                reuse_interval = self.state.data["settings"].get("refresh_reuse_interval_s", REFRESH_REUSE_INTERVAL_S)
-                if time.time() - record["used_at"] > reuse_interval:
-                    self.end_sessions([record["session_id"]])
-                    self.state.save()
-                    raise AuthError(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
-                child = record["child"]  # within the reuse interval: the session its first use made
-            else:
-                child = secrets.token_urlsafe(16)
-                record["used_at"], record["child"] = time.time(), child
-                self.state.data["refresh_tokens"][child] = {"session_id": record["session_id"], "used_at": None,
-                                                            "child": None}  # fmt: skip
-            user = self.state.data["users"].get(session["user_id"])
-            if user is None:
-                raise AuthError(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
-            self.state.save()
-        return Response.json(200, self.issue(user, record["session_id"], child))
-
-    def end_sessions(self, session_ids: list[str]) -> None:
-        """Called with the state's lock held."""
-        for session_id in session_ids:
-            self.state.data["sessions"].pop(session_id, None)
-        tokens = self.state.data["refresh_tokens"]
-        for token in [t for t, r in tokens.items() if r["session_id"] in session_ids]:
-            del tokens[token]
+            if found["banned"]:
+                raise AuthError(400, "user_banned", "Invalid Refresh Token: User Banned")
+            if found["session_expired"]:
+                raise AuthError(400, "session_expired", "Invalid Refresh Token: Session Expired")
+            issued: str | None = None
+            if found["revoked"]:
+                active = cursor.execute("select token, parent from auth.refresh_tokens where session_id = %s"
+                                        " and not revoked order by id desc limit 1",
+                                        (found["session_id"],)).fetchone()  # fmt: skip
+                if active is not None and active["parent"] == presented:
+                    issued = active["token"]  # its first use's answer never reached the client: the same again
+                elif found["stale"]:
+                    # Reuse detection: the token family is revoked (RevokeTokenFamily), the error committed.
+                    cursor.execute("update auth.refresh_tokens set revoked = true, updated_at = now()"
+                                   " where session_id = %s and not revoked", (found["session_id"],))  # fmt: skip
+                    already_used = True
+            if not already_used:
+                if issued is None:  # GrantRefreshTokenSwap: this one revoked, a child issued
+                    issued = secrets.token_urlsafe(16)
+                    cursor.execute("update auth.refresh_tokens set revoked = true, updated_at = now() where token = %s",
+                                   (presented,))  # fmt: skip
+                    self.new_refresh_token(cursor, issued, found["user_id"], str(found["session_id"]), presented)
+                cursor.execute("update auth.sessions set refreshed_at = now() at time zone 'utc', updated_at = now()"
+                               " where id = %s", (found["session_id"],))  # fmt: skip
+                user = cursor.execute(f"select {USER_COLUMNS} from auth.users where id = %s",
+                                      (found["user_id"],)).fetchone()  # fmt: skip
+        if already_used:
+            raise AuthError(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+        assert user is not None and issued is not None
+        return Response.json(200, self.issue(user, str(found["session_id"]), issued))
 
     def authenticated(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
         """GoTrue's requireAuthentication: the Bearer access token, verified, and its user and session."""
@@ -206,19 +245,33 @@ class Auth:
             ) from error
         except jwt.InvalidTokenError as error:
             raise AuthError(403, "bad_jwt", f"invalid JWT: unable to parse or verify signature, {error}") from error
-        with self.state.lock:
-            user = self.state.data["users"].get(claims["sub"])
-            if user is None:
-                raise AuthError(403, "user_not_found", "User from sub claim in JWT does not exist")
-            if claims.get("session_id") not in self.state.data["sessions"]:
-                raise AuthError(403, "session_not_found", "Session from session_id claim in JWT does not exist")
-            return user, claims
+        try:
+            user_id, session_id = uuid.UUID(str(claims["sub"])), uuid.UUID(str(claims.get("session_id")))
+        except ValueError as error:
+            raise AuthError(403, "bad_jwt", "invalid JWT: unable to parse or verify signature, bad claims") from error
+        with self.state.transaction() as cursor:
+            user = cursor.execute(
+                f"select {USER_COLUMNS}, banned_until is not null and banned_until > now() as banned,"
+                " exists (select from auth.sessions s where s.id = %s and s.user_id = u.id) as has_session"
+                " from auth.users u where id = %s",
+                (session_id, user_id),
+            ).fetchone()
+        if user is None:
+            raise AuthError(403, "user_not_found", "User from sub claim in JWT does not exist")
+        if not user["has_session"]:
+            raise AuthError(403, "session_not_found", "Session from session_id claim in JWT does not exist")
+        if user["banned"]:
+            raise AuthError(403, "user_banned", "User is banned")
+        return user, claims
 
     def logout(self, request: Request, scope: str) -> Response:
-        if scope != "local":
-            raise AuthError(400, "validation_failed", f"Logout scope {scope!r} is not supported by this stand-in")
-        _, claims = self.authenticated(request)
-        with self.state.lock:
-            self.end_sessions([claims["session_id"]])
-            self.state.save()
+        if scope not in LOGOUT_SCOPES:
+            raise AuthError(400, "validation_failed", f"Unsupported logout scope {scope!r}")
+        user, claims = self.authenticated(request)
+        condition = {"global": "user_id = %(user)s", "local": "id = %(session)s",
+                     "others": "user_id = %(user)s and id <> %(session)s"}[scope]  # fmt: skip
+        with self.state.transaction() as cursor:
+            # Their refresh tokens go with them (refresh_tokens_session_id_fkey ... on delete cascade).
+            cursor.execute(f"delete from auth.sessions where {condition}",
+                           {"user": user["id"], "session": claims["session_id"]})  # fmt: skip
         return Response(204)
