@@ -1,0 +1,39 @@
+"""make screenshots writes exactly the pictures the docs reference, at the sizes it promises: the
+tool's list of names is docs/images/, and each file is a PNG of its viewport's width."""
+
+from __future__ import annotations
+
+import struct
+
+from devstack.tools import screenshots
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from the IHDR chunk, which the PNG specification puts first."""
+    assert data[:8] == PNG_SIGNATURE, "not a PNG"
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert (length, kind) == (13, b"IHDR"), "the first chunk of a PNG is its 13-byte IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_the_images_folder_holds_exactly_the_tools_pictures() -> None:
+    names = screenshots.file_names()
+    assert len(names) == len(set(names)) == 12
+    assert sorted(path.name for path in screenshots.IMAGES.glob("*.png")) == sorted(names)
+
+
+def test_each_picture_is_a_png_of_its_viewports_width() -> None:
+    for view, (width, height) in screenshots.VIEWS.items():
+        for language in screenshots.LANGUAGES:
+            path = screenshots.IMAGES / f"{view}-{language}.png"
+            shown_width, shown_height = png_size(path.read_bytes())
+            assert shown_width == width, f"{path.name}: {shown_width} px wide, not {width} (device scale 1)"
+            assert shown_height >= height, f"{path.name}: {shown_height} px high, less than the viewport"
+
+
+def test_the_sizes_are_a_phone_and_a_desktop() -> None:
+    assert screenshots.VIEWS["phone-jobs"] == (390, 844)
+    assert {size for view, size in screenshots.VIEWS.items() if view != "phone-jobs"} == {(1280, 800)}
