@@ -83,7 +83,8 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             sender.join()
             time.sleep(1)  # let a thawed or straggling invocation finish its last (refused) writes
             runs = executions(Path(env["DEVSTACK_FOLDER"]) / "function_host.log", chaos.killed)
-            problems, figures = check(conn, env, emails, faults, runs)
+            dropped = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()["attempts_by_job"]
+            problems, figures = check(conn, env, emails, faults, runs, dropped)
             # Then the phases of failures that are not the job's own, on the same stack.
             phase_problems, figures["phases"] = phases.run_all(conn, env, max(4, email_count // 20))
             problems += phase_problems
@@ -100,7 +101,7 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
         "e-mails with a permanent 404": len(faults.permanent_emails),
         "e-mails given one or two transient faults": len(faults.transient_emails),
         **{f"provider {k.rstrip(':')}": v for k, v in provider_faults.items()},
-        **{f"dropped connection: {k}": v for k, v in gateway_faults.items()},
+        **{f"dropped connection: {k}": v for k, v in gateway_faults["drops"].items()},
     }
     figures["Resend rate limit"] = {
         "requests a second allowed": rate_limit["per_second"],

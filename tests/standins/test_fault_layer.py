@@ -5,6 +5,7 @@ connections, on the stack; and a stand-in started without the layer has none of 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -154,8 +155,31 @@ def test_the_gateway_layer_drops_a_chosen_rpcs_connection_before_or_after_the_ca
         for _ in range(6):
             with pytest.raises(httpx.RemoteProtocolError):  # closed without an answer
                 httpx.post(call, headers=headers, json={})
-        dropped = httpx.get(f"{gateway}/_control/faults").json()
+        dropped = httpx.get(f"{gateway}/_control/faults").json()["drops"]
     finally:
         httpx.post(f"{gateway}/_control/faults", json={"rpcs": [], "probability": 0}).raise_for_status()
     assert set(dropped) == {f"{PROBE}:before", f"{PROBE}:after"} and sum(dropped.values()) >= 6
     assert httpx.post(call, headers=headers, json={}).status_code == 404, "unset: answered again"
+
+
+def test_the_gateway_layer_names_the_job_a_dropped_completion_cost_an_attempt(stack_env) -> None:
+    """The chaos run's budget counts a completion dropped before it ran as a fault of that job (its
+    lease must pass), and gives each job one drop at most."""
+    gateway = stack_env["SUPABASE_URL"]
+    headers = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "User-Agent": USER_AGENT}
+    call = f"{gateway}/rest/v1/rpc/complete_document_job_v2"
+    jobs = [str(uuid.uuid4()) for _ in range(8)]
+    httpx.post(f"{gateway}/_control/faults", json={"rpcs": ["complete_document_job_v2"], "probability": 1,
+                                                   "seed": 3}).raise_for_status()  # fmt: skip
+    try:
+        for job in jobs:
+            with pytest.raises(httpx.RemoteProtocolError):
+                httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": 1})
+            again = httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": 1})
+            assert again.status_code == 200 and again.json()["held"] is False, "one drop a job"
+        report = httpx.get(f"{gateway}/_control/faults").json()
+    finally:
+        httpx.post(f"{gateway}/_control/faults", json={"rpcs": [], "probability": 0}).raise_for_status()
+    before = report["drops"].get("complete_document_job_v2:before", 0)
+    assert 0 < before < len(jobs), report  # the seed gives both kinds
+    assert len(report["attempts_by_job"]) == before and set(report["attempts_by_job"]) <= set(jobs)
