@@ -142,6 +142,8 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         history = attempt_history(conn, job["job_id"], data["email_id"], faults, dropped)
         if expected == "completed" and job["status"] == "failed" and history.faults_met >= job["max_attempts"]:
             over_budget += 1  # the harness's faults took every attempt: failing is right
+            print(f"e-mail {data['email_id']}: failed, its {history.faults_met} faults took all its attempts\n"
+                  f"{history.render()}")  # fmt: skip
             continue
         problems.append(f"e-mail {data['email_id']}: job {job['status']}, expected {expected}, "
                         f"after {history.faults_met} fault(s) of the run\n{history.render()}")  # fmt: skip
