@@ -15,7 +15,7 @@ TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint schema test-in-stack chaos bench up faxes down clean
+.PHONY: demo test test-fast lint schema vendor test-in-stack chaos bench up faxes down clean
 
 $(STAMP): requirements.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -57,6 +57,12 @@ lint: $(STAMP) $(NODE_STAMP)
 ## new migration; tests/tooling/test_schema_file.py fails while it is stale).
 schema: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack.tools.schema
+
+## public/admin/vendor/, the browser build of Supabase's client that the admin screen loads, copied
+## from the package pinned in devstack/package-lock.json (after changing that pin; Vercel runs no build
+## step, so the copy is committed, and tests/tooling/test_vendored_files.py fails while it differs).
+vendor: $(STAMP) $(NODE_STAMP)
+	$(PY) -m devstack.tools.vendor
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its
