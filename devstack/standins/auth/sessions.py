@@ -1,7 +1,7 @@
 """The Auth service behind the gateway's /auth/v1: its routes, the API keys it trusts for the admin
 API, and sessions: the password and refresh-token grants (refresh tokens rotate, with GoTrue's
 reuse interval and reuse detection), access tokens signed with the ES256 key, GET /user, and
-POST /logout?scope=local."""
+POST /logout (scope global, local or others)."""
 
 from __future__ import annotations
 
@@ -215,10 +215,15 @@ class Auth:
             return user, claims
 
     def logout(self, request: Request, scope: str) -> Response:
-        if scope != "local":
-            raise AuthError(400, "validation_failed", f"Logout scope {scope!r} is not supported by this stand-in")
-        _, claims = self.authenticated(request)
+        """GoTrue's Logout (internal/api/logout.go), after requireAuthentication: scope "global" (also
+        when empty; the default, and supabase-js's signOut() default) ends every session of the user,
+        "local" the token's own, "others" all but it; any other scope is refused."""
+        user, claims = self.authenticated(request)
+        if scope not in ("", "global", "local", "others"):
+            raise AuthError(400, "validation_failed", f'Unsupported logout scope "{scope}"')
         with self.state.lock:
-            self.end_sessions([claims["session_id"]])
+            own = claims["session_id"]
+            users = [sid for sid, session in self.state.data["sessions"].items() if session["user_id"] == user["id"]]
+            self.end_sessions([own] if scope == "local" else [s for s in users if s != own or scope != "others"])
             self.state.save()
         return Response(204)
