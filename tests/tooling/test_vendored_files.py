@@ -21,7 +21,7 @@ def test_every_vendored_file_is_its_pinned_packages_file() -> None:
     lock = json.loads((vendor.ROOT / "devstack" / "package-lock.json").read_text())
     for package, _ in vendor.VENDORED.values():
         assert lock["packages"][f"node_modules/{package}"]["version"] == vendor.pinned_version(package)
-    assert sorted(path.name for path in vendor.VENDOR.iterdir() if path.suffix != ".ts") == sorted(vendor.VENDORED)
+    assert sorted(path.name for path in vendor.VENDOR.iterdir()) == sorted(vendor.VENDORED)
 
 
 def test_a_changed_copy_or_another_installed_version_is_caught(tmp_path: Path, monkeypatch) -> None:
