@@ -15,7 +15,7 @@ TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
 
-.PHONY: demo test test-fast lint schema explanations screenshots test-in-stack chaos bench up faxes down clean cli
+.PHONY: demo test test-fast lint schema explanations screenshots vendor test-in-stack chaos bench up faxes down clean cli
 
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -68,6 +68,12 @@ explanations: $(STAMP)
 ## real page on a fresh local stack with sample e-mails, a failed job and an open outage.
 screenshots: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m devstack.tools.screenshots
+
+## public/admin/vendor/, the browser build of Supabase's client that the admin screen loads, copied
+## from the package pinned in devstack/package-lock.json (after changing that pin; Vercel runs no build
+## step, so the copy is committed, and tests/tooling/test_vendored_files.py fails while it differs).
+vendor: $(STAMP) $(NODE_STAMP)
+	$(PY) -m devstack.tools.vendor
 
 # Runs inside `devstack run`, which exports the stack's settings (PGHOST, SUPABASE_URL, ...).
 # devstack applied the migrations with `supabase db push`; the CLI lists them as applied, and its

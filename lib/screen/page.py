@@ -10,6 +10,9 @@ The policy: scripts, styles, fonts and images from this origin only, no inline s
 no eval (neither 'unsafe-inline' nor 'unsafe-eval'), connections to this origin and the Supabase
 URL only, never framed (frame-ancestors 'none'), and Trusted Types required, so that no string
 can reach an HTML sink such as innerHTML even by mistake: the page builds its DOM from text nodes.
+Supabase's auth client (public/admin/vendor/supabase.js, the pinned package's browser build) runs
+under the same policy: it uses no eval, no HTML sink and no policy of its own. It is a classic
+script, deferred, so that it runs before the modules (deferred too), in the page's order.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ PAGE = """<!doctype html>
 <title>document-jobs</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/admin/admin.css">
+<script defer src="/admin/vendor/supabase.js"></script>
 <script type="module" src="/admin/app.js"></script>
 </head>
 <body>

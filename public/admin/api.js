@@ -59,11 +59,11 @@ export async function api(path, options = {}) {
   }
   let { response, data } = await send(path, options, token);
   if (response.status === 401 && data.error === "token_expired") {
-    token = (await session.refresh(session.current()?.refresh_token)).access_token;
+    token = (await session.refresh()).access_token;
     ({ response, data } = await send(path, options, token));
   }
   if (response.status === 401 || (response.status === 403 && data.error === "no_role")) {
-    session.ended(ENDS_SESSION[data.error ?? ""] ?? "signedOut.ended");
+    await session.ended(ENDS_SESSION[data.error ?? ""] ?? "signedOut.ended");
     throw new ApiError(response.status, data.error, data.message);
   }
   if (!response.ok) throw new ApiError(response.status, data.error ?? "error", data.message ?? response.statusText);

@@ -105,7 +105,7 @@ async function start() {
   try {
     setOperator(/** @type {Operator} */ (await api("me")));
   } catch (error) {
-    if (!session.current()) {
+    if (!(await session.current())) {
       showSignIn();
       return;
     }
@@ -124,5 +124,4 @@ session.watch(
 );
 window.addEventListener("hashchange", () => route());
 document.title = t("title");
-if (session.current()) start();
-else showSignIn();
+session.current().then((signedIn) => (signedIn ? start() : showSignIn()));

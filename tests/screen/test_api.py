@@ -81,7 +81,7 @@ def test_the_page_and_its_files_never_hold_a_server_secret(stack_env) -> None:
         )
     ]
     texts = [httpx.get(stack_env["ADMIN_URL"], timeout=TIMEOUT).text]
-    for name in ("app.js", "session.js", "api.js", "admin.css"):
+    for name in ("app.js", "session.js", "api.js", "admin.css", "vendor/supabase.js"):
         asset = httpx.get(f"{stack_env['FUNCTIONS_URL']}/admin/{name}", timeout=TIMEOUT)
         assert asset.status_code == 200, name
         assert asset.headers["X-Content-Type-Options"] == "nosniff" and "frame-ancestors 'none'" in asset.headers[

@@ -124,6 +124,32 @@ def test_user_answers_the_stored_user_and_refuses_what_auth_refuses(auth, anon, 
     assert (refresh.status_code, refresh.json()["error_code"]) == (400, "refresh_token_not_found")
 
 
+def test_logout_ends_every_session_of_the_user_by_default_and_others_or_local_when_asked(auth, anon, stack_env) -> None:
+    account, password = new_account(stack_env)
+    other, other_password = new_account(stack_env)
+    bystander = sign_in(stack_env, other["email"], other_password)
+
+    def devices(count: int) -> list[dict[str, str]]:
+        return [{**anon, "Authorization": f"Bearer {sign_in(stack_env, account['email'], password)['access_token']}"}
+                for _ in range(count)]  # fmt: skip
+
+    def alive(bearer: dict[str, str]) -> bool:
+        return httpx.get(f"{auth}/user", headers=bearer, timeout=10).status_code == 200
+
+    here, elsewhere, third = devices(3)
+    unknown = httpx.post(f"{auth}/logout?scope=everywhere", headers=here, timeout=10)
+    assert (unknown.status_code, unknown.json()["error_code"]) == (400, "validation_failed") and alive(here)
+    assert httpx.post(f"{auth}/logout?scope=others", headers=here, timeout=10).status_code == 204
+    assert [alive(here), alive(elsewhere), alive(third)] == [True, False, False]
+    [elsewhere] = devices(1)
+    assert httpx.post(f"{auth}/logout", headers=here, timeout=10).status_code == 204  # no scope: global
+    assert [alive(here), alive(elsewhere)] == [False, False]
+    here, elsewhere = devices(2)
+    assert httpx.post(f"{auth}/logout?scope=global", headers=elsewhere, timeout=10).status_code == 204
+    assert [alive(here), alive(elsewhere)] == [False, False]
+    assert alive({**anon, "Authorization": f"Bearer {bystander['access_token']}"}), "another user's session stays"
+
+
 def test_the_admin_api_needs_the_service_role(auth, anon, stack_env) -> None:
     listed = httpx.get(f"{auth}/admin/users", headers=admin_api(stack_env), params={"per_page": 1}, timeout=10)
     assert listed.status_code == 200 and len(listed.json()["users"]) == 1
