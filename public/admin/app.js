@@ -43,6 +43,10 @@ function header(view) {
   return h(
     "header",
     { class: "top" },
+    who ? h("a", { href: "#", class: "skip-link", onclick: (/** @type {Event} */ event) => {
+      event.preventDefault();
+      focusHeading();
+    } }, t("nav.skip")) : null,
     h("h1", {}, t("title")),
     who ? h("nav", { class: "views" }, link("overview", "#/overview"), link("jobs", "#/jobs"), link("audit", "#/audit")) : null,
     h("div", { class: "session" },
@@ -84,6 +88,17 @@ function showSignIn() {
   replace(root, header(null), h("main", {}, signInView()));
 }
 
+/**
+ * The view's heading takes the focus (the jobs view's is its results'), so that a keyboard or a
+ * screen reader starts where the view does, not at the top of a page that was replaced.
+ */
+function focusHeading() {
+  const heading = root.querySelector("main h2");
+  if (!(heading instanceof HTMLElement)) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
+
 async function route() {
   if (!operator()) {
     showSignIn();
@@ -99,6 +114,7 @@ async function route() {
   else if (view === "jobs") await jobs.render(main, params);
   else if (view === "audit") await audit.render(main, params);
   else await overview.render(main, params);
+  focusHeading();
 }
 
 async function start() {

@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { filterSummary, jobLink, notice, problemText } from "./ui.js";
+import { filterSummary, jobLink, notice, problemText, stackedTable } from "./ui.js";
 
 /**
  * An operator's action (GET /api/admin/audit).
@@ -56,7 +56,7 @@ export async function render(container, params) {
     h("div", { class: "audit-view" },
       h("h2", {}, t("audit.heading")),
       page.entries.length
-        ? h("table", { class: "audit" },
+        ? stackedTable(h("table", { class: "audit" },
             h("thead", {}, h("tr", {}, head.map((k) => h("th", { scope: "col" }, t(k))))),
             h("tbody", {}, page.entries.map((e) => h("tr", { "data-audit-id": e.id },
               h("td", { class: "nowrap" }, dateTime(e.at)),
@@ -65,7 +65,7 @@ export async function render(container, params) {
               h("td", { class: "number" }, number(e.job_count)),
               h("td", {}, target(e)),
               h("td", { class: "reason" }, e.reason ?? ""),
-              h("td", {}, result(e))))))
+              h("td", {}, result(e)))))))
         : notice(t("audit.none")),
       h("div", { class: "pager" },
         before ? h("a", { href: "#/audit" }, t("common.newer")) : null,

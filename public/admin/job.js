@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
-import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, stateBadge } from "./ui.js";
+import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, stackedTable, stateBadge } from "./ui.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /**
@@ -103,7 +103,7 @@ function attachmentsTable(attachments, report, finished) {
       replace(report, notice(problemText(error), "error"));
     }
   };
-  return h(
+  return stackedTable(h(
     "table",
     { class: "attachments" },
     h("thead", {}, h("tr", {}, ["job.name", "job.type", "job.size", "job.sha256", "job.actions"].map((k) => h("th", { scope: "col" }, t(k))))),
@@ -113,7 +113,7 @@ function attachmentsTable(attachments, report, finished) {
       h("td", { class: "number" }, bytes(a.size_bytes)),
       h("td", { class: "mono hash" }, a.sha256),
       h("td", {}, h("button", { type: "button", class: "download", onclick: download(a), title: t("job.downloadHint") }, t("job.download")))))),
-  );
+  ));
 }
 
 /**

@@ -4,13 +4,14 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
-import { dateTime, number, t } from "./i18n.js";
-import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
+import { absoluteTime, dateTime, number, t } from "./i18n.js";
+import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, shortId, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
 const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
 const REFRESH_MS = 10000;
 const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
+const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
 
 /** @typedef {{ created_at: string, id: string }} Cursor the last job of the page before: the keyset */
 /** @typedef {import("./job.js").Job & { email: { from: string | null, subject: string | null } | null }} JobRow */
@@ -66,19 +67,36 @@ function hashFor(filter, cursor) {
   return `#/jobs${query ? `?${query}` : ""}`;
 }
 
-// <input type="datetime-local"> speaks local time without a zone; the URL keeps ISO 8601 with one.
+// A date filter is one text field (a datetime-local input is seven tab stops), written as the page
+// shows times: "2026-12-01 09:00" in the viewer's zone. The URL keeps ISO 8601 in UTC.
+const TYPED_TIME = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
+
 /** @param {string | null} iso */
-function toLocalInput(iso) {
+function toTypedTime(iso) {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
-  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60000);
-  return local.toISOString().slice(0, 16);
+  return absoluteTime(date).slice(0, 16);
 }
 
-/** @param {string} value */
-function fromLocalInput(value) {
-  return value ? new Date(value).toISOString() : "";
+/**
+ * The typed time as ISO 8601 (UTC), "" for no time, or null when it is not a time.
+ * @param {string} value
+ */
+function fromTypedTime(value) {
+  const text = value.trim();
+  if (!text) return "";
+  const parts = TYPED_TIME.exec(text);
+  if (!parts) return null;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = parts.slice(1).map((part) => Number(part ?? 0));
+  const date = new Date(year, month - 1, day, hour, minute, second);
+  if (date.getMonth() !== month - 1 || date.getDate() !== day || hour > 23 || minute > 59 || second > 59) return null;
+  return date.toISOString();
+}
+
+/** The viewer's UTC offset now, as times are shown: "+09:00". */
+function zoneOffset() {
+  return absoluteTime(new Date()).slice(-6);
 }
 
 /** @param {URLSearchParams} filter */
@@ -96,6 +114,8 @@ function stateTabs(filter) {
 }
 
 /**
+ * The filters, folded behind one control (open on a wide screen, closed on a phone, where the list
+ * is what the view is for).
  * @param {URLSearchParams} filter
  * @param {string[]} kinds
  * @param {string[]} codes the error codes offered
@@ -104,8 +124,11 @@ function filterForm(filter, kinds, codes) {
   const kind = h("select", { name: "kind" }, h("option", { value: "" }, t("jobs.anyKind")),
     kinds.map((k) => h("option", { value: k, selected: filter.get("kind") === k }, k)));
   const code = h("input", { name: "code", list: "error-codes", value: filter.get("code") ?? "", autocomplete: "off", size: 22 });
-  const from = h("input", { name: "from", type: "datetime-local", value: toLocalInput(filter.get("from")) });
-  const to = h("input", { name: "to", type: "datetime-local", value: toLocalInput(filter.get("to")) });
+  /** @param {string} name */
+  const time = (name) => h("input", { name, type: "text", inputmode: "numeric", autocomplete: "off", size: 16,
+    value: toTypedTime(filter.get(name)), placeholder: "2026-12-01 09:00", "aria-describedby": "time-format" });
+  const from = time("from");
+  const to = time("to");
   const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("jobs.searchHint"), size: 40, maxlength: 200 });
   const form = h(
     "form",
@@ -115,43 +138,60 @@ function filterForm(filter, kinds, codes) {
     h("datalist", { id: "error-codes" }, codes.map((c) => h("option", { value: c, label: explained("job", c)?.meaning ?? c }))),
     h("label", {}, t("jobs.filterFrom"), from),
     h("label", {}, t("jobs.filterTo"), to),
+    h("small", { id: "time-format", class: "time-format" }, t("jobs.timeFormat", { offset: zoneOffset() })),
     h("label", { class: "wide" }, t("jobs.search"), q),
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
       h("button", { type: "button", onclick: () => { location.hash = "#/jobs"; } }, t("jobs.clear"))),
   );
+  for (const field of [from, to]) field.addEventListener("input", () => field.setCustomValidity(""));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    const times = [from, to].map((field) => {
+      const iso = fromTypedTime(field.value);
+      field.setCustomValidity(iso === null ? t("jobs.timeInvalid") : "");
+      return iso;
+    });
+    if (!form.reportValidity()) return;
     const next = new URLSearchParams();
     const state = filter.get("state");
     if (state) next.set("state", state);
-    for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", fromLocalInput(from.value)],
-      ["to", fromLocalInput(to.value)], ["q", q.value.trim()]]) {
+    for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", times[0] ?? ""],
+      ["to", times[1] ?? ""], ["q", q.value.trim()]]) {
       if (value) next.set(name, value);
     }
     location.hash = hashFor(next);
   });
-  return form;
+  const active = FILTER_KEYS.filter((key) => key !== "state" && filter.get(key)).length;
+  const fold = h("details", { class: "filter-fold", open: !matchMedia(PHONE_QUERY).matches },
+    h("summary", {}, t("jobs.filters"), active ? ` (${t("jobs.filtersActive", { count: number(active) })})` : null), form);
+  return fold;
 }
 
-/** @param {JobRow[]} jobs */
+/**
+ * The list: a table, cards on a phone (admin.css). A row is one tab stop, the link on its time, and
+ * a click anywhere else on it (not on a selection of its text) opens the job too.
+ * @param {JobRow[]} jobs
+ */
 function jobsTable(jobs) {
   const head = ["column.received", "column.state", "column.kind", "column.attempts", "column.error", "column.from",
     "column.subject", "column.job"];
-  return h(
-    "table",
-    { class: "jobs" },
-    h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
-    h("tbody", {}, jobs.map((job) => h("tr", { "data-job-id": job.id },
-      h("td", { class: "nowrap" }, dateTime(job.created_at)),
-      h("td", {}, stateBadge(job.status)),
-      h("td", { class: "mono" }, job.kind),
-      h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
-      h("td", {}, job.last_error_code ? codeMeaning("job", job.last_error_code) : ""),
-      h("td", { class: "sender" }, isolated(job.email?.from ?? "")),
-      h("td", { class: "subject" }, isolated(job.email?.subject ?? "")),
-      h("td", {}, jobLink(job.id))))),
-  );
+  const body = h("tbody", {}, jobs.map((job) => h("tr", { "data-job-id": job.id },
+    h("td", { class: "nowrap received" }, jobLink(job.id, dateTime(job.created_at))),
+    h("td", {}, stateBadge(job.status)),
+    h("td", { class: "mono" }, job.kind),
+    h("td", { class: "number" }, `${job.attempts}/${job.max_attempts}`),
+    h("td", { class: "error" }, job.last_error_code ? codeMeaning("job", job.last_error_code) : ""),
+    h("td", { class: "sender" }, isolated(job.email?.from ?? "")),
+    h("td", { class: "subject" }, isolated(job.email?.subject ?? "")),
+    h("td", { class: "mono short-id" }, shortId(job.id)))));
+  body.addEventListener("click", (event) => {
+    const target = /** @type {Element} */ (event.target);
+    if (target.closest("a, button") || String(getSelection() ?? "")) return;
+    const row = target.closest("tr[data-job-id]");
+    if (row instanceof HTMLElement) location.hash = `#/jobs/${encodeURIComponent(row.dataset.jobId ?? "")}`;
+  });
+  return h("table", { class: "jobs" }, h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))), body);
 }
 
 /**
@@ -300,6 +340,7 @@ export async function render(container, params) {
           showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null),
         admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint"))),
       report,
+      h("h2", { class: "results-heading" }, t("jobs.results")),
       results),
   );
   replace(form, filterForm(filter, kinds, codes));

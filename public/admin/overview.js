@@ -6,7 +6,7 @@ import { api } from "./api.js";
 import { latencyLines, outcomeBars } from "./charts.js";
 import { h, replace } from "./dom.js";
 import { dateTime, duration, number, t } from "./i18n.js";
-import { codeMeaning, explanation, jobLink, notice, problemText, stateBadge } from "./ui.js";
+import { codeMeaning, explanation, jobLink, notice, problemText, stackedTable, stateBadge } from "./ui.js";
 
 /** @typedef {"queued" | "running" | "failed" | "completed"} State */
 /**
@@ -78,17 +78,17 @@ function failureTables(data) {
   /** @type {(...cells: string[]) => HTMLTableSectionElement} */
   const head = (...cells) => h("thead", {}, h("tr", {}, cells.map((c) => h("th", { scope: "col" }, c))));
   const last24 = data.failures_24h.length
-    ? h("table", {}, head(t("column.errorCode"), t("column.failed"), t("column.retried"), t("column.released"), t("column.other")),
+    ? stackedTable(h("table", {}, head(t("column.errorCode"), t("column.failed"), t("column.retried"), t("column.released"), t("column.other")),
         h("tbody", {}, data.failures_24h.map((f) => h("tr", {},
           h("td", {}, codeMeaning("job", f.error_code)),
-          ...[f.failed, f.retried, f.released, f.other].map((n) => h("td", { class: "number" }, number(n)))))))
+          ...[f.failed, f.retried, f.released, f.other].map((n) => h("td", { class: "number" }, number(n))))))))
     : h("p", {}, t("overview.noFailures"));
   const now = data.failed_by_error_code.length
-    ? h("table", {}, head(t("column.errorCode"), t("column.count"), t("overview.actions")),
+    ? stackedTable(h("table", {}, head(t("column.errorCode"), t("column.count"), t("overview.actions")),
         h("tbody", {}, data.failed_by_error_code.map((f) => h("tr", {},
           h("td", {}, codeMeaning("job", f.error_code)),
           h("td", { class: "number" }, number(f.count)),
-          h("td", {}, jobsLink({ state: "failed", code: f.error_code }, t("overview.showJobs")))))))
+          h("td", {}, jobsLink({ state: "failed", code: f.error_code }, t("overview.showJobs"))))))))
     : h("p", {}, t("overview.noFailures"));
   return [
     h("section", {}, h("h2", {}, t("overview.failedNow")), now),

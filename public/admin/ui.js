@@ -40,11 +40,20 @@ export function stateBadge(state) {
 }
 
 /**
+ * The short id the screen shows (and the CLI's list, lib/admin/commands.py SHORT_ID): a prefix
+ * that the search and every CLI command take.
  * @param {string} id
- * @param {string} [text] the start of the id unless given
+ */
+export function shortId(id) {
+  return id.slice(0, 8);
+}
+
+/**
+ * @param {string} id
+ * @param {string} [text] the short id unless given
  */
 export function jobLink(id, text) {
-  return h("a", { href: `#/jobs/${encodeURIComponent(id)}`, class: "mono" }, text ?? id.slice(0, 8));
+  return h("a", { href: `#/jobs/${encodeURIComponent(id)}`, class: text === undefined ? "mono" : null }, text ?? shortId(id));
 }
 
 /**
@@ -159,6 +168,20 @@ export function explanation(group, code, { message = null, advice = true } = {})
     h("div", { class: "meaning" }, h("code", { class: "mono" }, code), " ", said ? sentence(said.meaning) : t("explain.unknown")),
     said && advice ? h("div", { class: "advice" }, h("strong", {}, t("explain.advice")), " ", said.advice) : null,
     message ? h("div", { class: "message" }, t(`source.${source}`), " ", isolated(message)) : null);
+}
+
+/**
+ * A table that becomes a card per row on a phone (admin.css, table.stack): each cell is labelled
+ * with its column's header, which the card shows before it.
+ * @param {HTMLTableElement} table
+ */
+export function stackedTable(table) {
+  table.classList.add("stack");
+  const labels = [...table.querySelectorAll("thead th")].map((th) => th.textContent ?? "");
+  for (const row of table.querySelectorAll("tbody tr")) {
+    [...row.children].forEach((cell, index) => cell.setAttribute("data-label", labels[index] ?? ""));
+  }
+  return table;
 }
 
 /**
