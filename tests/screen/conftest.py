@@ -1,4 +1,5 @@
-"""The browser the admin screen's browser tests share: Debian's chromium, headless (devstack/browser.py)."""
+"""The browser the admin screen's browser tests share (Debian's chromium, headless: devstack/browser.py),
+and the health check held still for tests that open an outage by hand."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from devstack import browser
 from tests.support.admin_page import EXPECT_MS
+from tests.support.database import cron_paused
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +20,10 @@ def chromium() -> Iterator[Browser]:
         launched = browser.launch(playwright)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def health_check_paused(stack_env: dict[str, str]) -> Iterator[None]:
+    """The every-minute health check off: its next run would close an outage a test opened by hand."""
+    with cron_paused(stack_env["DEVSTACK_ADMIN_DATABASE_URL"], "document-jobs-health"):
+        yield

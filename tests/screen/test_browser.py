@@ -379,7 +379,9 @@ def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(ch
     context.close()
 
 
-def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(chromium, stack_env, db, admin) -> None:
+def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(
+    chromium, stack_env, db, admin, health_check_paused
+) -> None:
     # The texts are lib/failures.py's (the CLI's health prints the same), through explanations.js.
     from lib.failures import OUTAGES
 

@@ -31,10 +31,10 @@ SUBJECT = "【至急】請求書（２０２６年１１月分）の送付につ
 
 
 @pytest.fixture
-def shown(db, admin) -> dict[str, str]:
+def shown(db, admin, health_check_paused) -> dict[str, str]:
     """Something in every part of every view: jobs in each state, a failed one with an attachment and
     three attempts, an open outage, and an audit entry. No Vault secrets: no worker runs, so the
-    states stay as written."""
+    states stay as written; and the health check is off, which would close the outage."""
     jobs: dict[str, str] = {}
     for state in ("queued", "failed", "completed", "failed-2"):
         row = receive_email(db, f"em_layout_{state}", {"from": SENDER, "subject": f"{SUBJECT} {state}"})

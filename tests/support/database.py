@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -73,16 +74,28 @@ def as_postgres(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
 
 
 @contextmanager
-def reconcile_cron_paused(conninfo: str) -> Iterator[None]:
-    """The stack's every-10-minutes reconciliation off while the tests run, on again afterwards: a run
-    of it in between would enqueue a job of its own among a test's and record a test's e-mails
-    itself. The reconciliation tests run theirs by hand, as the cron job would. A connection each
-    way: tests restart the database in between."""
-    switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = 'document-jobs-reconcile'"
+def cron_paused(conninfo: str, jobname: str) -> Iterator[None]:
+    """One of the stack's cron jobs off for a while, and a run of it already under way finished, on
+    again afterwards. A connection each way: tests restart the database in between."""
+    switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = %s"
+    running = ("select count(*) as n from cron.job_run_details d join cron.job j using (jobid)"
+               " where j.jobname = %s and d.status in ('starting', 'running')")  # fmt: skip
     with connect(conninfo) as admin:
-        admin.execute(switch, (False,))
+        admin.execute(switch, (False, jobname))
+        deadline = time.monotonic() + 30
+        while admin.execute(running, (jobname,)).fetchone()["n"] and time.monotonic() < deadline:
+            time.sleep(0.1)
     try:
         yield
     finally:
         with connect(conninfo) as admin:
-            admin.execute(switch, (True,))
+            admin.execute(switch, (True, jobname))
+
+
+@contextmanager
+def reconcile_cron_paused(conninfo: str) -> Iterator[None]:
+    """The stack's every-10-minutes reconciliation off while the tests run, on again afterwards: a run
+    of it in between would enqueue a job of its own among a test's and record a test's e-mails
+    itself. The reconciliation tests run theirs by hand, as the cron job would."""
+    with cron_paused(conninfo, "document-jobs-reconcile"):
+        yield
