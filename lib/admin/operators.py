@@ -10,8 +10,9 @@ through Auth's admin API (POST/PUT /auth/v1/admin/users), which is what this doe
 give themselves a role. "add" creates the user (e-mail confirmed) when there is none, with the
 password read from standard input (--password-stdin) or asked for at the terminal; for an
 existing user it sets the role and leaves the password alone. "remove" takes the role away and
-keeps the user: a removed operator's next action is refused at once (the admin function asks Auth
-before every action), and their reading stops when their token expires.
+keeps the user: a removed operator's next request is refused at once, though their token is still
+valid (the admin function asks Auth before every action, and every read checks the role Auth
+stores now in the same database call: document_jobs_operator_*).
 
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY). Exit
 status: 0, 1 (Auth refused), 2 (arguments), 3 (settings), 4 (Auth could not be reached): the

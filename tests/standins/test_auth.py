@@ -1,14 +1,21 @@
 """The Auth stand-in (devstack/standins/auth/) answers as Supabase Auth does: the password and refresh-token
-grants, /user, /logout, the JWKS, the admin users API, API keys, errors and CORS preflights."""
+grants, /user, /logout, the JWKS, the admin users API, API keys, errors and CORS preflights; and
+supabase-py's own Auth client (supabase_auth) signs in, reads, verifies, refreshes and signs out
+against it, with its rows in Auth's tables as GoTrue would leave them."""
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from supabase_auth import Session, SyncGoTrueClient
+from supabase_auth.errors import AuthApiError, AuthInvalidJwtError
 
 from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
 
@@ -194,3 +201,103 @@ def test_a_preflight_is_answered_as_gotrue_answers_it(auth) -> None:
     actual = httpx.get(f"{auth}/.well-known/jwks.json", headers={"Origin": origin}, timeout=10)
     assert actual.headers["Access-Control-Allow-Origin"] == origin
     assert actual.headers["Access-Control-Expose-Headers"] == "X-Total-Count, Link, X-Supabase-Api-Version"
+
+
+# -- supabase-py's own Auth client ---------------------------------------------------------------
+
+
+@pytest.fixture
+def gotrue(auth, anon) -> Callable[[], SyncGoTrueClient]:
+    """A new client of supabase-py's Auth (supabase_auth), one device each, as supabase-py's
+    create_client makes it (the API key on every request); no refresh timer."""
+
+    def new() -> SyncGoTrueClient:
+        return SyncGoTrueClient(url=auth, headers=dict(anon), auto_refresh_token=False)
+
+    return new
+
+
+def signed_in(client: SyncGoTrueClient, account: dict[str, Any], password: str) -> Session:
+    answer = client.sign_in_with_password({"email": account["email"], "password": password})
+    assert answer.session is not None
+    return answer.session
+
+
+def sessions_of(admin, user_id: str) -> dict[str, list[tuple[str, bool]]]:
+    """The user's rows in Auth's tables: each session id and its refresh tokens (token, revoked)."""
+    rows = admin.execute(
+        """select s.id::text as session_id, t.token, t.revoked
+             from auth.sessions s left join auth.refresh_tokens t on t.session_id = s.id
+            where s.user_id = %s order by t.id""",
+        (user_id,),
+    ).fetchall()
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for row in rows:
+        found.setdefault(row["session_id"], []).extend([(row["token"], row["revoked"])] if row["token"] else [])
+    return found
+
+
+def refresh_tokens_of(admin, user_id: str) -> int:
+    return admin.execute("select count(*) as n from auth.refresh_tokens where user_id = %s", (user_id,)).fetchone()["n"]
+
+
+def test_supabase_py_signs_in_reads_the_user_and_its_verified_claims_and_refreshes(gotrue, admin, stack_env) -> None:
+    account, password = new_account(stack_env, app_metadata={"document_jobs_role": "viewer"})
+    client = gotrue()
+    session = signed_in(client, account, password)
+    session_id = jwt.decode(session.access_token, options={"verify_signature": False})["session_id"]
+    assert sessions_of(admin, account["id"]) == {session_id: [(session.refresh_token, False)]}
+
+    user = client.get_user()
+    assert user is not None and user.user.id == account["id"] and user.user.email == account["email"]
+    assert user.user.app_metadata["document_jobs_role"] == "viewer"
+    claims = client.get_claims()  # verified with the JWKS's key, fetched through the gateway
+    assert claims is not None
+    assert (claims["claims"]["sub"], claims["claims"]["session_id"]) == (account["id"], session_id)
+    assert claims["headers"]["alg"] == "ES256" and claims["claims"]["iss"] == client._url
+    forged = jwt.encode({**claims["claims"]}, ec.generate_private_key(ec.SECP256R1()), algorithm="ES256",
+                        headers={"kid": claims["headers"]["kid"]})  # fmt: skip
+    with pytest.raises(AuthInvalidJwtError):
+        client.get_claims(forged)
+
+    renewed = client.refresh_session().session
+    assert renewed is not None and renewed.refresh_token != session.refresh_token
+    assert jwt.decode(renewed.access_token, options={"verify_signature": False})["session_id"] == session_id
+    assert client.get_session() == renewed
+    assert sessions_of(admin, account["id"]) == {session_id: [(session.refresh_token, True),
+                                                              (renewed.refresh_token, False)]}  # fmt: skip
+    parent = admin.execute("select parent from auth.refresh_tokens where token = %s", (renewed.refresh_token,))
+    assert parent.fetchone()["parent"] == session.refresh_token
+    assert admin.execute("select refreshed_at from auth.sessions where id = %s", (session_id,)).fetchone()[
+        "refreshed_at"] is not None  # fmt: skip
+
+
+@pytest.mark.parametrize("scope", [None, "global", "local", "others"])
+def test_supabase_py_signs_out_with_each_scope(gotrue, admin, stack_env, scope) -> None:
+    account, password = new_account(stack_env)
+    here, elsewhere, third = gotrue(), gotrue(), gotrue()
+    sessions = [signed_in(client, account, password) for client in (here, elsewhere, third)]
+    ids = [jwt.decode(s.access_token, options={"verify_signature": False})["session_id"] for s in sessions]
+    assert set(sessions_of(admin, account["id"])) == set(ids)
+
+    here.sign_out() if scope is None else here.sign_out({"scope": scope})
+
+    ended_here = scope != "others"
+    ended_elsewhere = scope != "local"
+    assert (here.get_session() is None) == ended_here, "the client forgets its session unless others were asked"
+    remaining = sessions_of(admin, account["id"])
+    expected = set(ids) - ({ids[0]} if ended_here else set()) - (set(ids[1:]) if ended_elsewhere else set())
+    assert set(remaining) == expected
+    assert refresh_tokens_of(admin, account["id"]) == len(expected), "the refresh tokens went with their sessions"
+    for client, session, ended in ((here, sessions[0], ended_here), (elsewhere, sessions[1], ended_elsewhere),
+                                   (third, sessions[2], ended_elsewhere)):  # fmt: skip
+        if ended:
+            with pytest.raises(AuthApiError) as refused:
+                gotrue().refresh_session(session.refresh_token)
+            assert refused.value.code == "refresh_token_not_found"
+            with pytest.raises(AuthApiError) as gone:
+                gotrue().get_user(session.access_token)
+            assert (gone.value.status, gone.value.code) == (403, "session_not_found")
+        else:
+            renewed = client.refresh_session(session.refresh_token).session
+            assert renewed is not None and renewed.refresh_token != session.refresh_token
