@@ -1312,7 +1312,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_overview() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_overview() TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the job list for a filter (job_filter): {"jobs", "next", "count", "partial", "searched_until"}, in (created_at, id) descending order, which is unique, so pages never skip or repeat a job while jobs change; "count" is exact up to 10,000, without a search term, on the first page. A search term is looked for in the newest jobs the other filters match (search_walk), then, when those hold less than a page, in its indexes (emails_matching, exact up to 5,000 e-mails). When neither can answer (a term of fewer than three characters, or one in too many e-mails) the page is "partial" and "next" continues from "searched_until": nothing is skipped, it only takes more pages.';
+COMMENT ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the job list for a filter (job_filter): {"jobs", "next", "count", "partial", "searched_until"}, in (created_at, id) descending order, which is unique, so pages never skip or repeat a job while jobs change; "count" is exact up to 10,000, on the first page, without a search term or with a sender of 5,000 e-mails or fewer. A sender of 5,000 e-mails or fewer (emails_from_sender) gives the page from those e-mails'' jobs; a more common one is walked as a term is (search_walk, 1,000 jobs a page). A search term is looked for in the newest jobs the other filters match (search_walk), then, when those hold less than a page, in its indexes (emails_matching, exact up to 5,000 e-mails). When neither can answer (a term of fewer than three characters, or one in too many e-mails) the page is "partial" and "next" continues from "searched_until": nothing is skipped, it only takes more pages.';
 CREATE FUNCTION public.document_jobs_admin_jobs(p_filter jsonb DEFAULT '{}'::jsonb, p_after_created_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1335,6 +1335,27 @@ declare
     v_partial boolean := false;
     v_count int;
     v_next jsonb;
+    -- The jobs of the e-mails $1 and the job $2 that the filter %1$s and the keyset %2$s keep, newest
+    -- first (each branch through an index on the e-mail: the finished ones, and the live one of each
+    -- kind, probed one e-mail at a time; "limit 1", which the unique index makes exact, keeps the
+    -- planner from hashing every live job instead).
+    c_jobs_of_emails constant text :=
+        'select array(select c.id from (
+             select j.id, j.created_at from public.document_jobs j
+              where j.fax_received_email_id = any ($1) and j.status in (''completed'', ''failed'')
+                and %1$s and %2$s
+             union
+             select l.id, l.created_at
+               from unnest($1) x(email_id)
+              cross join public.document_job_kinds k
+              cross join lateral (
+                    select j.id, j.created_at from public.document_jobs j
+                     where j.kind = k.kind and j.fax_received_email_id = x.email_id
+                       and j.status in (''queued'', ''running'') and %1$s and %2$s
+                     limit 1) l
+             union
+             select j.id, j.created_at from public.document_jobs j where j.id = $2 and %1$s and %2$s
+         ) c order by c.created_at desc, c.id desc limit %3$s)';
 begin
     perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
     perform document_jobs_internal.require((p_after_created_at is null) = (p_after_id is null),
@@ -1343,7 +1364,26 @@ begin
         v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
     end if;
 
-    if v_q is null then
+    if v_filter ? 'sender' then
+        v_emails := document_jobs_internal.emails_from_sender(v_filter ->> 'sender', c_candidates + 1);
+    end if;
+
+    if cardinality(v_emails) <= c_candidates then
+        -- The sender's e-mails: their jobs, with the other conditions (the search term too) checked
+        -- job by job.
+        execute format(c_jobs_of_emails, document_jobs_internal.job_filter_sql(v_filter - 'sender'), v_keyset,
+                       p_limit + 1)
+           into v_ids
+          using v_emails, null::uuid;
+        if p_after_id is null then
+            execute format(
+                'select count(*) from (select 1 from public.document_jobs j
+                                        where j.fax_received_email_id = any ($1) and %s limit %s) c',
+                document_jobs_internal.job_filter_sql(v_filter - 'sender'), c_count_cap + 1)
+               into v_count
+              using v_emails;
+        end if;
+    elsif v_q is null and not v_filter ? 'sender' then
         execute format('select array(select q.id from (%s) q order by q.created_at desc, q.id desc limit %s)',
                        document_jobs_internal.jobs_by_state_sql(v_filter, v_keyset, p_limit + 1), p_limit + 1)
            into v_ids;
@@ -1353,12 +1393,14 @@ begin
                into v_count;
         end if;
     else
-        if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        -- A search term, or a sender of more than 5,000 e-mails.
+        v_emails := null;
+        if v_q is null or v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
             -- The newest jobs first: a common term fills a page here. A term of three characters
             -- or more is tried on the newest 200 first: a rare one (the indexes answer it sooner
             -- than 1,000 jobs are read) goes to the indexes; one that is common there, whose
             -- 1,000 jobs would at that rate hold a page, walks the 1,000.
-            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
+            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;  -- a sender alone: 1,000
             select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
               from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
             if v_walk < c_walk and v_oldest_id is not null and cardinality(v_ids) * c_walk / v_walk > p_limit then
@@ -1378,29 +1420,13 @@ begin
                 v_emails := v_emails || v_job_id;
             end if;
             if v_emails is not null and cardinality(v_emails) <= c_candidates then
-                -- Their jobs that the other filters keep, newest first (each branch through an
-                -- index on the e-mail: the finished ones, and the live one of each kind, probed one
-                -- e-mail at a time; "limit 1", which the unique index makes exact, keeps the planner
-                -- from hashing every live job instead), and a job named by its id. Every one of
-                -- them matches the term already.
-                execute format(
-                    'select array(select c.id from (
-                         select j.id, j.created_at from public.document_jobs j
-                          where j.fax_received_email_id = any ($1) and j.status in (''completed'', ''failed'')
-                            and %1$s and %2$s
-                         union
-                         select l.id, l.created_at
-                           from unnest($1) x(email_id)
-                          cross join public.document_job_kinds k
-                          cross join lateral (
-                                select j.id, j.created_at from public.document_jobs j
-                                 where j.kind = k.kind and j.fax_received_email_id = x.email_id
-                                   and j.status in (''queued'', ''running'') and %1$s and %2$s
-                                 limit 1) l
-                         union
-                         select j.id, j.created_at from public.document_jobs j where j.id = $2 and %1$s and %2$s
-                     ) c order by c.created_at desc, c.id desc limit %3$s)',
-                    document_jobs_internal.job_filter_sql(v_filter - 'q'), v_keyset, p_limit + 1)
+                -- Their jobs that the other filters keep (the sender checked job by job), and a job
+                -- named by its id; every one of them matches the term already.
+                execute format(c_jobs_of_emails, concat_ws(' and ',
+                                   document_jobs_internal.job_filter_sql(v_filter - 'q' - 'sender'),
+                                   case when v_filter ? 'sender'
+                                        then document_jobs_internal.sender_match_sql(v_filter ->> 'sender') end),
+                               v_keyset, p_limit + 1)
                    into v_ids
                   using v_emails, v_job_id;
             else
@@ -2502,6 +2528,28 @@ CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) IS 'The e-mails whose sender holds p_sender (ILIKE, its own %, _ and \ taken literally): at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders (its trigram index, for three characters or more) and their e-mails from the hash index on the sender. The text goes into the statement as a literal, so that the planner sees the pattern it plans for.';
+CREATE FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_emails uuid[];
+begin
+    execute format(
+        'select array(select e.id
+                        from document_jobs_internal.email_senders s
+                       cross join lateral (select e.id from public.fax_received_emails e
+                                            where e.from_address = s.from_address limit %1$s) e
+                       where s.from_address ilike %2$L
+                       limit %1$s)',
+        p_limit, document_jobs_internal.like_pattern(p_sender))
+       into v_emails;
+    return v_emails;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) IS 'The e-mails whose sender or subject holds the term, whose provider''s id is the term, or (an id prefix of 6 or more hex characters) whose jobs jobs_with_id_prefix names: at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders and their e-mails from the hash index, the subjects from their trigram index (which needs three characters of the term), the ids from their text indexes, each part''s read stopping at p_limit. The term goes into the statement as a literal, so that the planner sees the pattern (and its trigrams) it plans for.';
 CREATE FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
@@ -2723,7 +2771,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at).';
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2741,8 +2789,8 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'q']),
-            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, q)',
+            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q']),
+            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q)',
                    to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
@@ -2784,19 +2832,22 @@ begin
         v_filter := v_filter || jsonb_build_object('received_to', v_to);
     end if;
 
-    if p_filter ? 'q' then
-        v_text := btrim(p_filter ->> 'q');
-        perform document_jobs_internal.require(
-            jsonb_typeof(p_filter -> 'q') = 'string' and length(v_text) between 1 and 200 and v_text !~ '[[:cntrl:]]',
-            'p_filter.q must be 1 to 200 characters, with no control characters');
-        v_filter := v_filter || jsonb_build_object('q', v_text);
-    end if;
+    foreach v_key in array array['sender', 'q'] loop
+        if p_filter ? v_key then
+            v_text := btrim(p_filter ->> v_key);
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and length(v_text) between 1 and 200
+                and v_text !~ '[[:cntrl:]]',
+                format('p_filter.%s must be 1 to 200 characters, with no control characters', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, v_text);
+        end if;
+    end loop;
     return v_filter;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, search); "true" when it has none. The meaning of a filter, in one place.';
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2809,6 +2860,10 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
         case when p_filter ? 'error_code' then format('j.last_error_code = %L', p_filter ->> 'error_code') end,
         case when p_filter ? 'received_from' then format('j.created_at >= %L::timestamptz', p_filter ->> 'received_from') end,
         case when p_filter ? 'received_to' then format('j.created_at < %L::timestamptz', p_filter ->> 'received_to') end,
+        case when p_filter ? 'sender' then format(
+            'j.fax_received_email_id in (select se.id from document_jobs_internal.email_senders ss'
+            ' join public.fax_received_emails se on se.from_address = ss.from_address where ss.from_address ilike %L)',
+            document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
@@ -3428,33 +3483,47 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the term is checked job by job and the check stops with a full page.';
+COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search, or of a sender of many e-mails: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its sender and its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the sender and the term are checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
 declare
     v_keyset text := 'true';
+    v_walked text;
 begin
     if p_after_id is not null then
         v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
     end if;
+    v_walked := document_jobs_internal.jobs_by_state_sql(p_filter - 'q' - 'sender', v_keyset, p_walk);
     execute format(
         'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
                                         order by q.created_at desc, q.id desc limit %s) j
-                       where %s order by j.created_at desc, j.id desc limit %s)',
-        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk,
-        document_jobs_internal.job_search_sql(p_filter ->> 'q'), p_limit + 1)
+                       where %s and %s order by j.created_at desc, j.id desc limit %s)',
+        v_walked, p_walk,
+        case when p_filter ? 'sender' then document_jobs_internal.sender_match_sql(p_filter ->> 'sender') else 'true' end,
+        case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') else 'true' end,
+        p_limit + 1)
        into ids;
     if cardinality(ids) <= p_limit then
         execute format(
             'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
-            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk - 1)
+            v_walked, p_walk - 1)
            into oldest_created_at, oldest_id;
     end if;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.sender_match_sql(p_sender text) IS 'A filter''s sender as SQL over a job row "j", checked job by job (its e-mail by its primary key): the walk''s check, which means what job_filter_sql''s sender means.';
+CREATE FUNCTION document_jobs_internal.sender_match_sql(p_sender text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select format('exists (select 1 from public.fax_received_emails se where se.id = j.fax_received_email_id'
+                  ' and se.from_address ilike %L)', document_jobs_internal.like_pattern(p_sender))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.sender_match_sql(p_sender text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. Returns the alerts queued.';
 CREATE FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) RETURNS integer

@@ -8,7 +8,7 @@ import { dateTime, number, t } from "./i18n.js";
 import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
-const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
+const FILTER_KEYS = ["state", "kind", "code", "from", "to", "sender", "q"];
 const REFRESH_MS = 10000;
 const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
 
