@@ -2095,6 +2095,15 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_job_failed() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) IS 'A time as the alerts print it: UTC in the form the CLI and the admin screen use, 2026-12-01 21:29:59 +00:00 (the database does not know the reader''s zone; the offset says which it is). Null for null.';
+CREATE FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "+00:00"')
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) IS 'Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times document_jobs_settings.backoff_base (a minute), with ±10 % jitter so that jobs that failed together (a provider outage) do not all retry in the same second.';
 CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS interval
     LANGUAGE sql
@@ -2421,7 +2430,7 @@ begin
             format('%s releases of %s jobs for %s in the last %s, no job completed since the latest (check %s)',
                    v_releases.releases, v_releases.jobs, v_cause.code, '2 hours', v_cause.check_what),
             format('a job completed at %s, after the last release for %s',
-                   to_char(v_completed at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), v_cause.code),
+                   document_jobs_internal.alert_time(v_completed), v_cause.code),
             jsonb_build_object('releases', v_releases.releases, 'jobs', v_releases.jobs,
                                'latest_release', v_releases.latest, 'completed_at', v_completed,
                                'check', v_cause.check_what, 'last_error', v_releases.last_error));
@@ -2467,9 +2476,9 @@ begin
         'webhooks_missing',
         v_active,
         format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
-               v_state.webhooks_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+               v_state.webhooks_missing_after, document_jobs_internal.alert_time(v_late.received_at)),
         format('a webhook delivered an e-mail received at %s, after the outage began',
-               to_char(v_delivered at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+               document_jobs_internal.alert_time(v_delivered)),
         jsonb_build_object('newest_missing_received_at', v_late.received_at,
                            'newest_missing_email', v_late.provider_email_id,
                            'found_at', v_state.missing_found_at,
@@ -2762,8 +2771,8 @@ begin
             jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
             jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
             jsonb_build_array('Files: ') || case when v_files = '[]' then '["(none)"]' else v_files end,
-            jsonb_build_array('Received: ', coalesce(to_char(coalesce(v_email.received_at, v_email.created_at)
-                                                             at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+            jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                         coalesce(v_email.received_at, v_email.created_at)),
                                                      '(unknown)')),
             jsonb_build_array('Retry: ', jsonb_build_object('quote', v_retry)),
             jsonb_build_array('History: ', jsonb_build_object('quote', v_history))));
@@ -3587,7 +3596,7 @@ begin
             jsonb_build_array(jsonb_build_array(
                 'Fax queue recovered (', jsonb_build_object('quote', p_cause), '): ', p_recovered,
                 format('. The problem began at %s.',
-                       to_char(v_outage.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))))));
+                       document_jobs_internal.alert_time(v_outage.since))))));
         return 1;
     end if;
     return 0;

@@ -139,6 +139,7 @@ select set_eq(
         'document_jobs_internal.emails_matching(text,integer)',
         'document_jobs_internal.emails_from_sender(text,integer)',
         'document_jobs_internal.sender_match_sql(text)',
+        'document_jobs_internal.alert_time(timestamp with time zone)',
         'document_jobs_internal.note_sender()',
         'document_jobs_internal.search_walk(jsonb,timestamp with time zone,uuid,integer,integer)',
         'document_jobs_internal.job_summary(public.document_jobs,public.fax_received_emails)',
