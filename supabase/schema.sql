@@ -396,16 +396,19 @@ COMMENT ON TABLE document_jobs_internal.release_causes IS 'The error codes of re
 CREATE TABLE document_jobs_internal.release_causes (
     code text NOT NULL,
     check_what text NOT NULL,
-    advice text NOT NULL
+    advice text NOT NULL,
+    advice_ja text NOT NULL
 );
+COMMENT ON COLUMN document_jobs_internal.release_causes.advice IS 'What to do, in English: lib/failures.py FAILURES[code].advice, word for word (tests/database/test_advice_is_lib_advice.py).';
+COMMENT ON COLUMN document_jobs_internal.release_causes.advice_ja IS 'What to do, in Japanese: lib/failures.py FAILURES[code].advice_ja, word for word.';
 ALTER TABLE ONLY document_jobs_internal.release_causes
     ADD CONSTRAINT release_causes_pkey PRIMARY KEY (code);
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('database_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'The database (PostgREST) refuses the server key, or its role lacks a privilege (401/403). Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_misconfigured', 'RESEND_API_URL', 'RESEND_API_URL does not point at Resend''s API: it answers with a redirect, 405, or 404 for the endpoint itself. Unset it on Vercel (the default is https://api.resend.com) and redeploy.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_quota_exceeded', 'the Resend team''s plan (its daily and monthly quota)', 'Resend says the team''s daily or monthly quota is used up. Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_unauthorized', 'RESEND_API_KEY', 'Resend refuses RESEND_API_KEY: it was deleted or mistyped, or it is a sending-only key (receiving needs full access). Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Supabase Storage has no bucket named as ATTACHMENTS_BUCKET says (the migrations create fax-attachments, the default). Fix or unset ATTACHMENTS_BUCKET on Vercel and redeploy, or create the bucket.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Supabase Storage refuses the server key (401/403). Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy.');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('database_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_misconfigured', 'RESEND_API_URL', 'Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes.', 'Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_quota_exceeded', 'the Resend team''s plan (its daily and monthly quota)', 'Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour.', 'Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_unauthorized', 'RESEND_API_KEY', 'Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes.', 'Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
 
 COMMENT ON TABLE document_jobs_internal.worker_requests IS 'The worker''s POSTs (pg_net request ids, with when they were counted), so that its answers can be told apart in net._http_response (which has the request id, not the URL) and the invocations in flight counted. Kept a little longer than pg_net keeps answers (6 hours): check_health forgets rows older than 7 hours.';
 CREATE TABLE document_jobs_internal.worker_requests (
@@ -1838,7 +1841,7 @@ GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check; the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
+COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
 CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1847,7 +1850,8 @@ begin
     return jsonb_build_object(
         'outages', coalesce((
             select jsonb_agg(jsonb_build_object('cause', o.cause, 'since', o.since, 'alerted_at', o.alerted_at,
-                                                'advice', document_jobs_internal.outage_advice(o.cause))
+                                                'advice', document_jobs_internal.outage_advice(o.cause),
+                                                'advice_ja', document_jobs_internal.outage_advice_ja(o.cause))
                              order by o.since)
               from document_jobs_internal.outages o
              where o.active), '[]'::jsonb),
@@ -3067,7 +3071,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What each outage cause means for the operator: the likely fault, and what to check (for a release cause, release_causes'' advice).';
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
@@ -3075,34 +3079,39 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
     select coalesce((select r.advice from document_jobs_internal.release_causes r where r.code = p_cause),
         case p_cause
         when 'queue_stalled' then
-            'No worker is taking the waiting jobs. Check that the cron job document-jobs runs '
-            '(select * from cron.job_run_details order by start_time desc limit 5), that Vault holds '
-            'document_jobs_url and internal_function_secret, the worker''s answers '
-            '(select status_code, count(*) from net._http_response group by 1) and its logs on Vercel.'
+            'Check that the cron job document-jobs runs (select * from cron.job_run_details order by start_time desc limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker''s answers (select status_code, count(*) from net._http_response group by 1) and the worker''s logs on Vercel.'
         when 'worker_unauthorized' then
-            'Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET '
-            'on Vercel (or that variable is unset: the worker''s log then names it). Store the same value '
-            'in both (README: Rotating INTERNAL_FUNCTION_SECRET).'
+            'Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on Vercel (or that variable is unset: the worker''s log then names it). Store the same value in both (README: Rotating INTERNAL_FUNCTION_SECRET).'
         when 'worker_not_found' then
-            'Likely cause: the Vault secret document_jobs_url is wrong (it must be '
-            'https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL '
-            'in Vault and the deployment on Vercel.'
+            'Likely cause: the Vault secret document_jobs_url is wrong (it must be https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in Vault and the deployment on Vercel.'
         when 'webhooks_missing' then
-            'Resend received e-mails whose webhook never reached us; reconciliation recorded them (nothing is '
-            'lost), but every new fax now waits for the next run. Check the webhook in Resend''s dashboard '
-            '(Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries '
-            'answered 200; a 401 invalid_signature means its signing secret differs from '
-            'RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment '
-            'Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
-        else
-            'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot '
-            'reach the database, or the database refuses its key, stopped_because database_unauthorized: '
-            'check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check '
-            '(select status_code, content from net._http_response order by created desc limit 5) and the '
-            'worker''s logs on Vercel.'
+            'Check the webhook in Resend''s dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
+        else  -- worker_failing, the cause of a worker's calls that fail otherwise
+            'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce((select r.advice_ja from document_jobs_internal.release_causes r where r.code = p_cause),
+        case p_cause
+        when 'queue_stalled' then
+            'cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。'
+        when 'worker_unauthorized' then
+            'Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: Rotating INTERNAL_FUNCTION_SECRET）。'
+        when 'worker_not_found' then
+            'Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。'
+        when 'webhooks_missing' then
+            'Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。'
+        else  -- worker_failing, the cause of a worker's calls that fail otherwise
+            'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
+        end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) IS 'Attempts that ended between p_from and p_to, per UTC hour: how many completed, failed and were retried, and the latency from the job''s creation (the webhook recording the e-mail) to its completion, p50 and p95 in milliseconds. Computed from the attempt history; fill_hourly_outcomes keeps the settled hours.';
 CREATE FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, completed integer, failed integer, retried integer, latency_p50_ms double precision, latency_p95_ms double precision)
@@ -3534,7 +3543,7 @@ CREATE FUNCTION document_jobs_internal.sender_match_sql(p_sender text) RETURNS t
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.sender_match_sql(p_sender text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. Returns the alerts queued.';
+COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. The advice comes in English and in Japanese, a line each (outage_advice, outage_advice_ja). Returns the alerts queued.';
 CREATE FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -3555,7 +3564,8 @@ begin
         end if;
         v_lines := jsonb_build_array(
             jsonb_build_array('Fax queue problem (', jsonb_build_object('quote', p_cause), '): ', p_summary),
-            jsonb_build_array(document_jobs_internal.outage_advice(p_cause)));
+            jsonb_build_array(document_jobs_internal.outage_advice(p_cause)),
+            jsonb_build_array(document_jobs_internal.outage_advice_ja(p_cause)));
         if p_evidence ? 'last_error' then
             v_lines := v_lines || jsonb_build_array(jsonb_build_array(
                 'Last error: ', jsonb_build_object('quote', p_evidence ->> 'last_error', 'max', 300)));
@@ -3567,6 +3577,7 @@ begin
                        'cause', p_cause,
                        'summary', p_summary,
                        'advice', document_jobs_internal.outage_advice(p_cause),
+                       'advice_ja', document_jobs_internal.outage_advice_ja(p_cause),
                        'since', v_outage.since,
                        'evidence', p_evidence,
                        'sent_at', now()),

@@ -114,6 +114,7 @@ select set_eq(
         'document_jobs_internal.job_failed_alert(public.document_jobs)',
         'document_jobs_internal.alert_job_failed()',
         'document_jobs_internal.outage_advice(text)',
+        'document_jobs_internal.outage_advice_ja(text)',
         'document_jobs_internal.set_outage(text,boolean,text,text,jsonb)',
         'document_jobs_internal.check_health()',
         'document_jobs_internal.rate_limit_slot(public.document_jobs_rate_limits,timestamp with time zone)',
