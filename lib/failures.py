@@ -9,7 +9,9 @@ A failure that is not the job's own (a key, a setting, a quota) is a release wit
 `failed`: one key rotation must not park every fax. Its rule names what an operator checks
 (`check`), and the health check raises an outage alert when such releases keep happening
 (supabase/migrations/20261201002200_document_jobs_release_outages.sql holds the same names;
-tests/database/test_limits_mirror.py compares them). Only what belongs to the job itself (the e-mail is gone,
+tests/database/test_limits_mirror.py compares them), with this module's advice in both languages
+(release_causes.advice and advice_ja, outage_advice: tests/database/test_advice_is_lib_advice.py
+fails when a text here changes and no migration copies it). Only what belongs to the job itself (the e-mail is gone,
 an attachment is too large, its content or its id is refused) fails it at once.
 """
 
@@ -371,7 +373,8 @@ DATABASE_CODES: dict[str, Explanation] = {
 }
 
 # The health check's outages that are not a release cause (the release causes are FAILURES' codes
-# with a `check`, and their explanation is the code's). The database holds only the causes.
+# with a `check`, and their explanation is the code's). The database holds the causes and a copy of
+# the advice (tests/database/test_advice_is_lib_advice.py holds it to these texts).
 _WORKER_LOGS_EN = "the worker's logs on Vercel"
 OUTAGES: dict[str, Explanation] = {
     "queue_stalled": Explanation(

@@ -396,16 +396,19 @@ COMMENT ON TABLE document_jobs_internal.release_causes IS 'The error codes of re
 CREATE TABLE document_jobs_internal.release_causes (
     code text NOT NULL,
     check_what text NOT NULL,
-    advice text NOT NULL
+    advice text NOT NULL,
+    advice_ja text NOT NULL
 );
+COMMENT ON COLUMN document_jobs_internal.release_causes.advice IS 'What to do, in English: lib/failures.py FAILURES[code].advice, word for word (tests/database/test_advice_is_lib_advice.py).';
+COMMENT ON COLUMN document_jobs_internal.release_causes.advice_ja IS 'What to do, in Japanese: lib/failures.py FAILURES[code].advice_ja, word for word.';
 ALTER TABLE ONLY document_jobs_internal.release_causes
     ADD CONSTRAINT release_causes_pkey PRIMARY KEY (code);
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('database_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'The database (PostgREST) refuses the server key, or its role lacks a privilege (401/403). Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_misconfigured', 'RESEND_API_URL', 'RESEND_API_URL does not point at Resend''s API: it answers with a redirect, 405, or 404 for the endpoint itself. Unset it on Vercel (the default is https://api.resend.com) and redeploy.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_quota_exceeded', 'the Resend team''s plan (its daily and monthly quota)', 'Resend says the team''s daily or monthly quota is used up. Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('resend_unauthorized', 'RESEND_API_KEY', 'Resend refuses RESEND_API_KEY: it was deleted or mistyped, or it is a sending-only key (receiving needs full access). Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Supabase Storage has no bucket named as ATTACHMENTS_BUCKET says (the migrations create fax-attachments, the default). Fix or unset ATTACHMENTS_BUCKET on Vercel and redeploy, or create the bucket.');
-INSERT INTO document_jobs_internal.release_causes (code, check_what, advice) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Supabase Storage refuses the server key (401/403). Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy.');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('database_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_misconfigured', 'RESEND_API_URL', 'Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes.', 'Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_quota_exceeded', 'the Resend team''s plan (its daily and monthly quota)', 'Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour.', 'Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_unauthorized', 'RESEND_API_KEY', 'Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes.', 'Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。');
+INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
 
 COMMENT ON TABLE document_jobs_internal.worker_requests IS 'The worker''s POSTs (pg_net request ids, with when they were counted), so that its answers can be told apart in net._http_response (which has the request id, not the URL) and the invocations in flight counted. Kept a little longer than pg_net keeps answers (6 hours): check_health forgets rows older than 7 hours.';
 CREATE TABLE document_jobs_internal.worker_requests (
@@ -1312,7 +1315,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_overview() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_overview() TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the job list for a filter (job_filter): {"jobs", "next", "count", "partial", "searched_until"}, in (created_at, id) descending order, which is unique, so pages never skip or repeat a job while jobs change; "count" is exact up to 10,000, without a search term, on the first page. A search term is looked for in the newest jobs the other filters match (search_walk), then, when those hold less than a page, in its indexes (emails_matching, exact up to 5,000 e-mails). When neither can answer (a term of fewer than three characters, or one in too many e-mails) the page is "partial" and "next" continues from "searched_until": nothing is skipped, it only takes more pages.';
+COMMENT ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the job list for a filter (job_filter): {"jobs", "next", "count", "partial", "searched_until"}, in (created_at, id) descending order, which is unique, so pages never skip or repeat a job while jobs change; "count" is exact up to 10,000, on the first page, without a search term or with a sender of 5,000 e-mails or fewer. A sender of 5,000 e-mails or fewer (emails_from_sender) gives the page from those e-mails'' jobs; a more common one is walked as a term is (search_walk, 1,000 jobs a page). A search term is looked for in the newest jobs the other filters match (search_walk), then, when those hold less than a page, in its indexes (emails_matching, exact up to 5,000 e-mails). When neither can answer (a term of fewer than three characters, or one in too many e-mails) the page is "partial" and "next" continues from "searched_until": nothing is skipped, it only takes more pages.';
 CREATE FUNCTION public.document_jobs_admin_jobs(p_filter jsonb DEFAULT '{}'::jsonb, p_after_created_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1335,6 +1338,27 @@ declare
     v_partial boolean := false;
     v_count int;
     v_next jsonb;
+    -- The jobs of the e-mails $1 and the job $2 that the filter %1$s and the keyset %2$s keep, newest
+    -- first (each branch through an index on the e-mail: the finished ones, and the live one of each
+    -- kind, probed one e-mail at a time; "limit 1", which the unique index makes exact, keeps the
+    -- planner from hashing every live job instead).
+    c_jobs_of_emails constant text :=
+        'select array(select c.id from (
+             select j.id, j.created_at from public.document_jobs j
+              where j.fax_received_email_id = any ($1) and j.status in (''completed'', ''failed'')
+                and %1$s and %2$s
+             union
+             select l.id, l.created_at
+               from unnest($1) x(email_id)
+              cross join public.document_job_kinds k
+              cross join lateral (
+                    select j.id, j.created_at from public.document_jobs j
+                     where j.kind = k.kind and j.fax_received_email_id = x.email_id
+                       and j.status in (''queued'', ''running'') and %1$s and %2$s
+                     limit 1) l
+             union
+             select j.id, j.created_at from public.document_jobs j where j.id = $2 and %1$s and %2$s
+         ) c order by c.created_at desc, c.id desc limit %3$s)';
 begin
     perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
     perform document_jobs_internal.require((p_after_created_at is null) = (p_after_id is null),
@@ -1343,7 +1367,26 @@ begin
         v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
     end if;
 
-    if v_q is null then
+    if v_filter ? 'sender' then
+        v_emails := document_jobs_internal.emails_from_sender(v_filter ->> 'sender', c_candidates + 1);
+    end if;
+
+    if cardinality(v_emails) <= c_candidates then
+        -- The sender's e-mails: their jobs, with the other conditions (the search term too) checked
+        -- job by job.
+        execute format(c_jobs_of_emails, document_jobs_internal.job_filter_sql(v_filter - 'sender'), v_keyset,
+                       p_limit + 1)
+           into v_ids
+          using v_emails, null::uuid;
+        if p_after_id is null then
+            execute format(
+                'select count(*) from (select 1 from public.document_jobs j
+                                        where j.fax_received_email_id = any ($1) and %s limit %s) c',
+                document_jobs_internal.job_filter_sql(v_filter - 'sender'), c_count_cap + 1)
+               into v_count
+              using v_emails;
+        end if;
+    elsif v_q is null and not v_filter ? 'sender' then
         execute format('select array(select q.id from (%s) q order by q.created_at desc, q.id desc limit %s)',
                        document_jobs_internal.jobs_by_state_sql(v_filter, v_keyset, p_limit + 1), p_limit + 1)
            into v_ids;
@@ -1353,12 +1396,14 @@ begin
                into v_count;
         end if;
     else
-        if v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        -- A search term, or a sender of more than 5,000 e-mails.
+        v_emails := null;
+        if v_q is null or v_q !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
             -- The newest jobs first: a common term fills a page here. A term of three characters
             -- or more is tried on the newest 200 first: a rare one (the indexes answer it sooner
             -- than 1,000 jobs are read) goes to the indexes; one that is common there, whose
             -- 1,000 jobs would at that rate hold a page, walks the 1,000.
-            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;
+            v_walk := case when length(v_q) >= 3 then c_first_walk else c_walk end;  -- a sender alone: 1,000
             select w.ids, w.oldest_created_at, w.oldest_id into v_ids, v_oldest_created_at, v_oldest_id
               from document_jobs_internal.search_walk(v_filter, p_after_created_at, p_after_id, v_walk, p_limit) w;
             if v_walk < c_walk and v_oldest_id is not null and cardinality(v_ids) * c_walk / v_walk > p_limit then
@@ -1378,29 +1423,13 @@ begin
                 v_emails := v_emails || v_job_id;
             end if;
             if v_emails is not null and cardinality(v_emails) <= c_candidates then
-                -- Their jobs that the other filters keep, newest first (each branch through an
-                -- index on the e-mail: the finished ones, and the live one of each kind, probed one
-                -- e-mail at a time; "limit 1", which the unique index makes exact, keeps the planner
-                -- from hashing every live job instead), and a job named by its id. Every one of
-                -- them matches the term already.
-                execute format(
-                    'select array(select c.id from (
-                         select j.id, j.created_at from public.document_jobs j
-                          where j.fax_received_email_id = any ($1) and j.status in (''completed'', ''failed'')
-                            and %1$s and %2$s
-                         union
-                         select l.id, l.created_at
-                           from unnest($1) x(email_id)
-                          cross join public.document_job_kinds k
-                          cross join lateral (
-                                select j.id, j.created_at from public.document_jobs j
-                                 where j.kind = k.kind and j.fax_received_email_id = x.email_id
-                                   and j.status in (''queued'', ''running'') and %1$s and %2$s
-                                 limit 1) l
-                         union
-                         select j.id, j.created_at from public.document_jobs j where j.id = $2 and %1$s and %2$s
-                     ) c order by c.created_at desc, c.id desc limit %3$s)',
-                    document_jobs_internal.job_filter_sql(v_filter - 'q'), v_keyset, p_limit + 1)
+                -- Their jobs that the other filters keep (the sender checked job by job), and a job
+                -- named by its id; every one of them matches the term already.
+                execute format(c_jobs_of_emails, concat_ws(' and ',
+                                   document_jobs_internal.job_filter_sql(v_filter - 'q' - 'sender'),
+                                   case when v_filter ? 'sender'
+                                        then document_jobs_internal.sender_match_sql(v_filter ->> 'sender') end),
+                               v_keyset, p_limit + 1)
                    into v_ids
                   using v_emails, v_job_id;
             else
@@ -1812,7 +1841,7 @@ GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check; the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
+COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
 CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1821,7 +1850,8 @@ begin
     return jsonb_build_object(
         'outages', coalesce((
             select jsonb_agg(jsonb_build_object('cause', o.cause, 'since', o.since, 'alerted_at', o.alerted_at,
-                                                'advice', document_jobs_internal.outage_advice(o.cause))
+                                                'advice', document_jobs_internal.outage_advice(o.cause),
+                                                'advice_ja', document_jobs_internal.outage_advice_ja(o.cause))
                              order by o.since)
               from document_jobs_internal.outages o
              where o.active), '[]'::jsonb),
@@ -2068,6 +2098,15 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_job_failed() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) IS 'A time as the alerts print it: UTC in the form the CLI and the admin screen use, 2026-12-01 21:29:59 +00:00 (the database does not know the reader''s zone; the offset says which it is). Null for null.';
+CREATE FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "+00:00"')
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) IS 'Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times document_jobs_settings.backoff_base (a minute), with ±10 % jitter so that jobs that failed together (a provider outage) do not all retry in the same second.';
 CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS interval
@@ -2395,7 +2434,7 @@ begin
             format('%s releases of %s jobs for %s in the last %s, no job completed since the latest (check %s)',
                    v_releases.releases, v_releases.jobs, v_cause.code, '2 hours', v_cause.check_what),
             format('a job completed at %s, after the last release for %s',
-                   to_char(v_completed at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), v_cause.code),
+                   document_jobs_internal.alert_time(v_completed), v_cause.code),
             jsonb_build_object('releases', v_releases.releases, 'jobs', v_releases.jobs,
                                'latest_release', v_releases.latest, 'completed_at', v_completed,
                                'check', v_cause.check_what, 'last_error', v_releases.last_error));
@@ -2441,9 +2480,9 @@ begin
         'webhooks_missing',
         v_active,
         format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
-               v_state.webhooks_missing_after, to_char(v_late.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+               v_state.webhooks_missing_after, document_jobs_internal.alert_time(v_late.received_at)),
         format('a webhook delivered an e-mail received at %s, after the outage began',
-               to_char(v_delivered at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+               document_jobs_internal.alert_time(v_delivered)),
         jsonb_build_object('newest_missing_received_at', v_late.received_at,
                            'newest_missing_email', v_late.provider_email_id,
                            'found_at', v_state.missing_found_at,
@@ -2501,6 +2540,28 @@ CREATE FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text)
                   document_jobs_internal.like_pattern(p_q))
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.email_matches_sql(p_alias text, p_q text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) IS 'The e-mails whose sender holds p_sender (ILIKE, its own %, _ and \ taken literally): at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders (its trigram index, for three characters or more) and their e-mails from the hash index on the sender. The text goes into the statement as a literal, so that the planner sees the pattern it plans for.';
+CREATE FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_emails uuid[];
+begin
+    execute format(
+        'select array(select e.id
+                        from document_jobs_internal.email_senders s
+                       cross join lateral (select e.id from public.fax_received_emails e
+                                            where e.from_address = s.from_address limit %1$s) e
+                       where s.from_address ilike %2$L
+                       limit %1$s)',
+        p_limit, document_jobs_internal.like_pattern(p_sender))
+       into v_emails;
+    return v_emails;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.emails_from_sender(p_sender text, p_limit integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) IS 'The e-mails whose sender or subject holds the term, whose provider''s id is the term, or (an id prefix of 6 or more hex characters) whose jobs jobs_with_id_prefix names: at most p_limit of them (p_limit means "maybe more"). The senders come from email_senders and their e-mails from the hash index, the subjects from their trigram index (which needs three characters of the term), the ids from their text indexes, each part''s read stopping at p_limit. The term goes into the statement as a literal, so that the planner sees the pattern (and its trigrams) it plans for.';
 CREATE FUNCTION document_jobs_internal.emails_matching(p_q text, p_limit integer) RETURNS uuid[]
@@ -2714,8 +2775,8 @@ begin
             jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
             jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
             jsonb_build_array('Files: ') || case when v_files = '[]' then '["(none)"]' else v_files end,
-            jsonb_build_array('Received: ', coalesce(to_char(coalesce(v_email.received_at, v_email.created_at)
-                                                             at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+            jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                         coalesce(v_email.received_at, v_email.created_at)),
                                                      '(unknown)')),
             jsonb_build_array('Retry: ', jsonb_build_object('quote', v_retry)),
             jsonb_build_array('History: ', jsonb_build_object('quote', v_history))));
@@ -2723,7 +2784,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at).';
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -2741,8 +2802,8 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'q']),
-            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, q)',
+            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q']),
+            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q)',
                    to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
@@ -2784,19 +2845,22 @@ begin
         v_filter := v_filter || jsonb_build_object('received_to', v_to);
     end if;
 
-    if p_filter ? 'q' then
-        v_text := btrim(p_filter ->> 'q');
-        perform document_jobs_internal.require(
-            jsonb_typeof(p_filter -> 'q') = 'string' and length(v_text) between 1 and 200 and v_text !~ '[[:cntrl:]]',
-            'p_filter.q must be 1 to 200 characters, with no control characters');
-        v_filter := v_filter || jsonb_build_object('q', v_text);
-    end if;
+    foreach v_key in array array['sender', 'q'] loop
+        if p_filter ? v_key then
+            v_text := btrim(p_filter ->> v_key);
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and length(v_text) between 1 and 200
+                and v_text !~ '[[:cntrl:]]',
+                format('p_filter.%s must be 1 to 200 characters, with no control characters', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, v_text);
+        end if;
+    end loop;
     return v_filter;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, search); "true" when it has none. The meaning of a filter, in one place.';
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -2809,6 +2873,10 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
         case when p_filter ? 'error_code' then format('j.last_error_code = %L', p_filter ->> 'error_code') end,
         case when p_filter ? 'received_from' then format('j.created_at >= %L::timestamptz', p_filter ->> 'received_from') end,
         case when p_filter ? 'received_to' then format('j.created_at < %L::timestamptz', p_filter ->> 'received_to') end,
+        case when p_filter ? 'sender' then format(
+            'j.fax_received_email_id in (select se.id from document_jobs_internal.email_senders ss'
+            ' join public.fax_received_emails se on se.from_address = ss.from_address where ss.from_address ilike %L)',
+            document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
@@ -3003,7 +3071,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What each outage cause means for the operator: the likely fault, and what to check (for a release cause, release_causes'' advice).';
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
@@ -3011,34 +3079,39 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
     select coalesce((select r.advice from document_jobs_internal.release_causes r where r.code = p_cause),
         case p_cause
         when 'queue_stalled' then
-            'No worker is taking the waiting jobs. Check that the cron job document-jobs runs '
-            '(select * from cron.job_run_details order by start_time desc limit 5), that Vault holds '
-            'document_jobs_url and internal_function_secret, the worker''s answers '
-            '(select status_code, count(*) from net._http_response group by 1) and its logs on Vercel.'
+            'Check that the cron job document-jobs runs (select * from cron.job_run_details order by start_time desc limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker''s answers (select status_code, count(*) from net._http_response group by 1) and the worker''s logs on Vercel.'
         when 'worker_unauthorized' then
-            'Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET '
-            'on Vercel (or that variable is unset: the worker''s log then names it). Store the same value '
-            'in both (README: Rotating INTERNAL_FUNCTION_SECRET).'
+            'Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on Vercel (or that variable is unset: the worker''s log then names it). Store the same value in both (README: Rotating INTERNAL_FUNCTION_SECRET).'
         when 'worker_not_found' then
-            'Likely cause: the Vault secret document_jobs_url is wrong (it must be '
-            'https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL '
-            'in Vault and the deployment on Vercel.'
+            'Likely cause: the Vault secret document_jobs_url is wrong (it must be https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in Vault and the deployment on Vercel.'
         when 'webhooks_missing' then
-            'Resend received e-mails whose webhook never reached us; reconciliation recorded them (nothing is '
-            'lost), but every new fax now waits for the next run. Check the webhook in Resend''s dashboard '
-            '(Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries '
-            'answered 200; a 401 invalid_signature means its signing secret differs from '
-            'RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment '
-            'Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
-        else
-            'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot '
-            'reach the database, or the database refuses its key, stopped_because database_unauthorized: '
-            'check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check '
-            '(select status_code, content from net._http_response order by created desc limit 5) and the '
-            'worker''s logs on Vercel.'
+            'Check the webhook in Resend''s dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
+        else  -- worker_failing, the cause of a worker's calls that fail otherwise
+            'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce((select r.advice_ja from document_jobs_internal.release_causes r where r.code = p_cause),
+        case p_cause
+        when 'queue_stalled' then
+            'cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。'
+        when 'worker_unauthorized' then
+            'Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: Rotating INTERNAL_FUNCTION_SECRET）。'
+        when 'worker_not_found' then
+            'Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。'
+        when 'webhooks_missing' then
+            'Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。'
+        else  -- worker_failing, the cause of a worker's calls that fail otherwise
+            'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
+        end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) IS 'Attempts that ended between p_from and p_to, per UTC hour: how many completed, failed and were retried, and the latency from the job''s creation (the webhook recording the e-mail) to its completion, p50 and p95 in milliseconds. Computed from the attempt history; fill_hourly_outcomes keeps the settled hours.';
 CREATE FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, completed integer, failed integer, retried integer, latency_p50_ms double precision, latency_p95_ms double precision)
@@ -3428,35 +3501,49 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the term is checked job by job and the check stops with a full page.';
+COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search, or of a sender of many e-mails: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its sender and its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the sender and the term are checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
 declare
     v_keyset text := 'true';
+    v_walked text;
 begin
     if p_after_id is not null then
         v_keyset := format('(j.created_at, j.id) < (%L::timestamptz, %L::uuid)', p_after_created_at, p_after_id);
     end if;
+    v_walked := document_jobs_internal.jobs_by_state_sql(p_filter - 'q' - 'sender', v_keyset, p_walk);
     execute format(
         'select array(select j.id from (select q.id, q.created_at, q.fax_received_email_id from (%s) q
                                         order by q.created_at desc, q.id desc limit %s) j
-                       where %s order by j.created_at desc, j.id desc limit %s)',
-        document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk,
-        document_jobs_internal.job_search_sql(p_filter ->> 'q'), p_limit + 1)
+                       where %s and %s order by j.created_at desc, j.id desc limit %s)',
+        v_walked, p_walk,
+        case when p_filter ? 'sender' then document_jobs_internal.sender_match_sql(p_filter ->> 'sender') else 'true' end,
+        case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') else 'true' end,
+        p_limit + 1)
        into ids;
     if cardinality(ids) <= p_limit then
         execute format(
             'select q.created_at, q.id from (%s) q order by q.created_at desc, q.id desc offset %s limit 1',
-            document_jobs_internal.jobs_by_state_sql(p_filter - 'q', v_keyset, p_walk), p_walk - 1)
+            v_walked, p_walk - 1)
            into oldest_created_at, oldest_id;
     end if;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. Returns the alerts queued.';
+COMMENT ON FUNCTION document_jobs_internal.sender_match_sql(p_sender text) IS 'A filter''s sender as SQL over a job row "j", checked job by job (its e-mail by its primary key): the walk''s check, which means what job_filter_sql''s sender means.';
+CREATE FUNCTION document_jobs_internal.sender_match_sql(p_sender text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select format('exists (select 1 from public.fax_received_emails se where se.id = j.fax_received_email_id'
+                  ' and se.from_address ilike %L)', document_jobs_internal.like_pattern(p_sender))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.sender_match_sql(p_sender text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) IS 'Moves one outage cause to what the check found (true: holds; false: cleared; null: no evidence either way, e.g. no call answered lately) and sends what that calls for: at most one alert an hour, and a recovered alert only after a down alert of the same episode. An outage whose evidence has a last_error (a release cause: the provider''s message) quotes it on a line of its own. The advice comes in English and in Japanese, a line each (outage_advice, outage_advice_ja). Returns the alerts queued.';
 CREATE FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -3477,7 +3564,8 @@ begin
         end if;
         v_lines := jsonb_build_array(
             jsonb_build_array('Fax queue problem (', jsonb_build_object('quote', p_cause), '): ', p_summary),
-            jsonb_build_array(document_jobs_internal.outage_advice(p_cause)));
+            jsonb_build_array(document_jobs_internal.outage_advice(p_cause)),
+            jsonb_build_array(document_jobs_internal.outage_advice_ja(p_cause)));
         if p_evidence ? 'last_error' then
             v_lines := v_lines || jsonb_build_array(jsonb_build_array(
                 'Last error: ', jsonb_build_object('quote', p_evidence ->> 'last_error', 'max', 300)));
@@ -3489,6 +3577,7 @@ begin
                        'cause', p_cause,
                        'summary', p_summary,
                        'advice', document_jobs_internal.outage_advice(p_cause),
+                       'advice_ja', document_jobs_internal.outage_advice_ja(p_cause),
                        'since', v_outage.since,
                        'evidence', p_evidence,
                        'sent_at', now()),
@@ -3518,7 +3607,7 @@ begin
             jsonb_build_array(jsonb_build_array(
                 'Fax queue recovered (', jsonb_build_object('quote', p_cause), '): ', p_recovered,
                 format('. The problem began at %s.',
-                       to_char(v_outage.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))))));
+                       document_jobs_internal.alert_time(v_outage.since))))));
         return 1;
     end if;
     return 0;

@@ -261,6 +261,7 @@ FILTER_FLAGS = {
     "p_filter.error_code": "--error-code",
     "p_filter.received_from": "--received-from",
     "received_to": "--received-to",
+    "p_filter.sender": "--sender",
     "p_filter.q": "--search",
     "p_limit": "--limit",
     "p_reason": "--reason",
@@ -277,23 +278,22 @@ def add_filter_options(sub: argparse.ArgumentParser, prefix: str = "") -> None:
                      help=f"{prefix}received at or after: ISO 8601, or an age (30m, 2h, 7d)")  # fmt: skip
     sub.add_argument("--received-to", type=since_or_until, metavar="TIME",
                      help=f"{prefix}received before: ISO 8601, or an age (30m, 2h, 7d)")  # fmt: skip
-    sub.add_argument("--sender", help=f"{prefix}part of the sender's address or name: the screen's search "
-                     "(which also finds it in subjects and ids)")  # fmt: skip
+    sub.add_argument("--sender", help=f"{prefix}part of the sender's address or name (any case): only the sender's "
+                     "text, not the subject's")  # fmt: skip
     sub.add_argument("--search", help=f"{prefix}the screen's search: a job or e-mail id or 6+ of its first hex "
                      "characters, Resend's e-mail id, or text of the sender or subject")  # fmt: skip
 
 
 def job_filter(args: argparse.Namespace) -> dict[str, Any]:
     """The admin screen's filter of the flags."""
-    if args.sender and args.search:
-        raise Refusal("usage", "--sender and --search are both the screen's one search term: give one of them")
     return calls.job_filter({
         "states": args.state,
         "kind": args.kind,
         "error_code": args.error_code,
         "received_from": args.received_from.isoformat() if args.received_from else None,
         "received_to": args.received_to.isoformat() if args.received_to else None,
-        "q": args.sender or args.search,
+        "sender": args.sender,
+        "q": args.search,
     })  # fmt: skip
 
 
@@ -310,6 +310,8 @@ def described(context: Context, found: Mapping[str, Any]) -> str:
         words.append(f"received since {display.local_time(found['received_from'], context.now)}")
     if "received_to" in found:
         words.append(f"received before {display.local_time(found['received_to'], context.now)}")
+    if "sender" in found:
+        words.append(f"from a sender with {found['sender']!r}")
     if "q" in found:
         words.append(f"matching {found['q']!r}")
     return display.text(", ".join(words))
@@ -386,7 +388,7 @@ def list_jobs(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     of = f" of {display.count(total)}" if total is not None else ""
     footer = f"showing {display.count(len(rows))}{of}, newest first"
     if more:
-        footer += " (--limit for more, or narrow with --state, --error-code, --received-from, --search)"
+        footer += " (--limit for more, or narrow with --state, --error-code, --received-from, --sender, --search)"
     return data, f"{shown}\n\n{footer}"
 
 

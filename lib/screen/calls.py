@@ -29,7 +29,7 @@ def _read(rpc: Rpc, view: str, viewer: Viewer | None, params: dict[str, Any]) ->
 
 # The keys of a filter (document_jobs_internal.job_filter checks and normalizes it): the list's,
 # and the bulk actions', on the screen and on the command line alike.
-FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "q")
+FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q")
 ACTIONS = ("retry", "cancel")
 
 

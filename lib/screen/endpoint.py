@@ -3,7 +3,7 @@
 GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
-GET  /api/admin/jobs?state=&kind=&code=&from=&to=&q=&after_time=&after_id=&limit=
+GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
 POST /api/admin/jobs/<id>/retry     {"reason"?}               admins
@@ -56,7 +56,9 @@ LIST_LIMIT, MAX_LIST_LIMIT = 50, 200
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 # The list's query parameters and the filter keys of document_jobs_internal.job_filter (calls.FILTER_KEYS).
-FILTER_PARAMETERS = {"kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "q": "q"}
+FILTER_PARAMETERS = {
+    "kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "sender": "sender", "q": "q",
+}  # fmt: skip
 
 
 @dataclass

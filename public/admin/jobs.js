@@ -8,7 +8,7 @@ import { absoluteTime, dateTime, number, t } from "./i18n.js";
 import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, shortId, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
-const FILTER_KEYS = ["state", "kind", "code", "from", "to", "q"];
+const FILTER_KEYS = ["state", "kind", "code", "from", "to", "sender", "q"];
 const REFRESH_MS = 10000;
 const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
 const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards

@@ -92,7 +92,7 @@ export function isolated(text, className) {
 /** The filter keys of document_jobs_internal.job_filter, and their labels. */
 const FILTER_LABELS = /** @type {Record<string, string>} */ ({
   states: "column.state", kind: "column.kind", error_code: "column.errorCode", received_from: "jobs.filterFrom",
-  received_to: "filter.receivedTo", q: "filter.q",
+  received_to: "filter.receivedTo", sender: "filter.sender", q: "filter.q",
 });
 
 /**

@@ -211,22 +211,26 @@ def test_a_repeated_confirm_says_it_changed_nothing_and_which_reason_the_audit_k
     assert (status, answer["already_confirmed"], answer["changed_now"], answer["audit_reason"]) == (0, True, 0, "first")
 
 
-def test_a_bulk_retry_by_sender_counts_the_screens_search_and_applies_it(cli, db, admin, operator) -> None:
-    """`retry --sender` (the issue's "argument job_id: 'fax-gateway' is not a job id"): the same flags as `list`."""
+def test_a_bulk_retry_by_sender_counts_only_that_senders_jobs_and_applies_it(cli, db, admin, operator) -> None:
+    """`retry --sender` (the issue's "argument job_id: 'fax-gateway' is not a job id"): the same flags as `list`,
+    and a filter by the sender alone: a job whose subject names the sender is not retried."""
     gateway = {failed_email(db, f"gateway {i}")[0] for i in range(2)}
-    db.execute("update fax_received_emails set from_address = 'Fax Gateway <fax-gateway@example.jp>'"
+    db.execute("update fax_received_emails set from_address = 'Fax Gateway <FAX-gateway@example.jp>'"
                " where id in (select fax_received_email_id from document_jobs where id = any(%s::uuid[]))",
                (list(gateway),))  # fmt: skip
     other, _ = failed_email(db, "another sender")
+    subject, _ = failed_email(db, "forwarded by fax-gateway")
 
     status, out, err = cli("--json", "retry", "--sender", "fax-gateway", "--as", operator, "--dry-run")
 
     assert (status, err) == (0, "")
     prepared = json.loads(out)
-    assert (prepared["job_count"], prepared["filter"]) == (2, {"q": "fax-gateway"})
+    assert (prepared["job_count"], prepared["filter"]) == (2, {"sender": "fax-gateway"})
+    status, out, _ = cli("retry", "--sender", "fax-gateway", "--as", operator, "--dry-run")
+    assert out.startswith("2 failed jobs would be retried (from a sender with 'fax-gateway'); dry run")
     listed = json.loads(cli("list", "--json", "--sender", "fax-gateway", "--state", "failed")[1])["jobs"]
     assert {job["id"] for job in listed} == gateway, "list and the bulk retry take the one filter"
     status, out, err = cli(*shlex.split(prepared["confirm"])[1:-1], "by sender")
     assert (status, err) == (0, "")
     assert {status[:2] for status in statuses(db, gateway).values()} == {("queued", 0)}
-    assert statuses(db, [other])[other][0] == "failed"
+    assert {statuses(db, [job])[job][0] for job in (other, subject)} == {"failed"}

@@ -276,7 +276,6 @@ BAD_ARGUMENTS = [
     ("cancel", "1234"),
     ("list", "--limit", "0"),
     ("list", "--state", "sleeping"),
-    ("retry", "--sender", "a", "--search", "b", "--as", "x@example.com", "--dry-run"),
     ("purge", "--older", "1 day", "--surprise"),
 ]
 

@@ -137,6 +137,29 @@ def test_list_filters(cli, db) -> None:
     assert cli("list", "--sender", "nobody@")[1] == "no jobs match\n"
 
 
+def test_list_by_sender_is_the_senders_text_only(cli, db) -> None:
+    """--sender is a filter of its own: the sender's text in any case, never a subject's or an id's (the
+    screen's search, --search, finds those), and it narrows a search too."""
+    by_sender = {failed_email(db, f"order {i}")[0] for i in range(2)}
+    db.execute("update fax_received_emails set from_address = 'ACME商事 <fax@acme.example>'"
+               " where id in (select fax_received_email_id from document_jobs where id = any(%s::uuid[]))",
+               (list(by_sender),))  # fmt: skip
+    in_subject, _ = failed_email(db, "acme商事 御中")
+
+    def ids(*argv: str) -> set[str]:
+        status, out, _ = cli("list", "--json", *argv)
+        assert status == 0
+        return {job["id"] for job in json.loads(out)["jobs"]}
+
+    assert ids("--sender", "acme商事") == by_sender
+    assert ids("--search", "acme商事") == by_sender | {in_subject}, "the search finds the subject too"
+    both = ids("--sender", "acme商事", "--search", "order 1")
+    assert len(both) == 1 and both <= by_sender, "with a search: the sender's jobs that match it"
+    out = cli("list", "--json", "--sender", "acme商事")[1]
+    assert json.loads(out)["filter"] == {"sender": "acme商事"}
+    assert json.loads(out)["total"] == 2, "a sender's jobs are counted"
+
+
 def test_japanese_text_aligns_and_a_long_name_is_cut_by_width(cli, db) -> None:
     long_sender = "株式会社" + "サンプル" * 12  # 52 characters, 104 columns
     for sender, subject in ((long_sender, "注文書"), ("①※ <a@b.jp>", "ガイドブック.pdf"), ("ascii@x.jp", "plain")):

@@ -5,6 +5,7 @@ sent after the transition has arrived, an alert that was not sent before it neve
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -13,7 +14,7 @@ import psycopg
 import pytest
 
 from lib.admin import PROGRAM, command_line
-from lib.failures import FAILURES, FailureCode
+from lib.failures import FAILURES, OUTAGES, FailureCode
 from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.support.alerts import ALERT_PATH, alerts_until_marker, check_health, received_until_marker
 from tests.support.database import as_postgres
@@ -63,7 +64,8 @@ def test_a_permanent_failure_alerts_once_with_what_the_operator_needs(db, hook) 
     assert str(job["id"]) in text and "resend_not_found" in text and alert["retry_command"] in text
     assert alert["history_command"] in text
     assert "注文書 &lt;!channel&gt; &amp; more" in text, "a subject cannot mention a whole chat channel"
-    assert "2026-11-30T08:15:00Z" in text
+    # The time as the CLI and the screen print one, in UTC with its offset (the database knows no reader's zone).
+    assert "Received: 2026-11-30 08:15:00 +00:00" in text and "08:15:00Z" not in text
     assert SECRET not in request.body.decode()
 
 
@@ -163,6 +165,9 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
         [alert] = alerts_until_marker(db, hook)
         assert (alert["event"], alert["cause"]) == ("document_jobs_outage", "worker_unauthorized")
         assert "internal_function_secret" in alert["text"] and "INTERNAL_FUNCTION_SECRET" in alert["text"]
+        said = OUTAGES["worker_unauthorized"]  # the screen's and the CLI's advice, a line in each language
+        assert (alert["advice"], alert["advice_ja"]) == (said.advice_en, said.advice_ja)
+        assert said.advice_en in alert["text"] and said.advice_ja in alert["text"]
         assert stack_env["INTERNAL_FUNCTION_SECRET"] not in json.dumps(alert)
         assert "not-the-secret-the-worker-has" not in json.dumps(alert)
 
@@ -191,6 +196,8 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
         check_health(db)
         [recovered] = alerts_until_marker(db, hook)
         assert (recovered["event"], recovered["cause"]) == ("document_jobs_recovered", "worker_unauthorized")
+        began = re.search(r"The problem began at (\S+ \S+ \S+)\.", recovered["text"])
+        assert began and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+00:00", began[1]), recovered["text"]
 
 
 @pytest.mark.parametrize(

@@ -196,6 +196,16 @@ def test_the_list_takes_its_filter_from_the_query_and_the_database_checks_it(sta
     assert call(stack_env, f"jobs/{uuid.uuid4()}", token).status_code == 404
 
 
+def test_the_list_filters_by_sender_apart_from_the_search(stack_env, operator_session, db) -> None:
+    token = operator_session["access_token"]
+    job_id, email_id = failed_email(db, "by sender")
+    db.execute("update fax_received_emails set from_address = 'Fax Gateway <gw@example.jp>' where id = %s", (email_id,))
+    failed_email(db, "forwarded by Fax Gateway")
+    page = call(stack_env, "jobs?sender=fax%20gateway", token).json()
+    assert ([job["id"] for job in page["jobs"]], page["filter"]) == ([job_id], {"sender": "fax gateway"})
+    assert len(call(stack_env, "jobs?q=fax%20gateway", token).json()["jobs"]) == 2, "the search finds the subject too"
+
+
 def test_an_admin_retries_and_cancels_one_job_and_the_audit_says_so(stack_env, operator_session, db) -> None:
     token = operator_session["access_token"]
     job_id, _ = failed_email(db, "one job")

@@ -1,0 +1,44 @@
+"""The advice of an outage alert is lib/failures.py's, word for word: the database cannot import
+Python, so migration 20261203150200 copied lib's texts into release_causes (advice, advice_ja)
+and outage_advice / outage_advice_ja. These tests fail when one side's text changes alone (copy
+lib's new text into a new migration), and when a cause is in one side and not the other."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.explanations import outage_codes
+from lib.failures import FAILURES, OUTAGES
+
+
+def _release_causes(admin) -> dict[str, dict[str, str]]:
+    rows = admin.execute("select code, advice, advice_ja from document_jobs_internal.release_causes").fetchall()
+    return {row["code"]: row for row in rows}
+
+
+def _outage_causes(admin) -> set[str]:
+    return {row["cause"] for row in admin.execute("select cause from document_jobs_internal.outages").fetchall()}
+
+
+def test_every_cause_of_sql_has_its_advice_in_lib_and_every_cause_of_lib_is_in_sql(admin) -> None:
+    releases = set(_release_causes(admin))
+    assert releases == {code.value for code, rule in FAILURES.items() if rule.check}, "release causes"
+    assert releases <= _outage_causes(admin), "every release cause is an outage cause"
+    assert _outage_causes(admin) - releases == set(OUTAGES), "the outages that are no release cause"
+    assert _outage_causes(admin) == set(outage_codes()), "the causes the screen and the CLI explain"
+
+
+def test_release_causes_advice_is_lib_advice(admin) -> None:
+    for code, row in _release_causes(admin).items():
+        said = FAILURES[next(c for c in FAILURES if c.value == code)]
+        assert (row["advice"], row["advice_ja"]) == (said.advice, said.advice_ja), code
+
+
+@pytest.mark.parametrize("cause", sorted(outage_codes()))
+def test_outage_advice_is_lib_advice_in_english_and_japanese(admin, cause) -> None:
+    said = outage_codes()[cause]
+    row = admin.execute(
+        "select document_jobs_internal.outage_advice(%s) as en, document_jobs_internal.outage_advice_ja(%s) as ja",
+        (cause, cause),
+    ).fetchone()
+    assert (row["en"], row["ja"]) == (said.advice_en, said.advice_ja)
