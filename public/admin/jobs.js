@@ -129,6 +129,7 @@ function filterForm(filter, kinds, codes) {
     value: toTypedTime(filter.get(name)), placeholder: "2026-12-01 09:00", "aria-describedby": "time-format" });
   const from = time("from");
   const to = time("to");
+  const sender = h("input", { name: "sender", type: "search", value: filter.get("sender") ?? "", autocomplete: "off", size: 24, maxlength: 200 });
   const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("jobs.searchHint"), size: 40, maxlength: 200 });
   const form = h(
     "form",
@@ -139,6 +140,7 @@ function filterForm(filter, kinds, codes) {
     h("label", {}, t("jobs.filterFrom"), from),
     h("label", {}, t("jobs.filterTo"), to),
     h("small", { id: "time-format", class: "time-format" }, t("jobs.timeFormat", { offset: zoneOffset() })),
+    h("label", {}, t("filter.sender"), sender),
     h("label", { class: "wide" }, t("jobs.search"), q),
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
@@ -157,7 +159,7 @@ function filterForm(filter, kinds, codes) {
     const state = filter.get("state");
     if (state) next.set("state", state);
     for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", times[0] ?? ""],
-      ["to", times[1] ?? ""], ["q", q.value.trim()]]) {
+      ["to", times[1] ?? ""], ["sender", sender.value.trim()], ["q", q.value.trim()]]) {
       if (value) next.set(name, value);
     }
     location.hash = hashFor(next);
