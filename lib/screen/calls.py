@@ -21,10 +21,13 @@ Rpc = Callable[[str, dict[str, Any]], Any]
 Viewer = tuple[str, str]
 
 
-def _read(rpc: Rpc, view: str, viewer: Viewer | None, params: dict[str, Any]) -> Any:
+def _read(rpc: Rpc, functions: tuple[str, str], viewer: Viewer | None, params: dict[str, Any]) -> Any:
+    """A view's read: `functions` is (the CLI's, the screen's), both named in full at each call so
+    that a search for a function's name finds its caller."""
+    cli, screen = functions
     if viewer is None:
-        return rpc(f"document_jobs_admin_{view}", params)
-    return rpc(f"document_jobs_operator_{view}", {"p_user_id": viewer[0], "p_session_id": viewer[1], **params})
+        return rpc(cli, params)
+    return rpc(screen, {"p_user_id": viewer[0], "p_session_id": viewer[1], **params})
 
 
 # The keys of a filter (document_jobs_internal.job_filter checks and normalizes it): the list's,
@@ -42,7 +45,7 @@ def job_filter(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def overview(rpc: Rpc, viewer: Viewer | None = None) -> dict[str, Any]:
-    answer: dict[str, Any] = _read(rpc, "overview", viewer, {})
+    answer: dict[str, Any] = _read(rpc, ("document_jobs_admin_overview", "document_jobs_operator_overview"), viewer, {})
     return answer
 
 
@@ -55,7 +58,7 @@ def jobs(
     viewer: Viewer | None = None,
 ) -> dict[str, Any]:
     """A page of the job list: {"jobs", "next", "count", "partial", "searched_until"}."""
-    page: dict[str, Any] = _read(rpc, "jobs", viewer, {
+    page: dict[str, Any] = _read(rpc, ("document_jobs_admin_jobs", "document_jobs_operator_jobs"), viewer, {
         "p_filter": dict(filter), "p_after_created_at": after_created_at, "p_after_id": after_id, "p_limit": limit,
     })  # fmt: skip
     return page
@@ -64,7 +67,8 @@ def jobs(
 def job(rpc: Rpc, job_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:
     """A job, its attempts, its e-mail and its attachments, each attachment with the name it is
     downloaded as (lib/attachment_names.py); None when there is no such job."""
-    found: dict[str, Any] | None = _read(rpc, "job", viewer, {"p_job_id": job_id})
+    functions = ("document_jobs_admin_job", "document_jobs_operator_job")
+    found: dict[str, Any] | None = _read(rpc, functions, viewer, {"p_job_id": job_id})
     if found is None:
         return None
     for attachment in found.get("attachments") or []:
@@ -73,7 +77,8 @@ def job(rpc: Rpc, job_id: str, viewer: Viewer | None = None) -> dict[str, Any] |
 
 
 def audit(rpc: Rpc, before: int | None, limit: int, viewer: Viewer | None = None) -> dict[str, Any]:
-    entries: dict[str, Any] = _read(rpc, "audit", viewer, {"p_before": before, "p_limit": limit})
+    functions = ("document_jobs_admin_audit", "document_jobs_operator_audit")
+    entries: dict[str, Any] = _read(rpc, functions, viewer, {"p_before": before, "p_limit": limit})
     return entries
 
 
