@@ -4,8 +4,10 @@ stack's Auth stand-in), and a sign-in with the account it made."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -70,3 +72,22 @@ def test_without_settings_it_says_which(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert "SUPABASE_URL (Field required)" in err
     assert "SUPABASE_SECRET_KEY or SUPABASE_SERVICE_ROLE_KEY must be set" in err
+
+
+def test_list_prints_each_operators_last_sign_in_as_every_command_prints_times(operators_cli, stack_env, monkeypatch):
+    account, password = new_account(stack_env, app_metadata={"document_jobs_role": "viewer"})
+    never = new_account(stack_env, app_metadata={"document_jobs_role": "viewer"})[0]
+    sign_in(stack_env, account["email"], password)
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        status, out, _ = operators_cli("list")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    lines = {line.split()[1]: line for line in out.splitlines()}
+    assert status == 0
+    # The offset form, in the operator's zone (TZ), with how long ago beside it: not raw ISO 8601.
+    signed_in = r"\(last sign-in: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00 \(.+\)\)$"
+    assert re.search(signed_in, lines[account["email"]]), out
+    assert lines[never["email"]].endswith("(last sign-in: never)"), out
