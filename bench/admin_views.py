@@ -141,6 +141,7 @@ def views(conn: psycopg.Connection, settings: Settings) -> dict[str, str]:
         "jobs, failed with one error code": {"state": "failed", "code": "storage_rejected"},
         "jobs, one error code, any state": {"code": "resend_unavailable"},
         "jobs, failed, received in one day": one_day,
+        "jobs, one sender (its filter; 1 in 1,000)": {"sender": "取引先0417株式会社"},
         "search: a sender (1 in 1,000)": {"q": "取引先0417株式会社"},
         "search: a common subject word": {"q": "請求書"},
         "search: the provider's e-mail id": {"q": provider},
@@ -187,6 +188,7 @@ def planned(conn: psycopg.Connection, token: str) -> dict[str, tuple[str, tuple[
         "jobs, default (all states, newest first)": (jobs, (*viewer, "{}", None, None)),
         "jobs, default, second page (keyset)": (jobs, (*viewer, "{}", page1[0], page1[1])),
         "jobs, failed with one error code": (jobs, (*viewer, failed_one_code, None, None)),
+        "jobs, one sender (its filter; 1 in 1,000)": (jobs, (*viewer, '{"sender": "取引先0417株式会社"}', None, None)),
         "search: a sender (1 in 1,000)": (jobs, (*viewer, '{"q": "取引先0417株式会社"}', None, None)),
         "search: two characters (searched in steps)": (jobs, (*viewer, '{"q": "見積"}', None, None)),
     }
