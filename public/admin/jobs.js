@@ -88,7 +88,7 @@ function fromTypedTime(value) {
   if (!text) return "";
   const parts = TYPED_TIME.exec(text);
   if (!parts) return null;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = parts.slice(1).map((part) => Number(part ?? 0));
+  const [year, month, day, hour, minute, second] = parts.slice(1).map((part) => Number(part ?? 0));
   const date = new Date(year, month - 1, day, hour, minute, second);
   if (date.getMonth() !== month - 1 || date.getDate() !== day || hour > 23 || minute > 59 || second > 59) return null;
   return date.toISOString();
@@ -165,9 +165,8 @@ function filterForm(filter, kinds, codes) {
     location.hash = hashFor(next);
   });
   const active = FILTER_KEYS.filter((key) => key !== "state" && filter.get(key)).length;
-  const fold = h("details", { class: "filter-fold", open: !matchMedia(PHONE_QUERY).matches },
+  return h("details", { class: "filter-fold", open: !matchMedia(PHONE_QUERY).matches },
     h("summary", {}, t("jobs.filters"), active ? ` (${t("jobs.filtersActive", { count: number(active) })})` : null), form);
-  return fold;
 }
 
 /**
@@ -291,6 +290,7 @@ export async function render(container, params) {
     apiParams.set("after_id", cursor.id);
   }
   const results = h("div", { class: "results" }, notice(t("common.loading")));
+  const resultsHeading = h("h2", { class: "results-heading" }, t("jobs.results"));
   const report = h("div", { class: "bulk-report", "aria-live": "polite" });
   const refreshed = h("small", { class: "refreshed" });
   const auto = h("input", { type: "checkbox", checked: localStorage.getItem(AUTO_REFRESH_KEY) !== "off" });
@@ -298,6 +298,10 @@ export async function render(container, params) {
   const codes = operator()?.error_codes ?? [];
 
   const load = async () => {
+    // A refresh redraws the rows: a keyboard on one keeps its place (the same job's row, or the
+    // results' heading when that job has left the page), not the <body> a replaced element leaves.
+    const focused = document.activeElement;
+    const focusedJob = focused && results.contains(focused) ? focused.closest("tr")?.getAttribute("data-job-id") ?? "" : null;
     try {
       const page = /** @type {JobsPage} */ (await api(`jobs?${apiParams}`));
       const counted = page.count !== null ? t(page.count === 1 ? "jobs.countOne" : "jobs.count", { count: number(page.count) })
@@ -312,6 +316,15 @@ export async function render(container, params) {
       refreshed.textContent = t("jobs.refreshedAt", { time: dateTime(new Date()) });
     } catch (error) {
       replace(results, notice(problemText(error), "error"));
+    }
+    if (focusedJob !== null) {
+      const row = [...results.querySelectorAll("tr[data-job-id]")].find((r) => r.getAttribute("data-job-id") === focusedJob);
+      const link = row?.querySelector("a");
+      if (link) link.focus();
+      else {
+        resultsHeading.tabIndex = -1;
+        resultsHeading.focus();
+      }
     }
   };
 
@@ -342,7 +355,7 @@ export async function render(container, params) {
           showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null),
         admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint"))),
       report,
-      h("h2", { class: "results-heading" }, t("jobs.results")),
+      resultsHeading,
       results),
   );
   replace(form, filterForm(filter, kinds, codes));
