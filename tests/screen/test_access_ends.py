@@ -16,7 +16,7 @@ import pytest
 
 from lib.admin import operators
 from lib.settings import SupabaseSettings
-from tests.support.emails import failed_email
+from tests.support.emails import failed_email, stored_attachment
 from tests.support.operators import admin_api, new_account, sign_in
 
 TIMEOUT = 60
@@ -32,22 +32,10 @@ def read(env: dict[str, str], route: str, token: str) -> httpx.Response:
     return httpx.get(url, headers=headers, timeout=TIMEOUT)
 
 
-def stored_attachment(env: dict[str, str], db: psycopg.Connection[dict]) -> tuple[str, str]:
+def attachment_of_a_failed_job(env: dict[str, str], db: psycopg.Connection[dict]) -> tuple[str, str]:
     """A failed job whose e-mail has one attachment stored in Storage: (job id, attachment id)."""
     job_id, email_id = failed_email(db, "access ends")
-    key = f"fax_received_emails/{email_id}/att_end.pdf"
-    upload = httpx.post(f"{env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}", content=b"%PDF-1.4 end",
-                        headers={**admin_api(env), "Content-Type": "application/pdf"}, timeout=10)  # fmt: skip
-    assert upload.status_code == 200, upload.text
-    row = db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_end', '注文書.pdf', 'application/pdf', 12, repeat('e', 64), 'fax-attachments', %s)
-           returning id""",
-        (email_id, key),
-    ).fetchone()
-    assert row is not None
-    return job_id, str(row["id"])
+    return job_id, stored_attachment(db, env, email_id, "att_end", "注文書.pdf", b"%PDF-1.4 end")
 
 
 def auth_admin_call(env: dict[str, str], method: str, user_id: str, body: dict[str, Any]) -> None:
@@ -105,7 +93,7 @@ def test_the_next_read_after_access_ends_is_refused_on_every_route(stack_env, db
     account, password = new_account(stack_env, app_metadata=ROLE)
     account["password"] = password
     token = sign_in(stack_env, account["email"], password)["access_token"]
-    job_id, attachment_id = stored_attachment(stack_env, db)
+    job_id, attachment_id = attachment_of_a_failed_job(stack_env, db)
     routes = ["me", "overview", "jobs", f"jobs/{job_id}", "audit", f"attachments/{attachment_id}/download"]
 
     before = {route: read(stack_env, route, token) for route in routes}

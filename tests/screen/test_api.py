@@ -16,8 +16,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.support.emails import failed_email
-from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
+from tests.support.emails import failed_email, stored_attachment
+from tests.support.operators import new_account, set_app_metadata, sign_in
 
 TIMEOUT = 60
 
@@ -255,22 +255,8 @@ def test_a_bulk_retry_leaves_cancelled_jobs_out_unless_the_filter_names_that_cod
 
 def test_a_download_is_a_signed_url_valid_for_a_minute_under_the_original_name(stack_env, operator_session, db) -> None:
     _, email_id = failed_email(db, "with an attachment")
-    key = f"fax_received_emails/{email_id}/att_dl.pdf"
-    upload = httpx.post(
-        f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
-        content=b"%PDF-1.4 test",
-        headers={**admin_api(stack_env), "Content-Type": "application/pdf"},
-        timeout=10,
-    )
-    assert upload.status_code == 200, upload.text
-    row = db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, 'att_dl', '注文書 (1).pdf', 'application/pdf', 13, repeat('b', 64), 'fax-attachments', %s)
-           returning id""",
-        (email_id, key),
-    ).fetchone()
-    answer = call(stack_env, f"attachments/{row['id']}/download", operator_session["access_token"], {}).json()
+    attachment_id = stored_attachment(db, stack_env, email_id, "att_dl", "注文書 (1).pdf", b"%PDF-1.4 test")
+    answer = call(stack_env, f"attachments/{attachment_id}/download", operator_session["access_token"], {}).json()
     assert answer["expires_in"] == 60
     token = parse_qs(urlsplit(answer["url"]).query)["token"][0]
     claims = jwt.decode(token, options={"verify_signature": False})
@@ -285,21 +271,8 @@ def test_a_download_is_named_safely_by_its_stored_type_and_the_job_shows_that_na
     stack_env, operator_session, db
 ) -> None:
     job_id, email_id = failed_email(db, "a disguised attachment")
-    key = f"fax_received_emails/{email_id}/att_x.pdf"
-    upload = httpx.post(
-        f"{stack_env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{key}",
-        content=b"%PDF-1.4 x",
-        headers={**admin_api(stack_env), "Content-Type": "application/pdf"},
-        timeout=10,
-    )
-    assert upload.status_code == 200, upload.text
     ids = [
-        db.execute(
-            """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, %s, %s, 'application/pdf', 10, repeat('c', 64), 'fax-attachments', %s) returning id""",
-            (email_id, provider_id, filename, key),
-        ).fetchone()["id"]
+        stored_attachment(db, stack_env, email_id, provider_id, filename, b"%PDF-1.4 x")
         for provider_id, filename in (("att_x", "scan.pdf.exe"), ("att_y", "FAX-invoice\u202efdp.exe"))
     ]
     token = operator_session["access_token"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from typing import Any
 
+import httpx
 import psycopg
+
+from tests.support.operators import admin_api
 
 
 def receive_email(
@@ -36,14 +40,31 @@ def claimed_job(
 
 
 def add_attachment(db: psycopg.Connection, email_row_id: str, attachment_id: str = "att_1",
-                   filename: str = "請求書.pdf", size_bytes: int = 618) -> None:  # fmt: skip
-    """An attachment row, as the worker records it once the object is stored."""
-    db.execute(
+                   filename: str = "請求書.pdf", size_bytes: int = 618, sha256: str = "a" * 64) -> str:  # fmt: skip
+    """An attachment row, as the worker records it once the object is stored: its id."""
+    row = db.execute(
         """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
                   content_type, size_bytes, sha256, bucket, storage_path)
-           values (%s, %s, %s, 'application/pdf', %s, repeat('a', 64), 'fax-attachments', %s)""",
-        (email_row_id, attachment_id, filename, size_bytes, f"fax_received_emails/{email_row_id}/{attachment_id}.pdf"),
-    )
+           values (%s, %s, %s, 'application/pdf', %s, %s, 'fax-attachments', %s) returning id""",
+        (email_row_id, attachment_id, filename, size_bytes, sha256, storage_path(email_row_id, attachment_id)),
+    ).fetchone()
+    assert row is not None
+    return str(row["id"])
+
+
+def storage_path(email_row_id: str, attachment_id: str) -> str:
+    return f"fax_received_emails/{email_row_id}/{attachment_id}.pdf"
+
+
+def stored_attachment(db: psycopg.Connection, env: dict[str, str], email_row_id: str, attachment_id: str = "att_1",
+                      filename: str = "請求書.pdf", content: bytes = b"%PDF-1.4 a fax") -> str:  # fmt: skip
+    """An attachment stored in the stack's Storage (a PDF) and recorded as the worker records it: its id."""
+    path = storage_path(email_row_id, attachment_id)
+    headers = {**admin_api(env), "Content-Type": "application/pdf", "x-upsert": "true"}
+    answer = httpx.post(f"{env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
+                        headers=headers, timeout=10)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    return add_attachment(db, email_row_id, attachment_id, filename, len(content), hashlib.sha256(content).hexdigest())
 
 
 def email_with_job(db: psycopg.Connection) -> tuple[str, str]:
@@ -62,17 +83,8 @@ def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_f
 
 
 def stored_job(db: psycopg.Connection, env: dict[str, str], content: bytes) -> tuple[str, str]:
-    """email_with_job's job with its attachment stored in the stack's Storage: (job id, storage path)."""
-    import hashlib
-
-    import httpx
-
-    job_id, email_id = email_with_job(db)
-    path = f"fax_received_emails/{email_id}/att_1.pdf"
-    headers = {"apikey": env["SUPABASE_SECRET_KEY"], "content-type": "application/pdf", "x-upsert": "true"}
-    answer = httpx.post(f"{env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
-                        headers=headers)  # fmt: skip
-    assert answer.status_code == 200, answer.text
-    db.execute("update fax_received_email_attachments set storage_path = %s, size_bytes = %s, sha256 = %s",
-               (path, len(content), hashlib.sha256(content).hexdigest()))  # fmt: skip
-    return job_id, path
+    """A job whose e-mail has one attachment stored in the stack's Storage: (job id, storage path)."""
+    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    email_id = str(email["fax_received_email_id"])
+    stored_attachment(db, env, email_id, content=content)
+    return str(email["job_id"]), storage_path(email_id, "att_1")
