@@ -1,7 +1,15 @@
 """Every code the admin screen can show, with its meaning and what to do, in English and Japanese:
-a job's error codes and the health check's outages (lib/failures.py, which the CLI's `health`
-reads too), the admin API's refusals, the reasons a bulk action or an action did not change a
-job, and Supabase Auth's refusals of a sign-in (by GoTrue's error `code`).
+a job's error codes and the health check's outages (lib/failures.py), the admin API's refusals,
+the reasons a bulk action or an action did not change a job, and Supabase Auth's refusals of a
+sign-in (by GoTrue's error `code`). What to do is said twice: the clerk's advice, which the screen
+shows to everyone, and the operator's, which it shows to admins, the CLI prints and the outage
+alerts carry.
+
+A text names a label of the screen by its key in public/admin/i18n.js ("{job.retry}"); this
+module puts the screen's own label in, quoted as the screen's language quotes it (「再実行」,
+“Retry”), so that advice and button cannot drift apart. Everything that shows a text reads it
+here, already resolved: the page's copy, the CLI (`health`), and the tests that hold the
+database's copy of the operator's advice to lib's.
 
 The page cannot import Python, and Vercel runs no build step here, so `make explanations`
 (python -m lib.explanations) writes them into public/admin/explanations.js; a unit test
@@ -11,13 +19,17 @@ The page cannot import Python, and Vercel runs no build step here, so `make expl
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from lib.failures import DATABASE_CODES, FAILURES, OUTAGES, Explanation, FailureCode
 
-SCRIPT = Path(__file__).resolve().parent.parent / "public" / "admin" / "explanations.js"
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "public" / "admin" / "explanations.js"
+I18N = ROOT / "public" / "admin" / "i18n.js"
 
 # Who wrote a job error's message, for its label on the screen ("Message from Resend:"): it holds
 # the provider's own words, which stay as they were (English), or an admin's reason.
@@ -34,158 +46,271 @@ def source(code: str) -> Source:
     return "worker"
 
 
+# --- the screen's labels ----------------------------------------------------------------------
+
+# i18n.js holds one message a line: `"nav.jobs": "Jobs",` or `title: "Fax inbox admin",`, in one
+# block per language (`  en: {`).
+_MESSAGE = re.compile(r'^\s+(?:"([\w.]+)"|(\w+)):\s*("(?:[^"\\]|\\.)*"),?\s*$')
+_LANGUAGE_BLOCK = re.compile(r"^  (\w+): \{$")
+# A label named in a text: its key in braces. No other brace may stand in a text.
+_REFERENCE = re.compile(r"\{([^{}]*)\}")
+# How each language quotes a label of the screen in running text (the guides do the same).
+_QUOTES = {"en": ("“", "”"), "ja": ("「", "」")}
+Labels = Mapping[str, Mapping[str, str]]
+
+
+def screen_labels() -> dict[str, dict[str, str]]:
+    """Each language's texts of the screen (key: text), as public/admin/i18n.js's MESSAGES holds them."""
+    texts: dict[str, dict[str, str]] = {}
+    language = None
+    source_text = I18N.read_text(encoding="utf-8")
+    body = source_text[source_text.index("const MESSAGES = {") : source_text.index("\n};\n")]
+    for line in body.splitlines():
+        block = _LANGUAGE_BLOCK.match(line)
+        if block:
+            language = block.group(1)
+            texts[language] = {}
+            continue
+        message = _MESSAGE.match(line)
+        if message and language:
+            texts[language][message.group(1) or message.group(2)] = json.loads(message.group(3))
+    return texts
+
+
+def references(text: str) -> list[str]:
+    """The keys of the screen's labels a text names."""
+    return _REFERENCE.findall(text)
+
+
+def resolve(text: str, language: str, labels: Labels) -> str:
+    """A text with each label it names put in, quoted, as the screen shows it in `language`."""
+
+    def label(match: re.Match[str]) -> str:
+        key = match.group(1)
+        shown = labels[language].get(key)
+        if shown is None or _REFERENCE.search(shown):
+            raise ValueError(f"{{{key}}} is no label of the screen in {language} (public/admin/i18n.js): {text!r}")
+        opening, closing = _QUOTES[language]
+        return f"{opening}{shown}{closing}"
+
+    return _REFERENCE.sub(label, text)
+
+
+def resolved(explanation: Explanation, labels: Labels | None = None) -> Explanation:
+    """An explanation as it is shown: every label it names put in."""
+    labels = screen_labels() if labels is None else labels
+    return Explanation(
+        meaning_en=resolve(explanation.meaning_en, "en", labels),
+        meaning_ja=resolve(explanation.meaning_ja, "ja", labels),
+        clerk_en=resolve(explanation.clerk_en, "en", labels),
+        clerk_ja=resolve(explanation.clerk_ja, "ja", labels),
+        operator_en=resolve(explanation.operator_en, "en", labels),
+        operator_ja=resolve(explanation.operator_ja, "ja", labels),
+    )
+
+
+# --- the admin API's refusals, and Auth's -------------------------------------------------------
+
+
+def _everyone(meaning_en: str, meaning_ja: str, advice_en: str, advice_ja: str) -> Explanation:
+    """A refusal whose advice is the same for a clerk and an operator (sign in again, try again)."""
+    return Explanation(
+        meaning_en=meaning_en,
+        meaning_ja=meaning_ja,
+        clerk_en=advice_en,
+        clerk_ja=advice_ja,
+        operator_en=advice_en,
+        operator_ja=advice_ja,
+    )
+
+
 _TRY_AGAIN_EN = "Try again in a moment."
 _TRY_AGAIN_JA = "少し待ってからもう一度お試しください。"
+_PERSISTS_CLERK_EN = " If it persists, call your system administrator."
+_PERSISTS_CLERK_JA = "続く場合はシステム管理者に連絡してください。"
 _SIGN_IN_AGAIN_EN = "Sign in again."
 _SIGN_IN_AGAIN_JA = "もう一度ログインしてください。"
+_REPORT_CLERK_EN = "Reload the page; if it happens again, call your system administrator."
+_REPORT_CLERK_JA = "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。"
 _REPORT_EN = "Reload the page; if it happens again, report it to the developers."
 _REPORT_JA = "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+_CALL_EN = "Call your system administrator."
+_CALL_JA = "システム管理者に連絡してください。"
+
+
+def _server_fault(meaning_en: str, meaning_ja: str, operator_en: str, operator_ja: str) -> Explanation:
+    """A page's request the server could not answer: reload (a clerk calls), or what to fix."""
+    return Explanation(
+        meaning_en=meaning_en,
+        meaning_ja=meaning_ja,
+        clerk_en=_REPORT_CLERK_EN,
+        clerk_ja=_REPORT_CLERK_JA,
+        operator_en=operator_en,
+        operator_ja=operator_ja,
+    )
+
 
 # The admin API's refusals (lib/screen, lib/http_shell) and the reasons the database gives for a
 # job an action did not change (document_jobs_internal's retry and cancel, bulk actions).
 REFUSALS: dict[str, Explanation] = {
-    "missing_token": Explanation(
+    "missing_token": _everyone(
         "the request carried no access token",
         "要求にアクセストークンがありませんでした。",
         _SIGN_IN_AGAIN_EN,
         _SIGN_IN_AGAIN_JA,
     ),
-    "invalid_token": Explanation(
+    "invalid_token": _everyone(
         "the access token is not valid for this project",
         "アクセストークンがこのプロジェクトで有効ではありません。",
         _SIGN_IN_AGAIN_EN,
         _SIGN_IN_AGAIN_JA,
     ),
-    "token_expired": Explanation(
+    "token_expired": _everyone(
         "the access token expired", "アクセストークンの有効期限が切れました。", _SIGN_IN_AGAIN_EN, _SIGN_IN_AGAIN_JA
     ),
-    "session_ended": Explanation(
+    "session_ended": _everyone(
         "the session has ended (signed out elsewhere, or the access was removed)",
         "セッションが終了しました（別の場所でログアウトしたか、アクセス権が削除されました）。",
         "Sign in again; if that is refused, ask an admin for access.",
         "もう一度ログインしてください。拒否される場合は、管理者にアクセス権を依頼してください。",
     ),
     "no_role": Explanation(
-        "this account has no role on the admin screen",
-        "このアカウントには管理画面の役割がありません。",
-        "Ask an admin to add it (document-jobs-admin operators add).",
-        "管理者に追加を依頼してください（document-jobs-admin operators add）。",
+        meaning_en="this account has no role on the admin screen",
+        meaning_ja="このアカウントには管理画面の役割がありません。",
+        clerk_en="Ask an admin to add it.",
+        clerk_ja="管理者に追加を依頼してください。",
+        operator_en="Add it with document-jobs-admin operators add.",
+        operator_ja="document-jobs-admin operators add で追加してください。",
     ),
-    "not_admin": Explanation(
+    "not_admin": _everyone(
         "only an admin may do this; this account is a viewer",
         "この操作は管理者だけができます。このアカウントは閲覧者です。",
         "Ask an admin to do it, or to make this account an admin.",
         "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。",
     ),
     "auth_unavailable": Explanation(
-        "Supabase Auth could not be reached, or answered unexpectedly",
-        "Supabase Auth に接続できないか、予期しない応答でした。",
-        _TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
-        _TRY_AGAIN_JA + " 続く場合は status.supabase.com を確認してください。",
+        meaning_en="Supabase Auth could not be reached, or answered unexpectedly",
+        meaning_ja="Supabase Auth に接続できないか、予期しない応答でした。",
+        clerk_en=_TRY_AGAIN_EN + _PERSISTS_CLERK_EN,
+        clerk_ja=_TRY_AGAIN_JA + _PERSISTS_CLERK_JA,
+        operator_en=_TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
+        operator_ja=_TRY_AGAIN_JA + "続く場合は status.supabase.com を確認してください。",
     ),
-    "bad_request": Explanation(
+    "bad_request": _everyone(
         "the request was not valid (the server's message says which part)",
         "要求が正しくありませんでした（サーバーのメッセージに該当箇所があります）。",
         "Correct the input (a filter, a reason, a date) and try again.",
         "入力（絞り込み条件、理由、日時）を直して、もう一度お試しください。",
     ),
-    "bad_text": Explanation(
+    "bad_text": _everyone(
         "the input holds a character no text may hold (U+0000, or a lone surrogate)",
         "入力に使えない文字（U+0000 または単独のサロゲート）が含まれています。",
         "Remove the character (often from pasted text) and try again.",
         "その文字（貼り付けた文字列によく含まれます）を取り除いて、もう一度お試しください。",
     ),
-    "bad_cursor": Explanation(
+    "bad_cursor": _everyone(
         "the page position in the address is not one this list gave",
         "アドレスのページ位置が、この一覧が出したものではありません。",
         "Open the list from its first page.",
         "一覧を最初のページから開いてください。",
     ),
-    "malformed_json": Explanation(
+    "malformed_json": _server_fault(
         "the request's body is not a valid JSON object",
         "要求の本文が正しい JSON オブジェクトではありません。",
         _REPORT_EN,
         _REPORT_JA,
     ),
-    "body_too_large": Explanation(
+    "body_too_large": _everyone(
         "the request's body is too large",
         "要求の本文が大きすぎます。",
         "Shorten the reason and try again.",
         "理由を短くして、もう一度お試しください。",
     ),
-    "invalid_content_length": Explanation(
+    "invalid_content_length": _server_fault(
         "the request's Content-Length is not valid",
         "要求の Content-Length が正しくありません。",
         _REPORT_EN,
         _REPORT_JA,
     ),
-    "length_required": Explanation(
+    "length_required": _server_fault(
         "the request did not say its body's length", "要求が本文の長さを示していません。", _REPORT_EN, _REPORT_JA
     ),
-    "method_not_allowed": Explanation(
+    "method_not_allowed": _server_fault(
         "this address does not take that kind of request",
         "このアドレスはその種類の要求を受け付けません。",
         _REPORT_EN,
         _REPORT_JA,
     ),
-    "not_found": Explanation(
+    "not_found": _everyone(
         "it does not exist (any more)",
         "見つかりません（削除された可能性があります）。",
         "Go back to the list and refresh it.",
         "一覧に戻って更新してください。",
     ),
     "forbidden": Explanation(
-        "the database refused this for the server's key",
-        "データベースがサーバーのキーに対してこの操作を拒否しました。",
-        "Check SUPABASE_SECRET_KEY on Vercel (a secret key of this project, not the publishable one).",
-        "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。",
+        meaning_en="the database refused this for the server's key",
+        meaning_ja="データベースがサーバーのキーに対してこの操作を拒否しました。",
+        clerk_en=_CALL_EN,
+        clerk_ja=_CALL_JA,
+        operator_en="Check SUPABASE_SECRET_KEY on Vercel (a secret key of this project, not the publishable one).",
+        operator_ja="Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を"
+        "確認してください。",
     ),
     "database_unavailable": Explanation(
-        "the database did not answer as expected",
-        "データベースが想定どおりに応答しませんでした。",
-        _TRY_AGAIN_EN + " If it persists, check status.supabase.com and the function's logs on Vercel.",
-        _TRY_AGAIN_JA + " 続く場合は status.supabase.com と Vercel の関数のログを確認してください。",
+        meaning_en="the database did not answer as expected",
+        meaning_ja="データベースが想定どおりに応答しませんでした。",
+        clerk_en=_TRY_AGAIN_EN + _PERSISTS_CLERK_EN,
+        clerk_ja=_TRY_AGAIN_JA + _PERSISTS_CLERK_JA,
+        operator_en=_TRY_AGAIN_EN + " If it persists, check status.supabase.com and the function's logs on Vercel.",
+        operator_ja=_TRY_AGAIN_JA + "続く場合は status.supabase.com と Vercel の関数のログを確認してください。",
     ),
     "storage_unavailable": Explanation(
-        "Supabase Storage could not make the download link",
-        "Supabase Storage がダウンロードリンクを作成できませんでした。",
-        _TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
-        _TRY_AGAIN_JA + " 続く場合は status.supabase.com を確認してください。",
+        meaning_en="Supabase Storage could not make the download link",
+        meaning_ja="Supabase Storage がダウンロードリンクを作成できませんでした。",
+        clerk_en=_TRY_AGAIN_EN + _PERSISTS_CLERK_EN,
+        clerk_ja=_TRY_AGAIN_JA + _PERSISTS_CLERK_JA,
+        operator_en=_TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
+        operator_ja=_TRY_AGAIN_JA + "続く場合は status.supabase.com を確認してください。",
     ),
     "misconfigured": Explanation(
-        "the admin screen is not configured on the server",
-        "サーバーで管理画面が設定されていません。",
-        "An operator checks the settings on Vercel (SUPABASE_URL, the keys) and the function's logs.",
-        "運用担当者が Vercel の設定（SUPABASE_URL、キー）と関数のログを確認してください。",
+        meaning_en="the admin screen is not configured on the server",
+        meaning_ja="サーバーで管理画面が設定されていません。",
+        clerk_en=_CALL_EN,
+        clerk_ja=_CALL_JA,
+        operator_en="Check the settings on Vercel (SUPABASE_URL, the keys) and the function's logs.",
+        operator_ja="Vercel の設定（SUPABASE_URL、キー）と関数のログを確認してください。",
     ),
-    "internal_error": Explanation(
-        "the server failed unexpectedly", "サーバーで予期しないエラーが起きました。", _REPORT_EN, _REPORT_JA
+    "internal_error": _server_fault(
+        "the server failed unexpectedly",
+        "サーバーで予期しないエラーが起きました。",
+        _REPORT_EN + " The function's logs on Vercel name the error.",
+        _REPORT_JA + " Vercel の関数のログにエラーが記録されています。",
     ),
-    "not_failed": Explanation(
+    "not_failed": _everyone(
         "the job is not failed (any more): only a failed job can be retried",
-        "このジョブは（もう）失敗状態ではありません。再試行できるのは失敗したジョブだけです。",
+        "このジョブは（もう）失敗状態ではありません。再実行できるのは失敗したジョブだけです。",
         "Refresh to see its state now.",
         "更新して現在の状態を確認してください。",
     ),
-    "not_live": Explanation(
+    "not_live": _everyone(
         "the job is not queued or running (any more): only those can be cancelled",
-        "このジョブは（もう）待機中でも実行中でもありません。キャンセルできるのはそれらだけです。",
+        "このジョブは（もう）待機中でも実行中でもありません。取り消せるのはそれらだけです。",
         "Refresh to see its state now.",
         "更新して現在の状態を確認してください。",
     ),
-    "another_live_job": Explanation(
+    "another_live_job": _everyone(
         "another job for the same e-mail is queued or running",
         "同じメールの別のジョブが待機中か実行中です。",
-        "Let that job finish, or cancel it first.",
-        "そのジョブの完了を待つか、先にキャンセルしてください。",
+        "Let that job finish, or first press {job.cancel} on its page.",
+        "そのジョブの完了を待つか、先にそのジョブの画面で{job.cancel}を押してください。",
     ),
-    "another_job_of_the_same_email": Explanation(
+    "another_job_of_the_same_email": _everyone(
         "a newer job of the same e-mail was retried instead",
-        "代わりに、同じメールのより新しいジョブが再試行されました。",
+        "代わりに、同じメールのより新しいジョブを再実行しました。",
         "Nothing to do.",
         "対応は不要です。",
     ),
-    "job_deleted": Explanation(
+    "job_deleted": _everyone(
         "the job no longer exists", "このジョブはもう存在しません。", "Nothing to do.", "対応は不要です。"
     ),
 }
@@ -194,117 +319,158 @@ REFUSALS: dict[str, Explanation] = {
 # auth/debugging/error-codes): those a password sign-in, a refresh or a sign-out can meet.
 AUTH_REFUSALS: dict[str, Explanation] = {
     "invalid_credentials": Explanation(
-        "the e-mail address or the password is wrong",
-        "メールアドレスまたはパスワードが違います。",
-        "Check both and try again; an admin can set a new password (document-jobs-admin operators).",
-        "両方を確認して、もう一度お試しください。"
+        meaning_en="the e-mail address or the password is wrong",
+        meaning_ja="メールアドレスまたはパスワードが違います。",
+        clerk_en="Check both and try again; if you forgot the password, ask your system administrator for a new one.",
+        clerk_ja="両方を確認して、もう一度お試しください。パスワードを忘れた場合は、システム管理者に再設定を依頼して"
+        "ください。",
+        operator_en="Check both and try again; an admin can set a new password (document-jobs-admin operators).",
+        operator_ja="両方を確認して、もう一度お試しください。"
         "管理者は新しいパスワードを設定できます（document-jobs-admin operators）。",
     ),
-    "email_not_confirmed": Explanation(
+    "email_not_confirmed": _everyone(
         "this e-mail address is not confirmed yet",
         "このメールアドレスはまだ確認されていません。",
         "Confirm it with the link Supabase sent, or ask an admin to add the account again.",
         "Supabase から届いたリンクで確認するか、管理者にアカウントの再追加を依頼してください。",
     ),
-    "user_banned": Explanation(
+    "user_banned": _everyone(
         "this account is blocked",
         "このアカウントは停止されています。",
         "Ask an admin.",
         "管理者に問い合わせてください。",
     ),
-    "user_not_found": Explanation(
+    "user_not_found": _everyone(
         "this account does not exist (any more)",
         "このアカウントは存在しません（削除された可能性があります）。",
         "Ask an admin for access.",
         "管理者にアクセス権を依頼してください。",
     ),
-    "over_request_rate_limit": Explanation(
+    "over_request_rate_limit": _everyone(
         "too many attempts from here",
         "試行が多すぎます。",
         "Wait a few minutes and try again.",
         "数分待ってから、もう一度お試しください。",
     ),
-    "validation_failed": Explanation(
+    "validation_failed": _everyone(
         "the e-mail address or the password is missing or not valid",
         "メールアドレスまたはパスワードが空か、正しい形式ではありません。",
         "Enter an e-mail address and a password.",
         "メールアドレスとパスワードを入力してください。",
     ),
-    "email_address_invalid": Explanation(
+    "email_address_invalid": _everyone(
         "the e-mail address is not valid",
         "メールアドレスが正しくありません。",
         "Check the e-mail address.",
         "メールアドレスを確認してください。",
     ),
-    "session_not_found": Explanation(
+    "session_not_found": _everyone(
         "the session has ended", "セッションが終了しました。", _SIGN_IN_AGAIN_EN, _SIGN_IN_AGAIN_JA
     ),
-    "session_expired": Explanation(
+    "session_expired": _everyone(
         "the session expired", "セッションの有効期限が切れました。", _SIGN_IN_AGAIN_EN, _SIGN_IN_AGAIN_JA
     ),
-    "refresh_token_not_found": Explanation(
+    "refresh_token_not_found": _everyone(
         "the session could not be renewed", "セッションを更新できませんでした。", _SIGN_IN_AGAIN_EN, _SIGN_IN_AGAIN_JA
     ),
-    "refresh_token_already_used": Explanation(
+    "refresh_token_already_used": _everyone(
         "the session was renewed elsewhere and ended here",
         "セッションが別の場所で更新され、ここでは終了しました。",
         _SIGN_IN_AGAIN_EN,
         _SIGN_IN_AGAIN_JA,
     ),
-    "bad_jwt": Explanation(
+    "bad_jwt": _everyone(
         "the access token is not valid", "アクセストークンが正しくありません。", _SIGN_IN_AGAIN_EN, _SIGN_IN_AGAIN_JA
     ),
-    "no_authorization": Explanation(
+    "no_authorization": _everyone(
         "the request carried no access token",
         "要求にアクセストークンがありませんでした。",
         _SIGN_IN_AGAIN_EN,
         _SIGN_IN_AGAIN_JA,
     ),
-    "request_timeout": Explanation(
+    "request_timeout": _everyone(
         "Supabase Auth took too long to answer",
         "Supabase Auth の応答に時間がかかりすぎました。",
         _TRY_AGAIN_EN,
         _TRY_AGAIN_JA,
     ),
     "unexpected_failure": Explanation(
-        "Supabase Auth failed unexpectedly",
-        "Supabase Auth で予期しないエラーが起きました。",
-        _TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
-        _TRY_AGAIN_JA + " 続く場合は status.supabase.com を確認してください。",
+        meaning_en="Supabase Auth failed unexpectedly",
+        meaning_ja="Supabase Auth で予期しないエラーが起きました。",
+        clerk_en=_TRY_AGAIN_EN + _PERSISTS_CLERK_EN,
+        clerk_ja=_TRY_AGAIN_JA + _PERSISTS_CLERK_JA,
+        operator_en=_TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
+        operator_ja=_TRY_AGAIN_JA + "続く場合は status.supabase.com を確認してください。",
     ),
     "email_provider_disabled": Explanation(
-        "sign-in with e-mail and password is turned off for this project",
-        "このプロジェクトではメールとパスワードでのログインが無効です。",
-        "An operator turns on the Email provider in Supabase (Authentication, Sign In / Providers).",
-        "運用担当者が Supabase の Authentication → Sign In / Providers で Email を有効にしてください。",
+        meaning_en="sign-in with e-mail and password is turned off for this project",
+        meaning_ja="このプロジェクトではメールとパスワードでのログインが無効です。",
+        clerk_en=_CALL_EN,
+        clerk_ja=_CALL_JA,
+        operator_en="Turn on the Email provider in Supabase (Authentication, Sign In / Providers).",
+        operator_ja="Supabase の Authentication → Sign In / Providers で Email を有効にしてください。",
     ),
 }
 
 
-def job_codes() -> dict[str, Explanation]:
-    """Every code a job or an attempt can carry as its error."""
-    return {**{code.value: rule.explanation for code, rule in FAILURES.items()}, **DATABASE_CODES}
+# --- what shows them --------------------------------------------------------------------------
 
 
-def outage_codes() -> dict[str, Explanation]:
-    """Every cause of the health check: its own, and the release causes (FAILURES with a check)."""
-    return {**OUTAGES, **{code.value: FAILURES[code].explanation for code in FailureCode if FAILURES[code].check}}
+def job_codes(labels: Labels | None = None) -> dict[str, Explanation]:
+    """Every code a job or an attempt can carry as its error, as shown."""
+    labels = screen_labels() if labels is None else labels
+    written = {**{code.value: rule.explanation for code, rule in FAILURES.items()}, **DATABASE_CODES}
+    return {code: resolved(said, labels) for code, said in written.items()}
+
+
+def outage_codes(labels: Labels | None = None) -> dict[str, Explanation]:
+    """Every cause of the health check, as shown: its own, and the release causes (FAILURES with a check)."""
+    labels = screen_labels() if labels is None else labels
+    written = {**OUTAGES, **{code.value: FAILURES[code].explanation for code in FailureCode if FAILURES[code].check}}
+    return {cause: resolved(said, labels) for cause, said in written.items()}
+
+
+def refusal_codes(labels: Labels | None = None) -> dict[str, Explanation]:
+    """The admin API's refusals, as shown."""
+    labels = screen_labels() if labels is None else labels
+    return {code: resolved(said, labels) for code, said in REFUSALS.items()}
+
+
+def auth_codes(labels: Labels | None = None) -> dict[str, Explanation]:
+    """Auth's refusals of a sign-in, as shown."""
+    labels = screen_labels() if labels is None else labels
+    return {code: resolved(said, labels) for code, said in AUTH_REFUSALS.items()}
+
+
+def job_error_explanation(code: str) -> Explanation | None:
+    """What a job's last_error_code (or an attempt's error_code) means and what to do, as shown."""
+    return job_codes().get(code)
+
+
+def outage_explanation(cause: str) -> Explanation | None:
+    """What an open outage of the health check means and what to do, as shown (a release cause's is its code's)."""
+    return outage_codes().get(cause)
 
 
 def _said(explanation: Explanation) -> dict[str, dict[str, str]]:
-    return {
-        "en": {"meaning": explanation.meaning_en, "advice": explanation.advice_en},
-        "ja": {"meaning": explanation.meaning_ja, "advice": explanation.advice_ja},
-    }
+    """Both languages' texts for the page; the operator's only where it says more than the clerk's."""
+    said: dict[str, dict[str, str]] = {}
+    for language in ("en", "ja"):
+        clerk, operator = explanation.clerk(language), explanation.operator(language)
+        said[language] = {"meaning": explanation.meaning(language), "clerk": clerk}
+        if operator != clerk:
+            said[language]["operator"] = operator
+    return said
 
 
 def table() -> dict[str, dict[str, dict[str, Any]]]:
     """The page's table: group (job, outage, refusal, auth), then code."""
+    labels = screen_labels()
     return {
-        "job": {code: {"source": source(code), **_said(said)} for code, said in sorted(job_codes().items())},
-        "outage": {code: _said(said) for code, said in sorted(outage_codes().items())},
-        "refusal": {code: _said(said) for code, said in sorted(REFUSALS.items())},
-        "auth": {code: _said(said) for code, said in sorted(AUTH_REFUSALS.items())},
+        "job": {code: {"source": source(code), **_said(said)} for code, said in sorted(job_codes(labels).items())},
+        "outage": {code: _said(said) for code, said in sorted(outage_codes(labels).items())},
+        "refusal": {code: _said(said) for code, said in sorted(refusal_codes(labels).items())},
+        "auth": {code: _said(said) for code, said in sorted(auth_codes(labels).items())},
     }
 
 
@@ -314,8 +480,9 @@ def script() -> str:
     return (
         "// @ts-check\n"
         "// Written by `make explanations` from lib/failures.py and lib/explanations.py: do not edit here.\n"
-        "// Every code the screen shows, what it means and what to do, in English and Japanese.\n\n"
-        "/** @typedef {{ meaning: string, advice: string }} Said */\n"
+        "// Every code the screen shows, what it means and what to do, in English and Japanese: the\n"
+        "// clerk's advice for everyone, and the operator's (when it says more) for admins.\n\n"
+        "/** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */\n"
         "/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */\n"
         '/** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */\n'
         f"export const EXPLANATIONS = {body};\n"

@@ -9,10 +9,14 @@ A failure that is not the job's own (a key, a setting, a quota) is a release wit
 `failed`: one key rotation must not park every fax. Its rule names what an operator checks
 (`check`), and the health check raises an outage alert when such releases keep happening
 (supabase/migrations/20261201002200_document_jobs_release_outages.sql holds the same names;
-tests/database/test_limits_mirror.py compares them), with this module's advice in both languages
-(release_causes.advice and advice_ja, outage_advice: tests/database/test_advice_is_lib_advice.py
+tests/database/test_limits_mirror.py compares them), with this module's operator's advice in both
+languages (release_causes.advice and advice_ja, outage_advice: tests/database/test_advice_is_lib_advice.py
 fails when a text here changes and no migration copies it). Only what belongs to the job itself (the e-mail is gone,
 an attachment is too large, its content or its id is refused) fails it at once.
+
+Every code (FAILURES, DATABASE_CODES, OUTAGES) is explained to two readers, the clerk and the
+operator, in English and Japanese (Explanation); lib/explanations.py is what shows the texts, with
+the screen's labels put in.
 """
 
 from __future__ import annotations
@@ -63,40 +67,51 @@ class FailureCode(StrEnum):
     INTERNAL_ERROR = "internal_error"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Explanation:
-    """What a code means and what to do about it, in English and Japanese: the one text the admin
-    screen (public/admin/explanations.js, written from it by `make explanations`) and the CLI show."""
+    """What a code means and what to do about it, in English and Japanese, said to two readers.
+
+    clerk: what everyone who reads the screen does (a viewer; later a clerk): press one of the
+    screen's buttons, tell the sender, call whom. Never an engineer's step: no setting, no
+    redeploy, no Vault, no SQL, no logs (tests/unit/test_explanations.py).
+    operator: the engineer's steps (Vercel's variables, redeploys, Vault, SQL, logs). The screen
+    shows it to admins below the clerk's; the CLI prints it; the outage alerts carry it (the
+    database's copy: release_causes.advice, outage_advice; tests/database/test_advice_is_lib_advice.py).
+
+    A text names a label of the screen by its key in public/admin/i18n.js, in braces:
+    "{state.failed}になった場合は{job.retry}を押してください" is shown as
+    「失敗」になった場合は「再実行」を押してください, and "press {job.retry}" as press “Retry”.
+    lib/explanations.py puts the screen's own label in, quoted, for the page, the CLI and the SQL
+    copy alike: a button renamed on the screen is renamed in every advice that names it, and an
+    action is named only by its button (the test of it: tests/unit/test_explanations.py).
+    """
 
     meaning_en: str
     meaning_ja: str
-    advice_en: str
-    advice_ja: str
+    clerk_en: str
+    clerk_ja: str
+    operator_en: str
+    operator_ja: str
 
     def meaning(self, language: str) -> str:
         return self.meaning_ja if language == "ja" else self.meaning_en
 
-    def advice(self, language: str) -> str:
-        return self.advice_ja if language == "ja" else self.advice_en
+    def clerk(self, language: str) -> str:
+        return self.clerk_ja if language == "ja" else self.clerk_en
+
+    def operator(self, language: str) -> str:
+        return self.operator_ja if language == "ja" else self.operator_en
 
 
 @dataclass(frozen=True)
 class Rule:
     action: Action
-    meaning: str
+    explanation: Explanation
     # For release: how long the job waits (a missing permission is not fixed in seconds).
-    delay: timedelta = timedelta(0)
+    delay: timedelta = field(default=timedelta(0), kw_only=True)
     # For a cause that is not the job's own: what the operator checks. The log line of every such
     # release names it, and the health check's outage alert for the code does too.
-    check: str | None = None
-    # The meaning for a clerk in Japanese, and what to do, in both languages.
-    meaning_ja: str = field(kw_only=True)
-    advice: str = field(kw_only=True)
-    advice_ja: str = field(kw_only=True)
-
-    @property
-    def explanation(self) -> Explanation:
-        return Explanation(self.meaning, self.meaning_ja, self.advice, self.advice_ja)
+    check: str | None = field(default=None, kw_only=True)
 
 
 # The server key's settings (the secret key, or on projects that still have it the legacy JWT).
@@ -104,10 +119,38 @@ SUPABASE_KEY_SETTINGS = "SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROL
 # A key or a setting is not fixed within seconds; asking again every 10 minutes costs nothing.
 _SETTING_DELAY = timedelta(minutes=10)
 
-_RETRIES_EN = "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later."
-_RETRIES_JA = "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。"
+# A passing failure: the queue tries it again on its own (the screen's 再試行, "retried": the
+# queue's, never a person's); a job that ended failed is retried by a person with {job.retry}.
+_PASSING_CLERK_EN = (
+    "Nothing to do: it is tried again on its own. If the job ends {state.failed}, press {job.retry}; if it "
+    "fails again, call your system administrator."
+)
+_PASSING_CLERK_JA = (
+    "対応は不要です。自動で再試行されます。{state.failed}になった場合は{job.retry}を押し、"
+    "また失敗したらシステム管理者に連絡してください。"
+)
+_PASSING_EN = "Nothing to do: the job is tried again on its own."
+_PASSING_JA = "対応は不要です。ジョブは自動で再試行されます。"
+_ENDED_FAILED_EN = (
+    " A job that ended {state.failed}: press {job.retry} once the cause is gone (many at once: {jobs.bulkRetry} "
+    "on {nav.jobs}, filtered by this error code)."
+)
+_ENDED_FAILED_JA = (
+    "{state.failed}になったジョブは、原因が解消してから{job.retry}を押してください（まとめてなら、{nav.jobs}で"
+    "このエラーコードに絞り込んで{jobs.bulkRetry}）。"
+)
 _RESEND_OUTAGE_EN = " If many jobs show it, check Resend's status page (resend-status.com)."
-_RESEND_OUTAGE_JA = " 多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。"
+_RESEND_OUTAGE_JA = "多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。"
+_SUPABASE_OUTAGE_EN = " If many jobs show it, check status.supabase.com."
+_SUPABASE_OUTAGE_JA = "多くのジョブで起きている場合は status.supabase.com を確認してください。"
+# Not the fax's fault, nothing a clerk can fix: the jobs wait (an outage alert when it lasts).
+_SETTING_CLERK_EN = (
+    "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your "
+    "system administrator soon."
+)
+_SETTING_CLERK_JA = (
+    "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。"
+)
 _SERVER_KEY_EN = (
     "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the "
     "legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the "
@@ -118,340 +161,481 @@ _SERVER_KEY_JA = (
     "旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、"
     "再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
 )
-_BUG_EN = "Retry the job. If it fails the same way again, report it to the developers with the job id."
-_BUG_JA = "ジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
-_GIVE_UP_EN = (
-    "Retrying does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard "
-    "(Emails, Receiving)."
+# Probably a bug of ours, or a change of the provider's: once more, then the developers.
+_BUG_CLERK_EN = "Press {job.retry}. If it fails the same way, call your system administrator with the job's id."
+_BUG_CLERK_JA = (
+    "{job.retry}を押してください。同じように失敗する場合は、ジョブの ID を添えてシステム管理者に連絡してください。"
 )
-_GIVE_UP_JA = (
-    "再試行しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード（Emails → Receiving）から"
-    "取得してください。"
+_BUG_EN = "Press {job.retry}. If it fails the same way again, report it to the developers with the job id."
+_BUG_JA = "{job.retry}を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
+# Nothing to do, for a clerk or an operator: the job waits a little and goes on.
+_WAITS_CLERK_EN = "Nothing to do: it goes on by itself in a moment."
+_WAITS_CLERK_JA = "対応は不要です。少し待ってから自動で続きます。"
+_OUTAGE_CLERK_EN = (
+    "Faxes are not being fetched now; the waiting ones come in on their own once it is fixed. Call your system "
+    "administrator soon, with the code and the time shown."
+)
+_OUTAGE_CLERK_JA = (
+    "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと"
+    "開始時刻を添えて、早めにシステム管理者に連絡してください。"
 )
 
 FAILURES: dict[FailureCode, Rule] = {
     FailureCode.RESEND_UNAVAILABLE: Rule(
         Action.RETRY,
-        "Resend answered 5xx, or 409, 423 or 425 (a conflicting or early request: a state that passes)",
-        meaning_ja="Resend が一時的なエラーを返しました（5xx、または409・423・425）。",
-        advice=_RETRIES_EN + _RESEND_OUTAGE_EN,
-        advice_ja=_RETRIES_JA + _RESEND_OUTAGE_JA,
+        Explanation(
+            meaning_en="Resend answered 5xx, or 409, 423 or 425 (a conflicting or early request: a state that passes)",
+            meaning_ja="Resend が一時的なエラーを返しました（5xx、または409・423・425）。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _RESEND_OUTAGE_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _RESEND_OUTAGE_JA + _ENDED_FAILED_JA,
+        ),
     ),
     # Throttling, not an outage and not the job's fault: the workers share a limiter so that a 429
     # stays rare (another application of the team took the window). At least a second: Resend
     # counts in one-second windows.
     FailureCode.RESEND_RATE_LIMITED: Rule(
         Action.RELEASE,
-        "Resend answered 429 rate_limit_exceeded; its retry-after is honoured",
-        timedelta(seconds=1),
-        meaning_ja="Resend の呼び出し回数の上限（1秒あたり）に達しました（429 rate_limit_exceeded）。",
-        advice="Nothing to do: the job waits as Resend asks and goes on. If it happens often, another "
-        "application of the Resend team is using the same limit.",
-        advice_ja="対応は不要です。Resend の指示どおり待ってから続行します。頻繁に起きる場合は、同じ Resend "
-        "チームの別のアプリケーションが同じ上限を使っています。",
+        Explanation(
+            meaning_en="Resend answered 429 rate_limit_exceeded; its retry-after is honoured",
+            meaning_ja="Resend の呼び出し回数の上限（1秒あたり）に達しました（429 rate_limit_exceeded）。",
+            clerk_en=_WAITS_CLERK_EN,
+            clerk_ja=_WAITS_CLERK_JA,
+            operator_en="Nothing to do: the job waits as Resend asks and goes on. If it happens often, another "
+            "application of the Resend team is using the same limit.",
+            operator_ja="対応は不要です。Resend の指示どおり待ってから続行します。頻繁に起きる場合は、同じ Resend "
+            "チームの別のアプリケーションが同じ上限を使っています。",
+        ),
+        delay=timedelta(seconds=1),
     ),
     FailureCode.RESEND_RATE_LIMIT_WAIT: Rule(
         Action.RELEASE,
-        "the shared limiter's next Resend slot is further away than the time budget allows",
-        meaning_ja="Resend の呼び出し枠の空きを待つ時間が、この実行の残り時間より長くなりました。",
-        advice="Nothing to do: the next run goes on with the job; no attempt was spent.",
-        advice_ja="対応は不要です。次の実行がこのジョブを続けます（試行回数は消費していません）。",
+        Explanation(
+            meaning_en="the shared limiter's next Resend slot is further away than the time budget allows",
+            meaning_ja="Resend の呼び出し枠の空きを待つ時間が、この実行の残り時間より長くなりました。",
+            clerk_en=_WAITS_CLERK_EN,
+            clerk_ja=_WAITS_CLERK_JA,
+            operator_en="Nothing to do: the next run goes on with the job; no attempt was spent.",
+            operator_ja="対応は不要です。次の実行がこのジョブを続けます（試行回数は消費していません）。",
+        ),
     ),
     # Not the job's fault, and retrying within the hour cannot help: wait without spending attempts.
     FailureCode.RESEND_QUOTA_EXCEEDED: Rule(
         Action.RELEASE,
-        "Resend's daily or monthly quota is used up",
+        Explanation(
+            meaning_en="Resend's daily or monthly quota is used up",
+            meaning_ja="Resend の1日または1か月の利用上限に達しました。",
+            clerk_en="Faxes wait until the e-mail service's plan allows more, and come in on their own then. "
+            "Tell whoever manages the e-mail service's plan (Resend) soon.",
+            clerk_ja="受信サービスの契約の上限に達したため、FAX の取り込みを待っています。上限が解除されれば自動で"
+            "取り込まれます。受信サービス（Resend）の契約を管理している方に早めに連絡してください。",
+            operator_en="Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the "
+            "waiting jobs are tried again every hour.",
+            operator_ja="Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。"
+            "待機中のジョブは1時間ごとに再試行されます。",
+        ),
         delay=timedelta(hours=1),
         check="the Resend team's plan (its daily and monthly quota)",
-        meaning_ja="Resend の1日または1か月の利用上限に達しました。",
-        advice="Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting "
-        "jobs are tried again every hour.",
-        advice_ja="Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。"
-        "待機中のジョブは1時間ごとに再試行されます。",
     ),
     FailureCode.RESEND_NETWORK_ERROR: Rule(
         Action.RETRY,
-        "Resend could not be reached, or the connection broke",
-        meaning_ja="Resend に接続できなかったか、通信が途中で切れました。",
-        advice=_RETRIES_EN + _RESEND_OUTAGE_EN,
-        advice_ja=_RETRIES_JA + _RESEND_OUTAGE_JA,
+        Explanation(
+            meaning_en="Resend could not be reached, or the connection broke",
+            meaning_ja="Resend に接続できなかったか、通信が途中で切れました。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _RESEND_OUTAGE_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _RESEND_OUTAGE_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.RESEND_TIMEOUT: Rule(
         Action.RETRY,
-        "Resend (or a proxy in front of it: 408) did not answer in time",
-        meaning_ja="Resend（またはその手前の中継、408）が時間内に応答しませんでした。",
-        advice=_RETRIES_EN + _RESEND_OUTAGE_EN,
-        advice_ja=_RETRIES_JA + _RESEND_OUTAGE_JA,
+        Explanation(
+            meaning_en="Resend (or a proxy in front of it: 408) did not answer in time",
+            meaning_ja="Resend（またはその手前の中継、408）が時間内に応答しませんでした。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _RESEND_OUTAGE_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _RESEND_OUTAGE_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.RESEND_NOT_FOUND: Rule(
         Action.FAIL,
-        "Resend does not know the e-mail (404 not_found, 410)",
-        meaning_ja="Resend にこのメールが見つかりません（404 not_found、410）。削除されたか、保存期間が過ぎています。",
-        advice="Retrying does not help: the e-mail is gone from Resend. Ask the sender to send the fax again.",
-        advice_ja="再試行しても解決しません。メールは Resend から消えています。送信者に再送を依頼してください。",
+        Explanation(
+            meaning_en="Resend does not know the e-mail (404 not_found, 410)",
+            meaning_ja="Resend にこのメールが見つかりません（404 not_found、410）。"
+            "削除されたか、保存期間が過ぎています。",
+            clerk_en="Pressing {job.retry} does not help: the e-mail service no longer has this fax. Ask the sender "
+            "to send it again.",
+            clerk_ja="{job.retry}を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を"
+            "依頼してください。",
+            operator_en="{job.retry} does not help: the e-mail is gone from Resend. The e-mail's row keeps what its "
+            "webhook said (sender, subject, time): ask the sender to send the fax again.",
+            operator_ja="{job.retry}を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook "
+            "の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。",
+        ),
     ),
     FailureCode.RESEND_MALFORMED_RESPONSE: Rule(
         Action.FAIL,
-        "Resend's answer did not have the documented shape (the message names the field)",
-        meaning_ja="Resend の応答が仕様どおりの形ではありませんでした（メッセージに項目名があります）。",
-        advice="Retry the job later; if it fails the same way, report it to the developers with the job id "
-        "(Resend may have changed its API).",
-        advice_ja="しばらくしてからジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に"
-        "連絡してください（Resend の API が変わった可能性があります）。",
+        Explanation(
+            meaning_en="Resend's answer did not have the documented shape (the message names the field)",
+            meaning_ja="Resend の応答が仕様どおりの形ではありませんでした（メッセージに項目名があります）。",
+            clerk_en="Press {job.retry} a little later. If it fails the same way, call your system administrator "
+            "with the job's id.",
+            clerk_ja="しばらくしてから{job.retry}を押してください。同じように失敗する場合は、ジョブの ID を添えて"
+            "システム管理者に連絡してください。",
+            operator_en="Press {job.retry} later; if it fails the same way, report it to the developers with the job "
+            "id (Resend may have changed its API).",
+            operator_ja="しばらくしてから{job.retry}を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に"
+            "連絡してください（Resend の API が変わった可能性があります）。",
+        ),
     ),
     FailureCode.RESEND_UNAUTHORIZED: Rule(
         Action.RELEASE,
-        "RESEND_API_KEY is missing, deleted, invalid or lacks receiving permission"
-        " (400 validation_error naming the API key, 401, 403)",
+        Explanation(
+            meaning_en="RESEND_API_KEY is missing, deleted, invalid or lacks receiving permission"
+            " (400 validation_error naming the API key, 401, 403)",
+            meaning_ja="Resend が API キー（RESEND_API_KEY）を拒否しました。未設定・削除済み・誤り、または受信の権限が"
+            "ない（送信専用の）キーです。",
+            clerk_en=_SETTING_CLERK_EN,
+            clerk_ja=_SETTING_CLERK_JA,
+            operator_en="Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on "
+            "Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.",
+            operator_ja="Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に"
+            "設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。",
+        ),
         delay=_SETTING_DELAY,
         check="RESEND_API_KEY",
-        meaning_ja="Resend が API キー（RESEND_API_KEY）を拒否しました。未設定・削除済み・誤り、または受信の権限がない"
-        "（送信専用の）キーです。",
-        advice="Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel "
-        "and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.",
-        advice_ja="Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して"
-        "再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。",
     ),
     FailureCode.RESEND_MISCONFIGURED: Rule(
         Action.RELEASE,
-        "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
+        Explanation(
+            meaning_en="RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
+            meaning_ja="RESEND_API_URL が Resend の API を指していません"
+            "（リダイレクト、405、またはエンドポイント自体の404）。",
+            clerk_en=_SETTING_CLERK_EN,
+            clerk_ja=_SETTING_CLERK_JA,
+            operator_en="Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the "
+            "waiting jobs are tried again every 10 minutes.",
+            operator_ja="Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。"
+            "待機中のジョブは10分ごとに再試行されます。",
+        ),
         delay=_SETTING_DELAY,
         check="RESEND_API_URL",
-        meaning_ja="RESEND_API_URL が Resend の API を指していません"
-        "（リダイレクト、405、またはエンドポイント自体の404）。",
-        advice="Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting "
-        "jobs are tried again every 10 minutes.",
-        advice_ja="Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。"
-        "待機中のジョブは10分ごとに再試行されます。",
     ),
     FailureCode.RESEND_REJECTED: Rule(
         Action.FAIL,
-        "Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
-        meaning_ja="Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
-        advice=_GIVE_UP_EN,
-        advice_ja=_GIVE_UP_JA,
+        Explanation(
+            meaning_en="Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
+            meaning_ja="Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
+            clerk_en="Pressing {job.retry} does not help. Ask the sender to send the fax again, and tell your system "
+            "administrator the job's id.",
+            clerk_ja="{job.retry}を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に"
+            "伝えてください。",
+            operator_en="{job.retry} does not help. Ask the sender to send the fax again, or fetch it from the Resend "
+            "dashboard (Emails, Receiving).",
+            operator_ja="{job.retry}を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード"
+            "（Emails → Receiving）から取得してください。",
+        ),
     ),
     FailureCode.RESEND_UNEXPECTED_ANSWER: Rule(
         Action.RETRY,
-        "an answer Resend does not document for this endpoint (another 4xx, a 1xx or 2xx but 200)",
-        meaning_ja="Resend が、このエンドポイントの仕様にない応答を返しました（その他の4xx、200以外の1xx・2xx）。",
-        advice=_RETRIES_EN + " If it fails for good, report it to the developers with the job id.",
-        advice_ja=_RETRIES_JA + " 最終的に失敗した場合は、ジョブIDを添えて開発者に連絡してください。",
+        Explanation(
+            meaning_en="an answer Resend does not document for this endpoint (another 4xx, a 1xx or 2xx but 200)",
+            meaning_ja="Resend が、このエンドポイントの仕様にない応答を返しました（その他の4xx、200以外の1xx・2xx）。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + " If it ends {state.failed}, report it to the developers with the job id.",
+            operator_ja=_PASSING_JA + "{state.failed}になった場合は、ジョブIDを添えて開発者に連絡してください。",
+        ),
     ),
     FailureCode.DOWNLOAD_EXPIRED: Rule(
         Action.RETRY,
-        "an attachment's download URL answered 403 even after listing afresh",
-        meaning_ja="添付ファイルのダウンロードURLが、取得し直した後も403を返しました。",
-        advice=_RETRIES_EN,
-        advice_ja=_RETRIES_JA,
+        Explanation(
+            meaning_en="an attachment's download URL answered 403 even after listing afresh",
+            meaning_ja="添付ファイルのダウンロードURLが、取得し直した後も403を返しました。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.DOWNLOAD_FAILED: Rule(
         Action.RETRY,
-        "an attachment download failed (network, timeout, 5xx, or fewer or more bytes than listed)",
-        meaning_ja="添付ファイルのダウンロードに失敗しました（通信、タイムアウト、5xx、またはサイズの不一致）。",
-        advice=_RETRIES_EN,
-        advice_ja=_RETRIES_JA,
+        Explanation(
+            meaning_en="an attachment download failed (network, timeout, 5xx, or fewer or more bytes than listed)",
+            meaning_ja="添付ファイルのダウンロードに失敗しました（通信、タイムアウト、5xx、またはサイズの不一致）。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.ATTACHMENT_TOO_LARGE: Rule(
         Action.FAIL,
-        "an attachment is larger than ATTACHMENT_MAX_BYTES",
-        meaning_ja="添付ファイルが上限（ATTACHMENT_MAX_BYTES）より大きいです。",
-        advice="Fetch the fax from the Resend dashboard (Emails, Receiving), or raise ATTACHMENT_MAX_BYTES on "
-        "Vercel, redeploy and retry the job.",
-        advice_ja="Resend のダッシュボード（Emails → Receiving）から取得するか、Vercel の ATTACHMENT_MAX_BYTES を上げて"
-        "再デプロイし、ジョブを再試行してください。",
+        Explanation(
+            meaning_en="an attachment is larger than ATTACHMENT_MAX_BYTES",
+            meaning_ja="添付ファイルが上限（ATTACHMENT_MAX_BYTES）より大きいです。",
+            clerk_en="The fax is larger than this system takes. Call your system administrator, who can still get "
+            "it from the e-mail service; if it is urgent, ask the sender to send it in parts.",
+            clerk_ja="FAX が大きすぎて取り込めません。システム管理者に連絡してください"
+            "（受信サービスから取り出せます）。急ぐ場合は、送信者に分けて送るよう依頼してください。",
+            operator_en="Fetch the fax from the Resend dashboard (Emails, Receiving), or raise ATTACHMENT_MAX_BYTES on "
+            "Vercel, redeploy and press {job.retry}.",
+            operator_ja="Resend のダッシュボード（Emails → Receiving）から取得するか、Vercel の ATTACHMENT_MAX_BYTES を"
+            "上げて再デプロイし、{job.retry}を押してください。",
+        ),
     ),
     FailureCode.STORAGE_UNAVAILABLE: Rule(
         Action.RETRY,
-        "Storage answered 5xx, 429 or 544, or could not be reached",
-        meaning_ja="Supabase Storage が一時的なエラーを返したか（5xx、429、544）、接続できませんでした。",
-        advice=_RETRIES_EN + " If many jobs show it, check status.supabase.com.",
-        advice_ja=_RETRIES_JA + " 多くのジョブで起きている場合は status.supabase.com を確認してください。",
+        Explanation(
+            meaning_en="Storage answered 5xx, 429 or 544, or could not be reached",
+            meaning_ja="Supabase Storage が一時的なエラーを返したか（5xx、429、544）、接続できませんでした。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _SUPABASE_OUTAGE_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _SUPABASE_OUTAGE_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.STORAGE_UNAUTHORIZED: Rule(
         Action.RELEASE,
-        "Storage refused the server key (401/403: InvalidJWT, AccessDenied)",
+        Explanation(
+            meaning_en="Storage refused the server key (401/403: InvalidJWT, AccessDenied)",
+            meaning_ja="Supabase Storage がサーバーキーを拒否しました（401/403: InvalidJWT、AccessDenied）。",
+            clerk_en=_SETTING_CLERK_EN,
+            clerk_ja=_SETTING_CLERK_JA,
+            operator_en=_SERVER_KEY_EN,
+            operator_ja=_SERVER_KEY_JA,
+        ),
         delay=_SETTING_DELAY,
         check=SUPABASE_KEY_SETTINGS,
-        meaning_ja="Supabase Storage がサーバーキーを拒否しました（401/403: InvalidJWT、AccessDenied）。",
-        advice=_SERVER_KEY_EN,
-        advice_ja=_SERVER_KEY_JA,
     ),
     FailureCode.STORAGE_BUCKET_NOT_FOUND: Rule(
         Action.RELEASE,
-        "Storage has no bucket of that name (404 Bucket not found, NoSuchBucket, InvalidBucketName)",
+        Explanation(
+            meaning_en="Storage has no bucket of that name (404 Bucket not found, NoSuchBucket, InvalidBucketName)",
+            meaning_ja="Supabase Storage に ATTACHMENTS_BUCKET の名前のバケットがありません。",
+            clerk_en=_SETTING_CLERK_EN,
+            clerk_ja=_SETTING_CLERK_JA,
+            operator_en="Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the "
+            "default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes.",
+            operator_ja="Vercel の ATTACHMENTS_BUCKET を直すか削除して"
+            "（マイグレーションが既定の fax-attachments を作成します）"
+            "再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。",
+        ),
         delay=_SETTING_DELAY,
         check="ATTACHMENTS_BUCKET",
-        meaning_ja="Supabase Storage に ATTACHMENTS_BUCKET の名前のバケットがありません。",
-        advice="Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and "
-        "redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes.",
-        advice_ja="Vercel の ATTACHMENTS_BUCKET を直すか削除して"
-        "（マイグレーションが既定の fax-attachments を作成します）"
-        "再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。",
     ),
     FailureCode.STORAGE_TOO_LARGE: Rule(
         Action.FAIL,
-        "Storage refused the object as too large (413)",
-        meaning_ja="Supabase Storage がファイルを大きすぎるとして拒否しました（413）。",
-        advice="Raise the file size limit of the bucket (and of the project) in Supabase's Storage settings, then "
-        "retry the job.",
-        advice_ja="Supabase の Storage 設定でバケット（とプロジェクト）のファイルサイズ上限を上げてから、"
-        "ジョブを再試行してください。",
+        Explanation(
+            meaning_en="Storage refused the object as too large (413)",
+            meaning_ja="Supabase Storage がファイルを大きすぎるとして拒否しました（413）。",
+            clerk_en="Call your system administrator to raise the storage's size limit; then press {job.retry}.",
+            clerk_ja="保存先のサイズの上限を上げるよう、システム管理者に連絡してください。上がったら{job.retry}を"
+            "押してください。",
+            operator_en="Raise the file size limit of the bucket (and of the project) in Supabase's Storage settings, "
+            "then press {job.retry}.",
+            operator_ja="Supabase の Storage 設定でバケット（とプロジェクト）のファイルサイズ上限を上げてから、"
+            "{job.retry}を押してください。",
+        ),
     ),
     FailureCode.STORAGE_INVALID_KEY: Rule(
         Action.FAIL,
-        "Storage refused the object key (InvalidKey)",
-        meaning_ja="Supabase Storage が保存先のパス（InvalidKey）を拒否しました。",
-        advice=_BUG_EN,
-        advice_ja=_BUG_JA,
+        Explanation(
+            meaning_en="Storage refused the object key (InvalidKey)",
+            meaning_ja="Supabase Storage が保存先のパス（InvalidKey）を拒否しました。",
+            clerk_en=_BUG_CLERK_EN,
+            clerk_ja=_BUG_CLERK_JA,
+            operator_en=_BUG_EN,
+            operator_ja=_BUG_JA,
+        ),
     ),
     FailureCode.STORAGE_REJECTED: Rule(
         Action.FAIL,
-        "Storage refused the upload for another reason (4xx)",
-        meaning_ja="Supabase Storage がその他の理由（4xx）で保存を拒否しました。",
-        advice=_BUG_EN,
-        advice_ja=_BUG_JA,
+        Explanation(
+            meaning_en="Storage refused the upload for another reason (4xx)",
+            meaning_ja="Supabase Storage がその他の理由（4xx）で保存を拒否しました。",
+            clerk_en=_BUG_CLERK_EN,
+            clerk_ja=_BUG_CLERK_JA,
+            operator_en=_BUG_EN,
+            operator_ja=_BUG_JA,
+        ),
     ),
     FailureCode.DATABASE_ERROR: Rule(
         Action.RETRY,
-        "the database (PostgREST) failed or could not be reached",
-        meaning_ja="データベース（PostgREST）がエラーを返したか、接続できませんでした。",
-        advice=_RETRIES_EN + " If many jobs show it, check status.supabase.com.",
-        advice_ja=_RETRIES_JA + " 多くのジョブで起きている場合は status.supabase.com を確認してください。",
+        Explanation(
+            meaning_en="the database (PostgREST) failed or could not be reached",
+            meaning_ja="データベース（PostgREST）がエラーを返したか、接続できませんでした。",
+            clerk_en=_PASSING_CLERK_EN,
+            clerk_ja=_PASSING_CLERK_JA,
+            operator_en=_PASSING_EN + _SUPABASE_OUTAGE_EN + _ENDED_FAILED_EN,
+            operator_ja=_PASSING_JA + _SUPABASE_OUTAGE_JA + _ENDED_FAILED_JA,
+        ),
     ),
     FailureCode.DATABASE_UNAUTHORIZED: Rule(
         Action.RELEASE,
-        "the database (PostgREST) refused the server key (401/403: a JWT error, permission denied)",
+        Explanation(
+            meaning_en="the database (PostgREST) refused the server key (401/403: a JWT error, permission denied)",
+            meaning_ja="データベース（PostgREST）がサーバーキーを拒否したか、権限が足りません（401/403）。",
+            clerk_en=_SETTING_CLERK_EN,
+            clerk_ja=_SETTING_CLERK_JA,
+            operator_en=_SERVER_KEY_EN,
+            operator_ja=_SERVER_KEY_JA,
+        ),
         delay=_SETTING_DELAY,
         check=SUPABASE_KEY_SETTINGS,
-        meaning_ja="データベース（PostgREST）がサーバーキーを拒否したか、権限が足りません（401/403）。",
-        advice=_SERVER_KEY_EN,
-        advice_ja=_SERVER_KEY_JA,
     ),
     FailureCode.EMAIL_NOT_FOUND: Rule(
         Action.FAIL,
-        "the job's e-mail row does not exist",
-        meaning_ja="ジョブの対象のメールの記録がデータベースにありません。",
-        advice="Retrying does not help: the e-mail's record was deleted. Nothing else is affected.",
-        advice_ja="再試行しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
+        Explanation(
+            meaning_en="the job's e-mail row does not exist",
+            meaning_ja="ジョブの対象のメールの記録がデータベースにありません。",
+            clerk_en="Pressing {job.retry} does not help: the record of this fax was deleted. Call your system "
+            "administrator with the job's id.",
+            clerk_ja="{job.retry}を押しても解決しません。この FAX の記録が削除されています。ジョブの ID を添えて"
+            "システム管理者に連絡してください。",
+            operator_en="{job.retry} does not help: the e-mail's record was deleted. Nothing else is affected.",
+            operator_ja="{job.retry}を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
+        ),
     ),
     FailureCode.TIME_BUDGET: Rule(
         Action.RELEASE,
-        "the invocation's time ran out mid-job; the next one resumes (bounded: see TIME_BUDGET_FREE_RELEASES)",
-        meaning_ja="実行時間の上限に達したため、ジョブを途中で中断しました。次の実行が続きから再開します。",
-        advice="Nothing to do. If it keeps happening, the attachments are large or slow to download.",
-        advice_ja="対応は不要です。繰り返し起きる場合は、添付ファイルが大きいかダウンロードが遅いためです。",
+        Explanation(
+            meaning_en="the invocation's time ran out mid-job; the next one resumes (bounded: see "
+            "TIME_BUDGET_FREE_RELEASES)",
+            meaning_ja="実行時間の上限に達したため、ジョブを途中で中断しました。次の実行が続きから再開します。",
+            clerk_en="Nothing to do: the next run goes on where this one stopped. If the job ends {state.failed}, "
+            "press {job.retry}; if it fails again, call your system administrator.",
+            clerk_ja="対応は不要です。次の実行が続きから取り込みます。{state.failed}になった場合は{job.retry}を押し、"
+            "また失敗したらシステム管理者に連絡してください。",
+            operator_en="Nothing to do. If it keeps happening, the attachments are large or slow to download "
+            "({job.attempts} says how long each took); a job that ended {state.failed}: press {job.retry}.",
+            operator_ja="対応は不要です。繰り返し起きる場合は、添付ファイルが大きいかダウンロードが遅いためです"
+            "（{job.attempts}に所要時間があります）。{state.failed}になったジョブは{job.retry}を押してください。",
+        ),
     ),
     FailureCode.INTERNAL_ERROR: Rule(
         Action.RETRY,
-        "an unexpected error in the worker (a bug): see the logs",
-        meaning_ja="ワーカーで予期しないエラー（不具合）が起きました。",
-        advice="The job is tried again on its own. If it fails for good, report it to the developers with the "
-        "job id (the worker's logs on Vercel name the error).",
-        advice_ja="ジョブは自動で再試行されます。最終的に失敗した場合は、ジョブIDを添えて開発者に連絡してください"
-        "（Vercel のワーカーのログにエラーが記録されています）。",
+        Explanation(
+            meaning_en="an unexpected error in the worker (a bug): see the logs",
+            meaning_ja="ワーカーで予期しないエラー（不具合）が起きました。",
+            clerk_en="Nothing to do: it is tried again on its own. If the job ends {state.failed}, call your system "
+            "administrator with the job's id.",
+            clerk_ja="対応は不要です。自動で再試行されます。{state.failed}になった場合は、ジョブの ID を添えて"
+            "システム管理者に連絡してください。",
+            operator_en="The job is tried again on its own. If it ends {state.failed}, report it to the developers "
+            "with the job id (the worker's logs on Vercel name the error).",
+            operator_ja="ジョブは自動で再試行されます。{state.failed}になった場合は、ジョブIDを添えて開発者に連絡して"
+            "ください（Vercel のワーカーのログにエラーが記録されています）。",
+        ),
     ),
 }
 
 # The two codes only the database writes as a job's last_error_code.
 DATABASE_CODES: dict[str, Explanation] = {
     "cancelled": Explanation(
-        "an admin cancelled the job (the message is their reason)",
-        "管理者がジョブをキャンセルしました（メッセージはその理由です）。",
-        "Nothing to do. Retry the job if it was cancelled by mistake; a bulk retry leaves cancelled jobs out "
-        "unless its filter names the error code cancelled.",
-        "対応は不要です。誤ってキャンセルした場合はジョブを再試行してください。一括再試行は、エラーコード cancelled "
-        "で絞り込んだ場合を除き、キャンセルされたジョブを対象にしません。",
+        meaning_en="an admin cancelled the job (the message is their reason)",
+        meaning_ja="管理者がジョブを取り消しました（メッセージはその理由です）。",
+        clerk_en="Nothing to do. {nav.audit} says who did it and why; if it was a mistake, press {job.retry}.",
+        clerk_ja="対応は不要です。操作した人と理由は{nav.audit}で確認できます。誤りだった場合は{job.retry}を"
+        "押してください。",
+        operator_en="Nothing to do; if it was a mistake, press {job.retry}. {jobs.bulkRetry} leaves these jobs out "
+        "unless its {jobs.filterCode} is cancelled.",
+        operator_ja="対応は不要です。誤りだった場合は{job.retry}を押してください。{jobs.bulkRetry}は、"
+        "{jobs.filterCode}を cancelled で絞り込んだ場合を除き、このジョブを含みません。",
     ),
     "lease_expired": Explanation(
-        "the worker running the job stopped answering (it ran past its time or crashed) and its lease ran out",
-        "ジョブを実行中のワーカーが応答しなくなり（時間切れまたは異常終了）、実行権の期限が切れました。",
-        _RETRIES_EN + " If many jobs show it, check the worker's logs on Vercel (timeouts, crashes).",
-        _RETRIES_JA
-        + " 多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。",
+        meaning_en="the worker running the job stopped answering (it ran past its time or crashed) and its lease "
+        "ran out",
+        meaning_ja="ジョブを実行中のワーカーが応答しなくなり（時間切れまたは異常終了）、実行権の期限が切れました。",
+        clerk_en=_PASSING_CLERK_EN,
+        clerk_ja=_PASSING_CLERK_JA,
+        operator_en=_PASSING_EN
+        + " If many jobs show it, check the worker's logs on Vercel (timeouts, crashes)."
+        + _ENDED_FAILED_EN,
+        operator_ja=_PASSING_JA
+        + "多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。"
+        + _ENDED_FAILED_JA,
     ),
 }
 
 # The health check's outages that are not a release cause (the release causes are FAILURES' codes
 # with a `check`, and their explanation is the code's). The database holds the causes and a copy of
-# the advice (tests/database/test_advice_is_lib_advice.py holds it to these texts).
+# the operator's advice (tests/database/test_advice_is_lib_advice.py holds it to these texts).
 _WORKER_LOGS_EN = "the worker's logs on Vercel"
 OUTAGES: dict[str, Explanation] = {
     "queue_stalled": Explanation(
-        "no worker is taking the waiting jobs: the oldest claimable job waited longer than the threshold",
-        "待機中のジョブを処理するワーカーがいません。最も古い待機ジョブが基準時間を超えて待っています。",
-        "Check that the cron job document-jobs runs (select * from cron.job_run_details order by start_time desc "
-        "limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker's answers "
-        f"(select status_code, count(*) from net._http_response group by 1) and {_WORKER_LOGS_EN}.",
-        "cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc "
-        "limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select "
+        meaning_en="no worker is taking the waiting jobs: the oldest claimable job waited longer than the threshold",
+        meaning_ja="待機中のジョブを処理するワーカーがいません。最も古い待機ジョブが基準時間を超えて待っています。",
+        clerk_en=_OUTAGE_CLERK_EN,
+        clerk_ja=_OUTAGE_CLERK_JA,
+        operator_en="Check that the cron job document-jobs runs (select * from cron.job_run_details order by "
+        "start_time desc limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker's "
+        f"answers (select status_code, count(*) from net._http_response group by 1) and {_WORKER_LOGS_EN}.",
+        operator_ja="cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time "
+        "desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select "
         "status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。",
     ),
     "worker_unauthorized": Explanation(
-        "the worker refuses the database's calls (401)",
-        "ワーカーがデータベースからの呼び出しを拒否しています（401）。",
-        "Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on Vercel "
-        "(or that variable is unset: the worker's log then names it). Store the same value in both (README: "
+        meaning_en="the worker refuses the database's calls (401)",
+        meaning_ja="ワーカーがデータベースからの呼び出しを拒否しています（401）。",
+        clerk_en=_OUTAGE_CLERK_EN,
+        clerk_ja=_OUTAGE_CLERK_JA,
+        operator_en="Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on "
+        "Vercel (or that variable is unset: the worker's log then names it). Store the same value in both (README: "
         "Rotating INTERNAL_FUNCTION_SECRET).",
-        "Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、"
-        "その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: "
-        "Rotating INTERNAL_FUNCTION_SECRET）。",
+        operator_ja="Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う"
+        "（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください"
+        "（README: Rotating INTERNAL_FUNCTION_SECRET）。",
     ),
     "worker_not_found": Explanation(
-        "the worker's URL answers 404",
-        "ワーカーのURLが404を返しています。",
-        "Likely cause: the Vault secret document_jobs_url is wrong (it must be "
+        meaning_en="the worker's URL answers 404",
+        meaning_ja="ワーカーのURLが404を返しています。",
+        clerk_en=_OUTAGE_CLERK_EN,
+        clerk_ja=_OUTAGE_CLERK_JA,
+        operator_en="Likely cause: the Vault secret document_jobs_url is wrong (it must be "
         "https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in "
         "Vault and the deployment on Vercel.",
-        "Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs "
-        "でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを"
-        "確認してください。",
+        operator_ja="Vault のシークレット document_jobs_url が誤っている"
+        "（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている"
+        "可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。",
     ),
     "worker_failing": Explanation(
-        "the worker's calls fail (5xx, or no answer)",
-        "ワーカーの呼び出しが失敗しています（5xx、または応答なし）。",
-        "Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the "
-        "database, or the database refuses its key, stopped_because database_unauthorized: check "
+        meaning_en="the worker's calls fail (5xx, or no answer)",
+        meaning_ja="ワーカーの呼び出しが失敗しています（5xx、または応答なし）。",
+        clerk_en=_OUTAGE_CLERK_EN,
+        clerk_ja=_OUTAGE_CLERK_JA,
+        operator_en="Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot "
+        "reach the database, or the database refuses its key, stopped_because database_unauthorized: check "
         "SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content "
         f"from net._http_response order by created desc limit 5) and {_WORKER_LOGS_EN}.",
-        "ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、"
-        "キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 または"
-        "タイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by "
+        operator_ja="ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続"
+        "できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。"
+        "504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by "
         "created desc limit 5) と Vercel のワーカーのログを確認してください。",
     ),
     "webhooks_missing": Explanation(
-        "reconciliation recorded e-mails that Resend received and whose webhook never reached us (nothing is "
-        "lost, but every new fax now waits for the next reconciliation run)",
-        "Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。"
+        meaning_en="reconciliation recorded e-mails that Resend received and whose webhook never reached us (nothing "
+        "is lost, but every new fax now waits for the next reconciliation run)",
+        meaning_ja="Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。"
         "失われたものはありませんが、新しいファクスは次の照合まで待つことになります。",
-        "Check the webhook in Resend's dashboard (Webhooks: its URL must be "
+        clerk_en="The notices that a fax arrived are not coming: faxes are picked up by a regular check instead, "
+        "and show in the list later than usual. Call your system administrator.",
+        clerk_ja="FAX の到着の知らせが届いていません。FAX は定期的な確認で取り込まれますが、一覧に出るまで"
+        "普段より時間がかかります。システム管理者に連絡してください。",
+        operator_en="Check the webhook in Resend's dashboard (Webhooks: its URL must be "
         "https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature "
         "means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and "
         "redeploy), and Vercel's Deployment Protection, which answers 401 before the function runs "
         "(docs/DEPLOY.md).",
-        "Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが "
+        operator_ja="Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが "
         "https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature "
         "なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。"
         "また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。",
     ),
 }
-
-
-def job_error_explanation(code: str) -> Explanation | None:
-    """What a job's last_error_code (or an attempt's error_code) means and what to do."""
-    if code in DATABASE_CODES:
-        return DATABASE_CODES[code]
-    try:
-        return FAILURES[FailureCode(code)].explanation
-    except ValueError:
-        return None
-
-
-def outage_explanation(cause: str) -> Explanation | None:
-    """What an open outage of the health check means and what to do: a release cause's is its code's."""
-    if cause in OUTAGES:
-        return OUTAGES[cause]
-    return job_error_explanation(cause)
 
 
 class JobFailure(Exception):

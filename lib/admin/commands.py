@@ -19,7 +19,8 @@ import httpx
 from lib.admin import display
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
-from lib.failures import FailureCode, outage_explanation
+from lib.explanations import outage_explanation
+from lib.failures import FailureCode
 from lib.screen import calls
 from lib.settings import SupabaseSettings
 from lib.supabase.rpc import Executable, execute
@@ -479,17 +480,18 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     lines = [f"open outages: {len(outages) or 'none'}"]
     language = display.language()
     for outage in outages:
-        # The database holds only the cause; what it means and what to do is lib/failures.py's,
-        # the text the admin screen shows too. --json carries both languages.
+        # The database holds only the cause; what it means and what to do is lib/failures.py's:
+        # the operator's advice, which the admin screen shows admins and the alert carries too.
+        # --json carries both languages.
         said = outage_explanation(outage["cause"])
         outage.pop("advice", None)  # the database's own English, until its function is retired
         if said is not None:
-            outage.update(meaning=said.meaning_en, advice=said.advice_en, meaning_ja=said.meaning_ja,
-                          advice_ja=said.advice_ja)  # fmt: skip
+            outage.update(meaning=said.meaning_en, advice=said.operator_en, meaning_ja=said.meaning_ja,
+                          advice_ja=said.operator_ja)  # fmt: skip
         lines.append(f"  {outage['cause']} since {display.local_time(outage['since'], context.now)}")
         if said is not None:
             lines.append(f"    {display.text(said.meaning(language))}")
-            lines.append(f"    {display.text(said.advice(language))}")
+            lines.append(f"    {display.text(said.operator(language))}")
     answers = ", ".join(
         f"{row['status_code'] or 'no answer'}: {row['count']}" for row in data["worker_answers_last_hour"]
     )

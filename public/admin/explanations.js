@@ -1,8 +1,9 @@
 // @ts-check
 // Written by `make explanations` from lib/failures.py and lib/explanations.py: do not edit here.
-// Every code the screen shows, what it means and what to do, in English and Japanese.
+// Every code the screen shows, what it means and what to do, in English and Japanese: the
+// clerk's advice for everyone, and the operator's (when it says more) for admins.
 
-/** @typedef {{ meaning: string, advice: string }} Said */
+/** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */
 /** @typedef {{ en: Said, ja: Said, source?: string }} Explained */
 /** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */
 export const EXPLANATIONS = {
@@ -11,308 +12,364 @@ export const EXPLANATIONS = {
       "source": "worker",
       "en": {
         "meaning": "an attachment is larger than ATTACHMENT_MAX_BYTES",
-        "advice": "Fetch the fax from the Resend dashboard (Emails, Receiving), or raise ATTACHMENT_MAX_BYTES on Vercel, redeploy and retry the job."
+        "clerk": "The fax is larger than this system takes. Call your system administrator, who can still get it from the e-mail service; if it is urgent, ask the sender to send it in parts.",
+        "operator": "Fetch the fax from the Resend dashboard (Emails, Receiving), or raise ATTACHMENT_MAX_BYTES on Vercel, redeploy and press “Retry”."
       },
       "ja": {
         "meaning": "添付ファイルが上限（ATTACHMENT_MAX_BYTES）より大きいです。",
-        "advice": "Resend のダッシュボード（Emails → Receiving）から取得するか、Vercel の ATTACHMENT_MAX_BYTES を上げて再デプロイし、ジョブを再試行してください。"
+        "clerk": "FAX が大きすぎて取り込めません。システム管理者に連絡してください（受信サービスから取り出せます）。急ぐ場合は、送信者に分けて送るよう依頼してください。",
+        "operator": "Resend のダッシュボード（Emails → Receiving）から取得するか、Vercel の ATTACHMENT_MAX_BYTES を上げて再デプロイし、「再実行」を押してください。"
       }
     },
     "cancelled": {
       "source": "operator",
       "en": {
         "meaning": "an admin cancelled the job (the message is their reason)",
-        "advice": "Nothing to do. Retry the job if it was cancelled by mistake; a bulk retry leaves cancelled jobs out unless its filter names the error code cancelled."
+        "clerk": "Nothing to do. “Audit” says who did it and why; if it was a mistake, press “Retry”.",
+        "operator": "Nothing to do; if it was a mistake, press “Retry”. “Retry every failed job that matches…” leaves these jobs out unless its “Error code” is cancelled."
       },
       "ja": {
-        "meaning": "管理者がジョブをキャンセルしました（メッセージはその理由です）。",
-        "advice": "対応は不要です。誤ってキャンセルした場合はジョブを再試行してください。一括再試行は、エラーコード cancelled で絞り込んだ場合を除き、キャンセルされたジョブを対象にしません。"
+        "meaning": "管理者がジョブを取り消しました（メッセージはその理由です）。",
+        "clerk": "対応は不要です。操作した人と理由は「操作履歴」で確認できます。誤りだった場合は「再実行」を押してください。",
+        "operator": "対応は不要です。誤りだった場合は「再実行」を押してください。「該当する失敗ジョブをすべて再実行…」は、「エラーコード」を cancelled で絞り込んだ場合を除き、このジョブを含みません。"
       }
     },
     "database_error": {
       "source": "database",
       "en": {
         "meaning": "the database (PostgREST) failed or could not be reached",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check status.supabase.com."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check status.supabase.com. A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "データベース（PostgREST）がエラーを返したか、接続できませんでした。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は status.supabase.com を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は status.supabase.com を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "database_unauthorized": {
       "source": "database",
       "en": {
         "meaning": "the database (PostgREST) refused the server key (401/403: a JWT error, permission denied)",
-        "advice": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "データベース（PostgREST）がサーバーキーを拒否したか、権限が足りません（401/403）。",
-        "advice": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "download_expired": {
       "source": "download",
       "en": {
         "meaning": "an attachment's download URL answered 403 even after listing afresh",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "添付ファイルのダウンロードURLが、取得し直した後も403を返しました。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "download_failed": {
       "source": "download",
       "en": {
         "meaning": "an attachment download failed (network, timeout, 5xx, or fewer or more bytes than listed)",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "添付ファイルのダウンロードに失敗しました（通信、タイムアウト、5xx、またはサイズの不一致）。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "email_not_found": {
       "source": "worker",
       "en": {
         "meaning": "the job's e-mail row does not exist",
-        "advice": "Retrying does not help: the e-mail's record was deleted. Nothing else is affected."
+        "clerk": "Pressing “Retry” does not help: the record of this fax was deleted. Call your system administrator with the job's id.",
+        "operator": "“Retry” does not help: the e-mail's record was deleted. Nothing else is affected."
       },
       "ja": {
         "meaning": "ジョブの対象のメールの記録がデータベースにありません。",
-        "advice": "再試行しても解決しません。メールの記録が削除されています。ほかへの影響はありません。"
+        "clerk": "「再実行」を押しても解決しません。この FAX の記録が削除されています。ジョブの ID を添えてシステム管理者に連絡してください。",
+        "operator": "「再実行」を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。"
       }
     },
     "internal_error": {
       "source": "worker",
       "en": {
         "meaning": "an unexpected error in the worker (a bug): see the logs",
-        "advice": "The job is tried again on its own. If it fails for good, report it to the developers with the job id (the worker's logs on Vercel name the error)."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, call your system administrator with the job's id.",
+        "operator": "The job is tried again on its own. If it ends “Failed”, report it to the developers with the job id (the worker's logs on Vercel name the error)."
       },
       "ja": {
         "meaning": "ワーカーで予期しないエラー（不具合）が起きました。",
-        "advice": "ジョブは自動で再試行されます。最終的に失敗した場合は、ジョブIDを添えて開発者に連絡してください（Vercel のワーカーのログにエラーが記録されています）。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は、ジョブの ID を添えてシステム管理者に連絡してください。",
+        "operator": "ジョブは自動で再試行されます。「失敗」になった場合は、ジョブIDを添えて開発者に連絡してください（Vercel のワーカーのログにエラーが記録されています）。"
       }
     },
     "lease_expired": {
       "source": "worker",
       "en": {
         "meaning": "the worker running the job stopped answering (it ran past its time or crashed) and its lease ran out",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check the worker's logs on Vercel (timeouts, crashes)."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check the worker's logs on Vercel (timeouts, crashes). A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "ジョブを実行中のワーカーが応答しなくなり（時間切れまたは異常終了）、実行権の期限が切れました。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "resend_malformed_response": {
       "source": "resend",
       "en": {
         "meaning": "Resend's answer did not have the documented shape (the message names the field)",
-        "advice": "Retry the job later; if it fails the same way, report it to the developers with the job id (Resend may have changed its API)."
+        "clerk": "Press “Retry” a little later. If it fails the same way, call your system administrator with the job's id.",
+        "operator": "Press “Retry” later; if it fails the same way, report it to the developers with the job id (Resend may have changed its API)."
       },
       "ja": {
         "meaning": "Resend の応答が仕様どおりの形ではありませんでした（メッセージに項目名があります）。",
-        "advice": "しばらくしてからジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください（Resend の API が変わった可能性があります）。"
+        "clerk": "しばらくしてから「再実行」を押してください。同じように失敗する場合は、ジョブの ID を添えてシステム管理者に連絡してください。",
+        "operator": "しばらくしてから「再実行」を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください（Resend の API が変わった可能性があります）。"
       }
     },
     "resend_misconfigured": {
       "source": "resend",
       "en": {
         "meaning": "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
-        "advice": "Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes."
       },
       "ja": {
         "meaning": "RESEND_API_URL が Resend の API を指していません（リダイレクト、405、またはエンドポイント自体の404）。",
-        "advice": "Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。"
       }
     },
     "resend_network_error": {
       "source": "resend",
       "en": {
         "meaning": "Resend could not be reached, or the connection broke",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check Resend's status page (resend-status.com)."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check Resend's status page (resend-status.com). A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Resend に接続できなかったか、通信が途中で切れました。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "resend_not_found": {
       "source": "resend",
       "en": {
         "meaning": "Resend does not know the e-mail (404 not_found, 410)",
-        "advice": "Retrying does not help: the e-mail is gone from Resend. Ask the sender to send the fax again."
+        "clerk": "Pressing “Retry” does not help: the e-mail service no longer has this fax. Ask the sender to send it again.",
+        "operator": "“Retry” does not help: the e-mail is gone from Resend. The e-mail's row keeps what its webhook said (sender, subject, time): ask the sender to send the fax again."
       },
       "ja": {
         "meaning": "Resend にこのメールが見つかりません（404 not_found、410）。削除されたか、保存期間が過ぎています。",
-        "advice": "再試行しても解決しません。メールは Resend から消えています。送信者に再送を依頼してください。"
+        "clerk": "「再実行」を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を依頼してください。",
+        "operator": "「再実行」を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。"
       }
     },
     "resend_quota_exceeded": {
       "source": "resend",
       "en": {
         "meaning": "Resend's daily or monthly quota is used up",
-        "advice": "Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour."
+        "clerk": "Faxes wait until the e-mail service's plan allows more, and come in on their own then. Tell whoever manages the e-mail service's plan (Resend) soon.",
+        "operator": "Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour."
       },
       "ja": {
         "meaning": "Resend の1日または1か月の利用上限に達しました。",
-        "advice": "Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。"
+        "clerk": "受信サービスの契約の上限に達したため、FAX の取り込みを待っています。上限が解除されれば自動で取り込まれます。受信サービス（Resend）の契約を管理している方に早めに連絡してください。",
+        "operator": "Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。"
       }
     },
     "resend_rate_limit_wait": {
       "source": "resend",
       "en": {
         "meaning": "the shared limiter's next Resend slot is further away than the time budget allows",
-        "advice": "Nothing to do: the next run goes on with the job; no attempt was spent."
+        "clerk": "Nothing to do: it goes on by itself in a moment.",
+        "operator": "Nothing to do: the next run goes on with the job; no attempt was spent."
       },
       "ja": {
         "meaning": "Resend の呼び出し枠の空きを待つ時間が、この実行の残り時間より長くなりました。",
-        "advice": "対応は不要です。次の実行がこのジョブを続けます（試行回数は消費していません）。"
+        "clerk": "対応は不要です。少し待ってから自動で続きます。",
+        "operator": "対応は不要です。次の実行がこのジョブを続けます（試行回数は消費していません）。"
       }
     },
     "resend_rate_limited": {
       "source": "resend",
       "en": {
         "meaning": "Resend answered 429 rate_limit_exceeded; its retry-after is honoured",
-        "advice": "Nothing to do: the job waits as Resend asks and goes on. If it happens often, another application of the Resend team is using the same limit."
+        "clerk": "Nothing to do: it goes on by itself in a moment.",
+        "operator": "Nothing to do: the job waits as Resend asks and goes on. If it happens often, another application of the Resend team is using the same limit."
       },
       "ja": {
         "meaning": "Resend の呼び出し回数の上限（1秒あたり）に達しました（429 rate_limit_exceeded）。",
-        "advice": "対応は不要です。Resend の指示どおり待ってから続行します。頻繁に起きる場合は、同じ Resend チームの別のアプリケーションが同じ上限を使っています。"
+        "clerk": "対応は不要です。少し待ってから自動で続きます。",
+        "operator": "対応は不要です。Resend の指示どおり待ってから続行します。頻繁に起きる場合は、同じ Resend チームの別のアプリケーションが同じ上限を使っています。"
       }
     },
     "resend_rejected": {
       "source": "resend",
       "en": {
         "meaning": "Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
-        "advice": "Retrying does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard (Emails, Receiving)."
+        "clerk": "Pressing “Retry” does not help. Ask the sender to send the fax again, and tell your system administrator the job's id.",
+        "operator": "“Retry” does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard (Emails, Receiving)."
       },
       "ja": {
         "meaning": "Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
-        "advice": "再試行しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード（Emails → Receiving）から取得してください。"
+        "clerk": "「再実行」を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に伝えてください。",
+        "operator": "「再実行」を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード（Emails → Receiving）から取得してください。"
       }
     },
     "resend_timeout": {
       "source": "resend",
       "en": {
         "meaning": "Resend (or a proxy in front of it: 408) did not answer in time",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check Resend's status page (resend-status.com)."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check Resend's status page (resend-status.com). A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Resend（またはその手前の中継、408）が時間内に応答しませんでした。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "resend_unauthorized": {
       "source": "resend",
       "en": {
         "meaning": "RESEND_API_KEY is missing, deleted, invalid or lacks receiving permission (400 validation_error naming the API key, 401, 403)",
-        "advice": "Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "Resend が API キー（RESEND_API_KEY）を拒否しました。未設定・削除済み・誤り、または受信の権限がない（送信専用の）キーです。",
-        "advice": "Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "resend_unavailable": {
       "source": "resend",
       "en": {
         "meaning": "Resend answered 5xx, or 409, 423 or 425 (a conflicting or early request: a state that passes)",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check Resend's status page (resend-status.com)."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check Resend's status page (resend-status.com). A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Resend が一時的なエラーを返しました（5xx、または409・423・425）。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は、Resend の稼働状況ページ（resend-status.com）を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "resend_unexpected_answer": {
       "source": "resend",
       "en": {
         "meaning": "an answer Resend does not document for this endpoint (another 4xx, a 1xx or 2xx but 200)",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If it fails for good, report it to the developers with the job id."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If it ends “Failed”, report it to the developers with the job id."
       },
       "ja": {
         "meaning": "Resend が、このエンドポイントの仕様にない応答を返しました（その他の4xx、200以外の1xx・2xx）。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 最終的に失敗した場合は、ジョブIDを添えて開発者に連絡してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。「失敗」になった場合は、ジョブIDを添えて開発者に連絡してください。"
       }
     },
     "storage_bucket_not_found": {
       "source": "storage",
       "en": {
         "meaning": "Storage has no bucket of that name (404 Bucket not found, NoSuchBucket, InvalidBucketName)",
-        "advice": "Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes."
       },
       "ja": {
         "meaning": "Supabase Storage に ATTACHMENTS_BUCKET の名前のバケットがありません。",
-        "advice": "Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。"
       }
     },
     "storage_invalid_key": {
       "source": "storage",
       "en": {
         "meaning": "Storage refused the object key (InvalidKey)",
-        "advice": "Retry the job. If it fails the same way again, report it to the developers with the job id."
+        "clerk": "Press “Retry”. If it fails the same way, call your system administrator with the job's id.",
+        "operator": "Press “Retry”. If it fails the same way again, report it to the developers with the job id."
       },
       "ja": {
         "meaning": "Supabase Storage が保存先のパス（InvalidKey）を拒否しました。",
-        "advice": "ジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
+        "clerk": "「再実行」を押してください。同じように失敗する場合は、ジョブの ID を添えてシステム管理者に連絡してください。",
+        "operator": "「再実行」を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
       }
     },
     "storage_rejected": {
       "source": "storage",
       "en": {
         "meaning": "Storage refused the upload for another reason (4xx)",
-        "advice": "Retry the job. If it fails the same way again, report it to the developers with the job id."
+        "clerk": "Press “Retry”. If it fails the same way, call your system administrator with the job's id.",
+        "operator": "Press “Retry”. If it fails the same way again, report it to the developers with the job id."
       },
       "ja": {
         "meaning": "Supabase Storage がその他の理由（4xx）で保存を拒否しました。",
-        "advice": "ジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
+        "clerk": "「再実行」を押してください。同じように失敗する場合は、ジョブの ID を添えてシステム管理者に連絡してください。",
+        "operator": "「再実行」を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
       }
     },
     "storage_too_large": {
       "source": "storage",
       "en": {
         "meaning": "Storage refused the object as too large (413)",
-        "advice": "Raise the file size limit of the bucket (and of the project) in Supabase's Storage settings, then retry the job."
+        "clerk": "Call your system administrator to raise the storage's size limit; then press “Retry”.",
+        "operator": "Raise the file size limit of the bucket (and of the project) in Supabase's Storage settings, then press “Retry”."
       },
       "ja": {
         "meaning": "Supabase Storage がファイルを大きすぎるとして拒否しました（413）。",
-        "advice": "Supabase の Storage 設定でバケット（とプロジェクト）のファイルサイズ上限を上げてから、ジョブを再試行してください。"
+        "clerk": "保存先のサイズの上限を上げるよう、システム管理者に連絡してください。上がったら「再実行」を押してください。",
+        "operator": "Supabase の Storage 設定でバケット（とプロジェクト）のファイルサイズ上限を上げてから、「再実行」を押してください。"
       }
     },
     "storage_unauthorized": {
       "source": "storage",
       "en": {
         "meaning": "Storage refused the server key (401/403: InvalidJWT, AccessDenied)",
-        "advice": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "Supabase Storage がサーバーキーを拒否しました（401/403: InvalidJWT、AccessDenied）。",
-        "advice": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "storage_unavailable": {
       "source": "storage",
       "en": {
         "meaning": "Storage answered 5xx, 429 or 544, or could not be reached",
-        "advice": "Nothing to do: the job is tried again on its own. If it keeps failing, retry it later. If many jobs show it, check status.supabase.com."
+        "clerk": "Nothing to do: it is tried again on its own. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do: the job is tried again on its own. If many jobs show it, check status.supabase.com. A job that ended “Failed”: press “Retry” once the cause is gone (many at once: “Retry every failed job that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Supabase Storage が一時的なエラーを返したか（5xx、429、544）、接続できませんでした。",
-        "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は status.supabase.com を確認してください。"
+        "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は status.supabase.com を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
       }
     },
     "time_budget": {
       "source": "worker",
       "en": {
         "meaning": "the invocation's time ran out mid-job; the next one resumes (bounded: see TIME_BUDGET_FREE_RELEASES)",
-        "advice": "Nothing to do. If it keeps happening, the attachments are large or slow to download."
+        "clerk": "Nothing to do: the next run goes on where this one stopped. If the job ends “Failed”, press “Retry”; if it fails again, call your system administrator.",
+        "operator": "Nothing to do. If it keeps happening, the attachments are large or slow to download (“Attempts” says how long each took); a job that ended “Failed”: press “Retry”."
       },
       "ja": {
         "meaning": "実行時間の上限に達したため、ジョブを途中で中断しました。次の実行が続きから再開します。",
-        "advice": "対応は不要です。繰り返し起きる場合は、添付ファイルが大きいかダウンロードが遅いためです。"
+        "clerk": "対応は不要です。次の実行が続きから取り込みます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
+        "operator": "対応は不要です。繰り返し起きる場合は、添付ファイルが大きいかダウンロードが遅いためです（「試行」に所要時間があります）。「失敗」になったジョブは「再実行」を押してください。"
       }
     }
   },
@@ -320,111 +377,133 @@ export const EXPLANATIONS = {
     "database_unauthorized": {
       "en": {
         "meaning": "the database (PostgREST) refused the server key (401/403: a JWT error, permission denied)",
-        "advice": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "データベース（PostgREST）がサーバーキーを拒否したか、権限が足りません（401/403）。",
-        "advice": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "queue_stalled": {
       "en": {
         "meaning": "no worker is taking the waiting jobs: the oldest claimable job waited longer than the threshold",
-        "advice": "Check that the cron job document-jobs runs (select * from cron.job_run_details order by start_time desc limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker's answers (select status_code, count(*) from net._http_response group by 1) and the worker's logs on Vercel."
+        "clerk": "Faxes are not being fetched now; the waiting ones come in on their own once it is fixed. Call your system administrator soon, with the code and the time shown.",
+        "operator": "Check that the cron job document-jobs runs (select * from cron.job_run_details order by start_time desc limit 5), that Vault holds document_jobs_url and internal_function_secret, the worker's answers (select status_code, count(*) from net._http_response group by 1) and the worker's logs on Vercel."
       },
       "ja": {
         "meaning": "待機中のジョブを処理するワーカーがいません。最も古い待機ジョブが基準時間を超えて待っています。",
-        "advice": "cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。"
+        "clerk": "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと開始時刻を添えて、早めにシステム管理者に連絡してください。",
+        "operator": "cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。"
       }
     },
     "resend_misconfigured": {
       "en": {
         "meaning": "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
-        "advice": "Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Unset RESEND_API_URL on Vercel (the default is https://api.resend.com) and redeploy: the waiting jobs are tried again every 10 minutes."
       },
       "ja": {
         "meaning": "RESEND_API_URL が Resend の API を指していません（リダイレクト、405、またはエンドポイント自体の404）。",
-        "advice": "Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の RESEND_API_URL を削除して（既定値は https://api.resend.com）再デプロイしてください。待機中のジョブは10分ごとに再試行されます。"
       }
     },
     "resend_quota_exceeded": {
       "en": {
         "meaning": "Resend's daily or monthly quota is used up",
-        "advice": "Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour."
+        "clerk": "Faxes wait until the e-mail service's plan allows more, and come in on their own then. Tell whoever manages the e-mail service's plan (Resend) soon.",
+        "operator": "Raise the plan in the Resend dashboard (Billing), or wait for the quota to reset: the waiting jobs are tried again every hour."
       },
       "ja": {
         "meaning": "Resend の1日または1か月の利用上限に達しました。",
-        "advice": "Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。"
+        "clerk": "受信サービスの契約の上限に達したため、FAX の取り込みを待っています。上限が解除されれば自動で取り込まれます。受信サービス（Resend）の契約を管理している方に早めに連絡してください。",
+        "operator": "Resend のダッシュボード（Billing）でプランを上げるか、上限のリセットを待ってください。待機中のジョブは1時間ごとに再試行されます。"
       }
     },
     "resend_unauthorized": {
       "en": {
         "meaning": "RESEND_API_KEY is missing, deleted, invalid or lacks receiving permission (400 validation_error naming the API key, 401, 403)",
-        "advice": "Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "Resend が API キー（RESEND_API_KEY）を拒否しました。未設定・削除済み・誤り、または受信の権限がない（送信専用の）キーです。",
-        "advice": "Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "storage_bucket_not_found": {
       "en": {
         "meaning": "Storage has no bucket of that name (404 Bucket not found, NoSuchBucket, InvalidBucketName)",
-        "advice": "Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes."
       },
       "ja": {
         "meaning": "Supabase Storage に ATTACHMENTS_BUCKET の名前のバケットがありません。",
-        "advice": "Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。"
       }
     },
     "storage_unauthorized": {
       "en": {
         "meaning": "Storage refused the server key (401/403: InvalidJWT, AccessDenied)",
-        "advice": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
+        "clerk": "Faxes are not being fetched because of a setting; they come in on their own once it is fixed. Call your system administrator soon.",
+        "operator": "Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own."
       },
       "ja": {
         "meaning": "Supabase Storage がサーバーキーを拒否しました（401/403: InvalidJWT、AccessDenied）。",
-        "advice": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
+        "clerk": "設定の問題で、FAX の取り込みが止まっています。直れば自動で取り込まれます。早めにシステム管理者に連絡してください。",
+        "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
     "webhooks_missing": {
       "en": {
         "meaning": "reconciliation recorded e-mails that Resend received and whose webhook never reached us (nothing is lost, but every new fax now waits for the next reconciliation run)",
-        "advice": "Check the webhook in Resend's dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel's Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md)."
+        "clerk": "The notices that a fax arrived are not coming: faxes are picked up by a regular check instead, and show in the list later than usual. Call your system administrator.",
+        "operator": "Check the webhook in Resend's dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel's Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md)."
       },
       "ja": {
         "meaning": "Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。失われたものはありませんが、新しいファクスは次の照合まで待つことになります。",
-        "advice": "Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。"
+        "clerk": "FAX の到着の知らせが届いていません。FAX は定期的な確認で取り込まれますが、一覧に出るまで普段より時間がかかります。システム管理者に連絡してください。",
+        "operator": "Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。"
       }
     },
     "worker_failing": {
       "en": {
         "meaning": "the worker's calls fail (5xx, or no answer)",
-        "advice": "Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker's logs on Vercel."
+        "clerk": "Faxes are not being fetched now; the waiting ones come in on their own once it is fixed. Call your system administrator soon, with the code and the time shown.",
+        "operator": "Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker's logs on Vercel."
       },
       "ja": {
         "meaning": "ワーカーの呼び出しが失敗しています（5xx、または応答なし）。",
-        "advice": "ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。"
+        "clerk": "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと開始時刻を添えて、早めにシステム管理者に連絡してください。",
+        "operator": "ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。"
       }
     },
     "worker_not_found": {
       "en": {
         "meaning": "the worker's URL answers 404",
-        "advice": "Likely cause: the Vault secret document_jobs_url is wrong (it must be https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in Vault and the deployment on Vercel."
+        "clerk": "Faxes are not being fetched now; the waiting ones come in on their own once it is fixed. Call your system administrator soon, with the code and the time shown.",
+        "operator": "Likely cause: the Vault secret document_jobs_url is wrong (it must be https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in Vault and the deployment on Vercel."
       },
       "ja": {
         "meaning": "ワーカーのURLが404を返しています。",
-        "advice": "Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。"
+        "clerk": "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと開始時刻を添えて、早めにシステム管理者に連絡してください。",
+        "operator": "Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。"
       }
     },
     "worker_unauthorized": {
       "en": {
         "meaning": "the worker refuses the database's calls (401)",
-        "advice": "Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on Vercel (or that variable is unset: the worker's log then names it). Store the same value in both (README: Rotating INTERNAL_FUNCTION_SECRET)."
+        "clerk": "Faxes are not being fetched now; the waiting ones come in on their own once it is fixed. Call your system administrator soon, with the code and the time shown.",
+        "operator": "Likely cause: the Vault secret internal_function_secret differs from INTERNAL_FUNCTION_SECRET on Vercel (or that variable is unset: the worker's log then names it). Store the same value in both (README: Rotating INTERNAL_FUNCTION_SECRET)."
       },
       "ja": {
         "meaning": "ワーカーがデータベースからの呼び出しを拒否しています（401）。",
-        "advice": "Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: Rotating INTERNAL_FUNCTION_SECRET）。"
+        "clerk": "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと開始時刻を添えて、早めにシステム管理者に連絡してください。",
+        "operator": "Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: Rotating INTERNAL_FUNCTION_SECRET）。"
       }
     }
   },
@@ -432,261 +511,283 @@ export const EXPLANATIONS = {
     "another_job_of_the_same_email": {
       "en": {
         "meaning": "a newer job of the same e-mail was retried instead",
-        "advice": "Nothing to do."
+        "clerk": "Nothing to do."
       },
       "ja": {
-        "meaning": "代わりに、同じメールのより新しいジョブが再試行されました。",
-        "advice": "対応は不要です。"
+        "meaning": "代わりに、同じメールのより新しいジョブを再実行しました。",
+        "clerk": "対応は不要です。"
       }
     },
     "another_live_job": {
       "en": {
         "meaning": "another job for the same e-mail is queued or running",
-        "advice": "Let that job finish, or cancel it first."
+        "clerk": "Let that job finish, or first press “Cancel job…” on its page."
       },
       "ja": {
         "meaning": "同じメールの別のジョブが待機中か実行中です。",
-        "advice": "そのジョブの完了を待つか、先にキャンセルしてください。"
+        "clerk": "そのジョブの完了を待つか、先にそのジョブの画面で「ジョブを取消…」を押してください。"
       }
     },
     "auth_unavailable": {
       "en": {
         "meaning": "Supabase Auth could not be reached, or answered unexpectedly",
-        "advice": "Try again in a moment. If it persists, check status.supabase.com."
+        "clerk": "Try again in a moment. If it persists, call your system administrator.",
+        "operator": "Try again in a moment. If it persists, check status.supabase.com."
       },
       "ja": {
         "meaning": "Supabase Auth に接続できないか、予期しない応答でした。",
-        "advice": "少し待ってからもう一度お試しください。 続く場合は status.supabase.com を確認してください。"
+        "clerk": "少し待ってからもう一度お試しください。続く場合はシステム管理者に連絡してください。",
+        "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com を確認してください。"
       }
     },
     "bad_cursor": {
       "en": {
         "meaning": "the page position in the address is not one this list gave",
-        "advice": "Open the list from its first page."
+        "clerk": "Open the list from its first page."
       },
       "ja": {
         "meaning": "アドレスのページ位置が、この一覧が出したものではありません。",
-        "advice": "一覧を最初のページから開いてください。"
+        "clerk": "一覧を最初のページから開いてください。"
       }
     },
     "bad_request": {
       "en": {
         "meaning": "the request was not valid (the server's message says which part)",
-        "advice": "Correct the input (a filter, a reason, a date) and try again."
+        "clerk": "Correct the input (a filter, a reason, a date) and try again."
       },
       "ja": {
         "meaning": "要求が正しくありませんでした（サーバーのメッセージに該当箇所があります）。",
-        "advice": "入力（絞り込み条件、理由、日時）を直して、もう一度お試しください。"
+        "clerk": "入力（絞り込み条件、理由、日時）を直して、もう一度お試しください。"
       }
     },
     "bad_text": {
       "en": {
         "meaning": "the input holds a character no text may hold (U+0000, or a lone surrogate)",
-        "advice": "Remove the character (often from pasted text) and try again."
+        "clerk": "Remove the character (often from pasted text) and try again."
       },
       "ja": {
         "meaning": "入力に使えない文字（U+0000 または単独のサロゲート）が含まれています。",
-        "advice": "その文字（貼り付けた文字列によく含まれます）を取り除いて、もう一度お試しください。"
+        "clerk": "その文字（貼り付けた文字列によく含まれます）を取り除いて、もう一度お試しください。"
       }
     },
     "body_too_large": {
       "en": {
         "meaning": "the request's body is too large",
-        "advice": "Shorten the reason and try again."
+        "clerk": "Shorten the reason and try again."
       },
       "ja": {
         "meaning": "要求の本文が大きすぎます。",
-        "advice": "理由を短くして、もう一度お試しください。"
+        "clerk": "理由を短くして、もう一度お試しください。"
       }
     },
     "database_unavailable": {
       "en": {
         "meaning": "the database did not answer as expected",
-        "advice": "Try again in a moment. If it persists, check status.supabase.com and the function's logs on Vercel."
+        "clerk": "Try again in a moment. If it persists, call your system administrator.",
+        "operator": "Try again in a moment. If it persists, check status.supabase.com and the function's logs on Vercel."
       },
       "ja": {
         "meaning": "データベースが想定どおりに応答しませんでした。",
-        "advice": "少し待ってからもう一度お試しください。 続く場合は status.supabase.com と Vercel の関数のログを確認してください。"
+        "clerk": "少し待ってからもう一度お試しください。続く場合はシステム管理者に連絡してください。",
+        "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com と Vercel の関数のログを確認してください。"
       }
     },
     "forbidden": {
       "en": {
         "meaning": "the database refused this for the server's key",
-        "advice": "Check SUPABASE_SECRET_KEY on Vercel (a secret key of this project, not the publishable one)."
+        "clerk": "Call your system administrator.",
+        "operator": "Check SUPABASE_SECRET_KEY on Vercel (a secret key of this project, not the publishable one)."
       },
       "ja": {
         "meaning": "データベースがサーバーのキーに対してこの操作を拒否しました。",
-        "advice": "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。"
+        "clerk": "システム管理者に連絡してください。",
+        "operator": "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。"
       }
     },
     "internal_error": {
       "en": {
         "meaning": "the server failed unexpectedly",
-        "advice": "Reload the page; if it happens again, report it to the developers."
+        "clerk": "Reload the page; if it happens again, call your system administrator.",
+        "operator": "Reload the page; if it happens again, report it to the developers. The function's logs on Vercel name the error."
       },
       "ja": {
         "meaning": "サーバーで予期しないエラーが起きました。",
-        "advice": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+        "clerk": "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。",
+        "operator": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。 Vercel の関数のログにエラーが記録されています。"
       }
     },
     "invalid_content_length": {
       "en": {
         "meaning": "the request's Content-Length is not valid",
-        "advice": "Reload the page; if it happens again, report it to the developers."
+        "clerk": "Reload the page; if it happens again, call your system administrator.",
+        "operator": "Reload the page; if it happens again, report it to the developers."
       },
       "ja": {
         "meaning": "要求の Content-Length が正しくありません。",
-        "advice": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+        "clerk": "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。",
+        "operator": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
       }
     },
     "invalid_token": {
       "en": {
         "meaning": "the access token is not valid for this project",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "アクセストークンがこのプロジェクトで有効ではありません。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "job_deleted": {
       "en": {
         "meaning": "the job no longer exists",
-        "advice": "Nothing to do."
+        "clerk": "Nothing to do."
       },
       "ja": {
         "meaning": "このジョブはもう存在しません。",
-        "advice": "対応は不要です。"
+        "clerk": "対応は不要です。"
       }
     },
     "length_required": {
       "en": {
         "meaning": "the request did not say its body's length",
-        "advice": "Reload the page; if it happens again, report it to the developers."
+        "clerk": "Reload the page; if it happens again, call your system administrator.",
+        "operator": "Reload the page; if it happens again, report it to the developers."
       },
       "ja": {
         "meaning": "要求が本文の長さを示していません。",
-        "advice": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+        "clerk": "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。",
+        "operator": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
       }
     },
     "malformed_json": {
       "en": {
         "meaning": "the request's body is not a valid JSON object",
-        "advice": "Reload the page; if it happens again, report it to the developers."
+        "clerk": "Reload the page; if it happens again, call your system administrator.",
+        "operator": "Reload the page; if it happens again, report it to the developers."
       },
       "ja": {
         "meaning": "要求の本文が正しい JSON オブジェクトではありません。",
-        "advice": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+        "clerk": "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。",
+        "operator": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
       }
     },
     "method_not_allowed": {
       "en": {
         "meaning": "this address does not take that kind of request",
-        "advice": "Reload the page; if it happens again, report it to the developers."
+        "clerk": "Reload the page; if it happens again, call your system administrator.",
+        "operator": "Reload the page; if it happens again, report it to the developers."
       },
       "ja": {
         "meaning": "このアドレスはその種類の要求を受け付けません。",
-        "advice": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
+        "clerk": "ページを再読み込みしてください。再発する場合はシステム管理者に連絡してください。",
+        "operator": "ページを再読み込みしてください。再発する場合は開発者に連絡してください。"
       }
     },
     "misconfigured": {
       "en": {
         "meaning": "the admin screen is not configured on the server",
-        "advice": "An operator checks the settings on Vercel (SUPABASE_URL, the keys) and the function's logs."
+        "clerk": "Call your system administrator.",
+        "operator": "Check the settings on Vercel (SUPABASE_URL, the keys) and the function's logs."
       },
       "ja": {
         "meaning": "サーバーで管理画面が設定されていません。",
-        "advice": "運用担当者が Vercel の設定（SUPABASE_URL、キー）と関数のログを確認してください。"
+        "clerk": "システム管理者に連絡してください。",
+        "operator": "Vercel の設定（SUPABASE_URL、キー）と関数のログを確認してください。"
       }
     },
     "missing_token": {
       "en": {
         "meaning": "the request carried no access token",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "要求にアクセストークンがありませんでした。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "no_role": {
       "en": {
         "meaning": "this account has no role on the admin screen",
-        "advice": "Ask an admin to add it (document-jobs-admin operators add)."
+        "clerk": "Ask an admin to add it.",
+        "operator": "Add it with document-jobs-admin operators add."
       },
       "ja": {
         "meaning": "このアカウントには管理画面の役割がありません。",
-        "advice": "管理者に追加を依頼してください（document-jobs-admin operators add）。"
+        "clerk": "管理者に追加を依頼してください。",
+        "operator": "document-jobs-admin operators add で追加してください。"
       }
     },
     "not_admin": {
       "en": {
         "meaning": "only an admin may do this; this account is a viewer",
-        "advice": "Ask an admin to do it, or to make this account an admin."
+        "clerk": "Ask an admin to do it, or to make this account an admin."
       },
       "ja": {
         "meaning": "この操作は管理者だけができます。このアカウントは閲覧者です。",
-        "advice": "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。"
+        "clerk": "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。"
       }
     },
     "not_failed": {
       "en": {
         "meaning": "the job is not failed (any more): only a failed job can be retried",
-        "advice": "Refresh to see its state now."
+        "clerk": "Refresh to see its state now."
       },
       "ja": {
-        "meaning": "このジョブは（もう）失敗状態ではありません。再試行できるのは失敗したジョブだけです。",
-        "advice": "更新して現在の状態を確認してください。"
+        "meaning": "このジョブは（もう）失敗状態ではありません。再実行できるのは失敗したジョブだけです。",
+        "clerk": "更新して現在の状態を確認してください。"
       }
     },
     "not_found": {
       "en": {
         "meaning": "it does not exist (any more)",
-        "advice": "Go back to the list and refresh it."
+        "clerk": "Go back to the list and refresh it."
       },
       "ja": {
         "meaning": "見つかりません（削除された可能性があります）。",
-        "advice": "一覧に戻って更新してください。"
+        "clerk": "一覧に戻って更新してください。"
       }
     },
     "not_live": {
       "en": {
         "meaning": "the job is not queued or running (any more): only those can be cancelled",
-        "advice": "Refresh to see its state now."
+        "clerk": "Refresh to see its state now."
       },
       "ja": {
-        "meaning": "このジョブは（もう）待機中でも実行中でもありません。キャンセルできるのはそれらだけです。",
-        "advice": "更新して現在の状態を確認してください。"
+        "meaning": "このジョブは（もう）待機中でも実行中でもありません。取り消せるのはそれらだけです。",
+        "clerk": "更新して現在の状態を確認してください。"
       }
     },
     "session_ended": {
       "en": {
         "meaning": "the session has ended (signed out elsewhere, or the access was removed)",
-        "advice": "Sign in again; if that is refused, ask an admin for access."
+        "clerk": "Sign in again; if that is refused, ask an admin for access."
       },
       "ja": {
         "meaning": "セッションが終了しました（別の場所でログアウトしたか、アクセス権が削除されました）。",
-        "advice": "もう一度ログインしてください。拒否される場合は、管理者にアクセス権を依頼してください。"
+        "clerk": "もう一度ログインしてください。拒否される場合は、管理者にアクセス権を依頼してください。"
       }
     },
     "storage_unavailable": {
       "en": {
         "meaning": "Supabase Storage could not make the download link",
-        "advice": "Try again in a moment. If it persists, check status.supabase.com."
+        "clerk": "Try again in a moment. If it persists, call your system administrator.",
+        "operator": "Try again in a moment. If it persists, check status.supabase.com."
       },
       "ja": {
         "meaning": "Supabase Storage がダウンロードリンクを作成できませんでした。",
-        "advice": "少し待ってからもう一度お試しください。 続く場合は status.supabase.com を確認してください。"
+        "clerk": "少し待ってからもう一度お試しください。続く場合はシステム管理者に連絡してください。",
+        "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com を確認してください。"
       }
     },
     "token_expired": {
       "en": {
         "meaning": "the access token expired",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "アクセストークンの有効期限が切れました。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     }
   },
@@ -694,161 +795,167 @@ export const EXPLANATIONS = {
     "bad_jwt": {
       "en": {
         "meaning": "the access token is not valid",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "アクセストークンが正しくありません。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "email_address_invalid": {
       "en": {
         "meaning": "the e-mail address is not valid",
-        "advice": "Check the e-mail address."
+        "clerk": "Check the e-mail address."
       },
       "ja": {
         "meaning": "メールアドレスが正しくありません。",
-        "advice": "メールアドレスを確認してください。"
+        "clerk": "メールアドレスを確認してください。"
       }
     },
     "email_not_confirmed": {
       "en": {
         "meaning": "this e-mail address is not confirmed yet",
-        "advice": "Confirm it with the link Supabase sent, or ask an admin to add the account again."
+        "clerk": "Confirm it with the link Supabase sent, or ask an admin to add the account again."
       },
       "ja": {
         "meaning": "このメールアドレスはまだ確認されていません。",
-        "advice": "Supabase から届いたリンクで確認するか、管理者にアカウントの再追加を依頼してください。"
+        "clerk": "Supabase から届いたリンクで確認するか、管理者にアカウントの再追加を依頼してください。"
       }
     },
     "email_provider_disabled": {
       "en": {
         "meaning": "sign-in with e-mail and password is turned off for this project",
-        "advice": "An operator turns on the Email provider in Supabase (Authentication, Sign In / Providers)."
+        "clerk": "Call your system administrator.",
+        "operator": "Turn on the Email provider in Supabase (Authentication, Sign In / Providers)."
       },
       "ja": {
         "meaning": "このプロジェクトではメールとパスワードでのログインが無効です。",
-        "advice": "運用担当者が Supabase の Authentication → Sign In / Providers で Email を有効にしてください。"
+        "clerk": "システム管理者に連絡してください。",
+        "operator": "Supabase の Authentication → Sign In / Providers で Email を有効にしてください。"
       }
     },
     "invalid_credentials": {
       "en": {
         "meaning": "the e-mail address or the password is wrong",
-        "advice": "Check both and try again; an admin can set a new password (document-jobs-admin operators)."
+        "clerk": "Check both and try again; if you forgot the password, ask your system administrator for a new one.",
+        "operator": "Check both and try again; an admin can set a new password (document-jobs-admin operators)."
       },
       "ja": {
         "meaning": "メールアドレスまたはパスワードが違います。",
-        "advice": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（document-jobs-admin operators）。"
+        "clerk": "両方を確認して、もう一度お試しください。パスワードを忘れた場合は、システム管理者に再設定を依頼してください。",
+        "operator": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（document-jobs-admin operators）。"
       }
     },
     "no_authorization": {
       "en": {
         "meaning": "the request carried no access token",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "要求にアクセストークンがありませんでした。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "over_request_rate_limit": {
       "en": {
         "meaning": "too many attempts from here",
-        "advice": "Wait a few minutes and try again."
+        "clerk": "Wait a few minutes and try again."
       },
       "ja": {
         "meaning": "試行が多すぎます。",
-        "advice": "数分待ってから、もう一度お試しください。"
+        "clerk": "数分待ってから、もう一度お試しください。"
       }
     },
     "refresh_token_already_used": {
       "en": {
         "meaning": "the session was renewed elsewhere and ended here",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "セッションが別の場所で更新され、ここでは終了しました。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "refresh_token_not_found": {
       "en": {
         "meaning": "the session could not be renewed",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "セッションを更新できませんでした。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "request_timeout": {
       "en": {
         "meaning": "Supabase Auth took too long to answer",
-        "advice": "Try again in a moment."
+        "clerk": "Try again in a moment."
       },
       "ja": {
         "meaning": "Supabase Auth の応答に時間がかかりすぎました。",
-        "advice": "少し待ってからもう一度お試しください。"
+        "clerk": "少し待ってからもう一度お試しください。"
       }
     },
     "session_expired": {
       "en": {
         "meaning": "the session expired",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "セッションの有効期限が切れました。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "session_not_found": {
       "en": {
         "meaning": "the session has ended",
-        "advice": "Sign in again."
+        "clerk": "Sign in again."
       },
       "ja": {
         "meaning": "セッションが終了しました。",
-        "advice": "もう一度ログインしてください。"
+        "clerk": "もう一度ログインしてください。"
       }
     },
     "unexpected_failure": {
       "en": {
         "meaning": "Supabase Auth failed unexpectedly",
-        "advice": "Try again in a moment. If it persists, check status.supabase.com."
+        "clerk": "Try again in a moment. If it persists, call your system administrator.",
+        "operator": "Try again in a moment. If it persists, check status.supabase.com."
       },
       "ja": {
         "meaning": "Supabase Auth で予期しないエラーが起きました。",
-        "advice": "少し待ってからもう一度お試しください。 続く場合は status.supabase.com を確認してください。"
+        "clerk": "少し待ってからもう一度お試しください。続く場合はシステム管理者に連絡してください。",
+        "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com を確認してください。"
       }
     },
     "user_banned": {
       "en": {
         "meaning": "this account is blocked",
-        "advice": "Ask an admin."
+        "clerk": "Ask an admin."
       },
       "ja": {
         "meaning": "このアカウントは停止されています。",
-        "advice": "管理者に問い合わせてください。"
+        "clerk": "管理者に問い合わせてください。"
       }
     },
     "user_not_found": {
       "en": {
         "meaning": "this account does not exist (any more)",
-        "advice": "Ask an admin for access."
+        "clerk": "Ask an admin for access."
       },
       "ja": {
         "meaning": "このアカウントは存在しません（削除された可能性があります）。",
-        "advice": "管理者にアクセス権を依頼してください。"
+        "clerk": "管理者にアクセス権を依頼してください。"
       }
     },
     "validation_failed": {
       "en": {
         "meaning": "the e-mail address or the password is missing or not valid",
-        "advice": "Enter an e-mail address and a password."
+        "clerk": "Enter an e-mail address and a password."
       },
       "ja": {
         "meaning": "メールアドレスまたはパスワードが空か、正しい形式ではありません。",
-        "advice": "メールアドレスとパスワードを入力してください。"
+        "clerk": "メールアドレスとパスワードを入力してください。"
       }
     }
   }

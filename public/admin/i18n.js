@@ -1,6 +1,8 @@
 // @ts-check
 // English and Japanese. The page follows the browser's languages until the operator picks one
 // with the switch (kept in localStorage).
+// One message a line: lib/explanations.py reads the labels from here, and the advice in
+// lib/failures.py names them by key ("{job.retry}"), so a renamed button is renamed there too.
 
 const STORAGE_KEY = "document-jobs-admin-language";
 
@@ -40,6 +42,7 @@ const MESSAGES = {
     "common.error": "The server refused ({message}).",
     "common.network": "The admin API could not be reached. Try again.",
     "explain.advice": "What to do:",
+    "explain.operatorAdvice": "For the system administrator:",
     "explain.unknown": "(no explanation for this code yet)",
     "source.resend": "Message from Resend:",
     "source.storage": "Message from Supabase Storage:",
@@ -226,6 +229,7 @@ const MESSAGES = {
     "common.error": "サーバーが拒否しました（{message}）。",
     "common.network": "管理 API に接続できませんでした。もう一度お試しください。",
     "explain.advice": "対処:",
+    "explain.operatorAdvice": "システム管理者向け:",
     "explain.unknown": "（このコードの説明はまだありません）",
     "source.resend": "Resendからのメッセージ:",
     "source.storage": "Supabase Storageからのメッセージ:",

@@ -72,8 +72,9 @@ export function problemText(error) {
   if (error instanceof ApiError) {
     const said = explained("refusal", String(error.code));
     // The server's own message is English: shown on the English screen, where it says which part.
-    if (said) return [sentence(said.meaning), " ", said.advice, " ", h("code", { class: "mono" }, String(error.code)),
-      language() === "en" && error.message ? ` (${error.message})` : null];
+    const operator = said ? operatorAdvice(said) : null;
+    if (said) return [sentence(said.meaning), " ", said.clerk, operator ? ` ${t("explain.operatorAdvice")} ${operator}` : null,
+      " ", h("code", { class: "mono" }, String(error.code)), language() === "en" && error.message ? ` (${error.message})` : null];
     return t("common.error", { message: String(error.code) });
   }
   return t("common.network");
@@ -116,7 +117,7 @@ export function filterSummary(filter) {
  */
 export function authRefusal(error) {
   const said = error.code ? explained("auth", error.code) : null;
-  if (said) return `${sentence(said.meaning)} ${said.advice}`;
+  if (said) return `${sentence(said.meaning)} ${said.clerk}`; // before sign-in, no one is an admin
   return t("signIn.refused", { message: error.message });
 }
 
@@ -131,6 +132,16 @@ export function authRefusal(error) {
 export function explained(group, code) {
   const entry = Object.hasOwn(EXPLANATIONS[group], code) ? EXPLANATIONS[group][code] : null;
   return entry ? (language() === "ja" ? entry.ja : entry.en) : null;
+}
+
+/**
+ * The operator's advice (the engineer's steps: settings, redeploys, Vault, SQL), for an admin only,
+ * where it says more than the clerk's advice that everyone reads.
+ * @param {import("./explanations.js").Said} said
+ * @returns {string | null}
+ */
+function operatorAdvice(said) {
+  return isAdmin() && said.operator !== undefined ? said.operator : null;
 }
 
 /**
@@ -153,8 +164,8 @@ export function codeMeaning(group, code) {
 }
 
 /**
- * A code, what it means, what to do, and the message recorded with it, labelled by who wrote it
- * (the provider's words stay as they came).
+ * A code, what it means, what to do (the clerk's advice; an admin also reads the operator's), and
+ * the message recorded with it, labelled by who wrote it (the provider's words stay as they came).
  * @param {Group} group
  * @param {string} code
  * @param {object} [more]
@@ -163,10 +174,12 @@ export function codeMeaning(group, code) {
  */
 export function explanation(group, code, { message = null, advice = true } = {}) {
   const said = explained(group, code);
+  const operator = said && advice ? operatorAdvice(said) : null;
   const source = (Object.hasOwn(EXPLANATIONS[group], code) && EXPLANATIONS[group][code].source) || "worker";
   return h("div", { class: "explanation", "data-code": code },
     h("div", { class: "meaning" }, h("code", { class: "mono" }, code), " ", said ? sentence(said.meaning) : t("explain.unknown")),
-    said && advice ? h("div", { class: "advice" }, h("strong", {}, t("explain.advice")), " ", said.advice) : null,
+    said && advice ? h("div", { class: "advice" }, h("strong", {}, t("explain.advice")), " ", said.clerk) : null,
+    operator ? h("div", { class: "operator-advice" }, h("strong", {}, t("explain.operatorAdvice")), " ", operator) : null,
     message ? h("div", { class: "message" }, t(`source.${source}`), " ", isolated(message)) : null);
 }
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lib.admin import cli as admin
-from lib.failures import OUTAGES
+from lib.explanations import outage_explanation
 from tests.support.database import add_jobs
 from tests.support.emails import email_with_job, failed_email
 from tests.support.emails import stored_job as _stored
@@ -250,16 +250,17 @@ def test_health_shows_open_outages_and_missing_vault_secrets(cli, db, admin, sta
     assert status == 5 and "open outages: 1" in out and "worker_unauthorized since" in out and "(5 min ago)" in out
     assert [o["cause"] for o in data["outages"]] == ["worker_unauthorized"] and data["healthy"] is False
     assert "INTERNAL_FUNCTION_SECRET" in out, "the advice says what to check"
-    # The advice is lib/failures.py's, the screen's text: in English, in both under --json, and in
-    # Japanese under a Japanese locale.
-    said = OUTAGES["worker_unauthorized"]
-    assert said.advice_en in out and said.meaning_en in out
-    assert (data["outages"][0]["advice"], data["outages"][0]["advice_ja"]) == (said.advice_en, said.advice_ja)
+    # The advice is lib/failures.py's operator's advice, which the screen shows admins: in English,
+    # in both under --json, and in Japanese under a Japanese locale; never the clerk's.
+    said = outage_explanation("worker_unauthorized")
+    assert said is not None and said.operator_en in out and said.meaning_en in out
+    assert said.clerk_en not in out
+    assert (data["outages"][0]["advice"], data["outages"][0]["advice_ja"]) == (said.operator_en, said.operator_ja)
     monkeypatch.setenv("LANG", "ja_JP.UTF-8")
     monkeypatch.delenv("LC_ALL", raising=False)
     monkeypatch.delenv("LC_MESSAGES", raising=False)
     out = cli("health")[1]
-    assert said.advice_ja in out and said.advice_en not in out
+    assert said.operator_ja in out and said.operator_en not in out
 
 
 def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> None:

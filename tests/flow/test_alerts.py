@@ -14,7 +14,8 @@ import psycopg
 import pytest
 
 from lib.admin import PROGRAM, command_line
-from lib.failures import FAILURES, OUTAGES, FailureCode
+from lib.explanations import outage_codes
+from lib.failures import FAILURES, FailureCode
 from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.support.alerts import ALERT_PATH, alerts_until_marker, check_health, received_until_marker
 from tests.support.database import as_postgres
@@ -165,9 +166,9 @@ def test_a_secret_mismatch_alerts_within_two_ticks_once_an_hour_and_recovery_onc
         [alert] = alerts_until_marker(db, hook)
         assert (alert["event"], alert["cause"]) == ("document_jobs_outage", "worker_unauthorized")
         assert "internal_function_secret" in alert["text"] and "INTERNAL_FUNCTION_SECRET" in alert["text"]
-        said = OUTAGES["worker_unauthorized"]  # the screen's and the CLI's advice, a line in each language
-        assert (alert["advice"], alert["advice_ja"]) == (said.advice_en, said.advice_ja)
-        assert said.advice_en in alert["text"] and said.advice_ja in alert["text"]
+        said = outage_codes()["worker_unauthorized"]  # the operator's advice (the CLI's), a line in each language
+        assert (alert["advice"], alert["advice_ja"]) == (said.operator_en, said.operator_ja)
+        assert said.operator_en in alert["text"] and said.operator_ja in alert["text"]
         assert stack_env["INTERNAL_FUNCTION_SECRET"] not in json.dumps(alert)
         assert "not-the-secret-the-worker-has" not in json.dumps(alert)
 

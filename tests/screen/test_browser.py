@@ -108,7 +108,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     dialog = page.locator("dialog.ask")
     expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
     # The code beside its meaning (lib/failures.py).
-    meaning = FAILURES[FailureCode.RESEND_NOT_FOUND].meaning
+    meaning = FAILURES[FailureCode.RESEND_NOT_FOUND].explanation.meaning_en
     expect(dialog.locator(".bulk-filter")).to_have_text(f"Filter: Error code: resend_not_found ({meaning})")
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
@@ -164,16 +164,16 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
 
 @pytest.mark.parametrize("locale", ["ja-JP", "en-US"])
 def test_a_wrong_password_gets_auths_answer_and_nothing_else(chromium, stack_env, locale) -> None:
-    from lib.explanations import AUTH_REFUSALS
+    from lib.explanations import auth_codes
 
     context = chromium.new_context(locale=locale)
     page = context.new_page()
     sign_in(page, stack_env, "OPERATOR", password="wrong password")
     # Auth's refusal by its code (invalid_credentials), in the page's language; not Auth's English.
-    said = AUTH_REFUSALS["invalid_credentials"]
+    said = auth_codes()["invalid_credentials"]
     language = locale[:2]
     status = page.locator(".sign-in-status")
-    expect(status).to_contain_text(said.advice(language))
+    expect(status).to_contain_text(said.clerk(language))  # before a sign-in, no one is an admin
     expect(status).to_contain_text(said.meaning(language)[1:])
     expect(status).not_to_contain_text("Invalid login credentials")
     assert page.evaluate(f"localStorage.getItem('{STORAGE_KEY}')") is None
@@ -386,8 +386,9 @@ def test_times_carry_their_offset_in_the_browsers_zone_as_the_cli_prints_them(ch
 def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(
     chromium, stack_env, db, admin, health_check_paused
 ) -> None:
-    # The texts are lib/failures.py's (the CLI's health prints the same), through explanations.js.
-    from lib.failures import OUTAGES
+    # The texts are lib/failures.py's (the CLI's health prints the operator's), through explanations.js:
+    # the clerk's advice for everyone, the operator's (the engineer's steps) for an admin only.
+    from lib.explanations import job_codes, outage_codes
 
     admin.execute("update document_jobs_internal.outages set active = true, since = now() - interval '5 minutes'"
                   " where cause in ('resend_unauthorized', 'webhooks_missing')")  # fmt: skip
@@ -395,30 +396,45 @@ def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
                " last_error_code = 'resend_not_found', last_error_message = 'Resend 404 not_found: Email not found'"
                " where id = %s", (row["job_id"],))  # fmt: skip
-    unauthorized, missing = FAILURES[FailureCode.RESEND_UNAUTHORIZED], OUTAGES["webhooks_missing"]
-    not_found = FAILURES[FailureCode.RESEND_NOT_FOUND]
+    outages = {cause: outage_codes()[cause] for cause in ("resend_unauthorized", "webhooks_missing")}
+    not_found = job_codes()["resend_not_found"]
     context = chromium.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    sign_in(page, stack_env, "VIEWER")
-    expect(page.locator(".who")).to_contain_text("viewer")
-
-    for language in ("en", "ja"):
-        page.select_option("select.language", language)
-        page.goto(f"{stack_env['ADMIN_URL']}#/overview")
-        for cause, said in (("resend_unauthorized", unauthorized.explanation), ("webhooks_missing", missing)):
-            outage = page.locator(f'li.outage[data-cause="{cause}"]')
-            expect(outage.locator(".meaning")).to_contain_text(said.meaning(language)[1:])
-            expect(outage.locator(".advice")).to_contain_text(said.advice(language))
-            expect(outage.locator("code")).to_have_text(cause)
-        page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{row['job_id']}")
-        error = page.locator('dl.facts .explanation[data-code="resend_not_found"]')
-        expect(error.locator(".advice")).to_contain_text(not_found.explanation.advice(language))
-        label = "Resendからのメッセージ:" if language == "ja" else "Message from Resend:"
-        expect(error.locator(".message")).to_have_text(f"{label} Resend 404 not_found: Email not found")
-        if language == "ja":
-            # No English of ours on the Japanese page: the meaning and advice are Japanese.
-            expect(page.locator("main")).not_to_contain_text(not_found.explanation.advice_en)
+    for who in ("VIEWER", "OPERATOR"):
+        sign_in(page, stack_env, who)
+        role = "viewer" if who == "VIEWER" else "admin"
+        expect(page.locator(".who")).to_contain_text(role)
+        for language in ("en", "ja"):
+            page.select_option("select.language", language)
             page.goto(f"{stack_env['ADMIN_URL']}#/overview")
-            expect(page.locator("li.outage").first).to_be_visible()
-            expect(page.locator("main")).not_to_contain_text(missing.advice_en[:40])
+            for cause, said in outages.items():
+                outage = page.locator(f'li.outage[data-cause="{cause}"]')
+                expect(outage.locator(".meaning")).to_contain_text(said.meaning(language)[1:])
+                expect(outage.locator(".advice")).to_contain_text(said.clerk(language))
+                expect(outage.locator("code")).to_have_text(cause)
+                if role == "admin":
+                    expect(outage.locator(".operator-advice")).to_contain_text(said.operator(language))
+                else:  # a viewer (and later a clerk) is told whom to call, not the engineer's steps
+                    expect(outage.locator(".operator-advice")).to_have_count(0)
+                    expect(outage).not_to_contain_text("Vercel")
+            page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{row['job_id']}")
+            error = page.locator('dl.facts .explanation[data-code="resend_not_found"]')
+            expect(error.locator(".advice")).to_contain_text(not_found.clerk(language))
+            # The advice names the screen's own button, which is on the page.
+            button = "再実行" if language == "ja" else "Retry"
+            expect(error.locator(".advice")).to_contain_text(f"「{button}」" if language == "ja" else f"“{button}”")
+            expect(page.locator("button.job-retry")).to_have_text(button)
+            expect(error.locator(".operator-advice")).to_have_count(1 if role == "admin" else 0)
+            label = "Resendからのメッセージ:" if language == "ja" else "Message from Resend:"
+            expect(error.locator(".message")).to_have_text(f"{label} Resend 404 not_found: Email not found")
+            if language == "ja":
+                # No English of ours on the Japanese page: the meaning and advice are Japanese.
+                expect(page.locator("main")).not_to_contain_text(not_found.clerk_en)
+                expect(page.locator("main")).not_to_contain_text(not_found.operator_en[:40])
+                page.goto(f"{stack_env['ADMIN_URL']}#/overview")
+                expect(page.locator("li.outage").first).to_be_visible()
+                expect(page.locator("main")).not_to_contain_text(outages["webhooks_missing"].clerk_en[:40])
+                page.select_option("select.language", "en")
+        page.click("button.sign-out")
+        expect(page.locator("form.sign-in")).to_be_visible()
     context.close()

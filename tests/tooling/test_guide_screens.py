@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lib.explanations import screen_labels
 from lib.failures import FAILURES, Action, FailureCode
 from tests.support import documents
 
@@ -26,9 +27,6 @@ CLERKS = {"ja": "docs/CLERKS.ja.md", "en": "docs/CLERKS.en.md"}
 SCREENSHOTS = ("signin", "jobs", "job-failed", "search", "overview-outage")
 
 IMAGE = re.compile(r"!\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)|<img\b[^>]*\bsrc=\"([^\"]+)\"")
-# A message of i18n.js: `"nav.jobs": "Jobs",` or `title: "Fax inbox admin",`, one a line.
-MESSAGE = re.compile(r'^\s+(?:"([\w.]+)"|(\w+)):\s*("(?:[^"\\]|\\.)*"),?\s*$')
-LANGUAGE_BLOCK = re.compile(r"^  (\w+): \{$")
 # The language switch names each language in its own words (LANGUAGES in i18n.js).
 LANGUAGE_NAMES = re.compile(r"export const LANGUAGES = \{([^}]*)\}")
 QUOTED = {"ja": re.compile(r"「([^」]+)」"), "en": re.compile(r"\*\*([^*]+)\*\*")}
@@ -36,20 +34,10 @@ PLACEHOLDER = re.compile(r"\{\w+\}")
 
 
 def screen_texts() -> dict[str, dict[str, str]]:
-    """Each language's messages (key: text) from i18n.js's MESSAGES, as the page shows them."""
-    texts: dict[str, dict[str, str]] = {}
-    language = None
+    """Each language's messages (key: text) from i18n.js's MESSAGES (read as lib/explanations.py reads
+    the labels advice names), the language switch's names, and the explanations, as the page shows them."""
+    texts = screen_labels()
     source = I18N.read_text()
-    body = source[source.index("const MESSAGES = {") : source.index("\n};\n")]
-    for line in body.splitlines():
-        block = LANGUAGE_BLOCK.match(line)
-        if block:
-            language = block.group(1)
-            texts[language] = {}
-            continue
-        message = MESSAGE.match(line)
-        if message and language:
-            texts[language][message.group(1) or message.group(2)] = json.loads(message.group(3))
     names = LANGUAGE_NAMES.search(source)
     assert names, "LANGUAGES not found in i18n.js"
     for code, name in re.findall(r'(\w+): "([^"]+)"', names.group(1)):
@@ -74,7 +62,9 @@ def explained_texts() -> dict[str, dict[str, str]]:
         for code, entry in codes.items():
             for language in texts:
                 texts[language][f"{kind}.{code}.meaning"] = sentence(entry[language]["meaning"])
-                texts[language][f"{kind}.{code}.advice"] = entry[language]["advice"]
+                texts[language][f"{kind}.{code}.clerk"] = entry[language]["clerk"]
+                if "operator" in entry[language]:
+                    texts[language][f"{kind}.{code}.operator"] = entry[language]["operator"]
     return texts
 
 
