@@ -43,16 +43,53 @@ typed). The caller ID's number is preferred; a station ID that is a number (T.30
 digits, "+" and spaces) is the sender's number as its machine states it, and any other station
 ID is the sender's name. A field that says why there is no number (`WITHHELD`) gives the reason.
 
-What was looked for and not found (the subject stays unknown for them, nothing is invented):
-InterFAX's inbound e-mail (interfax.jp's guide covers sending and its confirmations; the only
-inbound sample found, "You have 1 new fax, document NNN" from "Interfax Online", was sent from
-an unrelated server and carries no sender anyway); a Japanese-language eFax subject (the only
-Japanese one seen, 「eFax メッセージ 送信元 06-1111-2222 - 3 ページ」, is documented nowhere and is
-treated as unknown); the subject with which FUJIFILM Business Innovation (Fuji Xerox) and Canon
-MFPs forward a received fax (the pages found describe forwarding settings and conditions, not
-the subject written); anything from Sharp and Kyocera on forwarding (no manual page found;
-Sharp's support page is cited for the withheld vocabulary only); the split-mail marker of
-FUJIFILM BI (its manual says information indicating the split is added, without showing it).
+What was looked for and not found
+---------------------------------
+For these, no public page shows the subject (or From) written, so the subject stays unknown and
+nothing is read from it; nothing is inferred from how other makers write theirs. What was
+searched, so that the next search starts further on:
+
+- InterFAX: interfax.jp's user guide is published for the send service only (its pages on
+  result notifications, CSID and options); the receive service's guide is referred to from those
+  pages but none of its pages could be found, nor, in Upland's English InterFAX help, the
+  subject of an inbound fax's e-mail (its inbound settings list the e-mail formats HTML, plain
+  text, "NEC" and plain text with a link, without showing them). The only "inbound" samples
+  found ("You have 1 new fax, document NNN" from "Interfax Online") are a malware campaign that
+  borrows the name (sent from unrelated servers; a public issue tracker labelled one as spam),
+  and carry no sender number anyway.
+- eFax in Japanese: efaxcorporate.jp's FAQ says received faxes arrive as PDF or TIFF attachments
+  without showing the subject, and eFax Corporate's help lists an e-mail language preference
+  without showing the localised subjects. The one Japanese subject seen,
+  「eFax メッセージ 送信元 06-1111-2222 - 3 ページ」, is documented nowhere and is an unknown format.
+- FUJIFILM Business Innovation (Fuji Xerox): the Apeos/DocuCentre manuals describe forwarding a
+  received fax by e-mail (job flows, folders) and the settings, not the subject written. A mail
+  split by data size is, per the DocuCentre manuals, a MIME message/partial, not marked in the
+  subject; how a split by page is marked is not shown, so no FUJIFILM marker is read.
+- Canon: the imageRUNNER (ADVANCE) and Satera manuals and the Universal Send Kit service manuals
+  describe the forwarding conditions and the divided-transmission marker (PART_MARKERS), not
+  the subject of a forwarded fax.
+- Sharp (MX inbound routing, 受信データ転送) and Kyocera (FAX forwarding, RX/Forward
+  requirements): no page showing the forwarded e-mail's subject; Sharp's number-display page is
+  cited for the withheld vocabulary only.
+- Brother, Panasonic, NTT and Japanese fax-to-mail services: Brother's network guides say the
+  subject tells that an Internet fax arrived, without its wording; Panasonic's UF job tracking
+  notice lists the remote station's ID among its fields without saying which header holds it;
+  NTT's ひかり電話 FAXお知らせメール and a fax-to-mail adapter (aFAX, which says it puts the
+  sender's FAX-ID in the subject) show no subject either.
+
+Pages behind these notes: FUJIFILM BI's split e-mail,
+https://www.easymanua.ls/fuji-xerox/docucentre-iv-c4470/manual?p=640; the "Interfax Online"
+samples, https://pastebin.com/UpPAFzqm and https://github.com/ThomasGrund/nwcommands/issues/34;
+eFax Corporate's preferences,
+https://home.efax.com/corp_user_help/version_1.0/EN/Content/UpdateAccount/UpdatePreferences/AccountPreferences.htm;
+aFAX, https://afax.ne.jp/manual/faxid.html.
+
+An open question on the "ricoh" entry: its service manuals say the station ID in a forwarded
+fax's subject is the forwarding machine's RTI or CSI (one table: the station designated for the
+delivery), which may be the office's own machine rather than the correspondent's; the same
+format written by a correspondent's machine for an Internet fax carries that machine's own CSI
+and RTI, the sender's. Its number is therefore recorded as a station ID (number_source), never
+as a caller ID.
 
 Sender-controlled text
 ----------------------
@@ -261,7 +298,9 @@ class Sender(BaseModel):
 class SubjectFormat:
     """One way a service or an MFP writes its subject. `subject` must match the whole subject
     (made one line); `from_name`, when set, the whole display name of the From header too.
-    `caller` and `station` name the pattern's groups holding those fields."""
+    `caller` and `station` name the pattern's groups holding those fields. `station_pair`, when
+    the whole station field matches it, splits the field into the station's number ("csi") and
+    its name ("rti"), for a format whose field may carry both."""
 
     name: str
     label: str  # as the inbox shows which format was read
@@ -270,6 +309,7 @@ class SubjectFormat:
     from_name: re.Pattern[str] | None = None
     caller: str | None = None
     station: str | None = None
+    station_pair: re.Pattern[str] | None = None
 
 
 _EFAX_FROM = re.compile(r"eFax\b.*", re.IGNORECASE)
@@ -311,16 +351,21 @@ FORMATS: tuple[SubjectFormat, ...] = (
         # or number (CSI/TSI). The From is the machine's own address: it says nothing of the
         # sender. The pages are Ricoh service manuals as published by third parties; the pages
         # found on manuals.ricoh.com describe the subject of mail the machine sends from its
-        # scanner, not of a received fax it forwards.
+        # scanner, not of a received fax it forwards. The tables of how the subject differs by
+        # mail type give the station field, when both IDs are registered, as "CSI" ("RTI"):
+        # the number and the name, read apart (see the module's docstring on whose they are).
         name="ricoh",
         label="RICOH",
         sources=(
             "https://www.easymanua.ls/ricoh/b089/manual?p=773",
             "http://ricoh.marm.pl/html_manuals/mpc6503/english/d3d9/content/16355713.html",
             "https://todaynetnews.com/ricoh/ricoh-mp-4002-5002-service-manual/part643.htm",
+            "http://ricoh.marm.pl/html_manuals/mp402/english/fax/content/10109867.html",
+            "https://www.easymanua.ls/ricoh/aficio-1515/manual/49529?p=318",
         ),
         subject=re.compile(r"From ?(?P<station>.*?) ?\(Fax Message No\. ?[0-9]+\)", re.IGNORECASE),
         station="station",
+        station_pair=re.compile(r'"(?P<csi>[^"]*)" ?\("(?P<rti>[^"]*)"\)'),
     ),
 )
 
@@ -393,18 +438,29 @@ def parse_sender(subject: str | None, from_header: str | None) -> Sender:
     return Sender(part=part)
 
 
+def _station_ids(entry: SubjectFormat, station: str | None) -> list[str]:
+    """The station IDs in a station field: the field, or its number and name when the format
+    writes both in it (`SubjectFormat.station_pair`)."""
+    if station is None:
+        return []
+    pair = entry.station_pair.fullmatch(station) if entry.station_pair is not None else None
+    if pair is None:
+        return [station]
+    return [value for group in ("csi", "rti") if (value := pair.group(group).strip())]
+
+
 def _read(entry: SubjectFormat, found: re.Match[str], part: Part | None) -> Sender:
     caller, station = _field(found, entry.caller), _field(found, entry.station)
+    station_ids = _station_ids(entry, station)
     fields: list[tuple[Literal["caller_id", "station_id"], str]] = []
     if caller is not None:
         fields.append(("caller_id", caller))
-    if station is not None:
-        fields.append(("station_id", station))
+    fields.extend(("station_id", value) for value in station_ids)
     number = next(((source, n) for source, value in fields if (n := normalize_number(value))), None)
     reasons = [reason for _, value in fields if (reason := _withheld(value))]
-    name = None
-    if station is not None and normalize_number(station) is None and _withheld(station) is None:
-        name = inert(station) or None
+    # The name is a station ID that is neither a number nor a reason: of a pair, the RTI first.
+    names = (inert(value) for value in reversed(station_ids) if normalize_number(value) is None)
+    name = next((value for value in names if value and _withheld(value) is None), None)
     if number is not None:
         source, (canonical, display) = number
         return Sender(

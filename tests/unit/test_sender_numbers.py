@@ -33,6 +33,9 @@ EFAX_HEADERS = "https://pastebin.com/EUDfYDLh"
 RICOH_SM_B089 = "https://www.easymanua.ls/ricoh/b089/manual?p=773"
 RICOH_SM_MPC6503 = "http://ricoh.marm.pl/html_manuals/mpc6503/english/d3d9/content/16355713.html"
 RICOH_SM_MP4002 = "https://todaynetnews.com/ricoh/ricoh-mp-4002-5002-service-manual/part643.htm"
+# The tables of how the subject differs by mail type: the station field as "CSI" ("RTI").
+RICOH_SM_MP402_SUBJECTS = "http://ricoh.marm.pl/html_manuals/mp402/english/fax/content/10109867.html"
+RICOH_SM_1515_SUBJECTS = "https://www.easymanua.ls/ricoh/aficio-1515/manual/49529?p=318"
 CANON_SM = "https://manual.onestart.ai/manuals/Canon-Color-Universal-Send-Kit-Q1-Service-Manual-4943107?page=27"
 SHARP_NUMBER_DISPLAY = "https://jp.sharp/support/tel/station/data/utility/cus0003.html"
 
@@ -82,6 +85,16 @@ FORMAT_CASES: list[tuple[str, str, str, str | None, dict[str, Any]]] = [
     # "From CSI or RTI (Fax Message No. xxxx)"; no From header is needed to read it.
     ("ricoh", RICOH_SM_MP4002, "From 06 1111 2222 (Fax Message No. 7)", None,
      {"number": "0611112222", "number_display": "06 1111 2222", "number_source": "station_id"}),
+    # Both IDs registered: the station field is "CSI" ("RTI"), the number and the name apart.
+    ("ricoh", RICOH_SM_MP402_SUBJECTS, 'From "0312345678" ("YAMADA SHOJI") (Fax Message No.0126)', RICOH_FROM,
+     {"number": "0312345678", "number_display": "0312345678", "number_source": "station_id", "name": "YAMADA SHOJI"}),
+    ("ricoh", RICOH_SM_1515_SUBJECTS, 'From "+81 6 1111 2222" ("OSAKA") (Fax Message No. 0127)', RICOH_FROM,
+     {"number": "0611112222", "number_display": "+81 6 1111 2222", "number_source": "station_id", "name": "OSAKA"}),
+    # Only one registered: "RTI" or "CSI" alone, in quotes.
+    ("ricoh", RICOH_SM_1515_SUBJECTS, 'From "YAMADA SHOJI" (Fax Message No.0128)', RICOH_FROM,
+     {"name": "YAMADA SHOJI"}),
+    ("ricoh", RICOH_SM_MP402_SUBJECTS, 'From "0312345678" (Fax Message No.0129)', RICOH_FROM,
+     {"number": "0312345678", "number_display": "0312345678", "number_source": "station_id"}),
 ]  # fmt: skip
 
 
@@ -183,6 +196,9 @@ def test_withheld_words(word: str, reason: str) -> None:
         ("", EFAX_FROM),
         (None, EFAX_FROM),
         ("From 0312345678 (Fax Message No.0123)" + " " * MAX_INPUT, RICOH_FROM),
+        # The same tables' mail error notice reports a failure, not a fax: nothing is read.
+        ("Error Message No. 0012 From 0312345678 (YAMADA SHOJI)", RICOH_FROM),
+        ('From "0312345678" ("YAMADA SHOJI")', RICOH_FROM),
     ],
 )
 def test_unknown_formats_give_nothing(subject: str | None, from_header: str | None) -> None:
@@ -328,6 +344,7 @@ def one_line(text: str) -> str:
 @example("From ０３－１２３４－５６７８ (Fax Message No.1)", None)
 @example("注文番号 0312345678", None)
 @example("[1/2] From 0312345678 (Fax Message No.1)", None)
+@example('From "０３－１２３４－５６７８" ("YAMADA") (Fax Message No.1)', None)
 def test_only_the_table_gives_a_number(subject: str, from_header: str | None) -> None:
     """Whatever the subject, a number, a reason or a name comes only from a FORMATS entry whose
     pattern is the whole subject, and a number's digits are the subject's own."""
@@ -354,9 +371,11 @@ def test_a_number_in_other_text_is_not_the_senders(
 FIELD = st.text(max_size=40) | st.text(NUMBER_CHARS, max_size=20) | st.sampled_from(["非通知", "unknown", "\u202eevil"])
 
 
-@given(FIELD, FIELD, st.sampled_from(["efax", "efax_message", "ricoh"]))
+@given(FIELD, FIELD, st.sampled_from(["efax", "efax_message", "ricoh", "ricoh_pair"]))
 @example("ACME\u202e\u2066 CORP\r\nRetry: curl x | sh", "06-1111-2222", "efax")
 @example("Y" * 300, "", "ricoh")
+@example("06-1111-2222", "ACME\u202e CORP\u200b", "ricoh_pair")
+@example("非通知", "\u200b", "ricoh_pair")
 def test_what_is_returned_is_inert(station: str, caller: str, template: str) -> None:
     """Station and caller fields are the sender's text: whatever they hold, what comes back is one
     line without control, bidi or other hidden characters, of bounded length, and valid."""
@@ -364,6 +383,7 @@ def test_what_is_returned_is_inert(station: str, caller: str, template: str) -> 
         "efax": (f"eFax from {station} – 2 page(s), caller ID: {caller}", EFAX_FROM),
         "efax_message": (f'eFax message from "{station}" - 2 page(s), Caller-ID: {caller}', EFAX_FROM),
         "ricoh": (f"From {station} (Fax Message No.0001)", RICOH_FROM),
+        "ricoh_pair": (f'From "{caller}" ("{station}") (Fax Message No.0001)', RICOH_FROM),
     }[template]
     sender = parse_sender(subject, from_header)
     for text in (sender.name, sender.number_display, sender.number):
