@@ -89,6 +89,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.start_reconciliation_v2", "worker"),
     ("public.record_reconciled_emails_v2", "worker"),
     ("public.finish_reconciliation_v2", "worker"),
+    ("public.record_reconciled_emails_v3", "worker"),
+    ("public.finish_reconciliation_v3", "worker"),
     ("public.record_inbound_email", "webhook"),
     ("public.document_jobs_admin_overview", "screen"),
     ("public.document_jobs_admin_jobs", "screen"),
@@ -115,6 +117,7 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.document_jobs_reconciliation_status", "operations"),
     ("public.unrecorded_provider_emails", "operations"),
     ("public.admin_record_reconciled_emails", "operations"),
+    ("public.admin_record_reconciled_emails_v2", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 
