@@ -323,20 +323,20 @@ def _error(response: httpx.Response) -> ResendError:
     )
 
 
-def _parse_page(content: bytes) -> tuple[bool, list[Any]]:
-    """The page's has_more and its raw items."""
+def _parse_page(content: bytes, what: str = "attachment list") -> tuple[bool, list[Any]]:
+    """The page's has_more and its raw items (`what`: the list, for the messages)."""
     # Python's parser, not pydantic's: pydantic's JSON parser refuses a lone surrogate escape
     # ("\ud800", which JavaScript writes readily), and one odd file name would fail the whole job
     # as a malformed answer. lib/storable.py makes such text storable later.
     try:
         document = json.loads(content)
     except (ValueError, RecursionError):
-        raise MalformedResponse("attachment list: not JSON") from None
+        raise MalformedResponse(f"{what}: not JSON") from None
     if not isinstance(document, dict) or not isinstance(document.get("data"), list):
-        raise MalformedResponse("attachment list: 'data' is not a list")
+        raise MalformedResponse(f"{what}: 'data' is not a list")
     has_more = document.get("has_more", False)
     if not isinstance(has_more, bool):
-        raise MalformedResponse("attachment list: 'has_more' is not true or false")
+        raise MalformedResponse(f"{what}: 'has_more' is not true or false")
     return has_more, document["data"]
 
 
@@ -428,7 +428,7 @@ class ResendClient:
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         if after is not None:
             params["after"] = after
-        has_more, items = _parse_page(self._get_json("/emails/receiving", params, deadline))
+        has_more, items = _parse_page(self._get_json("/emails/receiving", params, deadline), "received e-mails")
         page = ReceivedPage(has_more=has_more, size=len(items), signature=_page_signature(items), cursor=_cursor(items))
         for position, raw in enumerate(items, start=1):
             read = _received(raw, position, not_after)
