@@ -226,7 +226,7 @@ ALTER TABLE ONLY public.document_jobs_reconciliation
     ADD CONSTRAINT document_jobs_reconciliation_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.document_jobs_reconciliation ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_reconciliation TO service_role;
-INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at, retention, last_completed_at, last_finding, last_finding_at, run_unreadable, last_unreadable, missing_received_at, late_after_close) VALUES (true, 10, '01:00:00', '00:15:00', 10, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1 day', '2026-12-04 18:34:24.994143+00', NULL, NULL, 0, NULL, NULL, 0);
+INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at, retention, last_completed_at, last_finding, last_finding_at, run_unreadable, last_unreadable, missing_received_at, late_after_close) VALUES (true, 10, '01:00:00', '00:15:00', 10, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1 day', '2026-12-04 18:56:14.722123+00', NULL, NULL, 0, NULL, NULL, 0);
 
 COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
@@ -2144,18 +2144,8 @@ $$;
 REVOKE ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) TO service_role;
 
-COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) IS 'admin_record_reconciled_emails_v2 without unreadable items: what the CLI called before, kept for a CLI of the previous version (bounded by retention now).';
-CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) RETURNS jsonb
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO ''
-    AS $$
-    select public.admin_record_reconciled_emails_v2(p_actor_id, p_actor_email, p_emails, '[]'::jsonb, p_since, p_listed)
-$$;
-REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) TO service_role;
-
-COMMENT ON FUNCTION public.admin_record_reconciled_emails_v2(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_unreadable jsonb, p_since timestamp with time zone, p_listed integer) IS 'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled) and its unreadable items noted once each (note_unreadable), audited with the operator''s identity (action reconcile; its filter has since, listed, the recorded ids and how many items were unreadable; job_count the e-mails recorded). p_since may go back retention at most.';
-CREATE FUNCTION public.admin_record_reconciled_emails_v2(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_unreadable jsonb, p_since timestamp with time zone, p_listed integer) RETURNS jsonb
+COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) IS 'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled) and its unreadable items (p_unreadable) noted once each (note_unreadable), audited with the operator''s identity (action reconcile; its filter has since, listed, the recorded ids and how many items were unreadable; job_count the e-mails recorded). p_since may go back retention at most.';
+CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -2178,8 +2168,8 @@ begin
     return v_answer || jsonb_build_object('unreadable_new', v_new);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails_v2(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_unreadable jsonb, p_since timestamp with time zone, p_listed integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.admin_record_reconciled_emails_v2(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_unreadable jsonb, p_since timestamp with time zone, p_listed integer) TO service_role;
+REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) TO service_role;
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active

@@ -117,7 +117,6 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.document_jobs_reconciliation_status", "operations"),
     ("public.unrecorded_provider_emails", "operations"),
     ("public.admin_record_reconciled_emails", "operations"),
-    ("public.admin_record_reconciled_emails_v2", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

@@ -6,7 +6,7 @@ It walks Resend's list of received e-mails (lib/worker/reconcile.py, the job's o
 --since, at most the setting retention of document_jobs_reconciliation (how long Resend keeps a
 received e-mail on the office's plan: 1 day unless set, the shortest reported, since Resend's own
 pages do not say), and records what the database lacks through the audited
-admin_record_reconciled_emails_v2 (the operator's identity, as the bulk actions record it), in
+admin_record_reconciled_emails (the operator's identity, as the bulk actions record it), in
 batches the database takes, or with --dry-run only counts and lists it. An item it cannot read is
 listed and noted once (the outage reconciliation_unreadable); a page that comes again, a cursor
 that does not advance or has_more with an empty page ends the walk with a finding. A walk that
@@ -65,7 +65,7 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
             return {"recorded": 0, "late": 0, "recorded_ids": []}
         params = {"p_actor_id": who.id, "p_actor_email": who.email, "p_emails": items, "p_unreadable": unreadable,
                   "p_since": args.since.isoformat(), "p_listed": len(items) + len(unreadable)}  # fmt: skip
-        answer: dict[str, Any] = commands.rpc(context, "admin_record_reconciled_emails_v2", params, dict)
+        answer: dict[str, Any] = commands.rpc(context, "admin_record_reconciled_emails", params, dict)
         return answer
 
     # The database's clock, as the job's: an item created more than a day after it cannot be read.

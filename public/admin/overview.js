@@ -104,12 +104,12 @@ function outageDetails(outage) {
   if (outage.cause === "retention_window_closing" && d.watermark && d.unrecoverable_from) {
     return h("div", { class: "details" },
       t("overview.listedUpTo", { time: dateTime(d.watermark), until: dateTime(d.unrecoverable_from) }), " ",
-      h("code", {}, d.command ?? ""));
+      h("samp", {}, d.command ?? ""));
   }
   if (outage.cause === "reconciliation_stalled") {
     return h("div", { class: "details" },
       d.last_completed_at ? h("div", {}, t("overview.lastComplete", { time: dateTime(d.last_completed_at) })) : null,
-      d.last_finding ? h("div", {}, t("overview.lastFinding"), " ", h("code", {}, d.last_finding)) : null);
+      d.last_finding ? h("div", {}, t("overview.lastFinding"), " ", h("samp", {}, d.last_finding)) : null);
   }
   return null;
 }

@@ -332,9 +332,12 @@ $$;
 comment on function public.finish_reconciliation_v2(uuid, int, int, timestamptz, text) is
     'finish_reconciliation_v3 without a finding: what the worker called before it reported findings, kept for a deploy that is not atomic.';
 
-create function public.admin_record_reconciled_emails_v2(p_actor_id uuid, p_actor_email text, p_emails jsonb,
-                                                         p_unreadable jsonb, p_since timestamptz,
-                                                         p_listed int) returns jsonb
+-- The unreadable items of a run by hand go with its batches: a new last argument with a default,
+-- so that the CLI of the previous version, which names the five others, is still answered.
+drop function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, int);
+create function public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb,
+                                                      p_since timestamptz, p_listed int,
+                                                      p_unreadable jsonb default '[]'::jsonb) returns jsonb
 language plpgsql
 security definer
 set search_path = ''
@@ -358,21 +361,10 @@ begin
     return v_answer || jsonb_build_object('unreadable_new', v_new);
 end;
 $$;
-comment on function public.admin_record_reconciled_emails_v2(uuid, text, jsonb, jsonb, timestamptz, int) is
-    'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled) and its unreadable items noted once each (note_unreadable), audited with the operator''s identity (action reconcile; its filter has since, listed, the recorded ids and how many items were unreadable; job_count the e-mails recorded). p_since may go back retention at most.';
-revoke all on function public.admin_record_reconciled_emails_v2(uuid, text, jsonb, jsonb, timestamptz, int) from public, anon, authenticated;
-grant execute on function public.admin_record_reconciled_emails_v2(uuid, text, jsonb, jsonb, timestamptz, int) to service_role;
-
-create or replace function public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb,
-                                                                 p_since timestamptz, p_listed int) returns jsonb
-language sql
-security definer
-set search_path = ''
-as $$
-    select public.admin_record_reconciled_emails_v2(p_actor_id, p_actor_email, p_emails, '[]'::jsonb, p_since, p_listed)
-$$;
-comment on function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, integer) is
-    'admin_record_reconciled_emails_v2 without unreadable items: what the CLI called before, kept for a CLI of the previous version (bounded by retention now).';
+comment on function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, int, jsonb) is
+    'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled) and its unreadable items (p_unreadable) noted once each (note_unreadable), audited with the operator''s identity (action reconcile; its filter has since, listed, the recorded ids and how many items were unreadable; job_count the e-mails recorded). p_since may go back retention at most.';
+revoke all on function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, int, jsonb) from public, anon, authenticated;
+grant execute on function public.admin_record_reconciled_emails(uuid, text, jsonb, timestamptz, int, jsonb) to service_role;
 
 drop function public.set_document_jobs_reconciliation(int, interval, interval, int);
 create function public.set_document_jobs_reconciliation(p_every_minutes int default null,

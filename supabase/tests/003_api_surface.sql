@@ -84,11 +84,10 @@ select set_eq(
         'public.record_reconciled_emails_v2(uuid,integer,jsonb,interval)',
         'public.finish_reconciliation_v2(uuid,integer,integer,timestamp with time zone,text)',
         'public.unrecorded_provider_emails(text[])',
-        'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer)',
+        'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer,jsonb)',
         'public.set_document_jobs_reconciliation(integer,interval,interval,integer,interval)',
         'public.record_reconciled_emails_v3(uuid,integer,jsonb,jsonb,interval)',
         'public.finish_reconciliation_v3(uuid,integer,integer,timestamp with time zone,text,text,integer)',
-        'public.admin_record_reconciled_emails_v2(uuid,text,jsonb,jsonb,timestamp with time zone,integer)',
         'public.document_jobs_reconciliation_status()'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');

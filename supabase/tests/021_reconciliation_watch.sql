@@ -79,8 +79,8 @@ select is((public.document_jobs_admin_overview() -> 'outages' -> 0 -> 'details' 
 update document_jobs_internal.outages set since = now() - interval '3 hours', alerted_at = now() - interval '2 hours'
  where cause = 'reconciliation_unreadable';  -- two hours pass
 select is(t.check(), 0, 'no hourly reminder');
-select public.admin_record_reconciled_emails_v2('a0000000-0000-0000-0000-00000000000a', 'op@example.com', '[]',
-                                                t.unreadable('item:b'), now() - interval '1 hour', 1);
+select public.admin_record_reconciled_emails('a0000000-0000-0000-0000-00000000000a', 'op@example.com', '[]',
+                                             now() - interval '1 hour', 1, t.unreadable('item:b'));
 select is(t.check(), 1, 'a new unreadable item alerts once more');
 select t.add_emails('em_odd');
 update document_jobs_internal.unreadable_listed_emails set first_listed_at = now() - interval '2 days'
@@ -127,8 +127,8 @@ select is(t.alerts('document_job_failed'), 0, 'no "Fax not fetched" for a failed
 
 -- webhooks_missing: a late e-mail received before it closed reopens nothing and is counted.
 create function t.by_hand(p_id text, p_age interval) returns jsonb language sql as $$
-    select public.admin_record_reconciled_emails_v2('a0000000-0000-0000-0000-00000000000a', 'op@example.com',
-                                                    jsonb_build_array(t.item(p_id, p_age)), '[]', now() - interval '20 hours', 1) $$;
+    select public.admin_record_reconciled_emails('a0000000-0000-0000-0000-00000000000a', 'op@example.com',
+                                                 jsonb_build_array(t.item(p_id, p_age)), now() - interval '20 hours', 1) $$;
 create function t.check_missing() returns int language sql as $$ select document_jobs_internal.check_webhooks_missing() $$;
 update public.document_jobs_reconciliation set missing_received_at = null;  -- em_ok's, above, forgotten
 select t.by_hand('em_late1', interval '3 hours');
