@@ -200,7 +200,7 @@ CREATE TABLE public.document_jobs_reconciliation (
     missing_found_at timestamp with time zone,
     outage_closed_at timestamp with time zone,
     retention interval DEFAULT '1 day'::interval NOT NULL,
-    last_completed_at timestamp with time zone DEFAULT now(),
+    last_completed_at timestamp with time zone,
     last_finding text,
     last_finding_at timestamp with time zone,
     run_unreadable integer DEFAULT 0 NOT NULL,
@@ -218,7 +218,7 @@ COMMENT ON COLUMN public.document_jobs_reconciliation.watermark IS 'The newest R
 COMMENT ON COLUMN public.document_jobs_reconciliation.missing_found_at IS 'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.outage_closed_at IS 'When the outage webhooks_missing last closed: a finding before it opens nothing again.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.retention IS 'How long Resend keeps a received e-mail on the office''s plan (1 day unless set: the shortest reported; Resend''s own pages do not say). A run by hand (document-jobs-admin reconcile --since) goes back at most this far, and the health check''s retention_window_closing warns when the watermark is older than half of it, then three quarters.';
-COMMENT ON COLUMN public.document_jobs_reconciliation.last_completed_at IS 'When a run last listed back to its watermark (or to the end of the list): what reconciliation_stalled watches. A run cut short by a finding does not count.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.last_completed_at IS 'When a run last listed back to its watermark (or to the end of the list): what reconciliation_stalled watches; null until a run has (a first run that does not complete is stalled once under way for an hour). A run cut short by a finding does not count.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.last_finding IS 'Why the last run ended before its watermark (the same page again, a cursor that did not advance, has_more with an empty page), in the worker''s words; null when it completed.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.missing_received_at IS 'The newest Resend created_at of the e-mails reconciliation recorded late (webhooks_missing_after) that were received after webhooks_missing last closed: what opens that outage again.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.late_after_close IS 'E-mails recorded late since webhooks_missing last closed that were received before it closed: they belong to the outage already told, reopen nothing, and are counted here.';
@@ -226,7 +226,7 @@ ALTER TABLE ONLY public.document_jobs_reconciliation
     ADD CONSTRAINT document_jobs_reconciliation_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.document_jobs_reconciliation ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_reconciliation TO service_role;
-INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at, retention, last_completed_at, last_finding, last_finding_at, run_unreadable, last_unreadable, missing_received_at, late_after_close) VALUES (true, 10, '01:00:00', '00:15:00', 10, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1 day', '2026-12-04 18:56:14.722123+00', NULL, NULL, 0, NULL, NULL, 0);
+INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at, retention, last_completed_at, last_finding, last_finding_at, run_unreadable, last_unreadable, missing_received_at, late_after_close) VALUES (true, 10, '01:00:00', '00:15:00', 10, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1 day', NULL, NULL, NULL, 0, NULL, NULL, 0);
 
 COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
@@ -2594,7 +2594,8 @@ begin
         'reconciliation_stalled',
         case when v_stalled then 1 else 0 end,
         format('no reconciliation run has listed back to its watermark since %s (it runs every %s minutes)%s',
-               document_jobs_internal.alert_time(v_state.last_completed_at), v_state.every_minutes,
+               coalesce(document_jobs_internal.alert_time(v_state.last_completed_at), 'it was set up'),
+               v_state.every_minutes,
                case when v_state.run_started_at < now() - interval '1 hour'
                     then format('; a run has been under way since %s',
                                 document_jobs_internal.alert_time(v_state.run_started_at))

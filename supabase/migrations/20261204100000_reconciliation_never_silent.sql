@@ -39,15 +39,16 @@ alter table public.document_jobs_reconciliation
     add column retention interval not null default interval '1 day'
         constraint document_jobs_reconciliation_retention
             check (retention between interval '1 hour' and interval '1 year'),
-    add column last_completed_at timestamptz default now(),
+    add column last_completed_at timestamptz,
     add column last_finding text,
     add column last_finding_at timestamptz,
     add column run_unreadable int not null default 0,
     add column last_unreadable int,
     add column missing_received_at timestamptz,
     add column late_after_close int not null default 0;
--- A run before this migration always listed back to its watermark or failed.
-update public.document_jobs_reconciliation set last_completed_at = coalesce(last_run_at, now());
+-- A run before this migration always listed back to its watermark or failed. Before a first run
+-- completes it stays null: a first run that never completes is caught by its hour under way.
+update public.document_jobs_reconciliation set last_completed_at = last_run_at;
 update public.document_jobs_reconciliation r
    set missing_received_at = (select max(e.received_at) from public.fax_received_emails e
                                where e.found_by = 'reconciliation'
@@ -59,7 +60,7 @@ comment on table public.document_jobs_reconciliation is
 comment on column public.document_jobs_reconciliation.retention is
     'How long Resend keeps a received e-mail on the office''s plan (1 day unless set: the shortest reported; Resend''s own pages do not say). A run by hand (document-jobs-admin reconcile --since) goes back at most this far, and the health check''s retention_window_closing warns when the watermark is older than half of it, then three quarters.';
 comment on column public.document_jobs_reconciliation.last_completed_at is
-    'When a run last listed back to its watermark (or to the end of the list): what reconciliation_stalled watches. A run cut short by a finding does not count.';
+    'When a run last listed back to its watermark (or to the end of the list): what reconciliation_stalled watches; null until a run has (a first run that does not complete is stalled once under way for an hour). A run cut short by a finding does not count.';
 comment on column public.document_jobs_reconciliation.last_finding is
     'Why the last run ended before its watermark (the same page again, a cursor that did not advance, has_more with an empty page), in the worker''s words; null when it completed.';
 comment on column public.document_jobs_reconciliation.missing_received_at is
@@ -577,7 +578,8 @@ begin
         'reconciliation_stalled',
         case when v_stalled then 1 else 0 end,
         format('no reconciliation run has listed back to its watermark since %s (it runs every %s minutes)%s',
-               document_jobs_internal.alert_time(v_state.last_completed_at), v_state.every_minutes,
+               coalesce(document_jobs_internal.alert_time(v_state.last_completed_at), 'it was set up'),
+               v_state.every_minutes,
                case when v_state.run_started_at < now() - interval '1 hour'
                     then format('; a run has been under way since %s',
                                 document_jobs_internal.alert_time(v_state.run_started_at))

@@ -32,7 +32,7 @@ def reset(admin: psycopg.Connection[dict]) -> None:
         " webhooks_missing_after = default, max_pages = default, retention = default, watermark = null,"
         " cursor = null, run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_newest = null,"
         " last_run_at = null, last_listed = null, last_recorded = null, last_late = null, missing_found_at = null,"
-        " outage_closed_at = null, last_completed_at = now(), last_finding = null, last_finding_at = null,"
+        " outage_closed_at = null, last_completed_at = null, last_finding = null, last_finding_at = null,"
         " run_unreadable = 0, last_unreadable = null, missing_received_at = null, late_after_close = 0"
     )
     reset_rate_limit(admin)
