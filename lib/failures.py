@@ -617,14 +617,16 @@ OUTAGES: dict[str, Explanation] = {
         "created desc limit 5) と Vercel のワーカーのログを確認してください。",
     ),
     "webhooks_missing": Explanation(
-        meaning_en="reconciliation recorded e-mails that Resend received and whose webhook never reached us (nothing "
-        "is lost, but every new fax now waits for the next reconciliation run)",
+        meaning_en="reconciliation recorded e-mails that Resend received and whose webhook never reached us: every "
+        "new fax now waits for the next reconciliation run, and nothing else records them (if reconciliation stalls "
+        "too, a fax is lost once Resend stops keeping it)",
         meaning_ja="Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。"
-        "失われたものはありませんが、新しいファクスは次の照合まで待つことになります。",
+        "新しいファクスは次の照合まで待ち、照合のほかに記録する仕組みはありません（照合も止まると、Resend "
+        "の保存期間が過ぎたファクスは失われます）。",
         clerk_en="The notices that a fax arrived are not coming: faxes are picked up by a regular check instead, "
-        "and show in the list later than usual. Call your system administrator.",
+        "and show in the list later than usual. Call your system administrator today.",
         clerk_ja="FAX の到着の知らせが届いていません。FAX は定期的な確認で取り込まれますが、一覧に出るまで"
-        "普段より時間がかかります。システム管理者に連絡してください。",
+        "普段より時間がかかります。今日中にシステム管理者に連絡してください。",
         operator_en="Check the webhook in Resend's dashboard (Webhooks: its URL must be "
         "https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature "
         "means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and "
@@ -634,6 +636,62 @@ OUTAGES: dict[str, Explanation] = {
         "https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature "
         "なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。"
         "また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。",
+    ),
+    # Reconciliation is the only net once webhooks fail: the three causes below say when it does not
+    # hold (check_reconciliation in supabase/migrations/20261204100000_reconciliation_never_silent.sql).
+    "reconciliation_stalled": Explanation(
+        meaning_en="reconciliation, which records the e-mails whose webhook never came, has not listed Resend's "
+        "received e-mails back to where its last run got: no run completed within three of its intervals, or a run "
+        "has been under way for over an hour",
+        meaning_ja="Webhook が届かなかったメールを記録する照合（reconciliation）が、Resend の受信メールを前回の到達点"
+        "まで確認できていません（3回分の間隔のうちに完了した実行がないか、1時間を超えて実行中です）。",
+        clerk_en="The regular check that picks up faxes whose arrival notice was lost has stopped. Faxes still come "
+        "in as usual while the notices work. Call your system administrator today, with the time shown.",
+        clerk_ja="到着の知らせが届かなかった FAX を拾う定期的な確認が止まっています。知らせが届いている間は、FAX は"
+        "普段どおり届きます。表示されている時刻を添えて、今日中にシステム管理者に連絡してください。",
+        operator_en="Run document-jobs-admin health: its reconciliation lines name the last run's finding or error. "
+        "A refused key or a wrong URL is an outage of its own (resend_unauthorized, resend_misconfigured); an outage "
+        "of Resend's shows on resend-status.com. Meanwhile a fax whose webhook fails is recorded by nothing: if "
+        "webhooks_missing is open too, run document-jobs-admin reconcile --since with the time of the last "
+        "complete run.",
+        operator_ja="document-jobs-admin health を実行してください。照合の行に、前回の実行が止まった理由またはエラーが"
+        "出ます。キーの拒否やURLの誤りはそれぞれ別の障害（resend_unauthorized、resend_misconfigured）として出ます。"
+        "Resend 側の障害は resend-status.com で確認できます。その間、Webhook が届かなかったファクスを記録する"
+        "ものはありません。webhooks_missing も出ている場合は、最後に完了した実行の時刻を指定して "
+        "document-jobs-admin reconcile --since を実行してください。",
+    ),
+    "retention_window_closing": Explanation(
+        meaning_en="reconciliation has not listed Resend's received e-mails for more than half (then three "
+        "quarters) of the time Resend keeps them (the setting retention): an e-mail of that gap whose webhook never "
+        "came is lost once Resend deletes it",
+        meaning_ja="照合（reconciliation）が、Resend の受信メールを保存期間（設定 retention）の半分（その後は4分の3）"
+        "を超えて確認できていません。この間に受信し Webhook が届かなかったメールは、Resend が削除すると失われます。",
+        clerk_en="Faxes whose arrival notice was lost may soon be lost for good. Call your system administrator "
+        "now, with the date shown.",
+        clerk_ja="到着の知らせが届かなかった FAX が、まもなく取り出せなくなるおそれがあります。表示されている日時を"
+        "添えて、すぐにシステム管理者に連絡してください。",
+        operator_en="Before the date the alert names, run the command it names (document-jobs-admin reconcile "
+        "--since ...; health prints it too), then find why the scheduled reconciliation does not keep up "
+        "(reconciliation_stalled).",
+        operator_ja="通知に書かれた日時より前に、通知に書かれたコマンド（document-jobs-admin reconcile --since ...。"
+        "health にも表示されます）を実行してください。そのうえで、定期的な照合が追いつかない原因を確認してください"
+        "（reconciliation_stalled）。",
+    ),
+    "reconciliation_unreadable": Explanation(
+        meaning_en="Resend listed e-mails that reconciliation cannot read (no id, or a created_at that is not a "
+        "time or is more than a day ahead): they are not recorded, and they may be faxes",
+        meaning_ja="照合（reconciliation）が読み取れないメールを Resend が一覧に返しました（IDがない、または "
+        "created_at が日時でないか1日以上先の日時）。これらは記録されていません。ファクスの可能性があります。",
+        clerk_en="A received e-mail could not be read and is not in the list: it may be a fax. Call your system "
+        "administrator, with the time and sender shown.",
+        clerk_ja="受信したメールを読み取れず、一覧に載っていないものがあります。FAX の可能性があります。表示されて"
+        "いる日時と送信者を添えて、システム管理者に連絡してください。",
+        operator_en="Look each one up in the Resend dashboard (Emails, Receiving) by what health and the overview "
+        "show of it (id, time, sender, subject). If it is a fax, save its attachments from there or ask the sender "
+        "to send it again. Report the listing to the developers: Resend's list did not have its documented shape.",
+        operator_ja="health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → "
+        "Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を"
+        "依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。",
     ),
 }
 

@@ -97,7 +97,7 @@ CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
-CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
+CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.kind <> 'reconcile_emails'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
 ALTER TABLE ONLY public.document_jobs
@@ -179,14 +179,13 @@ ALTER TABLE ONLY public.document_jobs_rate_limits
 ALTER TABLE public.document_jobs_rate_limits ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_rate_limits TO service_role;
 
-COMMENT ON TABLE public.document_jobs_reconciliation IS 'The one row of reconciliation: its settings (every_minutes, the cron job document-jobs-reconcile; overlap; webhooks_missing_after; max_pages per job; max_since, the furthest back a run by hand may go; set_document_jobs_reconciliation) and its state: watermark, the newest created_at of Resend''s that a run listed fully (a run lists back to it less the overlap), the cursor of a run that stopped at max_pages (its follow-up continues after it), the current run''s counts, and the last run''s.';
+COMMENT ON TABLE public.document_jobs_reconciliation IS 'The one row of reconciliation: its settings (every_minutes, the cron job document-jobs-reconcile; overlap; webhooks_missing_after; max_pages per job; retention, how long Resend keeps received e-mails, which bounds a run by hand and the window the health check watches; set_document_jobs_reconciliation) and its state: watermark, the newest created_at of Resend''s that a run listed fully (a run lists back to it less the overlap), the cursor of a run that stopped at max_pages (its follow-up continues after it), the current run''s counts, the last run''s, and when a run last completed.';
 CREATE TABLE public.document_jobs_reconciliation (
     singleton boolean DEFAULT true NOT NULL,
     every_minutes integer DEFAULT 10 NOT NULL,
     overlap interval DEFAULT '01:00:00'::interval NOT NULL,
     webhooks_missing_after interval DEFAULT '00:15:00'::interval NOT NULL,
     max_pages integer DEFAULT 10 NOT NULL,
-    max_since interval DEFAULT '30 days'::interval NOT NULL,
     watermark timestamp with time zone,
     cursor text,
     run_started_at timestamp with time zone,
@@ -200,21 +199,34 @@ CREATE TABLE public.document_jobs_reconciliation (
     last_late integer,
     missing_found_at timestamp with time zone,
     outage_closed_at timestamp with time zone,
+    retention interval DEFAULT '1 day'::interval NOT NULL,
+    last_completed_at timestamp with time zone,
+    last_finding text,
+    last_finding_at timestamp with time zone,
+    run_unreadable integer DEFAULT 0 NOT NULL,
+    last_unreadable integer,
+    missing_received_at timestamp with time zone,
+    late_after_close integer DEFAULT 0 NOT NULL,
     CONSTRAINT document_jobs_reconciliation_every CHECK (((every_minutes >= 1) AND (every_minutes <= 60))),
     CONSTRAINT document_jobs_reconciliation_max_pages CHECK (((max_pages >= 1) AND (max_pages <= 100))),
-    CONSTRAINT document_jobs_reconciliation_max_since CHECK (((max_since >= '01:00:00'::interval) AND (max_since <= '1 year'::interval))),
     CONSTRAINT document_jobs_reconciliation_missing_after CHECK (((webhooks_missing_after >= '00:01:00'::interval) AND (webhooks_missing_after <= '1 day'::interval))),
     CONSTRAINT document_jobs_reconciliation_overlap CHECK (((overlap >= '00:00:00'::interval) AND (overlap <= '1 day'::interval))),
+    CONSTRAINT document_jobs_reconciliation_retention CHECK (((retention >= '01:00:00'::interval) AND (retention <= '1 year'::interval))),
     CONSTRAINT document_jobs_reconciliation_singleton_check CHECK (singleton)
 );
 COMMENT ON COLUMN public.document_jobs_reconciliation.watermark IS 'The newest Resend created_at a finished run had listed everything up to; null before the first run (which lists back to now() less the overlap).';
-COMMENT ON COLUMN public.document_jobs_reconciliation.missing_found_at IS 'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late: what opens the outage webhooks_missing (unless it closed since).';
+COMMENT ON COLUMN public.document_jobs_reconciliation.missing_found_at IS 'When reconciliation last recorded an e-mail whose webhook was more than webhooks_missing_after late.';
 COMMENT ON COLUMN public.document_jobs_reconciliation.outage_closed_at IS 'When the outage webhooks_missing last closed: a finding before it opens nothing again.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.retention IS 'How long Resend keeps a received e-mail on the office''s plan (1 day unless set: the shortest reported; Resend''s own pages do not say). A run by hand (document-jobs-admin reconcile --since) goes back at most this far, and the health check''s retention_window_closing warns when the watermark is older than half of it, then three quarters.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.last_completed_at IS 'When a run last listed back to its watermark (or to the end of the list): what reconciliation_stalled watches; null until a run has (a first run that does not complete is stalled once under way for an hour). A run cut short by a finding does not count.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.last_finding IS 'Why the last run ended before its watermark (the same page again, a cursor that did not advance, has_more with an empty page), in the worker''s words; null when it completed.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.missing_received_at IS 'The newest Resend created_at of the e-mails reconciliation recorded late (webhooks_missing_after) that were received after webhooks_missing last closed: what opens that outage again.';
+COMMENT ON COLUMN public.document_jobs_reconciliation.late_after_close IS 'E-mails recorded late since webhooks_missing last closed that were received before it closed: they belong to the outage already told, reopen nothing, and are counted here.';
 ALTER TABLE ONLY public.document_jobs_reconciliation
     ADD CONSTRAINT document_jobs_reconciliation_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.document_jobs_reconciliation ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.document_jobs_reconciliation TO service_role;
-INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, max_since, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at) VALUES (true, 10, '01:00:00', '00:15:00', 10, '30 days', NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO public.document_jobs_reconciliation (singleton, every_minutes, overlap, webhooks_missing_after, max_pages, watermark, cursor, run_started_at, run_listed, run_recorded, run_late, run_newest, last_run_at, last_listed, last_recorded, last_late, missing_found_at, outage_closed_at, retention, last_completed_at, last_finding, last_finding_at, run_unreadable, last_unreadable, missing_received_at, late_after_close) VALUES (true, 10, '01:00:00', '00:15:00', 10, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1 day', NULL, NULL, NULL, 0, NULL, NULL, 0);
 
 COMMENT ON TABLE public.document_jobs_settings IS 'The one row of settings an operator may change by hand: backoff_base (the backoff schedule is 1, 5, 15, 60 times it; tests and the chaos run shorten it instead of changing code), the retention of completed jobs (set_document_jobs_retention), alert_stall_after, alert_receiver and max_invocations_in_flight. Each is checked by a constraint, so a value set by hand is held to the same bounds.';
 CREATE TABLE public.document_jobs_settings (
@@ -360,21 +372,26 @@ CREATE TABLE document_jobs_internal.outages (
     cause text NOT NULL,
     active boolean DEFAULT false NOT NULL,
     since timestamp with time zone,
-    alerted_at timestamp with time zone
+    alerted_at timestamp with time zone,
+    alerted_level bigint
 );
+COMMENT ON COLUMN document_jobs_internal.outages.alerted_level IS 'For a cause checked through set_outage_once: the level its last alert of this episode told (a window''s half or three quarters, the newest unreadable e-mail); null otherwise.';
 ALTER TABLE ONLY document_jobs_internal.outages
     ADD CONSTRAINT outages_pkey PRIMARY KEY (cause);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('database_unauthorized', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('queue_stalled', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('resend_misconfigured', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('resend_quota_exceeded', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('resend_unauthorized', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('storage_bucket_not_found', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('storage_unauthorized', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('webhooks_missing', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_failing', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_not_found', false, NULL, NULL);
-INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at) VALUES ('worker_unauthorized', false, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('database_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_misconfigured', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_quota_exceeded', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('retention_window_closing', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('storage_bucket_not_found', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('storage_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('webhooks_missing', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('worker_failing', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('worker_not_found', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('worker_unauthorized', false, NULL, NULL, NULL);
 
 COMMENT ON TABLE document_jobs_internal.pg_net_generation IS 'Unlogged like pg_net''s tables: empty after a crash, when pg_net''s request ids restart. One row: the generation of pg_net ids in use.';
 CREATE UNLOGGED TABLE document_jobs_internal.pg_net_generation (
@@ -409,6 +426,33 @@ INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, adv
 INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('resend_unauthorized', 'RESEND_API_KEY', 'Create a full-access key in the Resend dashboard (API Keys), set it as RESEND_API_KEY on Vercel and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
 INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_bucket_not_found', 'ATTACHMENTS_BUCKET', 'Fix or unset ATTACHMENTS_BUCKET on Vercel (the migrations create fax-attachments, the default) and redeploy, or create the bucket: the waiting jobs are tried again every 10 minutes.', 'Vercel の ATTACHMENTS_BUCKET を直すか削除して（マイグレーションが既定の fax-attachments を作成します）再デプロイするか、バケットを作成してください。待機中のジョブは10分ごとに再試行されます。');
 INSERT INTO document_jobs_internal.release_causes (code, check_what, advice, advice_ja) VALUES ('storage_unauthorized', 'SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY)', 'Set SUPABASE_SECRET_KEY on Vercel to a secret key of this project (Project Settings, API Keys; or the legacy service_role key in SUPABASE_SERVICE_ROLE_KEY), not the publishable one, and redeploy: the waiting jobs are tried again every 10 minutes and drain on their own.', 'Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。');
+
+COMMENT ON TABLE document_jobs_internal.unreadable_listed_emails IS 'Items of Resend''s list of received e-mails that reconciliation could not read (lib/worker/resend.py: no id, or a created_at that is not a time or is more than a day ahead), one row per item (fingerprint: the id''s digest, or the whole item''s when it has no usable id), with what can be read of it (item) and why it could not (reason). Such an item is not recorded; the outage reconciliation_unreadable shows it until its id is recorded (a webhook, or a later listing that could read it) or it is older than retention.';
+CREATE TABLE document_jobs_internal.unreadable_listed_emails (
+    id bigint NOT NULL,
+    fingerprint text NOT NULL,
+    provider_email_id text,
+    reason text NOT NULL,
+    item jsonb NOT NULL,
+    listed_by text NOT NULL,
+    first_listed_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_listed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT unreadable_listed_emails_listed_by CHECK ((listed_by = ANY (ARRAY['reconciliation'::text, 'operator'::text])))
+);
+COMMENT ON COLUMN document_jobs_internal.unreadable_listed_emails.provider_email_id IS 'The item''s id as an e-mail row would store it (lib/storable.py storable_id), when it has one: it is resolved once an e-mail row has it.';
+ALTER TABLE document_jobs_internal.unreadable_listed_emails ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.unreadable_listed_emails_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+ALTER TABLE ONLY document_jobs_internal.unreadable_listed_emails
+    ADD CONSTRAINT unreadable_listed_emails_fingerprint UNIQUE (fingerprint);
+ALTER TABLE ONLY document_jobs_internal.unreadable_listed_emails
+    ADD CONSTRAINT unreadable_listed_emails_pkey PRIMARY KEY (id);
+ALTER TABLE document_jobs_internal.unreadable_listed_emails ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.worker_requests IS 'The worker''s POSTs (pg_net request ids, with when they were counted), so that its answers can be told apart in net._http_response (which has the request id, not the URL) and the invocations in flight counted. Kept a little longer than pg_net keeps answers (6 hours): check_health forgets rows older than 7 hours.';
 CREATE TABLE document_jobs_internal.worker_requests (
@@ -1073,7 +1117,7 @@ $$;
 REVOKE ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
-COMMENT ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) IS 'What a reconcile_emails job needs before it lists, fenced like every call after a claim: "stop_before" (the watermark less the overlap: the run stops at a page whose every e-mail is older), "cursor" (where a run that stopped at its page bound continues, else null) and "max_pages".';
+COMMENT ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) IS 'What a reconcile_emails job needs before it lists, fenced like every call after a claim: "stop_before" (the watermark less the overlap: the run stops at a page whose every e-mail is older), "cursor" (where a run that stopped at its page bound continues, else null), "max_pages", and "now", the database''s clock (an item created more than a day after it is unreadable).';
 CREATE FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1095,7 +1139,8 @@ begin
         'state', 'running',
         'stop_before', coalesce(v_state.watermark, now()) - v_state.overlap,
         'cursor', v_state.cursor,
-        'max_pages', v_state.max_pages);
+        'max_pages', v_state.max_pages,
+        'now', now());
 end;
 $$;
 REVOKE ALL ON FUNCTION public.start_reconciliation_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
@@ -1129,14 +1174,57 @@ $$;
 REVOKE ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_reconciled_emails_v2(p_job_id uuid, p_generation integer, p_emails jsonb, p_lease interval) TO service_role;
 
-COMMENT ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) IS 'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; without, the run is over: the watermark becomes the newest created_at the run listed, but no later than webhooks_missing_after ago (the young e-mails it left are listed again) and never earlier than it was and the run''s counts become the last run''s. Answers {"held", "state", "continues"}.';
+COMMENT ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) IS 'finish_reconciliation_v3 without a finding: what the worker called before it reported findings, kept for a deploy that is not atomic.';
 CREATE FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) RETURNS jsonb
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select public.finish_reconciliation_v3(p_job_id, p_generation, p_listed, p_newest, p_cursor, null, 0)
+$$;
+REVOKE ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) TO service_role;
+
+COMMENT ON FUNCTION public.record_reconciled_emails_v3(p_job_id uuid, p_generation integer, p_emails jsonb, p_unreadable jsonb, p_lease interval) IS 'A batch of a listed page recorded (document_jobs_internal.record_reconciled: at most 100 e-mails) and its unreadable items noted once each (note_unreadable: at most 100), fenced by (p_job_id, p_generation), renewing the lease by p_lease when given; the run''s counts grow with it. Answers {"held", "state"} with "recorded", "late", "late_after_close", "recorded_ids" and "unreadable_new".';
+CREATE FUNCTION public.record_reconciled_emails_v3(p_job_id uuid, p_generation integer, p_emails jsonb, p_unreadable jsonb DEFAULT '[]'::jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_answer jsonb;
+    v_new int;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until)
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'reconcile_emails';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    v_answer := document_jobs_internal.record_reconciled(p_emails);
+    v_new := document_jobs_internal.note_unreadable(coalesce(p_unreadable, '[]'::jsonb), 'reconciliation');
+    update public.document_jobs_reconciliation r
+       set run_recorded = r.run_recorded + (v_answer ->> 'recorded')::int,
+           run_late = r.run_late + (v_answer ->> 'late')::int;
+    return jsonb_build_object('held', true, 'state', 'running', 'unreadable_new', v_new) || v_answer;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_reconciled_emails_v3(p_job_id uuid, p_generation integer, p_emails jsonb, p_unreadable jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_reconciled_emails_v3(p_job_id uuid, p_generation integer, p_emails jsonb, p_unreadable jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text, p_unreadable integer) IS 'The end of a reconcile_emails job''s listing, fenced, before the job completes: with p_cursor (it stopped at max_pages) the cursor is kept and a follow-up job is enqueued when this one completes; with p_finding (the worker''s words for what cut the run short: the same page again, a cursor that does not advance, has_more with an empty page) the run ends and the watermark stays; with neither the run completed: the watermark becomes the newest created_at the run listed, but no later than webhooks_missing_after ago (the young e-mails it left are listed again) and never earlier than it was, and last_completed_at is now. Either end makes the run''s counts the last run''s (p_unreadable: the items it could not read). Answers {"held", "state", "continues"}.';
+CREATE FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text DEFAULT NULL::text, p_unreadable integer DEFAULT 0) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 begin
     perform document_jobs_internal.require_holder(p_job_id, p_generation);
     perform document_jobs_internal.require(p_listed is not null and p_listed >= 0, 'p_listed must be 0 or more');
+    perform document_jobs_internal.require(p_unreadable is not null and p_unreadable >= 0, 'p_unreadable must be 0 or more');
+    perform document_jobs_internal.require(p_cursor is null or p_finding is null,
+                                           'a run cut short by a finding has no cursor to continue after');
     perform 1 from public.document_jobs j
      where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'reconcile_emails'
        for update;
@@ -1148,23 +1236,33 @@ begin
         update public.document_jobs_reconciliation r
            set cursor = p_cursor,
                run_listed = r.run_listed + p_listed,
+               run_unreadable = r.run_unreadable + p_unreadable,
                run_newest = greatest(r.run_newest, p_newest);
         return jsonb_build_object('held', true, 'state', 'running', 'continues', true);
     end if;
+    -- The run is over. Cut short by a finding, it did not list back to the watermark: the
+    -- watermark stays (what it did not list is listed by the next run, from the newest page).
     update public.document_jobs_reconciliation r
-       set watermark = greatest(r.watermark,
-                                least(greatest(r.run_newest, p_newest), now() - r.webhooks_missing_after)),
+       set watermark = case when p_finding is null
+                            then greatest(r.watermark, least(greatest(r.run_newest, p_newest),
+                                                             now() - r.webhooks_missing_after))
+                            else r.watermark end,
+           last_completed_at = case when p_finding is null then now() else r.last_completed_at end,
+           last_finding = left(p_finding, 500),
+           last_finding_at = case when p_finding is null then r.last_finding_at else now() end,
            cursor = null,
            last_run_at = now(),
            last_listed = r.run_listed + p_listed,
            last_recorded = r.run_recorded,
            last_late = r.run_late,
-           run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_newest = null;
+           last_unreadable = r.run_unreadable + p_unreadable,
+           run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_unreadable = 0,
+           run_newest = null;
     return jsonb_build_object('held', true, 'state', 'running', 'continues', false);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.finish_reconciliation_v2(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text) TO service_role;
+REVOKE ALL ON FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text, p_unreadable integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text, p_unreadable integer) TO service_role;
 
 
 -- =================================================================================================
@@ -1306,7 +1404,8 @@ begin
                       left join document_jobs_internal.outcomes_by_hour(v_settled, now() + interval '1 second') o
                         on o.hour = s.hour) h), '[]'),
         'outages', coalesce((
-            select jsonb_agg(jsonb_build_object('cause', o.cause, 'since', o.since, 'alerted_at', o.alerted_at)
+            select jsonb_agg(jsonb_build_object('cause', o.cause, 'since', o.since, 'alerted_at', o.alerted_at,
+                                                'details', document_jobs_internal.outage_details(o.cause))
                    order by o.since)
               from document_jobs_internal.outages o where o.active), '[]'),
         'kinds', (select jsonb_agg(k.kind order by k.kind) from public.document_job_kinds k));
@@ -1971,8 +2070,8 @@ $$;
 REVOKE ALL ON FUNCTION public.enqueue_document_jobs_reconciliation() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.enqueue_document_jobs_reconciliation() TO service_role;
 
-COMMENT ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) IS 'Sets reconciliation''s settings (null: unchanged), held to the table''s constraints, and schedules the cron job document-jobs-reconcile every p_every_minutes. Answers the settings.';
-CREATE FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer DEFAULT NULL::integer, p_overlap interval DEFAULT NULL::interval, p_webhooks_missing_after interval DEFAULT NULL::interval, p_max_pages integer DEFAULT NULL::integer) RETURNS jsonb
+COMMENT ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer, p_retention interval) IS 'Sets reconciliation''s settings (null: unchanged), held to the table''s constraints, and schedules the cron job document-jobs-reconcile every p_every_minutes. p_retention: how long Resend keeps received e-mails on the office''s plan (1 day on Free, 3 on Pro, 7 on Scale as reported). Answers the settings.';
+CREATE FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer DEFAULT NULL::integer, p_overlap interval DEFAULT NULL::interval, p_webhooks_missing_after interval DEFAULT NULL::interval, p_max_pages integer DEFAULT NULL::integer, p_retention interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -1983,20 +2082,21 @@ begin
        set every_minutes = coalesce(p_every_minutes, r.every_minutes),
            overlap = coalesce(p_overlap, r.overlap),
            webhooks_missing_after = coalesce(p_webhooks_missing_after, r.webhooks_missing_after),
-           max_pages = coalesce(p_max_pages, r.max_pages)
+           max_pages = coalesce(p_max_pages, r.max_pages),
+           retention = coalesce(p_retention, r.retention)
     returning * into v_state;
     perform cron.schedule('document-jobs-reconcile',
                           document_jobs_internal.reconcile_schedule(v_state.every_minutes),
                           'select public.enqueue_document_jobs_reconciliation()');
     return jsonb_build_object('every_minutes', v_state.every_minutes, 'overlap', v_state.overlap,
                               'webhooks_missing_after', v_state.webhooks_missing_after,
-                              'max_pages', v_state.max_pages);
+                              'max_pages', v_state.max_pages, 'retention', v_state.retention);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer) TO service_role;
+REVOKE ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer, p_retention interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_document_jobs_reconciliation(p_every_minutes integer, p_overlap interval, p_webhooks_missing_after interval, p_max_pages integer, p_retention interval) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_reconciliation_status() IS 'For the health output (document-jobs-admin health, the screen): when reconciliation last ran and what it found (listed, recorded, of those recorded late), its watermark, a run in progress, its settings, and how many e-mails reconciliation recorded in all.';
+COMMENT ON FUNCTION public.document_jobs_reconciliation_status() IS 'For the health output (document-jobs-admin health, the screen) and a run by hand: when reconciliation last ran and what it found (listed, recorded, of those recorded late, unreadable), when a run last completed and what cut the last one short (last_finding), its watermark and the retention window (window), a run in progress, its settings (max_since: retention, the bound of a run by hand), the e-mails recorded late after webhooks_missing closed, the unreadable items still open (the newest 20, and how many), how many e-mails reconciliation recorded in all, and the database''s clock (now).';
 CREATE FUNCTION public.document_jobs_reconciliation_status() RETURNS jsonb
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2006,6 +2106,10 @@ CREATE FUNCTION public.document_jobs_reconciliation_status() RETURNS jsonb
         'last_listed', r.last_listed,
         'last_recorded', r.last_recorded,
         'last_late', r.last_late,
+        'last_unreadable', r.last_unreadable,
+        'last_completed_at', r.last_completed_at,
+        'last_finding', r.last_finding,
+        'last_finding_at', r.last_finding_at,
         'watermark', r.watermark,
         'running_since', r.run_started_at,
         'continues_after', r.cursor,
@@ -2013,9 +2117,15 @@ CREATE FUNCTION public.document_jobs_reconciliation_status() RETURNS jsonb
         'overlap', r.overlap,
         'webhooks_missing_after', r.webhooks_missing_after,
         'max_pages', r.max_pages,
-        'max_since', r.max_since,
+        'retention', r.retention,
+        'max_since', r.retention,
+        'window', document_jobs_internal.retention_window(),
+        'late_after_close', r.late_after_close,
+        'unreadable', document_jobs_internal.unreadable_shown(20),
+        'unreadable_open', (select count(*) from document_jobs_internal.open_unreadable()),
         'found_by_reconciliation', (select count(*) from public.fax_received_emails e
-                                     where e.found_by = 'reconciliation'))
+                                     where e.found_by = 'reconciliation'),
+        'now', now())
       from public.document_jobs_reconciliation r
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_reconciliation_status() FROM PUBLIC;
@@ -2034,33 +2144,36 @@ $$;
 REVOKE ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.unrecorded_provider_emails(p_provider_email_ids text[]) TO service_role;
 
-COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) IS 'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled), audited with the operator''s identity (action reconcile; its filter has since, listed and the recorded ids; job_count the e-mails recorded). p_since may go back max_since at most.';
-CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) RETURNS jsonb
+COMMENT ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) IS 'The CLI''s reconcile (document-jobs-admin reconcile --since): a batch of listed e-mails recorded as a reconcile_emails job records them (document_jobs_internal.record_reconciled) and its unreadable items (p_unreadable) noted once each (note_unreadable), audited with the operator''s identity (action reconcile; its filter has since, listed, the recorded ids and how many items were unreadable; job_count the e-mails recorded). p_since may go back retention at most.';
+CREATE FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb DEFAULT '[]'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
-    v_max_since interval;
+    v_retention interval;
     v_answer jsonb;
+    v_new int;
 begin
     perform document_jobs_internal.require_actor(p_actor_id, null, false);
-    select r.max_since into v_max_since from public.document_jobs_reconciliation r;
-    perform document_jobs_internal.require(p_since is not null and p_since >= now() - v_max_since - interval '1 minute',
-        format('p_since must be within max_since (%s) of now', v_max_since));
+    select r.retention into v_retention from public.document_jobs_reconciliation r;
+    perform document_jobs_internal.require(p_since is not null and p_since >= now() - v_retention - interval '1 minute',
+        format('p_since must be within retention (%s, how long Resend keeps received e-mails) of now', v_retention));
     v_answer := document_jobs_internal.record_reconciled(p_emails);
+    v_new := document_jobs_internal.note_unreadable(coalesce(p_unreadable, '[]'::jsonb), 'operator');
     insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
     values (p_actor_id, p_actor_email, 'reconcile',
-            jsonb_build_object('since', p_since, 'listed', p_listed, 'recorded_ids', v_answer -> 'recorded_ids'),
+            jsonb_build_object('since', p_since, 'listed', p_listed, 'recorded_ids', v_answer -> 'recorded_ids',
+                               'unreadable', jsonb_array_length(coalesce(p_unreadable, '[]'::jsonb))),
             (v_answer ->> 'recorded')::int);
-    return v_answer;
+    return v_answer || jsonb_build_object('unreadable_new', v_new);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer) TO service_role;
+REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) TO service_role;
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
-SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
 
@@ -2446,7 +2559,86 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail Resend had received more than webhooks_missing_after before (missing_found_at) since the outage last closed; closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
+COMMENT ON FUNCTION document_jobs_internal.check_reconciliation() IS 'The health check''s watch over reconciliation, each cause alerting once (set_outage_once): reconciliation_stalled (no run completed within three of its intervals, or a run under way for over an hour; the last job''s error or the last finding as evidence; closes when a run completes), retention_window_closing (the watermark older than half of retention, and again at three quarters; closes when a run moves it back under half) and reconciliation_unreadable (listing items that could not be read and are neither recorded nor past retention; each new one alerts). The cron job document-jobs-health calls it.';
+CREATE FUNCTION document_jobs_internal.check_reconciliation() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_state public.document_jobs_reconciliation;
+    v_job record;
+    v_error text;
+    v_stalled boolean;
+    v_window jsonb;
+    v_level int;
+    v_open record;
+    v_sent int := 0;
+begin
+    select * into v_state from public.document_jobs_reconciliation r;
+
+    -- Stalled: no run listed back to its watermark within three of its intervals, or a run (its
+    -- follow-ups included) has been under way for over an hour. A failed run feeds it: its error
+    -- is the evidence (no failure alert is sent for a reconcile_emails job).
+    select j.status, j.last_error_code, j.last_error_message into v_job
+      from public.document_jobs j
+     where j.kind = 'reconcile_emails'
+     order by j.created_at desc
+     limit 1;
+    v_error := case when v_job.status is distinct from 'completed' and v_job.last_error_code is not null
+                    then format('%s: %s', v_job.last_error_code, v_job.last_error_message)
+                    when v_state.last_finding is not null
+                    then 'the last run stopped early: ' || v_state.last_finding end;
+    v_stalled := coalesce(v_state.last_completed_at < now() - make_interval(mins => 3 * v_state.every_minutes), false)
+                 or coalesce(v_state.run_started_at < now() - interval '1 hour', false);
+    v_sent := v_sent + document_jobs_internal.set_outage_once(
+        'reconciliation_stalled',
+        case when v_stalled then 1 else 0 end,
+        format('no reconciliation run has listed back to its watermark since %s (it runs every %s minutes)%s',
+               coalesce(document_jobs_internal.alert_time(v_state.last_completed_at), 'it was set up'),
+               v_state.every_minutes,
+               case when v_state.run_started_at < now() - interval '1 hour'
+                    then format('; a run has been under way since %s',
+                                document_jobs_internal.alert_time(v_state.run_started_at))
+                    else '' end),
+        format('a reconciliation run listed back to its watermark at %s',
+               document_jobs_internal.alert_time(v_state.last_completed_at)),
+        jsonb_build_object('last_completed_at', v_state.last_completed_at, 'running_since', v_state.run_started_at,
+                           'every_minutes', v_state.every_minutes, 'last_finding', v_state.last_finding)
+        || case when v_error is not null then jsonb_build_object('last_error', v_error) else '{}'::jsonb end);
+
+    -- The window: the share of Resend's retention the gap since the watermark has used.
+    v_window := document_jobs_internal.retention_window();
+    v_level := case when v_window is null then 0
+                    when (v_window ->> 'share')::numeric >= 0.75 then 2
+                    when (v_window ->> 'share')::numeric >= 0.5 then 1
+                    else 0 end;
+    v_sent := v_sent + document_jobs_internal.set_outage_once(
+        'retention_window_closing',
+        v_level,
+        format('reconciliation has listed the e-mails Resend received only up to %s, %s hours ago: more than %s of the %s Resend keeps them. An e-mail received since then that no webhook delivered is unrecoverable from %s; to list them now, run: %s',
+               document_jobs_internal.alert_time(v_state.watermark),
+               round(extract(epoch from now() - v_state.watermark) / 3600),
+               case when v_level = 2 then 'three quarters' else 'half' end, v_state.retention,
+               document_jobs_internal.alert_time(v_state.watermark + v_state.retention), v_window ->> 'command'),
+        format('reconciliation has listed everything up to %s', document_jobs_internal.alert_time(v_state.watermark)),
+        coalesce(v_window, '{}'::jsonb));
+
+    -- Unreadable e-mails: the level is the newest one's id, so each new one is told once.
+    select count(*) as n, max(u.id) as newest, string_agg(distinct u.reason, '; ') as reasons into v_open
+      from document_jobs_internal.open_unreadable() u;
+    v_sent := v_sent + document_jobs_internal.set_outage_once(
+        'reconciliation_unreadable',
+        coalesce(v_open.newest, 0),
+        format('Resend listed %s e-mails that reconciliation cannot read (%s): they are not recorded, and they may be faxes. What can be read of them: document-jobs-admin health, or the overview of the admin screen',
+               v_open.n, v_open.reasons),
+        'every e-mail reconciliation could not read is recorded now, or older than Resend''s retention',
+        jsonb_build_object('count', v_open.n, 'emails', document_jobs_internal.unreadable_shown(20)));
+    return v_sent;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_reconciliation() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail that Resend had received more than webhooks_missing_after before, received after the outage last closed (missing_received_at: one received before belongs to the outage already told, and is only counted, late_after_close); closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
 CREATE FUNCTION document_jobs_internal.check_webhooks_missing() RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -2475,13 +2667,13 @@ begin
          where e.found_by = 'webhook' and e.received_at > v_outage.since;
         v_active := v_delivered is null;
     else
-        -- Opens on a finding since it last closed.
-        v_active := v_state.missing_found_at > coalesce(v_state.outage_closed_at, '-infinity');
+        -- Opens on a late e-mail received after it last closed.
+        v_active := coalesce(v_state.missing_received_at > coalesce(v_state.outage_closed_at, '-infinity'), false);
     end if;
     v_sent := document_jobs_internal.set_outage(
         'webhooks_missing',
         v_active,
-        format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s)',
+        format('reconciliation recorded e-mails that Resend received more than %s before and no webhook delivered (the newest received at %s); until webhooks come again, reconciliation alone records new faxes',
                v_state.webhooks_missing_after, document_jobs_internal.alert_time(v_late.received_at)),
         format('a webhook delivered an e-mail received at %s, after the outage began',
                document_jobs_internal.alert_time(v_delivered)),
@@ -2490,7 +2682,7 @@ begin
                            'found_at', v_state.missing_found_at,
                            'delivered_received_at', v_delivered));
     if v_outage.active and not v_active then
-        update public.document_jobs_reconciliation r set outage_closed_at = now();
+        update public.document_jobs_reconciliation r set outage_closed_at = now(), late_after_close = 0;
     end if;
     return v_sent;
 end;
@@ -3028,6 +3220,43 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_sender() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) IS 'Notes the listing items reconciliation could not read (at most 100: {"fingerprint", "provider_email_id", "reason", "item"}), each once (a known fingerprint only gets its last_listed_at); returns how many were new.';
+CREATE FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_item jsonb;
+    v_id bigint;
+    v_new int := 0;
+begin
+    perform document_jobs_internal.require(jsonb_typeof(p_items) = 'array', 'p_unreadable must be a JSON array');
+    perform document_jobs_internal.require(jsonb_array_length(p_items) <= 100, 'p_unreadable holds at most 100 items');
+    for v_item in select e.value from jsonb_array_elements(p_items) e loop
+        perform document_jobs_internal.require(
+            jsonb_typeof(v_item) = 'object' and nullif(v_item ->> 'fingerprint', '') is not null
+            and length(v_item ->> 'fingerprint') <= 200 and nullif(v_item ->> 'reason', '') is not null
+            and jsonb_typeof(v_item -> 'item') = 'object' and length((v_item -> 'item')::text) <= 20000,
+            'every item of p_unreadable must be an object with a fingerprint, a reason and an item (at most 20,000 characters)');
+        insert into document_jobs_internal.unreadable_listed_emails as u
+               (fingerprint, provider_email_id, reason, item, listed_by)
+        values (v_item ->> 'fingerprint', nullif(v_item ->> 'provider_email_id', ''), left(v_item ->> 'reason', 500),
+                v_item -> 'item', p_listed_by)
+        on conflict (fingerprint) do nothing
+        returning u.id into v_id;
+        if v_id is null then
+            update document_jobs_internal.unreadable_listed_emails u
+               set last_listed_at = now()
+             where u.fingerprint = v_item ->> 'fingerprint';
+        else
+            v_new := v_new + 1;
+        end if;
+    end loop;
+    return v_new;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -3043,6 +3272,19 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.open_unreadable() IS 'The unreadable listing items still to act on: first listed within retention (Resend may still have the e-mail) and whose id no e-mail row has (a webhook, or a later listing that could read it, records it).';
+CREATE FUNCTION document_jobs_internal.open_unreadable() RETURNS SETOF document_jobs_internal.unreadable_listed_emails
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select u.*
+      from document_jobs_internal.unreadable_listed_emails u
+     where u.first_listed_at > now() - (select r.retention from public.document_jobs_reconciliation r)
+       and not exists (select 1 from public.fax_received_emails e
+                        where e.provider = 'resend' and e.provider_email_id = u.provider_email_id)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.open_unreadable() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) IS 'The admin screen operator''s role now, from Supabase Auth''s own tables: refuses (28000 session_ended) a session that is gone, past not_after or another user''s, a user gone, deleted or banned, and (42501 no_role) a role not in p_roles.';
 CREATE FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) RETURNS text
@@ -3088,6 +3330,12 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Likely cause: the Vault secret document_jobs_url is wrong (it must be https://YOUR-APP.vercel.app/api/internal/document-jobs) or the deployment is gone. Check the URL in Vault and the deployment on Vercel.'
         when 'webhooks_missing' then
             'Check the webhook in Resend''s dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel''s Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md).'
+        when 'reconciliation_stalled' then
+            'Run document-jobs-admin health: its reconciliation lines name the last run''s finding or error. A refused key or a wrong URL is an outage of its own (resend_unauthorized, resend_misconfigured); an outage of Resend''s shows on resend-status.com. Meanwhile a fax whose webhook fails is recorded by nothing: if webhooks_missing is open too, run document-jobs-admin reconcile --since with the time of the last complete run.'
+        when 'retention_window_closing' then
+            'Before the date the alert names, run the command it names (document-jobs-admin reconcile --since ...; health prints it too), then find why the scheduled reconciliation does not keep up (reconciliation_stalled).'
+        when 'reconciliation_unreadable' then
+            'Look each one up in the Resend dashboard (Emails, Receiving) by what health and the overview show of it (id, time, sender, subject). If it is a fax, save its attachments from there or ask the sender to send it again. Report the listing to the developers: Resend''s list did not have its documented shape.'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
@@ -3109,11 +3357,35 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS te
             'Vault のシークレット document_jobs_url が誤っている（https://YOUR-APP.vercel.app/api/internal/document-jobs でなければなりません）か、デプロイがなくなっている可能性が高いです。Vault のURLと Vercel のデプロイを確認してください。'
         when 'webhooks_missing' then
             'Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。'
+        when 'reconciliation_stalled' then
+            'document-jobs-admin health を実行してください。照合の行に、前回の実行が止まった理由またはエラーが出ます。キーの拒否やURLの誤りはそれぞれ別の障害（resend_unauthorized、resend_misconfigured）として出ます。Resend 側の障害は resend-status.com で確認できます。その間、Webhook が届かなかったファクスを記録するものはありません。webhooks_missing も出ている場合は、最後に完了した実行の時刻を指定して document-jobs-admin reconcile --since を実行してください。'
+        when 'retention_window_closing' then
+            '通知に書かれた日時より前に、通知に書かれたコマンド（document-jobs-admin reconcile --since ...。health にも表示されます）を実行してください。そのうえで、定期的な照合が追いつかない原因を確認してください（reconciliation_stalled）。'
+        when 'reconciliation_unreadable' then
+            'health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_details(p_cause text) IS 'What an open outage shows beside its explanation on the screen''s overview, for the causes that have more to show: reconciliation_unreadable its e-mails (unreadable_shown), retention_window_closing its window and command (retention_window), reconciliation_stalled the last completed run and finding; null for the others.';
+CREATE FUNCTION document_jobs_internal.outage_details(p_cause text) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+        when 'reconciliation_unreadable' then jsonb_build_object(
+            'emails', document_jobs_internal.unreadable_shown(20),
+            'count', (select count(*) from document_jobs_internal.open_unreadable()))
+        when 'retention_window_closing' then document_jobs_internal.retention_window()
+        when 'reconciliation_stalled' then (
+            select jsonb_build_object('last_completed_at', r.last_completed_at, 'running_since', r.run_started_at,
+                                      'last_finding', r.last_finding, 'every_minutes', r.every_minutes)
+              from public.document_jobs_reconciliation r)
+        end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_details(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) IS 'Attempts that ended between p_from and p_to, per UTC hour: how many completed, failed and were retried, and the latency from the job''s creation (the webhook recording the e-mail) to its completion, p50 and p95 in milliseconds. Computed from the attempt history; fill_hourly_outcomes keeps the settled hours.';
 CREATE FUNCTION document_jobs_internal.outcomes_by_hour(p_from timestamp with time zone, p_to timestamp with time zone) RETURNS TABLE(hour timestamp with time zone, completed integer, failed integer, retried integer, latency_p50_ms double precision, latency_p95_ms double precision)
@@ -3290,7 +3562,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at: all whose created_at parses), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -3299,44 +3571,63 @@ declare
     v_item jsonb;
     v_id text;
     v_row record;
+    v_received timestamptz;
     v_late_one boolean;
     v_missing_after interval;
+    v_closed_at timestamptz;
     v_recorded int := 0;
     v_late int := 0;
     v_young int := 0;
+    v_after_close int := 0;
+    v_newest_missing timestamptz;
     v_ids jsonb := '[]'::jsonb;
 begin
     perform document_jobs_internal.require(jsonb_typeof(p_emails) = 'array', 'p_emails must be a JSON array');
     perform document_jobs_internal.require(jsonb_array_length(p_emails) <= 100, 'p_emails holds at most 100 e-mails');
-    select r.webhooks_missing_after into v_missing_after from public.document_jobs_reconciliation r;
+    select r.webhooks_missing_after, r.outage_closed_at into v_missing_after, v_closed_at
+      from public.document_jobs_reconciliation r;
     for v_item in select e.value from jsonb_array_elements(p_emails) e loop
         v_id := v_item ->> 'id';
         perform document_jobs_internal.require(jsonb_typeof(v_item) = 'object' and nullif(v_id, '') is not null,
                                                'every item of p_emails must be an object with an id');
         -- An e-mail younger than webhooks_missing_after may still get its webhook: left for a
-        -- later run (the watermark never passes it). One whose created_at does not parse is old.
+        -- later run (the watermark never passes it). The worker sends only items whose
+        -- created_at it could read (the others are noted as unreadable), so one that does not
+        -- parse here is taken as old.
         if document_jobs_internal.try_timestamptz(v_item ->> 'created_at') > now() - v_missing_after then
             v_young := v_young + 1;
             continue;
         end if;
-        -- The webhook's path: the same row, the same fetch_email job, the same kick. The data
-        -- keeps the item, with the webhook's name for the id beside it.
         select * into v_row
           from public.record_inbound_email(v_id, null, v_item || jsonb_build_object('email_id', v_id));
         if not v_row.duplicate then
             update public.fax_received_emails e
                set found_by = 'reconciliation', reconciled_at = now()
              where e.id = v_row.fax_received_email_id
-            returning coalesce(e.received_at < now() - v_missing_after, false) into v_late_one;
+            returning e.received_at, coalesce(e.received_at < now() - v_missing_after, false)
+              into v_received, v_late_one;
             v_recorded := v_recorded + 1;
-            v_late := v_late + case when v_late_one then 1 else 0 end;
             v_ids := v_ids || to_jsonb(v_id);
+            if v_late_one then
+                v_late := v_late + 1;
+                -- Received before webhooks_missing last closed: that outage was told and closed;
+                -- the e-mail is counted, and reopens nothing.
+                if v_received > coalesce(v_closed_at, '-infinity') then
+                    v_newest_missing := greatest(v_newest_missing, v_received);
+                else
+                    v_after_close := v_after_close + 1;
+                end if;
+            end if;
         end if;
     end loop;
     if v_late > 0 then
-        update public.document_jobs_reconciliation r set missing_found_at = now();
+        update public.document_jobs_reconciliation r
+           set missing_found_at = now(),
+               missing_received_at = greatest(r.missing_received_at, v_newest_missing),
+               late_after_close = r.late_after_close + v_after_close;
     end if;
-    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young, 'recorded_ids', v_ids);
+    return jsonb_build_object('recorded', v_recorded, 'late', v_late, 'young', v_young,
+                              'late_after_close', v_after_close, 'recorded_ids', v_ids);
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) FROM PUBLIC;
@@ -3503,6 +3794,26 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.retention_window() IS 'How much of Resend''s retention the gap since the watermark has used ("share": 0.5 is half), the time from which the gap''s e-mails are unrecoverable (watermark + retention), and the run by hand that lists the gap ("command"); null before a run has completed.';
+CREATE FUNCTION document_jobs_internal.retention_window() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case when r.watermark is not null then jsonb_build_object(
+        'watermark', r.watermark,
+        'retention', r.retention,
+        'share', round((extract(epoch from now() - r.watermark) / extract(epoch from r.retention))::numeric, 3),
+        'unrecoverable_from', r.watermark + r.retention,
+        -- Back to the watermark less the overlap, the run's own reach; once that is past what Resend
+        -- keeps, an age of the whole retention, which stays valid however late it is pasted.
+        'command', 'document-jobs-admin reconcile --since '
+                   || case when r.watermark - r.overlap > now() - r.retention
+                           then to_char((r.watermark - r.overlap) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"')
+                           else floor(extract(epoch from r.retention) / 60)::text || 'm' end) end
+      from public.document_jobs_reconciliation r
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.retention_window() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search, or of a sender of many e-mails: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its sender and its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the sender and the term are checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record
     LANGUAGE plpgsql STABLE
@@ -3617,6 +3928,37 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage(p_cause text, p_active boolean, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) IS 'set_outage for a cause that alerts once per episode: p_level null is no evidence, 0 clears it (with a recovered alert after a down alert, as set_outage sends), above 0 holds it; a down alert goes out when the episode opens (set_outage''s one-an-hour rule still holds it back after a recent alert of the same cause, until the hour passes) and once more each time the level rises, never as an hourly reminder.';
+CREATE FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_outage document_jobs_internal.outages;
+    v_sent int;
+begin
+    if p_level is null then
+        return 0;  -- no evidence either way
+    end if;
+    select * into strict v_outage from document_jobs_internal.outages o where o.cause = p_cause for update;
+    if p_level > 0 and v_outage.active and v_outage.alerted_at >= v_outage.since then
+        if p_level <= coalesce(v_outage.alerted_level, 0) then
+            return 0;  -- this episode was told, at this level: no hourly reminder
+        end if;
+        -- The level rose (three quarters of the window, a new unreadable e-mail): tell it now.
+        update document_jobs_internal.outages o set alerted_at = null where o.cause = p_cause;
+    end if;
+    v_sent := document_jobs_internal.set_outage(p_cause, p_level > 0, p_summary, p_recovered, p_evidence);
+    if p_level = 0 then
+        update document_jobs_internal.outages o set alerted_level = null where o.cause = p_cause;
+    elsif v_sent > 0 then
+        update document_jobs_internal.outages o set alerted_level = p_level where o.cause = p_cause;
+    end if;
+    return v_sent;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs, at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
@@ -3667,3 +4009,15 @@ exception
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) IS 'The newest p_limit open unreadable items as health and the screen show them: what could be read of each (item: id, created_at, from, to, subject, message_id, file names, as listed), why it could not be recorded, and when it was first and last listed.';
+CREATE FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object('reason', u.reason, 'item', u.item, 'first_listed_at', u.first_listed_at,
+                                                 'last_listed_at', u.last_listed_at, 'listed_by', u.listed_by)
+                              order by u.id desc), '[]'::jsonb)
+      from (select * from document_jobs_internal.open_unreadable() o order by o.id desc limit p_limit) u
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) FROM PUBLIC;

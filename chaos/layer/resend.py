@@ -2,7 +2,10 @@
 them, per e-mail or at random with a seed: 5xx, 429 with retry-after, slow answers, timeouts, any
 status with any name and message, 404, expired download URLs, a download whose Content-Length lies
 (shorter: the body ends there; longer: the connection closes first), and listings edited item by
-item (a size removed or fractional, an id repeated).
+item (a size removed or fractional, an id repeated). The list of received e-mails (GET
+/emails/receiving) takes only faults that name it (target "received"): its items edited the same
+way, and the page itself misbehaving (the newest page whatever the cursor, has_more forced, the
+items dropped, more items than `limit` allows).
 
 On the API host: POST /_control/faults adds a Fault (its JSON), DELETE /_control/faults clears
 them, GET /_control/faults counts those that fired, by kind (and status)."""
@@ -15,7 +18,7 @@ import threading
 import time
 from collections import Counter
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pydantic import BaseModel
 
@@ -43,7 +46,7 @@ class Fault(BaseModel):
     listing page with `edits` applied."""
 
     kind: Literal["status", "slow", "timeout", "expired_url", "short_body", "long_length", "edit_listing"]
-    target: Literal["list", "download", "any"] = "any"
+    target: Literal["list", "download", "any", "received"] = "any"
     email_id: str | None = None  # None: any e-mail
     status: int = 500
     name: str | None = "application_error"  # None: a body that is not JSON (`message` as plain text)
@@ -54,6 +57,12 @@ class Fault(BaseModel):
     count: int | None = None
     length: int = 20
     edits: list[ListingEdit] = []
+    # edit_listing of the received list: the newest page whatever the cursor, has_more as given,
+    # no items, or pages of this many items (past the 100 `limit` allows).
+    first_page: bool = False
+    has_more: bool | None = None
+    drop_items: bool = False
+    page_size: int | None = None
 
 
 class ResendFaults:
@@ -75,7 +84,10 @@ class ResendFaults:
         """The first fault that fires for this request, counted down."""
         with self._lock:
             for fault in self._faults:
-                if fault.target not in ("any", target) or fault.email_id not in (None, email_id):
+                # The received list takes only the faults that name it: the others predate it.
+                if fault.target not in (target, "any" if target != "received" else target):
+                    continue
+                if fault.email_id not in (None, email_id):
                     continue
                 if fault.kind not in kinds or fault.count == 0 or self._rng.random() >= fault.probability:
                     continue
@@ -94,6 +106,8 @@ class ResendFaults:
             if path == "/_control/faults":
                 return self._control(method, body)
             parts = [p for p in path.split("/") if p]
+            if parts == ["emails", "receiving"]:
+                return self._received(answer, method, target, headers, body)
             if parts[:2] != ["emails", "receiving"] or len(parts) not in (3, 4, 5):
                 return answer(method, target, headers, body)
             email_id, listing = parts[2], len(parts) == 4
@@ -106,6 +120,38 @@ class ResendFaults:
             return _edited(normal, edit) if edit else normal
 
         return api
+
+    def _received(self, answer: Handler, method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:
+        """GET /emails/receiving through the faults that name it."""
+        fault = self.take("received", None, ("status", "slow", "timeout"))
+        answered = _apply(fault) if fault else None
+        if answered:
+            return answered
+        edit = self.take("received", None, ("edit_listing",))
+        if edit is None:
+            return answer(method, target, headers, body)
+        url = urlsplit(target)
+        query = dict(parse_qsl(url.query))
+        if edit.first_page:
+            query.pop("after", None)
+        status, normal_headers, content = answer(method, f"{url.path}?{urlencode(query)}", headers, body)
+        if status != 200:
+            return status, normal_headers, content
+        listing = json.loads(content)
+        while edit.page_size and len(listing["data"]) < edit.page_size and listing["has_more"]:
+            more = query | {
+                "after": listing["data"][-1]["id"],
+                "limit": str(min(100, edit.page_size - len(listing["data"]))),
+            }
+            _, _, next_content = answer(method, f"{url.path}?{urlencode(more)}", headers, body)
+            following = json.loads(next_content)
+            listing["data"] += following["data"]
+            listing["has_more"] = following["has_more"]
+        if edit.drop_items:
+            listing["data"] = []
+        if edit.has_more is not None:
+            listing["has_more"] = edit.has_more
+        return _edited((status, normal_headers, json_body(listing)), edit)
 
     def _downloads(self, answer: Handler) -> Handler:
         def downloads(method: str, target: str, headers: dict[str, str], body: bytes) -> Answer:

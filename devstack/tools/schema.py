@@ -89,6 +89,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.start_reconciliation_v2", "worker"),
     ("public.record_reconciled_emails_v2", "worker"),
     ("public.finish_reconciliation_v2", "worker"),
+    ("public.record_reconciled_emails_v3", "worker"),
+    ("public.finish_reconciliation_v3", "worker"),
     ("public.record_inbound_email", "webhook"),
     ("public.document_jobs_admin_overview", "screen"),
     ("public.document_jobs_admin_jobs", "screen"),

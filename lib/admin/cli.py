@@ -127,7 +127,10 @@ def parser() -> argparse.ArgumentParser:
         "record now every e-mail Resend received since a time that no webhook delivered (--as, --dry-run)",
     )
     reconciling.add_argument(
-        "--since", type=since_or_until, required=True, help="back to: ISO 8601, or an age (7d); at most max_since"
+        "--since", type=since_or_until, required=True, help="back to: ISO 8601, or an age (20h); at most retention"
+    )
+    reconciling.add_argument(
+        "--after", metavar="ID", help="start after this e-mail id (what a run stopped at its page bound prints)"
     )
     _as_option(reconciling, "the admin it is recorded for")
     reconciling.add_argument("--dry-run", action="store_true", help="count and list what would be recorded")

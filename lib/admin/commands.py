@@ -16,7 +16,7 @@ from uuid import UUID
 
 import httpx
 
-from lib.admin import display
+from lib.admin import display, reconciliation_status
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
 from lib.explanations import outage_explanation
@@ -497,6 +497,7 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     )
     lines.append(f"worker answers, last hour: {answers or 'none (no worker call)'}")
     lines.append(_reconciliation_line(data["reconciliation"], context.now))
+    lines += reconciliation_status.lines(data["reconciliation"], context.now)
     secrets = ", ".join(
         f"{name} {'stored' if there else 'not stored (optional)' if name == ALERT_URL_SECRET else 'MISSING'}"
         for name, there in data["vault_secrets"].items()

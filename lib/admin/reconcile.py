@@ -1,21 +1,29 @@
-"""document-jobs-admin reconcile --since 7d [--dry-run] --as EMAIL: reconciliation by hand, for an
-outage longer than the schedule's reach (the cron job lists back to its watermark less an hour).
+"""document-jobs-admin reconcile --since 20h [--after ID] [--dry-run] --as EMAIL: reconciliation by
+hand, for an outage longer than the schedule's reach (the cron job lists back to its watermark less
+an hour).
 
 It walks Resend's list of received e-mails (lib/worker/reconcile.py, the job's own walk) back to
---since, at most the setting max_since of document_jobs_reconciliation (30 days unless changed:
-how long Resend keeps received e-mails is not documented on any page we found), and records what
-the database lacks through the audited admin_record_reconciled_emails (the operator's identity,
-as the bulk actions record it), one batch per page, or with --dry-run only counts and lists it.
-It needs RESEND_API_KEY (and RESEND_API_URL off Resend's own API) besides the Supabase settings.
+--since, at most the setting retention of document_jobs_reconciliation (how long Resend keeps a
+received e-mail on the office's plan: 1 day unless set, the shortest reported, since Resend's own
+pages do not say), and records what the database lacks through the audited
+admin_record_reconciled_emails (the operator's identity, as the bulk actions record it), in
+batches the database takes, or with --dry-run only counts and lists it. An item it cannot read is
+listed and noted once (the outage reconciliation_unreadable); a page that comes again, a cursor
+that does not advance or has_more with an empty page ends the walk with a finding. A walk that
+stops at its page bound prints how to go on: --after the last id it listed (a later --since could
+not reach the older rest: every walk starts from the newest page). It needs RESEND_API_KEY (and
+RESEND_API_URL off Resend's own API) besides the Supabase settings.
 """
 
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
+import shlex
+from datetime import datetime, timedelta
 from typing import Any
 
-from lib.admin import bulk, commands, display
+from lib.admin import PROGRAM, bulk, commands, display
+from lib.admin.reconciliation_status import unreadable_line
 from lib.errors import Refusal
 from lib.failures import JobFailure
 from lib.settings import ConfigError, ResendListingSettings
@@ -29,12 +37,13 @@ MAX_PAGES = 500
 def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
     who = bulk.actor(context, args.actor)
     status = commands.rpc(context, "document_jobs_reconciliation_status", {}, dict)
-    max_since = _interval_seconds(status["max_since"])
-    if (context.now - args.since).total_seconds() > max_since + 60:
+    retention = interval_seconds(status["retention"])
+    if (context.now - args.since).total_seconds() > retention + 60:
         raise Refusal(
             "since_too_far",
-            f"--since goes back further than max_since ({display.interval(status['max_since'])});"
-            " set_document_jobs_reconciliation does not change it: it is the table's setting",
+            f"--since goes back further than retention ({display.interval(status['retention'])}): how long Resend"
+            " keeps a received e-mail on the office's plan, the setting of document_jobs_reconciliation"
+            " (set_document_jobs_reconciliation(p_retention => ...) changes it)",
         )
     try:
         settings = ResendListingSettings.load()
@@ -48,19 +57,21 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
     )
     would: list[str] = []
 
-    def record(items: list[dict[str, Any]]) -> dict[str, Any]:
+    def record(items: list[dict[str, Any]], unreadable: list[dict[str, Any]]) -> dict[str, Any]:
         if args.dry_run:
             ids = [str(i["id"]) for i in items]
             missing = commands.rpc(context, "unrecorded_provider_emails", {"p_provider_email_ids": ids}, list)
             would.extend(missing)
             return {"recorded": 0, "late": 0, "recorded_ids": []}
-        params = {"p_actor_id": who.id, "p_actor_email": who.email, "p_emails": items,
-                  "p_since": args.since.isoformat(), "p_listed": len(items)}  # fmt: skip
+        params = {"p_actor_id": who.id, "p_actor_email": who.email, "p_emails": items, "p_unreadable": unreadable,
+                  "p_since": args.since.isoformat(), "p_listed": len(items) + len(unreadable)}  # fmt: skip
         answer: dict[str, Any] = commands.rpc(context, "admin_record_reconciled_emails", params, dict)
         return answer
 
+    # The database's clock, as the job's: an item created more than a day after it cannot be read.
+    not_after = datetime.fromisoformat(status["now"]) + reconcile.CLOCK_SLACK
     try:
-        seen = reconcile.walk(resend, record, args.since, None, MAX_PAGES)
+        seen = reconcile.walk(resend, record, args.since, args.after, MAX_PAGES, not_after)
     except JobFailure as failure:
         raise Refusal(failure.code.value, f"Resend's list of received e-mails: {failure}") from failure
     data = {
@@ -70,25 +81,35 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
         "pages": seen.pages,
         "dry_run": bool(args.dry_run),
         "since": args.since.isoformat(),
+        "after": args.after,
         "would_record": would if args.dry_run else None,
         "recorded_ids": seen.recorded_ids,
+        "unreadable": [{"reason": u.reason, "item": u.shown} for u in seen.unreadable],
+        "finding": seen.finding,
         "stopped_at_page_bound": seen.continue_after is not None,
+        "continue_after": seen.continue_after,
         "actor": {"id": who.id, "email": who.email},
     }
     if args.dry_run:
         lines = [f"listed {seen.listed} e-mails in {seen.pages} pages; {len(would)} not recorded (dry run):"]
-        lines += [f"  {email_id}" for email_id in would]
+        lines += [f"  {display.text(email_id)}" for email_id in would]
     else:
         lines = [
             f"listed {seen.listed} e-mails in {seen.pages} pages; recorded {seen.recorded}"
             f" ({seen.late} of them late), audited as {who.email}"
         ]
+    if seen.unreadable:
+        lines.append(f"{len(seen.unreadable)} could not be read and are not recorded (they may be faxes):")
+        lines += [f"  {unreadable_line(u.reason, u.shown)}" for u in seen.unreadable]
+    if seen.finding is not None:
+        lines.append(f"stopped early: {display.text(seen.finding)}")
     if seen.continue_after is not None:
-        lines.append(f"stopped after {MAX_PAGES} pages: run again with a later --since for the rest")
+        rest = f"{PROGRAM} reconcile --since {args.since.isoformat()} --after {shlex.quote(seen.continue_after)}"
+        lines.append(f"stopped after {MAX_PAGES} pages; for the older rest run: {display.text(rest)}")
     return data, "\n".join(lines)
 
 
-def _interval_seconds(value: str) -> float:
+def interval_seconds(value: str) -> float:
     """PostgREST's text of an interval ('30 days', '01:00:00', '1 day 02:00:00') in seconds."""
     days, _, clock = value.partition(" day")
     if not clock and ":" in days:

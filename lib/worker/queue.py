@@ -163,23 +163,39 @@ class Queue:
         fenced = self._fenced("start_reconciliation_v2", job)
         return ReconcileStart.model_validate(fenced.model_extra or {})
 
-    def record_reconciled(self, job: Job, items: list[dict[str, Any]]) -> dict[str, Any]:
-        """Records a page of listed e-mails the database does not have (the webhook's path), only
-        while the job is ours, renewing the lease in the same call. {"recorded", "late", "recorded_ids"}."""
+    def record_reconciled(
+        self, job: Job, items: list[dict[str, Any]], unreadable: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Records a batch of listed e-mails the database does not have (the webhook's path) and
+        notes the items that could not be read, only while the job is ours, renewing the lease in
+        the same call. {"recorded", "late", "recorded_ids", "unreadable_new", ...}."""
         asked_at = self._wall()
-        fenced = self._fenced("record_reconciled_emails_v2", job, p_emails=items, p_lease=interval(self.lease))
+        fenced = self._fenced(
+            "record_reconciled_emails_v3", job, p_emails=items, p_unreadable=unreadable, p_lease=interval(self.lease)
+        )
         self._renewed(job, asked_at)
         return dict(fenced.model_extra or {})
 
-    def finish_reconciliation(self, job: Job, listed: int, newest: datetime | None, cursor: str | None) -> bool:
+    def finish_reconciliation(
+        self,
+        job: Job,
+        listed: int,
+        newest: datetime | None,
+        cursor: str | None,
+        finding: str | None = None,
+        unreadable: int = 0,
+    ) -> bool:
         """How far the listing got, before the job completes: with a cursor the run continues in a
-        follow-up job (True); without, the watermark moves to `newest`."""
+        follow-up job (True); with a finding it ended short and the watermark stays; with neither
+        the watermark moves to `newest`."""
         fenced = self._fenced(
-            "finish_reconciliation_v2",
+            "finish_reconciliation_v3",
             job,
             p_listed=listed,
             p_newest=newest.isoformat() if newest else None,
             p_cursor=cursor,
+            p_finding=finding,
+            p_unreadable=unreadable,
         )
         return bool((fenced.model_extra or {}).get("continues"))
 

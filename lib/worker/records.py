@@ -52,13 +52,15 @@ class FetchStart(BaseModel):
 
 class ReconcileStart(BaseModel):
     """start_reconciliation_v2's answer: where the listing may stop (the watermark less the
-    overlap), the cursor a previous job of the run stopped at, and the bound of pages per job."""
+    overlap), the cursor a previous job of the run stopped at, the bound of pages per job, and the
+    database's clock (an item created more than a day after it cannot be read)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     stop_before: datetime
     cursor: str | None = None
     max_pages: int = Field(ge=1, le=100)
+    now: datetime
 
 
 class StoredAttachment(BaseModel):

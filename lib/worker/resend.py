@@ -8,7 +8,9 @@ team's rate limit through a Pacing (lib/worker/rate_limit.py); downloads go to a
 
 A listing is read item by item: an item Resend's own SDK allows (no `size`: it is NotRequired in
 resend/emails/_received_email.py) is fetched with its size unknown, and an item that cannot be
-fetched at all (no id, no download URL) is named, field by field, without losing the others.
+fetched at all (no id, no download URL) is named, field by field, without losing the others. The
+list of received e-mails is read the same way: an item that cannot be recorded is set apart with
+what can be read of it (UnreadableEmail), and its page's other items go on.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from lib.budget import Deadline, DeadlinePassed
+from lib.storable import digest
 
 USER_AGENT = "document-jobs/0.1 (+https://github.com/document-jobs)"
 PAGE_SIZE = 100
@@ -163,15 +166,46 @@ class ReceivedEmail:
     item: dict[str, Any]
 
 
+# What an unreadable item shows of itself (to an operator who looks it up in Resend's dashboard),
+# each value cut to this many characters.
+_SHOWN_FIELDS = ("id", "created_at", "from", "to", "subject", "message_id")
+_SHOWN_CHARS = 300
+_SHOWN_FILES = 10
+
+
+@dataclass(frozen=True)
+class UnreadableEmail:
+    """An item of the list of received e-mails that cannot be recorded: no usable id, or a
+    created_at that is not a time or lies more than a day ahead of the database's clock. It may be
+    a fax, so it is reported with what can be read of it (`shown`: its id, created_at, sender,
+    recipients, subject, message id and file names, as listed, each cut short; a value that is no
+    string as its JSON), once: `fingerprint` names the item across listings (its id's digest, or
+    the whole item's when it has no usable id)."""
+
+    position: int
+    reason: str
+    fingerprint: str
+    id: str | None  # the item's id when it is a non-empty string
+    shown: dict[str, Any]
+
+
 @dataclass
 class ReceivedPage:
+    """A page of the list: the items that can be recorded, those that cannot, `has_more`, what
+    names the page (its first and last items' ids, for a page that comes again) and the cursor of
+    the next page (the last id on it that is a string, None when none is)."""
+
     has_more: bool
     emails: list[ReceivedEmail] = field(default_factory=list)
+    unreadable: list[UnreadableEmail] = field(default_factory=list)
+    size: int = 0
+    signature: tuple[str, str] | None = None
+    cursor: str | None = None
 
     @property
     def last_id(self) -> str | None:
-        """The cursor of the next page: the id of the page's last item, as the API orders it."""
-        return self.emails[-1].id if self.emails else None
+        """The cursor of the next page: the id of the page's last item that has one."""
+        return self.cursor
 
 
 def parse_created_at(value: Any) -> datetime | None:
@@ -188,15 +222,67 @@ def parse_created_at(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _received(raw: Any, position: int) -> ReceivedEmail:
+def _shown_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[:_SHOWN_CHARS]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v[:_SHOWN_CHARS] for v in value[:_SHOWN_FILES]]
+    return json.dumps(value, ensure_ascii=False)[:_SHOWN_CHARS]
+
+
+def _shown(raw: dict[str, Any]) -> dict[str, Any]:
+    shown = {name: _shown_value(raw[name]) for name in _SHOWN_FIELDS if name in raw}
+    attachments = raw.get("attachments")
+    if isinstance(attachments, list):
+        names = [a.get("filename") for a in attachments if isinstance(a, dict)]
+        shown["files"] = [n[:_SHOWN_CHARS] if isinstance(n, str) else None for n in names[:_SHOWN_FILES]]
+    return shown
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def _unreadable(raw: Any, position: int, reason: str) -> UnreadableEmail:
+    email_id = raw.get("id") if isinstance(raw, dict) else None
+    usable_id = email_id if isinstance(email_id, str) and email_id else None
+    fingerprint = f"id:{digest(usable_id)}" if usable_id else f"item:{digest(_canonical(raw))}"
+    shown = _shown(raw) if isinstance(raw, dict) else {"item": _shown_value(raw)}
+    return UnreadableEmail(position, reason, fingerprint, usable_id, shown)
+
+
+def _received(raw: Any, position: int, not_after: datetime | None) -> ReceivedEmail | UnreadableEmail:
+    """The item, or why it cannot be recorded. The reasons are fixed phrases: they reach an alert."""
     if not isinstance(raw, dict):
-        raise MalformedResponse(f"received e-mail {position}: not an object")
+        return _unreadable(raw, position, "not an object")
     email_id, created_at = raw.get("id"), parse_created_at(raw.get("created_at"))
-    if not isinstance(email_id, str) or not email_id:
-        raise MalformedResponse(f"received e-mail {position}: no id")
+    if "id" not in raw:
+        return _unreadable(raw, position, "no id")
+    if not isinstance(email_id, str):
+        return _unreadable(raw, position, "an id that is not a string")
+    if not email_id:
+        return _unreadable(raw, position, "an empty id")
     if created_at is None:
-        raise MalformedResponse(f"received e-mail {position}: created_at {raw.get('created_at')!r:.60} is not a time")
+        return _unreadable(raw, position, "a created_at that is not a time")
+    if not_after is not None and created_at > not_after:
+        # Young until then, it would be left for its webhook on every run, silently, for ever.
+        return _unreadable(raw, position, "a created_at more than a day ahead of the database's clock")
     return ReceivedEmail(email_id, created_at, raw)
+
+
+def _page_signature(items: list[Any]) -> tuple[str, str] | None:
+    """The page's first and last items' ids, as listed (a page that comes again has the same)."""
+    if not items:
+        return None
+    ids = [_canonical(i.get("id")) if isinstance(i, dict) else _canonical(i) for i in (items[0], items[-1])]
+    return ids[0], ids[1]
+
+
+def _cursor(items: list[Any]) -> str | None:
+    for raw in reversed(items):
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"]:
+            return str(raw["id"])
+    return None
 
 
 class _ErrorBody(BaseModel):
@@ -237,20 +323,20 @@ def _error(response: httpx.Response) -> ResendError:
     )
 
 
-def _parse_page(content: bytes) -> tuple[bool, list[Any]]:
-    """The page's has_more and its raw items."""
+def _parse_page(content: bytes, what: str = "attachment list") -> tuple[bool, list[Any]]:
+    """The page's has_more and its raw items (`what`: the list, for the messages)."""
     # Python's parser, not pydantic's: pydantic's JSON parser refuses a lone surrogate escape
     # ("\ud800", which JavaScript writes readily), and one odd file name would fail the whole job
     # as a malformed answer. lib/storable.py makes such text storable later.
     try:
         document = json.loads(content)
     except (ValueError, RecursionError):
-        raise MalformedResponse("attachment list: not JSON") from None
+        raise MalformedResponse(f"{what}: not JSON") from None
     if not isinstance(document, dict) or not isinstance(document.get("data"), list):
-        raise MalformedResponse("attachment list: 'data' is not a list")
+        raise MalformedResponse(f"{what}: 'data' is not a list")
     has_more = document.get("has_more", False)
     if not isinstance(has_more, bool):
-        raise MalformedResponse("attachment list: 'has_more' is not true or false")
+        raise MalformedResponse(f"{what}: 'has_more' is not true or false")
     return has_more, document["data"]
 
 
@@ -331,19 +417,25 @@ class ResendClient:
             params["after"] = last
         raise MalformedResponse(f"attachment list: more than {MAX_PAGES} pages")
 
-    def list_received(self, after: str | None, deadline: Deadline | None = None) -> ReceivedPage:
+    def list_received(
+        self, after: str | None, deadline: Deadline | None = None, not_after: datetime | None = None
+    ) -> ReceivedPage:
         """One page of GET /emails/receiving (resend.com/docs/api-reference/emails/list-received-emails),
         `limit` always sent (one version of the page says that without it everything comes at once),
-        after the e-mail id `after` (the cursor's own item is left out)."""
+        after the e-mail id `after` (the cursor's own item is left out). Items are read one by one:
+        one that cannot be recorded (no id, a created_at that is no time or later than `not_after`)
+        is set apart as unreadable, and the page, whatever its size, is never refused for it."""
         params: dict[str, str | int] = {"limit": PAGE_SIZE}
         if after is not None:
             params["after"] = after
-        has_more, items = _parse_page(self._get_json("/emails/receiving", params, deadline))
-        page = ReceivedPage(has_more=has_more)
+        has_more, items = _parse_page(self._get_json("/emails/receiving", params, deadline), "received e-mails")
+        page = ReceivedPage(has_more=has_more, size=len(items), signature=_page_signature(items), cursor=_cursor(items))
         for position, raw in enumerate(items, start=1):
-            page.emails.append(_received(raw, position))
-        if has_more and not page.emails:
-            raise MalformedResponse("received e-mails: has_more with an empty page")
+            read = _received(raw, position, not_after)
+            if isinstance(read, ReceivedEmail):
+                page.emails.append(read)
+            else:
+                page.unreadable.append(read)
         return page
 
     @contextlib.contextmanager

@@ -398,6 +398,30 @@ export const EXPLANATIONS = {
         "operator": "cron ジョブ document-jobs が動いているか（select * from cron.job_run_details order by start_time desc limit 5）、Vault に document_jobs_url と internal_function_secret があるか、ワーカーの応答（select status_code, count(*) from net._http_response group by 1）と Vercel のワーカーのログを確認してください。"
       }
     },
+    "reconciliation_stalled": {
+      "en": {
+        "meaning": "reconciliation, which records the e-mails whose webhook never came, has not listed Resend's received e-mails back to where its last run got: no run completed within three of its intervals, or a run has been under way for over an hour",
+        "clerk": "The regular check that picks up faxes whose arrival notice was lost has stopped. Faxes still come in as usual while the notices work. Call your system administrator today, with the time shown.",
+        "operator": "Run document-jobs-admin health: its reconciliation lines name the last run's finding or error. A refused key or a wrong URL is an outage of its own (resend_unauthorized, resend_misconfigured); an outage of Resend's shows on resend-status.com. Meanwhile a fax whose webhook fails is recorded by nothing: if webhooks_missing is open too, run document-jobs-admin reconcile --since with the time of the last complete run."
+      },
+      "ja": {
+        "meaning": "Webhook が届かなかったメールを記録する照合（reconciliation）が、Resend の受信メールを前回の到達点まで確認できていません（3回分の間隔のうちに完了した実行がないか、1時間を超えて実行中です）。",
+        "clerk": "到着の知らせが届かなかった FAX を拾う定期的な確認が止まっています。知らせが届いている間は、FAX は普段どおり届きます。表示されている時刻を添えて、今日中にシステム管理者に連絡してください。",
+        "operator": "document-jobs-admin health を実行してください。照合の行に、前回の実行が止まった理由またはエラーが出ます。キーの拒否やURLの誤りはそれぞれ別の障害（resend_unauthorized、resend_misconfigured）として出ます。Resend 側の障害は resend-status.com で確認できます。その間、Webhook が届かなかったファクスを記録するものはありません。webhooks_missing も出ている場合は、最後に完了した実行の時刻を指定して document-jobs-admin reconcile --since を実行してください。"
+      }
+    },
+    "reconciliation_unreadable": {
+      "en": {
+        "meaning": "Resend listed e-mails that reconciliation cannot read (no id, or a created_at that is not a time or is more than a day ahead): they are not recorded, and they may be faxes",
+        "clerk": "A received e-mail could not be read and is not in the list: it may be a fax. Call your system administrator, with the time and sender shown.",
+        "operator": "Look each one up in the Resend dashboard (Emails, Receiving) by what health and the overview show of it (id, time, sender, subject). If it is a fax, save its attachments from there or ask the sender to send it again. Report the listing to the developers: Resend's list did not have its documented shape."
+      },
+      "ja": {
+        "meaning": "照合（reconciliation）が読み取れないメールを Resend が一覧に返しました（IDがない、または created_at が日時でないか1日以上先の日時）。これらは記録されていません。ファクスの可能性があります。",
+        "clerk": "受信したメールを読み取れず、一覧に載っていないものがあります。FAX の可能性があります。表示されている日時と送信者を添えて、システム管理者に連絡してください。",
+        "operator": "health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。"
+      }
+    },
     "resend_misconfigured": {
       "en": {
         "meaning": "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
@@ -434,6 +458,18 @@ export const EXPLANATIONS = {
         "operator": "Resend のダッシュボード（API Keys）でフルアクセスのキーを作成し、Vercel の RESEND_API_KEY に設定して再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
+    "retention_window_closing": {
+      "en": {
+        "meaning": "reconciliation has not listed Resend's received e-mails for more than half (then three quarters) of the time Resend keeps them (the setting retention): an e-mail of that gap whose webhook never came is lost once Resend deletes it",
+        "clerk": "Faxes whose arrival notice was lost may soon be lost for good. Call your system administrator now, with the date shown.",
+        "operator": "Before the date the alert names, run the command it names (document-jobs-admin reconcile --since ...; health prints it too), then find why the scheduled reconciliation does not keep up (reconciliation_stalled)."
+      },
+      "ja": {
+        "meaning": "照合（reconciliation）が、Resend の受信メールを保存期間（設定 retention）の半分（その後は4分の3）を超えて確認できていません。この間に受信し Webhook が届かなかったメールは、Resend が削除すると失われます。",
+        "clerk": "到着の知らせが届かなかった FAX が、まもなく取り出せなくなるおそれがあります。表示されている日時を添えて、すぐにシステム管理者に連絡してください。",
+        "operator": "通知に書かれた日時より前に、通知に書かれたコマンド（document-jobs-admin reconcile --since ...。health にも表示されます）を実行してください。そのうえで、定期的な照合が追いつかない原因を確認してください（reconciliation_stalled）。"
+      }
+    },
     "storage_bucket_not_found": {
       "en": {
         "meaning": "Storage has no bucket of that name (404 Bucket not found, NoSuchBucket, InvalidBucketName)",
@@ -460,13 +496,13 @@ export const EXPLANATIONS = {
     },
     "webhooks_missing": {
       "en": {
-        "meaning": "reconciliation recorded e-mails that Resend received and whose webhook never reached us (nothing is lost, but every new fax now waits for the next reconciliation run)",
-        "clerk": "The notices that a fax arrived are not coming: faxes are picked up by a regular check instead, and show in the list later than usual. Call your system administrator.",
+        "meaning": "reconciliation recorded e-mails that Resend received and whose webhook never reached us: every new fax now waits for the next reconciliation run, and nothing else records them (if reconciliation stalls too, a fax is lost once Resend stops keeping it)",
+        "clerk": "The notices that a fax arrived are not coming: faxes are picked up by a regular check instead, and show in the list later than usual. Call your system administrator today.",
         "operator": "Check the webhook in Resend's dashboard (Webhooks: its URL must be https://YOUR-APP.vercel.app/api/webhooks/resend and its deliveries answered 200; a 401 invalid_signature means its signing secret differs from RESEND_WEBHOOK_SECRET on Vercel: set the same value and redeploy), and Vercel's Deployment Protection, which answers 401 before the function runs (docs/DEPLOY.md)."
       },
       "ja": {
-        "meaning": "Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。失われたものはありませんが、新しいファクスは次の照合まで待つことになります。",
-        "clerk": "FAX の到着の知らせが届いていません。FAX は定期的な確認で取り込まれますが、一覧に出るまで普段より時間がかかります。システム管理者に連絡してください。",
+        "meaning": "Resend が受信したのに Webhook が届かなかったメールを、照合（reconciliation）が記録しました。新しいファクスは次の照合まで待ち、照合のほかに記録する仕組みはありません（照合も止まると、Resend の保存期間が過ぎたファクスは失われます）。",
+        "clerk": "FAX の到着の知らせが届いていません。FAX は定期的な確認で取り込まれますが、一覧に出るまで普段より時間がかかります。今日中にシステム管理者に連絡してください。",
         "operator": "Resend のダッシュボードで Webhook を確認してください（Webhooks: URLが https://YOUR-APP.vercel.app/api/webhooks/resend で、配信が200で応答されていること。401 invalid_signature なら署名シークレットが Vercel の RESEND_WEBHOOK_SECRET と違うので、同じ値を設定して再デプロイ）。また、関数の実行前に401を返す Vercel の Deployment Protection も確認してください（docs/DEPLOY.md）。"
       }
     },

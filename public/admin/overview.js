@@ -14,7 +14,8 @@ import { codeMeaning, explanation, jobLink, notice, problemText, stackedTable, s
  * @typedef {object} Overview
  * @property {Record<State, number> & { completed_estimated: boolean }} states jobs by state; completed may be estimated
  * @property {{ id: string, status: string, waiting_seconds: number } | null} oldest_waiting
- * @property {Array<{ cause: string, since: string }>} outages the health check's open ones
+ * @property {Array<{ cause: string, since: string, details?: OutageDetails | null }>} outages the health
+ *   check's open ones, with what there is to show of reconciliation's (outage_details in the migrations)
  * @property {Array<{ error_code: string, failed: number, retried: number, released: number, other: number }>} failures_24h
  *   attempts that did not complete in the last 24 hours, by error code
  * @property {Array<{ error_code: string, count: number }>} failed_by_error_code failed jobs now
@@ -60,6 +61,59 @@ function oldestWaiting(oldest) {
   );
 }
 
+/**
+ * @typedef {object} UnreadableEmail an item of Resend's list that reconciliation could not read
+ * @property {string} reason why, in the worker's fixed words
+ * @property {Record<string, string | string[] | null>} item what could be read of it, as listed
+ * @property {string} first_listed_at
+ */
+/**
+ * @typedef {object} OutageDetails
+ * @property {UnreadableEmail[]} [emails] reconciliation_unreadable: the newest ones
+ * @property {number} [count] reconciliation_unreadable: how many are open
+ * @property {string} [watermark] retention_window_closing: listed up to
+ * @property {string} [unrecoverable_from] retention_window_closing
+ * @property {string} [command] retention_window_closing: the run by hand that lists the gap
+ * @property {string} [last_completed_at] reconciliation_stalled
+ * @property {string | null} [last_finding] reconciliation_stalled
+ */
+
+const UNREADABLE_FIELDS = ["id", "created_at", "from", "to", "subject", "message_id", "files"];
+
+/** @param {UnreadableEmail} email one line per field that could be read (sender's text as text) */
+function unreadableEmail(email) {
+  const reason = t(`unreadable.reason.${email.reason}`);
+  const fields = UNREADABLE_FIELDS.filter((name) => email.item[name] != null).map((name) => {
+    const value = email.item[name];
+    return h("div", {}, `${t(`unreadable.field.${name}`)}: `,
+      h("span", { class: "listed" }, Array.isArray(value) ? value.filter((v) => v != null).join(", ") : String(value)));
+  });
+  return h("li", { class: "unreadable" },
+    h("div", {}, reason.startsWith("unreadable.") ? email.reason : reason, " · ",
+      t("overview.firstListed", { time: dateTime(email.first_listed_at) })), ...fields);
+}
+
+/** @param {{ cause: string, details?: OutageDetails | null }} outage what reconciliation's outages show */
+function outageDetails(outage) {
+  const d = outage.details;
+  if (!d) return null;
+  if (outage.cause === "reconciliation_unreadable" && d.emails) {
+    return h("div", { class: "details" }, t("overview.unreadableCount", { count: number(d.count ?? d.emails.length) }),
+      h("ul", {}, d.emails.map(unreadableEmail)));
+  }
+  if (outage.cause === "retention_window_closing" && d.watermark && d.unrecoverable_from) {
+    return h("div", { class: "details" },
+      t("overview.listedUpTo", { time: dateTime(d.watermark), until: dateTime(d.unrecoverable_from) }), " ",
+      h("samp", {}, d.command ?? ""));
+  }
+  if (outage.cause === "reconciliation_stalled") {
+    return h("div", { class: "details" },
+      d.last_completed_at ? h("div", {}, t("overview.lastComplete", { time: dateTime(d.last_completed_at) })) : null,
+      d.last_finding ? h("div", {}, t("overview.lastFinding"), " ", h("samp", {}, d.last_finding)) : null);
+  }
+  return null;
+}
+
 /** @param {Overview["outages"]} list */
 function outages(list) {
   return h(
@@ -68,7 +122,8 @@ function outages(list) {
     h("h2", {}, t("overview.outages")),
     list.length
       ? h("ul", { class: "outages" }, list.map((o) => h("li", { class: "outage", "data-cause": o.cause },
-          explanation("outage", o.cause), h("div", { class: "since" }, t("overview.since", { time: dateTime(o.since) })))))
+          explanation("outage", o.cause), h("div", { class: "since" }, t("overview.since", { time: dateTime(o.since) })),
+          outageDetails(o))))
       : h("p", {}, t("overview.noOutages")),
   );
 }

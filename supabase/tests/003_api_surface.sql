@@ -84,8 +84,10 @@ select set_eq(
         'public.record_reconciled_emails_v2(uuid,integer,jsonb,interval)',
         'public.finish_reconciliation_v2(uuid,integer,integer,timestamp with time zone,text)',
         'public.unrecorded_provider_emails(text[])',
-        'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer)',
-        'public.set_document_jobs_reconciliation(integer,interval,interval,integer)',
+        'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer,jsonb)',
+        'public.set_document_jobs_reconciliation(integer,interval,interval,integer,interval)',
+        'public.record_reconciled_emails_v3(uuid,integer,jsonb,jsonb,interval)',
+        'public.finish_reconciliation_v3(uuid,integer,integer,timestamp with time zone,text,text,integer)',
         'public.document_jobs_reconciliation_status()'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
@@ -154,7 +156,14 @@ select set_eq(
         'document_jobs_internal.record_reconciled(jsonb)',
         'document_jobs_internal.continue_reconciliation()',
         'document_jobs_internal.reconcile_schedule(integer)',
-        'document_jobs_internal.check_webhooks_missing()'
+        'document_jobs_internal.check_webhooks_missing()',
+        'document_jobs_internal.note_unreadable(jsonb,text)',
+        'document_jobs_internal.open_unreadable()',
+        'document_jobs_internal.unreadable_shown(integer)',
+        'document_jobs_internal.retention_window()',
+        'document_jobs_internal.outage_details(text)',
+        'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
+        'document_jobs_internal.check_reconciliation()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

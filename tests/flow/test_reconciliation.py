@@ -1,7 +1,11 @@
 """Reconciliation over real processes: e-mails Resend received whose webhook never came are listed
 (GET /emails/receiving on the stand-in), recorded through record_inbound_email, fetched into
 Storage by their fetch_email jobs; webhooks after or during a run record nothing twice; the
-outage webhooks_missing alerts once and closes; a refused key on the listing is released."""
+outage webhooks_missing alerts once and closes, and a run after the recovery (the schedule's or
+one by hand) pages nobody; a refused key on the listing is released. A run always moves or says
+why (the fault layer misbehaving as a listing could): a page that comes again ends it and the next
+run starts from the newest page; an unreadable item is set apart, alerts once, and its page is
+recorded; a failed run sends no fax failure alert and feeds reconciliation_stalled."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import httpx
 import pytest
 
 from devstack.tools import inbound
+from lib.admin import cli as admin_cli
 from tests.support.alerts import alerts_until_marker
 from tests.support.database import as_postgres, connect
 from tests.support.webhooks import deliver
@@ -38,10 +43,43 @@ def listing_requests(env: dict[str, str]) -> int:
 
 @pytest.fixture
 def resend(env):
-    """Resend with no e-mail of an earlier test, and its rate limit as it was."""
+    """Resend with no e-mail of an earlier test, no fault, and its rate limit as it was."""
     provider(env, "emails/clear")
+    httpx.delete(f"{env['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
     yield env
+    httpx.delete(f"{env['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
     provider(env, "rate_limit", {"per_second": 5})
+
+
+def fault(env: dict[str, str], body: dict) -> None:
+    """A fault of the layer in front of the stand-in (chaos/layer/resend.py), on the received list."""
+    httpx.post(f"{env['RESEND_API_URL']}/_control/faults", json={"target": "received"} | body,
+               timeout=10).raise_for_status()  # fmt: skip
+
+
+def status(db) -> dict:
+    return db.execute("select document_jobs_reconciliation_status() as s").fetchone()["s"]
+
+
+def reconciled(db) -> None:
+    """A scheduled run, to its end."""
+    before = db.execute("select count(*) as n from document_jobs where kind = 'reconcile_emails'").fetchone()["n"]
+    assert reconcile(db) is not None
+    wait_until(lambda: reconciliation_done(db) and db.execute(
+        "select count(*) as n from document_jobs where kind = 'reconcile_emails'").fetchone()["n"] > before,
+        what="the reconciliation")  # fmt: skip
+
+
+def checked(db, check: str) -> None:
+    """One of the checks the cron job document-jobs-health runs every minute (as postgres, its
+    owner), now. The cron's own run may come first: the tests count the alerts, not the answers."""
+    with as_postgres(db):
+        db.execute(f"select document_jobs_internal.{check}()")
+
+
+def causes(db, hook, cause: str) -> list[str]:
+    """The events of the alerts sent so far about one cause."""
+    return [a["event"] for a in alerts_until_marker(db, hook) if a.get("cause") == cause]
 
 
 def reconcile(db) -> str | None:
@@ -215,3 +253,106 @@ def test_a_429_on_the_listing_releases_the_run_and_spends_no_attempt(db, resend)
     recorded = db.execute("select found_by from fax_received_emails where provider_email_id = %s",
                           (missed["email_id"],)).fetchone()  # fmt: skip
     assert recorded == {"found_by": "reconciliation"}
+
+
+# --- a run always moves or says why -----------------------------------------------------------------
+
+
+def test_a_page_that_comes_again_ends_the_run_and_the_next_run_lists_from_the_newest_page(db, resend) -> None:
+    received = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=150, attachments=1, age_seconds=20 * 60)
+    fault(resend, {"kind": "edit_listing", "first_page": True})  # every cursor answered with the newest page
+    before = listing_requests(resend)
+
+    reconciled(db)
+
+    assert listing_requests(resend) - before == 2, "the page came again once: no tenth page, no follow-up job"
+    said = status(db)
+    assert "same page again" in said["last_finding"]
+    assert said["watermark"] is None, "the watermark does not pass the pages the run did not list"
+    assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 100
+
+    httpx.delete(f"{resend['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
+    [newest] = inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=16 * 60)
+    reconciled(db)
+    rows = db.execute("select provider_email_id from fax_received_emails").fetchall()
+    assert sorted(r["provider_email_id"] for r in rows) == sorted(e["email_id"] for e in [*received, newest])
+    said = status(db)
+    assert (said["last_finding"], said["watermark"] is not None) == (None, True), "the next run starts from the top"
+
+
+def test_an_unreadable_item_alerts_once_and_the_rest_of_its_page_is_recorded(db, resend, hook) -> None:
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=3, attachments=1, age_seconds=20 * 60)
+    fault(resend, {"kind": "edit_listing", "edits": [
+        {"index": 1, "set": {"created_at": "Tue, 01 Dec 2026 00:05:00 GMT", "subject": "FAX <b>注文書</b>"}},
+        {"index": 2, "unset": ["id"]},
+    ]})  # fmt: skip
+
+    reconciled(db)
+    job = db.execute("select status, last_error_code from document_jobs where kind = 'reconcile_emails'").fetchone()
+    assert job == {"status": "completed", "last_error_code": None}, "the page is not failed for its items"
+    assert db.execute("select count(*) as n from fax_received_emails").fetchone()["n"] == 1
+    assert [u["reason"] for u in sorted(status(db)["unreadable"], key=lambda u: u["reason"])] == [
+        "a created_at that is not a time", "no id"]  # fmt: skip
+
+    checked(db, "check_reconciliation")
+    [down] = [
+        a for a in alerts_until_marker(db, hook, "document_jobs_outage") if a["cause"] == "reconciliation_unreadable"
+    ]
+    assert "<b>" not in down["text"], "the sender's text is never a line of the alert"
+    reconciled(db)  # listed again by the next run
+    checked(db, "check_reconciliation")
+    assert causes(db, hook, "reconciliation_unreadable") == [], "noted once: no second alert"
+    overview = db.execute("select document_jobs_admin_overview() as o").fetchone()["o"]
+    [outage] = overview["outages"]
+    shown = {e["item"].get("subject") for e in outage["details"]["emails"]}
+    assert "FAX <b>注文書</b>" in shown, "the overview shows what can be read of it"
+
+
+def test_a_failed_run_sends_no_fax_alert_and_a_stall_alerts_once_until_a_run_completes(db, resend, hook) -> None:
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=20 * 60)
+    fault(resend, {"kind": "status", "status": 200, "name": None, "message": "<html>maintenance</html>"})
+    reconcile(db)
+    wait_until(lambda: db.execute("select status from document_jobs where kind = 'reconcile_emails'").fetchone()[
+        "status"] == "failed", what="the failed run")  # fmt: skip
+    with as_postgres(db):  # three of its intervals pass
+        db.execute("update document_jobs_reconciliation set last_completed_at = now() - interval '31 minutes'")
+    checked(db, "check_reconciliation")
+    checked(db, "check_reconciliation")
+    sent = alerts_until_marker(db, hook)
+    [down] = [a for a in sent if a.get("cause") == "reconciliation_stalled"]
+    assert down["event"] == "document_jobs_outage" and "resend_malformed_response" in down["text"]
+    assert [a for a in sent if a["event"] == "document_job_failed"] == [], "no Fax not fetched for a reconciliation"
+
+    httpx.delete(f"{resend['RESEND_API_URL']}/_control/faults", timeout=10).raise_for_status()
+    reconciled(db)
+    checked(db, "check_reconciliation")
+    assert causes(db, hook, "reconciliation_stalled") == ["document_jobs_recovered"]
+
+
+def test_after_a_recovery_neither_the_scheduled_nor_a_manual_run_pages_again(db, resend, hook, monkeypatch) -> None:
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=2, attachments=1, age_seconds=20 * 60)
+    reconciled(db)
+    checked(db, "check_webhooks_missing")
+    assert deliver(resend, inbound.add_email(resend["RESEND_API_URL"], attachments=1)).status_code == 200
+    checked(db, "check_webhooks_missing")  # a webhook came: recovered
+    assert causes(db, hook, "webhooks_missing") == ["document_jobs_outage", "document_jobs_recovered"]
+    with as_postgres(db):  # two hours pass for the one-alert-an-hour rule: only the fix holds the page
+        db.execute("update document_jobs_internal.outages set alerted_at = now() - interval '2 hours'"
+                   " where cause = 'webhooks_missing'")  # fmt: skip
+
+    # Received during the outage, found after it: by the schedule's next run ...
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=25 * 60)
+    reconciled(db)
+    assert status(db)["last_late"] == 1
+    checked(db, "check_webhooks_missing")
+    # ... and by a run by hand, further back than the schedule reaches.
+    inbound.receive_without_webhook(resend["RESEND_API_URL"], count=1, attachments=1, age_seconds=5 * 3600)
+    for name in ("SUPABASE_URL", "SUPABASE_SECRET_KEY", "RESEND_API_KEY", "RESEND_API_URL"):
+        monkeypatch.setenv(name, resend[name])
+    assert admin_cli.main(["reconcile", "--since", "20h", "--as", resend["DEVSTACK_OPERATOR_EMAIL"]]) == 0
+    checked(db, "check_webhooks_missing")
+
+    assert causes(db, hook, "webhooks_missing") == [], "nothing sent"
+    said = status(db)
+    assert said["late_after_close"] == 2, "counted where reconciliation keeps its figures"
+    assert db.execute("select document_jobs_health() as h").fetchone()["h"]["outages"] == []

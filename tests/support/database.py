@@ -20,15 +20,20 @@ def reset(admin: psycopg.Connection[dict]) -> None:
         "truncate public.document_job_attempts, public.document_jobs, public.fax_received_email_attachments,"
         " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
         " document_jobs_internal.worker_requests, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
-        " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
+        " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes,"
+        " document_jobs_internal.unreadable_listed_emails"
     )
-    admin.execute("update document_jobs_internal.outages set active = false, since = null, alerted_at = null")
+    admin.execute(
+        "update document_jobs_internal.outages"
+        " set active = false, since = null, alerted_at = null, alerted_level = null"
+    )
     admin.execute(
         "update public.document_jobs_reconciliation set every_minutes = default, overlap = default,"
-        " webhooks_missing_after = default, max_pages = default, max_since = default, watermark = null,"
+        " webhooks_missing_after = default, max_pages = default, retention = default, watermark = null,"
         " cursor = null, run_started_at = null, run_listed = 0, run_recorded = 0, run_late = 0, run_newest = null,"
         " last_run_at = null, last_listed = null, last_recorded = null, last_late = null, missing_found_at = null,"
-        " outage_closed_at = null"
+        " outage_closed_at = null, last_completed_at = null, last_finding = null, last_finding_at = null,"
+        " run_unreadable = 0, last_unreadable = null, missing_received_at = null, late_after_close = 0"
     )
     reset_rate_limit(admin)
 

@@ -96,9 +96,15 @@ class FakeSupabase:
     claimed: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> the row claim handed out
     # reconcile_emails: what start_reconciliation_v2 answers, and the provider ids already recorded
     reconcile_start: dict[str, Any] = field(
-        default_factory=lambda: {"stop_before": "2026-12-01T00:00:00+00:00", "cursor": None, "max_pages": 10}
+        default_factory=lambda: {
+            "stop_before": "2026-12-01T00:00:00+00:00",
+            "cursor": None,
+            "max_pages": 10,
+            "now": "2026-12-01T02:00:00+00:00",
+        }
     )
     recorded_ids: list[str] = field(default_factory=list)
+    unreadable_noted: list[str] = field(default_factory=list)  # fingerprints, once each
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         """The calls after a job's start (its writes, and the uploads), in order."""
@@ -151,12 +157,17 @@ class FakeSupabase:
             return httpx.Response(200, json=self._fenced("completed"))
         if name == "start_reconciliation_v2":
             return httpx.Response(200, json=self._fenced("running") | self.reconcile_start)
-        if name == "record_reconciled_emails_v2":
+        if name == "record_reconciled_emails_v3":
+            if len(body["p_emails"]) > 100 or len(body["p_unreadable"]) > 100:  # as record_reconciled refuses it
+                return httpx.Response(400, json={"code": "22023", "message": "p_emails holds at most 100 e-mails",
+                                                 "details": None, "hint": None})  # fmt: skip
             new = [item["id"] for item in body["p_emails"] if item["id"] not in self.recorded_ids]
             self.recorded_ids += new
+            noted = [u["fingerprint"] for u in body["p_unreadable"] if u["fingerprint"] not in self.unreadable_noted]
+            self.unreadable_noted += noted
             return httpx.Response(200, json=self._fenced("running") | {"recorded": len(new), "late": 0,
-                                                                       "recorded_ids": new})  # fmt: skip
-        if name == "finish_reconciliation_v2":
+                                  "recorded_ids": new, "unreadable_new": len(noted)})  # fmt: skip
+        if name == "finish_reconciliation_v3":
             return httpx.Response(200, json=self._fenced("running") | {"continues": body["p_cursor"] is not None})
         if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
             return httpx.Response(200, json=self._fenced("running"))

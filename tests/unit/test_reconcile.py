@@ -1,6 +1,8 @@
 """The reconcile_emails job and the client of Resend's list of received e-mails, with Resend and
 PostgREST answered by respx: pages back to the watermark (a whole page older ends it, whatever
-the order), the page bound and its cursor, one limiter slot per page, and the failure table."""
+the order), the page bound and its cursor, one limiter slot per page, the failure table, and a
+run that always moves or says why (an unreadable item set apart, a page that comes again, a
+cursor that does not advance, has_more with an empty page, a page of any size)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
+from lib.storable import storable_id
 from lib.worker import reconcile
 from lib.worker.loop import STEP_RESERVE, run_invocation
 from lib.worker.rate_limit import ResendLimiter
-from lib.worker.resend import MalformedResponse, ResendClient, parse_created_at
+from lib.worker.resend import ResendClient, parse_created_at
 from tests.unit.fake_resend import RESEND
 from tests.unit.fake_supabase import job_row
 
@@ -71,26 +74,13 @@ def test_the_client_always_sends_limit_and_the_cursor(http, router) -> None:
     assert (first.has_more, second.has_more, second.emails[0].id) == (True, False, "em_2")
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [{"object": "list", "has_more": True, "data": []},
-     {"object": "list", "has_more": False, "data": [{"id": "x"}]},
-     {"object": "list", "has_more": False, "data": [{"created_at": "2025-10-09 14:37:40+00"}]}],
-    ids=["has_more with nothing", "no created_at", "no id"],
-)  # fmt: skip
-def test_a_page_that_cannot_be_walked_is_malformed(http, router, bad) -> None:
-    router.get(LIST).mock(return_value=httpx.Response(200, json=bad))
-    with pytest.raises(MalformedResponse):
-        ResendClient(http, RESEND, "re_key").list_received(None)
-
-
 def test_with_nothing_missed_a_run_makes_one_listing_request(queue, fake, router, context, clock, job) -> None:
     fake.recorded_ids = ["em_1", "em_2"]
     route = router.get(LIST).mock(side_effect=[listing(item(1, -5), item(2, -90), has_more=True)])
     summary = run(queue, context, clock)
     assert summary.completed == 1 and route.call_count == 1
-    assert [len(b["p_emails"]) for _, b in fake.rpc_calls("record_reconciled_emails_v2")] == [2]
-    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v2")
+    assert [len(b["p_emails"]) for _, b in fake.rpc_calls("record_reconciled_emails_v3")] == [2]
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
     assert (finish["p_listed"], finish["p_cursor"]) == (2, None)
     assert finish["p_newest"].startswith("2026-11-30T23:55:00")
     assert [n for n, _ in fake.limiter_calls()] == ["reserve_provider_request"], "one slot of the limiter, one page"
@@ -109,26 +99,32 @@ def test_a_page_older_throughout_ends_the_run_not_the_first_older_item(
         "stop_before": (WATERMARK - timedelta(hours=1)).isoformat(),
         "cursor": None,
         "max_pages": 10,
+        "now": WATERMARK.isoformat(),
     }
     run(queue, context, clock)
     assert route.call_count == 3
     assert fake.recorded_ids == [f"em_{n}" for n in range(1, 7)], "what the older pages list is recorded too"
     assert [dict(c.request.url.params).get("after") for c in route.calls] == [None, "em_2", "em_4"]
-    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v2")
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
     assert finish["p_newest"].startswith("2026-12-01T00:30:00")
 
 
 def test_a_run_stops_at_its_page_bound_and_its_follow_up_continues_after_the_cursor(
     queue, fake, router, context, clock, job
 ) -> None:
-    fake.reconcile_start = {"stop_before": WATERMARK.isoformat(), "cursor": "em_0", "max_pages": 2}
+    fake.reconcile_start = {
+        "stop_before": WATERMARK.isoformat(),
+        "cursor": "em_0",
+        "max_pages": 2,
+        "now": WATERMARK.isoformat(),
+    }
     route = router.get(LIST).mock(
         side_effect=[listing(item(1, 50), has_more=True), listing(item(2, 40), has_more=True)]
     )
     summary = run(queue, context, clock)
     assert summary.completed == 1 and route.call_count == 2
     assert dict(route.calls[0].request.url.params)["after"] == "em_0", "it starts after the kept cursor"
-    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v2")
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
     assert finish["p_cursor"] == "em_2"
 
 
@@ -153,14 +149,14 @@ def test_a_refused_listing_follows_the_failure_table(
     assert (name, written["p_error_code"]) == (write, code)
     if write == "fail_document_job_v2":
         assert written["p_retryable"] is True, "a 5xx is retried"
-    assert not fake.rpc_calls("finish_reconciliation_v2"), "the watermark does not move"
+    assert not fake.rpc_calls("finish_reconciliation_v3"), "the watermark does not move"
 
 
 def test_text_postgres_cannot_store_is_replaced_before_it_is_sent(queue, fake, router, context, clock, job) -> None:
     odd = item(1, 5) | {"subject": "a\u0000b"}
     router.get(LIST).mock(return_value=listing(odd))
     run(queue, context, clock)
-    [(_, recorded)] = fake.rpc_calls("record_reconciled_emails_v2")
+    [(_, recorded)] = fake.rpc_calls("record_reconciled_emails_v3")
     assert recorded["p_emails"][0]["subject"] == "a\ufffdb"
 
 
@@ -173,3 +169,107 @@ def test_the_worker_claims_reconciliation_before_fetch_email(queue, fake, router
     claims = [(n, b.get("p_kinds", b.get("p_kind"))) for n, b in fake.calls if "claim" in n]
     assert claims == [("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email"]),
                       ("complete_document_job_and_claim_next_v2", "fetch_email")]  # fmt: skip
+
+
+# --- a run that always moves or says why ------------------------------------------------------------
+
+BAD_ITEMS = {
+    "no id": ({"id": None}, "no id"),
+    "an id that is a number": ({"id": 42}, "an id that is not a string"),
+    "created_at null": ({"created_at": None}, "a created_at that is not a time"),
+    "created_at a number": ({"created_at": 1764547200}, "a created_at that is not a time"),
+    "created_at in RFC 1123": ({"created_at": "Tue, 01 Dec 2026 00:05:00 GMT"}, "a created_at that is not a time"),
+    "created_at in 2999": ({"created_at": "2999-01-01 00:00:00+00"}, "a created_at more than a day ahead"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_ITEMS))
+def test_an_unreadable_item_is_set_apart_and_the_rest_of_its_page_recorded(
+    queue, fake, router, context, clock, job, bad
+) -> None:
+    change, reason = BAD_ITEMS[bad]
+    odd = item(2, 7) | change
+    if change.get("id", "") is None:
+        del odd["id"]
+    router.get(LIST).mock(return_value=listing(item(1, 5), odd, item(3, 6)))
+
+    summary = run(queue, context, clock)
+
+    assert summary.completed == 1, "the page is not failed for one item"
+    assert fake.recorded_ids == ["em_1", "em_3"]
+    [(_, recorded)] = fake.rpc_calls("record_reconciled_emails_v3")
+    [unreadable] = recorded["p_unreadable"]
+    assert unreadable["reason"].startswith(reason)
+    assert unreadable["item"]["subject"] == "FAX" and unreadable["item"]["from"] == "fax@example.jp"
+    assert unreadable["item"]["files"] == ["a.pdf"], "what can be read of it goes with it"
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
+    assert (finish["p_unreadable"], finish["p_finding"], finish["p_cursor"]) == (1, None, None)
+    assert finish["p_newest"].startswith("2026-12-01T00:06:00"), "an unreadable time is no newest"
+
+
+def test_an_unreadable_item_is_noted_under_the_same_fingerprint_by_every_run(
+    queue, fake, router, context, clock
+) -> None:
+    odd = item(2, 7) | {"created_at": None}
+    nameless = item(3, 7)
+    del nameless["id"]
+    router.get(LIST).mock(return_value=listing(item(1, 5), odd, nameless))
+    for _ in range(2):
+        fake.jobs = [job_row(kind=reconcile.KIND, fax_received_email_id=None)]
+        run(queue, context, clock)
+    calls = fake.rpc_calls("record_reconciled_emails_v3")
+    assert [[u["fingerprint"] for u in b["p_unreadable"]] for _, b in calls] == [fake.unreadable_noted] * 2
+    assert len(set(fake.unreadable_noted)) == 2
+    assert [u["provider_email_id"] for u in calls[0][1]["p_unreadable"]] == ["em_2", None]
+
+
+def test_a_page_that_comes_again_ends_the_run_with_a_finding(queue, fake, router, context, clock, job) -> None:
+    # The API answers every cursor with the newest page: without the check, ten pages and a follow-up.
+    route = router.get(LIST).mock(return_value=listing(item(1, 50), item(2, 40), has_more=True))
+    summary = run(queue, context, clock)
+    assert summary.completed == 1 and route.call_count == 2
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
+    assert finish["p_cursor"] is None, "no follow-up continues a loop"
+    assert "same page again" in finish["p_finding"]
+    assert len(fake.rpc_calls("record_reconciled_emails_v3")) == 1, "the page is recorded once"
+
+
+def test_a_cursor_that_does_not_advance_ends_the_run_with_a_finding(queue, fake, router, context, clock, job) -> None:
+    route = router.get(LIST).mock(side_effect=[
+        listing(item(1, 50), item(2, 40), has_more=True),
+        listing(item(3, 45), item(2, 40), has_more=True),
+    ])  # fmt: skip
+    run(queue, context, clock)
+    assert route.call_count == 2
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
+    assert (finish["p_cursor"], "does not advance" in finish["p_finding"]) == (None, True)
+    assert fake.recorded_ids == ["em_1", "em_2", "em_3"]
+
+
+def test_has_more_with_an_empty_page_ends_the_run_with_a_finding(queue, fake, router, context, clock, job) -> None:
+    route = router.get(LIST).mock(side_effect=[listing(item(1, 50), has_more=True), listing(has_more=True)])
+    summary = run(queue, context, clock)
+    assert summary.completed == 1 and route.call_count == 2
+    [(_, finish)] = fake.rpc_calls("finish_reconciliation_v3")
+    assert (finish["p_cursor"], "empty page" in finish["p_finding"]) == (None, True)
+    assert fake.recorded_ids == ["em_1"]
+
+
+def test_a_page_of_101_items_is_recorded_in_batches_the_database_takes(
+    queue, fake, router, context, clock, job
+) -> None:
+    router.get(LIST).mock(return_value=listing(*(item(n, 5) for n in range(101))))
+    summary = run(queue, context, clock)
+    assert summary.completed == 1
+    assert [len(b["p_emails"]) for _, b in fake.rpc_calls("record_reconciled_emails_v3")] == [100, 1]
+    assert len(fake.recorded_ids) == 101
+
+
+def test_an_id_postgres_cannot_store_is_stored_as_the_webhook_stores_it(
+    queue, fake, router, context, clock, job
+) -> None:
+    router.get(LIST).mock(return_value=listing(item(1, 5) | {"id": "em_\u0000x"}, item(2, 5) | {"id": "em_\ufffdx"}))
+    run(queue, context, clock)
+    [(_, recorded)] = fake.rpc_calls("record_reconciled_emails_v3")
+    assert [i["id"] for i in recorded["p_emails"]] == [storable_id("em_\u0000x"), "em_\ufffdx"], "two e-mails, two ids"
+    assert recorded["p_emails"][0]["id"].startswith("em_\ufffdx\ufffdsha256:")
