@@ -748,7 +748,7 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
     inputs.notes.append(
         "each price as read on its page, or on a copy of it where the status says so (read on: the page's own date "
         "where it shows one, else the day it was read). The region is hnd1 (Tokyo), where docs/DEPLOY.md puts the "
-        "functions, next to the office's database; Supabase's prices are the same in every region. The tables per "
+        "functions, next to the office's database; the Supabase pages read give no regional prices. The tables per "
         "1,000 faxes and per day are usage at list prices; the monthly bill adds the plans' fees and spends Vercel "
         "Pro's credit first. Egress is not in: the flow uploads (ingress); egress comes from reading faxes back, "
         f"which this bench does not measure. Memory is the default {FUNCTION_MEMORY_GB:g} GB, since vercel.json "
