@@ -73,22 +73,37 @@ class Price:
     per: str
     source: str  # the page the figure was read on
     read_on: str  # the page's own date when it shows one, else the day it was read
-    status: str  # "read": the figure is on `source`; "assumed": on no page reachable, `note` says why
+    # "read": the figure is on `source`; "copy": on a copy of `source` at another address (`note` says
+    # where); "assumed": on no page reachable, `note` says why
+    status: str
     note: str = ""
 
 
 # The ONE place the prices live: a new price changes one line. The product reference names Vercel's
-# billing units, not their prices; these were read on the pages named (none of them shows a date).
-VERCEL_FLUID = "https://aming.ourdisc.net/docs/fluid-compute/pricing"  # a copy of Vercel's docs page
+# billing units, not their prices. The functions run in hnd1 (Tokyo), next to the office's database
+# (docs/DEPLOY.md, "Regions"), so Vercel's compute is priced at hnd1's rates.
 VERCEL_FUNCTIONS = "https://vercel.com/docs/functions/usage-and-pricing"
-VERCEL_COPY = ("a copy of Vercel's docs page Fluid compute pricing at another address: the copies on Vercel's own "
-               "hosts reachable here say only that the price varies by region")  # fmt: skip
+VERCEL_PRO = "https://vercel.com/docs/plans/pro-plan"
+VERCEL_REGION_COPY = (
+    "read in a copy of that page kept in a public repository (the page dated 2026-04-03), not on Vercel's own "
+    "hosts, whose copies reachable here say only that the price varies by region; the third-party "
+    "https://tomodahinata.com/en/blog/vercel-cost-active-cpu-pricing-optimization-guide (2026-06-28) gives the same "
+    "hnd1 figures; Vercel's own page for the region, https://vercel.com/docs/pricing/regional-pricing/hnd1, could "
+    "not be read here"
+)
+VERCEL_PRO_COPY = "read in a copy of that page kept in a public repository (the page dated 2026-07-15)"
 SUPABASE_BILLING = "https://supabase.com/docs/guides/platform/org-based-billing"
 SUPABASE_COMPUTE = "https://supabase.com/docs/guides/platform/manage-your-usage/compute"
 PRICES: dict[str, Price] = {
-    "vercel_active_cpu": Price(0.128, "CPU-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
-    "vercel_provisioned_memory": Price(0.0106, "GB-hour (Pro, iad1)", VERCEL_FLUID, READ_ON, "read", VERCEL_COPY),
-    "vercel_invocations": Price(0.60, "million invocations (Pro)", VERCEL_FUNCTIONS, READ_ON, "read"),
+    "vercel_pro_fee": Price(20.0, "month: the Pro platform fee, one deploying seat", VERCEL_PRO, "2026-07-15", "copy",
+                            VERCEL_PRO_COPY),
+    "vercel_pro_credit": Price(20.0, "month of usage credit, in the fee, spent before any usage is billed",
+                               VERCEL_PRO, "2026-07-15", "copy", VERCEL_PRO_COPY),
+    "vercel_active_cpu": Price(0.202, "CPU-hour (Pro, hnd1)", VERCEL_FUNCTIONS, "2026-04-03", "copy",
+                               VERCEL_REGION_COPY),
+    "vercel_provisioned_memory": Price(0.0167, "GB-hour (Pro, hnd1)", VERCEL_FUNCTIONS, "2026-04-03", "copy",
+                                       VERCEL_REGION_COPY),
+    "vercel_invocations": Price(0.60, "million invocations (Pro, every region)", VERCEL_FUNCTIONS, READ_ON, "read"),
     "supabase_plan": Price(
         25.0,
         "month: the Pro plan, Micro compute ($0.01344 an hour) covered by its $10 of compute credits",
@@ -98,7 +113,8 @@ PRICES: dict[str, Price] = {
     ),
     "supabase_storage": Price(0.021, "GB-month of Storage beyond the plan's 100 GB", SUPABASE_BILLING, READ_ON, "read"),
     "supabase_egress": Price(0.09, "GB of egress beyond the plan's 250 GB", SUPABASE_BILLING, READ_ON, "read"),
-}
+}  # fmt: skip
+SUPABASE_STORAGE_INCLUDED_GB = 100  # the Pro plan's Storage (SUPABASE_BILLING), before supabase_storage applies
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MIB / 1024  # what an instance is provisioned with (vercel.json sets no memory)
 
 
@@ -107,6 +123,7 @@ class Settings:
     sizes: dict[str, int]  # label -> attachment bytes
     one_at_a_time: dict[str, int]  # faxes
     burst: dict[str, int]
+    quiet: tuple[str, int]  # the bill's fax: (size label, faxes), each fax meeting cold instances
     idle_calls: int
 
 
@@ -114,9 +131,11 @@ FULL = Settings(
     sizes={"100 KiB": 100 * KIB, "1 MiB": MIB, "40 MiB": 40 * MIB},
     one_at_a_time={"100 KiB": 10, "1 MiB": 10, "40 MiB": 4},
     burst={"100 KiB": 300, "1 MiB": 300, "40 MiB": 30},
+    quiet=("1 MiB", 10),  # a fax of a few pages, as the office's are
     idle_calls=60,
 )
-QUICK = Settings(sizes={"100 KiB": 100 * KIB}, one_at_a_time={"100 KiB": 2}, burst={"100 KiB": 4}, idle_calls=3)
+QUICK = Settings(sizes={"100 KiB": 100 * KIB}, one_at_a_time={"100 KiB": 2}, burst={"100 KiB": 4},
+                 quiet=("100 KiB", 2), idle_calls=3)  # fmt: skip
 
 
 @dataclass
@@ -140,6 +159,25 @@ class Usage:
 
     def per_fax(self, value: float) -> float:
         return value / self.faxes
+
+
+def combined(runs: list[Usage]) -> Usage:
+    """Runs of the same faxes, one after another, as one: their counts added, peaks the highest."""
+    total = Usage(sum(r.faxes for r in runs), runs[0].attachment_bytes, wall_s=sum(r.wall_s for r in runs))
+    for run in runs:
+        for name in ROUTES:
+            total.cpu_s[name] = total.cpu_s.get(name, 0.0) + run.cpu_s[name]
+            total.instance_s[name] = total.instance_s.get(name, 0.0) + run.instance_s[name]
+            total.peak_mib[name] = max(total.peak_mib.get(name, 0.0), run.peak_mib[name])
+            total.instances_started[name] = total.instances_started.get(name, 0) + run.instances_started[name]
+            total.invocations[name] = total.invocations.get(name, 0) + run.invocations[name]
+        total.posts += run.posts
+        total.cron_ticks += run.cron_ticks
+        total.database_calls += run.database_calls
+        total.storage_calls += run.storage_calls
+        total.resend_requests += run.resend_requests
+        total.downloads += run.downloads
+    return total
 
 
 def cpu_seconds(pid: int) -> float:
@@ -200,8 +238,9 @@ def take_posts(admin: psycopg.Connection) -> Counter[str]:
 
 @contextlib.contextmanager
 def reconciliation_paused(admin: psycopg.Connection) -> Iterator[None]:
-    """The every-10-minutes reconciliation off while faxes are measured (a run of it would list
-    their e-mails in among them; its own cost is the idle day's), as it was afterwards."""
+    """The every-10-minutes reconciliation off while anything is measured (a run of it would list
+    the faxes' e-mails in among them, or be claimed by a warm-up; its own cost is the idle day's,
+    run by hand), as it was afterwards."""
     query = "select active from cron.job where jobname = 'document-jobs-reconcile'"
     was = [active for (active,) in admin.execute(query).fetchall()]
     switch = "select cron.alter_job(jobid, active := %s) from cron.job where jobname = 'document-jobs-reconcile'"
@@ -305,10 +344,13 @@ def live_jobs(admin: psycopg.Connection) -> int:
 
 
 def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provider: ResendProvider, host_url: str,
-              content: bytes, count: int, burst: bool) -> Usage:  # fmt: skip
-    """`count` faxes of one attachment `content` through webhook, kick and worker; what they used."""
+              content: bytes, count: int, burst: bool, cold: bool = False) -> Usage:  # fmt: skip
+    """`count` faxes of one attachment `content` through webhook, kick and worker; what they used.
+    Cold: no instance runs when the first webhook comes (a quiet office's fax, an hour after the
+    last one), so the run pays each function's start, imports included; else both were warmed."""
     host.stop_instances()
-    warm(host_url)
+    if not cold:
+        warm(host_url)
     prefix = f"bench-cost-{os.urandom(4).hex()}"
     attachment = (SampleAttachment("fax.pdf", "application/pdf", content),)
     emails = [provider.add_email(SampleEmail(f"{prefix}-{n}", attachment)) for n in range(count)]
@@ -373,6 +415,7 @@ class Idle:
     cron_posts_per_minute: Counter[str]  # worker POSTs the two commands queued a run, by caller
     reconcile_every_minutes: int  # the document-jobs-reconcile schedule the database holds
     reconcile: Usage  # one reconciliation, nothing missed, through the host: its kick, follow-ups, CPU, Resend
+    reconcile_cold: Usage  # the same, its worker started by the run (a quiet office's)
 
 
 def cron_command(admin: psycopg.Connection, job: str) -> str:
@@ -397,8 +440,18 @@ def idle(admin: psycopg.Connection, calls: int, host: FunctionHost, meter: Meter
     posts = take_posts(admin)
     per_minute = Counter({caller: n / (calls + 1) for caller, n in posts.items()})
     every = admin.execute("select every_minutes from public.document_jobs_reconciliation").fetchone()[0]
+    warm_run = reconciliation_run(admin, host, meter, provider, host_url, cold=False)
+    cold_run = reconciliation_run(admin, host, meter, provider, host_url, cold=True)
+    return Idle(timed["invoke"], timed["health"], per_minute, every, warm_run, cold_run)
+
+
+def reconciliation_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provider: ResendProvider,
+                       host_url: str, cold: bool) -> Usage:  # fmt: skip
+    """One scheduled reconciliation with nothing to find, through the host: the worker warmed first,
+    or (cold) started by the run itself, as in a quiet office ten minutes after its last call."""
     host.stop_instances()
-    warm(host_url)
+    if not cold:
+        warm(host_url)
     cpu_before, gateway_before = meter.cpu(), gateway_counts()
     invocations_before, provider_before = meter.invocations(), provider.rate_limit.stats()
     started = time.monotonic()
@@ -417,6 +470,7 @@ def idle(admin: psycopg.Connection, calls: int, host: FunctionHost, meter: Meter
         run.cpu_s[name] = sum(cpu - cpu_before[name].get(pid, 0.0) for pid, cpu in cpu_after[name].items())
         run.instance_s[name] = meter.busy[name]
         run.peak_mib[name] = max((peak_mib(pid) for pid, _ in meter.instances(route)), default=0.0)
+        run.instances_started[name] = len(set(cpu_after[name]) - set(cpu_before[name]))
     invoked = meter.invocations() - invocations_before
     run.invocations = {"webhook": invoked["webhook"], "worker": invoked["worker"]}
     run.posts = take_posts(admin)
@@ -424,7 +478,7 @@ def idle(admin: psycopg.Connection, calls: int, host: FunctionHost, meter: Meter
     run.database_calls = sum(n for path, n in served.items() if "/rest/v1/" in path)
     run.resend_requests = provider.rate_limit.stats()["requests"] - provider_before["requests"]
     empty_shared_tables(admin)
-    return Idle(timed["invoke"], timed["health"], per_minute, every, run)
+    return run
 
 
 def split(usage: Usage) -> tuple[int, int, int, int]:
@@ -447,6 +501,103 @@ def dollars(usage: Usage, per: int = 1000) -> dict[str, float]:
     }
 
 
+MONTHLY_FAXES = (100, 1_000, 10_000)  # the bill's rows
+DAYS_A_MONTH = 30
+
+
+@dataclass(frozen=True)
+class Units:
+    """What Vercel bills for a piece of work: active CPU, instance time (provisioned memory for as
+    long as an instance serves), invocations."""
+
+    cpu_s: float
+    instance_s: float
+    invocations: float
+
+    def __add__(self, other: Units) -> Units:
+        return Units(self.cpu_s + other.cpu_s, self.instance_s + other.instance_s, self.invocations + other.invocations)
+
+    def times(self, n: float) -> Units:
+        return Units(self.cpu_s * n, self.instance_s * n, self.invocations * n)
+
+    @property
+    def gb_hours(self) -> float:
+        return self.instance_s / 3600 * FUNCTION_MEMORY_GB
+
+    def usd(self) -> float:
+        """At PRICES: hnd1's active CPU and memory, and invocations with no included million (an
+        upper bound: the Pro plan's $20 credit is what pays for them, see monthly_bill)."""
+        return (
+            self.cpu_s / 3600 * PRICES["vercel_active_cpu"].usd
+            + self.gb_hours * PRICES["vercel_provisioned_memory"].usd
+            + self.invocations / 1e6 * PRICES["vercel_invocations"].usd
+        )
+
+
+def units(usage: Usage, function: str) -> Units:
+    """One function's units in a run, per fax (per run, for a reconciliation's run of one)."""
+    return Units(usage.per_fax(usage.cpu_s[function]), usage.per_fax(usage.instance_s[function]),
+                 usage.per_fax(usage.invocations[function]))  # fmt: skip
+
+
+def fax_steps(usage: Usage) -> dict[str, Units]:
+    """What one fax sets off, step by step, each with the units measured for it: the webhook that
+    records the e-mail, then each job the fax's e-mail gets. Today that is fetch_email alone, so the
+    worker's units are its. MORE JOB KINDS PER FAX GO HERE: the job that will prepare each fax
+    (thumbnails, page counting) is one more line, with the worker units measured for that kind (a
+    run of its own, or the worker's split by the attempts' invocation ids); the bill adds every line."""
+    return {
+        "webhook: the e-mail recorded, its job enqueued and kicked": units(usage, "webhook"),
+        "fetch_email job: the attachments stored (the worker)": units(usage, "worker"),
+    }
+
+
+@dataclass(frozen=True)
+class MonthlyBill:
+    """One month of the office's bill, in US dollars, at PRICES."""
+
+    faxes: int
+    fax_units: Units  # the month's faxes, every step
+    reconciliation_units: Units  # the month's scheduled reconciliations
+    storage_gb_added: float  # what the month's faxes add to Storage, kept for good
+
+    @property
+    def vercel_usage_usd(self) -> float:
+        return (self.fax_units + self.reconciliation_units).usd()
+
+    @property
+    def vercel_usd(self) -> float:
+        """The platform fee, and what the usage costs beyond the credit the fee includes."""
+        return PRICES["vercel_pro_fee"].usd + max(0.0, self.vercel_usage_usd - PRICES["vercel_pro_credit"].usd)
+
+    @property
+    def supabase_usd(self) -> float:
+        """The plan, while Storage holds less than the plan's own (months_within_storage)."""
+        return PRICES["supabase_plan"].usd
+
+    @property
+    def total_usd(self) -> float:
+        return self.vercel_usd + self.supabase_usd
+
+    @property
+    def months_within_storage(self) -> float:
+        """How many months of such faxes the plan's Storage holds before supabase_storage applies."""
+        return SUPABASE_STORAGE_INCLUDED_GB / self.storage_gb_added if self.storage_gb_added else float("inf")
+
+    @property
+    def storage_usd_added_a_month(self) -> float:
+        """Past the plan's Storage, what each month of faxes adds to every later month's bill."""
+        return self.storage_gb_added * PRICES["supabase_storage"].usd
+
+
+def monthly_bill(faxes: int, steps: dict[str, Units], reconciliation_run_units: Units, reconcile_every_minutes: int,
+                 fax_bytes: int) -> MonthlyBill:  # fmt: skip
+    """`faxes` a month, each costing the sum of `steps`; reconciliation on its schedule all month."""
+    per_fax = sum(steps.values(), Units(0.0, 0.0, 0.0))
+    runs = DAYS_A_MONTH * MINUTES_A_DAY // reconcile_every_minutes
+    return MonthlyBill(faxes, per_fax.times(faxes), reconciliation_run_units.times(runs), faxes * fax_bytes / 1024**3)
+
+
 def run(quick: bool = False) -> Section:
     settings = QUICK if quick else FULL
     provider = ResendProvider("re_bench_" + os.urandom(8).hex())
@@ -466,23 +617,33 @@ def run(quick: bool = False) -> Section:
             host_url = f"http://127.0.0.1:{host.server_address[1]}"
             meter = Meter(host, log)
             try:
-                with vault_pointing_at(admin, host_url + stack.WORKER_PATH), posts_noted(admin):
-                    # First, while the sample provider lists no e-mail: a reconciliation with nothing to find.
+                with (
+                    vault_pointing_at(admin, host_url + stack.WORKER_PATH),
+                    posts_noted(admin),
+                    reconciliation_paused(admin),
+                ):
+                    # First, while the sample provider lists no e-mail: a reconciliation with nothing to
+                    # find, run by hand (the schedule paused: one it started on a ten-minute mark would
+                    # be claimed by the warm-up, or counted among the measured calls).
                     idle_day = idle(admin, settings.idle_calls, host, meter, provider, host_url)
-                    with reconciliation_paused(admin):
-                        for label, size in settings.sizes.items():
-                            content = b"%PDF-1.4\n" + os.urandom(size - 9)
-                            for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
-                                runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
-                                                                counts[label], mode == "burst")  # fmt: skip
+                    for label, size in settings.sizes.items():
+                        content = b"%PDF-1.4\n" + os.urandom(size - 9)
+                        for mode, counts in (("one at a time", settings.one_at_a_time), ("burst", settings.burst)):
+                            runs[(label, mode)] = faxes_run(admin, host, meter, provider, host_url, content,
+                                                            counts[label], mode == "burst")  # fmt: skip
+                    # The quiet office: one fax an hour, each meeting no running instance.
+                    label, count = settings.quiet
+                    content = b"%PDF-1.4\n" + os.urandom(settings.sizes[label] - 9)
+                    quiet = combined([faxes_run(admin, host, meter, provider, host_url, content, 1, False,
+                                                cold=True) for _ in range(count)])  # fmt: skip
             finally:
                 host.shutdown()
                 host.stop_instances()
                 flow.clean_up(admin)
-    return section(settings, runs, idle_day)
+    return section(settings, runs, idle_day, quiet)
 
 
-def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle) -> Section:
+def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle, quiet: Usage) -> Section:
     result = Section(
         "cost",
         "What a fax costs",
@@ -579,19 +740,19 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         + (r_gb_h * PRICES["vercel_provisioned_memory"].usd)
     )
     day.add("Vercel, the day", "", f"{idle_usd:.4f}")
-    day.add("Supabase's plan (fixed), a day", "1/30 of a month", f"{PRICES['supabase_plan'].usd / 30:.2f}")
     inputs = Table("the prices, inputs (bench/cost.py PRICES: one line each)",
                    ["input", "US dollars", "per", "status", "source", "read on"])  # fmt: skip
     for name, price in PRICES.items():
         inputs.add(name, f"{price.usd:g}", price.per, price.status + (f" ({price.note})" if price.note else ""),
                    price.source, price.read_on)  # fmt: skip
     inputs.notes.append(
-        "each price as read on its page (the page shows no date: read on is the day it was read); plans' included "
-        "allowances (Vercel Pro's monthly credit and included usage, Supabase's included storage and egress) are left "
-        "out, so the dollars are what the usage costs beyond them. Egress is not in: the flow uploads (ingress); "
-        "egress comes from reading faxes back, which this bench does not measure. The region is Vercel's default, "
-        f"iad1 (a project next to a Tokyo database runs in hnd1, at that region's price). Memory is the default "
-        f"{FUNCTION_MEMORY_GB:g} GB, since vercel.json sets none"
+        "each price as read on its page, or on a copy of it where the status says so (read on: the page's own date "
+        "where it shows one, else the day it was read). The region is hnd1 (Tokyo), where docs/DEPLOY.md puts the "
+        "functions, next to the office's database; the Supabase pages read give no regional prices. The tables per "
+        "1,000 faxes and per day are usage at list prices; the monthly bill adds the plans' fees and spends Vercel "
+        "Pro's credit first. Egress is not in: the flow uploads (ingress); egress comes from reading faxes back, "
+        f"which this bench does not measure. Memory is the default {FUNCTION_MEMORY_GB:g} GB, since vercel.json "
+        "sets none"
     )
     inputs.notes.append(
         "the memory setting stays the default: the project's product reference (Vercel: functions/fluid-compute, "
@@ -600,7 +761,9 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         "to check); what streaming changes is how many jobs one instance carries (section Memory of one Fluid "
         "instance), hence how many instances, and how much provisioned memory, a burst needs"
     )
-    result.tables += [units, kinds, money, day, inputs]
+    bill_tables, bill_figures = bill(settings, runs, idle_day, quiet)
+    result.tables += [units, kinds, money, day, *bill_tables, inputs]
+    result.figures |= bill_figures
     result.figures |= {"idle_invoke_ms": idle_day.invoke_ms, "idle_health_ms": idle_day.health_ms,
                        "idle_posts_a_day": posts, "idle_cron_s": cron_s, "idle_usd": idle_usd,
                        "idle_reconcile_invocations_a_day": r_invocations * a_day,
@@ -610,3 +773,90 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
 
 if __name__ == "__main__":
     run_alone(run, __doc__)
+
+
+def bill(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle,
+         quiet: Usage) -> tuple[list[Table], dict[str, float | None]]:  # fmt: skip
+    """The office's monthly bill from the measured units: a quiet office's faxes (each meeting cold
+    instances) and reconciliations (each starting the worker), with the warm figures beside them."""
+    label, _ = settings.quiet
+    warm = runs[(label, "one at a time")]
+    every = idle_day.reconcile_every_minutes
+    steps, warm_steps = fax_steps(quiet), fax_steps(warm)
+    reconcile, reconcile_warm = units(idle_day.reconcile_cold, "worker"), units(idle_day.reconcile, "worker")
+    model = Table(
+        f"one fax of {label}, step by step: the bill's model (a job kind added per fax is one more row)",
+        ["step", "active CPU ms, cold / warm", "instance-s, cold / warm", "invocations",
+         "US dollars per 1,000, cold / warm"],
+    )  # fmt: skip
+
+    def row(name: str, cold: Units, hot: Units) -> None:
+        model.add(name, f"{fmt(cold.cpu_s * 1000, 0)} / {fmt(hot.cpu_s * 1000, 0)}",
+                  f"{fmt(cold.instance_s, 2)} / {fmt(hot.instance_s, 2)}", fmt(cold.invocations, 2),
+                  f"{cold.times(1000).usd():.4f} / {hot.times(1000).usd():.4f}")  # fmt: skip
+
+    for name, cold in steps.items():
+        row(name, cold, warm_steps[name])
+    zero = Units(0.0, 0.0, 0.0)
+    row("a fax, every step", sum(steps.values(), zero), sum(warm_steps.values(), zero))
+    row(f"a scheduled reconciliation, nothing to find (every {every} min; per run)", reconcile, reconcile_warm)
+    model.notes.append(
+        f"cold: {quiet.faxes} faxes one after another, each sent when no instance of either function ran, as in a "
+        "quiet office whose faxes come an hour apart: each pays both functions' start (the runtime, the imports, "
+        f"the first connection), {fmt(quiet.per_fax(sum(quiet.instances_started.values())), 1)} instances started a "
+        "fax; the reconciliation likewise started its worker. Warm: the same size one at a time with both functions "
+        "warmed first (the units table above). A cold start's CPU counts as active CPU and its time as instance "
+        "time: an upper bound, since Vercel does not publish how long it keeps a paused instance, and a warm one "
+        "costs only the warm column"
+    )
+    table = Table(
+        f"the office's monthly bill, US dollars (Vercel Pro with the functions in hnd1, Supabase Pro; faxes of "
+        f"{label}; a quiet office: every fax and every reconciliation meets cold instances)",
+        ["faxes a month", "active CPU h", f"provisioned memory GB-h ({FUNCTION_MEMORY_GB:g} GB)", "invocations",
+         "Vercel usage at hnd1's prices $ (if all warm)", "Vercel Pro $: the fee, usage beyond its credit",
+         "Supabase Pro $", "the office pays $ a month", "Storage added GB a month",
+         "months of it in the plan's 100 GB"],
+    )  # fmt: skip
+    figures: dict[str, float | None] = {}
+    for faxes in MONTHLY_FAXES:
+        month = monthly_bill(faxes, steps, reconcile, every, warm.attachment_bytes)
+        floor = monthly_bill(faxes, warm_steps, reconcile_warm, every, warm.attachment_bytes)
+        used = month.fax_units + month.reconciliation_units
+        table.add(f"{faxes:,}", fmt(used.cpu_s / 3600, 3), fmt(used.gb_hours, 2), f"{used.invocations:,.0f}",
+                  f"{month.vercel_usage_usd:.2f} ({floor.vercel_usage_usd:.2f})", f"{month.vercel_usd:.2f}",
+                  f"{month.supabase_usd:.2f}", f"{month.total_usd:.2f}", fmt(month.storage_gb_added, 2),
+                  fmt(month.months_within_storage, 0))  # fmt: skip
+        figures |= {f"bill_total_usd_{faxes}": month.total_usd, f"bill_vercel_usd_{faxes}": month.vercel_usd,
+                    f"bill_supabase_usd_{faxes}": month.supabase_usd,
+                    f"bill_vercel_usage_usd_{faxes}": month.vercel_usage_usd,
+                    f"bill_vercel_usage_warm_usd_{faxes}": floor.vercel_usage_usd,
+                    f"bill_storage_gb_{faxes}": month.storage_gb_added,
+                    f"bill_months_within_storage_{faxes}": month.months_within_storage,
+                    f"bill_storage_usd_added_{faxes}": month.storage_usd_added_a_month}  # fmt: skip
+    per_fax, per_warm_fax = sum(steps.values(), zero), sum(warm_steps.values(), zero)
+    figures |= {
+        "bill_fax_cpu_ms_cold": per_fax.cpu_s * 1000,
+        "bill_fax_cpu_ms_warm": per_warm_fax.cpu_s * 1000,
+        "bill_fax_instance_s_cold": per_fax.instance_s,
+        "bill_fax_instance_s_warm": per_warm_fax.instance_s,
+        "bill_reconcile_cpu_ms_cold": reconcile.cpu_s * 1000,
+        "bill_reconcile_cpu_ms_warm": reconcile_warm.cpu_s * 1000,
+        "bill_reconciliations_a_month": DAYS_A_MONTH * MINUTES_A_DAY // every,
+        "bill_fax_mib": warm.attachment_bytes / MIB,
+    }
+    most = monthly_bill(MONTHLY_FAXES[-1], steps, reconcile, every, warm.attachment_bytes)
+    table.notes.append(
+        f"the fee (${PRICES['vercel_pro_fee'].usd:g}, one deploying seat) includes "
+        f"${PRICES['vercel_pro_credit'].usd:g} of usage credit a month, spent before any usage is billed, so the "
+        "office pays the fee alone while the "
+        f"functions' usage stays under it ({most.vercel_usage_usd / PRICES['vercel_pro_credit'].usd:.0%} of it at "
+        f"{MONTHLY_FAXES[-1]:,} faxes). Invocations are priced with no included million (an upper bound). Supabase "
+        "Pro is a fixed price, its Micro compute within its compute credits, while Storage holds under the plan's "
+        f"{SUPABASE_STORAGE_INCLUDED_GB} GB: the faxes are kept for good (the office's legal record), so each month "
+        "adds its column of GB, and once the plan's Storage is full each month of faxes adds "
+        f"${PRICES['supabase_storage'].usd:g} a GB to every later month (${most.storage_usd_added_a_month:.2f} a month "
+        f"for a month of {MONTHLY_FAXES[-1]:,}). Not in the bill: reading faxes back (Storage egress, within the "
+        "plan's 250 GB while each fax is read a few times), the admin screen's own requests, a second deploying seat "
+        f"(${PRICES['vercel_pro_fee'].usd:g} a month each), Resend's plan, and taxes"
+    )
+    return [model, table], figures

@@ -81,7 +81,7 @@ def throughput(f: Figures) -> str | None:
         f"ceiling (pgbench's one-row update, halved) is {trio('on', 'ceiling')} jobs/s at 1, 4 and 8 connections, "
         f"against {trio('off', 'ceiling')} with them off. Driven by pgbench, the ceiling's own client, so that the "
         "ratio is the database's alone, and called as the worker calls it "
-        "(`complete_document_job_and_claim_next`: the completion of one job and the claim of the next in one "
+        "(`complete_document_job_and_claim_next_v2`: the completion of one job and the claim of the next in one "
         f"transaction), this queue does {trio('on', 'worker_calls_pgbench')} jobs/s with durability on "
         f"({ratios('on', 'worker_calls_pgbench')} of the ceiling) and {trio('off', 'worker_calls_pgbench')} with "
         f"it off ({ratios('off', 'worker_calls_pgbench')}): at 4 connections with durability on it "
@@ -238,14 +238,30 @@ def instance_memory(f: Figures) -> str | None:
 def cost(f: Figures) -> str | None:
     s = "cost"
     sizes = [("100kib", "100 KiB"), ("1mib", "1 MiB"), ("40mib", "40 MiB")]
+    months = (100, 1_000, 10_000)
+    bill = [f"bill_{k}_{n}" for n in months for k in ("total_usd", "vercel_usd", "supabase_usd", "vercel_usage_usd",
+                                                      "vercel_usage_warm_usd", "storage_gb", "months_within_storage",
+                                                      "storage_usd_added")]  # fmt: skip
     if not f.has(
-        s, *(f"usd_per_1000_{k}_{m}" for k, _ in sizes for m in ("single", "burst")), "idle_cron_s", "idle_usd"
-    ):
+        s, *(f"usd_per_1000_{k}_{m}" for k, _ in sizes for m in ("single", "burst")), "idle_cron_s", "idle_usd",
+        *bill, "bill_fax_cpu_ms_cold", "bill_fax_cpu_ms_warm", "bill_fax_instance_s_cold", "bill_fax_instance_s_warm",
+        "bill_reconcile_cpu_ms_cold", "bill_reconcile_cpu_ms_warm", "bill_fax_mib",
+    ):  # fmt: skip
         return None
 
     def usd(key: str) -> str:
         return f"${f.get(s, key):.4f}"
 
+    def dollars(key: str) -> str:
+        return f"${f.get(s, key):.2f}"
+
+    totals = {dollars(f"bill_total_usd_{n}") for n in months}
+    paid = (
+        f"{totals.pop()} a month at 100, 1,000 and 10,000 faxes alike"
+        if len(totals) == 1
+        else ", ".join(f"{dollars(f'bill_total_usd_{n}')} at {n:,} faxes" for n in months)
+    )
+    within = all(f.get(s, f"bill_vercel_usd_{n}") == f.get(s, f"bill_vercel_usd_{months[0]}") for n in months)
     per_size = "; ".join(
         f"{label}: {usd(f'usd_per_1000_{k}_single')} one at a time, {usd(f'usd_per_1000_{k}_burst')} in a burst "
         f"({fmt(f.get(s, f'cpu_ms_{k}_burst'), 0)} ms of CPU and {fmt(f.get(s, f'instance_s_{k}_burst'), 2)} "
@@ -254,21 +270,38 @@ def cost(f: Figures) -> str | None:
         f"follow-ups, {fmt(f.get(s, f'cron_per_fax_{k}_burst'), 2)} from the cron)"
         for k, label in sizes
     )
-    most = max(f.get(s, f"usd_per_1000_{k}_{m}") for k, _ in sizes for m in ("single", "burst"))
+    top = months[-1]
     return (
-        f"**What a fax costs: at most ${most:.4f} per 1,000 faxes on Vercel, at list prices read on their pages.** "
-        "Vercel's three units (active CPU, provisioned memory for the instance-seconds, invocations) "
-        f"per 1,000 faxes: {per_size}. Instance-seconds are those of the local host's concurrency of 8; in a burst "
-        "the worker's instance spends most of them, at the small sizes, waiting for its slot of Resend's rate "
-        "limit (wall time: memory is billed, CPU is not). Supabase is a fixed monthly price (the Pro plan, "
-        "Micro compute covered by its compute credits): a fax adds database calls and stored bytes to it, not "
-        "dollars, until the plan's storage is full. A day with no fax costs the cron's "
+        f"**What the office pays: {paid}, the two plans' fees"
+        + (": the functions' usage stays within the credit Vercel's fee includes.** " if within else ".** ")
+        + "The bill (*the office's monthly bill*, under *What a fax costs*) prices Vercel at hnd1, where the "
+        "functions run next to the office's database, and counts every fax and every scheduled reconciliation as "
+        "meeting cold instances, as in a quiet office whose faxes come an hour apart (an upper bound: Vercel does "
+        f"not publish how long it keeps a paused instance). A fax of {fmt(f.get(s, 'bill_fax_mib'), 0)} MiB then "
+        f"costs {fmt(f.get(s, 'bill_fax_cpu_ms_cold'), 0)} ms of active CPU and "
+        f"{fmt(f.get(s, 'bill_fax_instance_s_cold'), 2)} instance-seconds (warm: "
+        f"{fmt(f.get(s, 'bill_fax_cpu_ms_warm'), 0)} ms and {fmt(f.get(s, 'bill_fax_instance_s_warm'), 2)}), a "
+        f"reconciliation {fmt(f.get(s, 'bill_reconcile_cpu_ms_cold'), 0)} ms (warm: "
+        f"{fmt(f.get(s, 'bill_reconcile_cpu_ms_warm'), 0)} ms), and Vercel's usage comes to "
+        + ", ".join(f"{dollars(f'bill_vercel_usage_usd_{n}')}" for n in months)
+        + " a month at 100, 1,000 and 10,000 faxes ("
+        + ", ".join(f"{dollars(f'bill_vercel_usage_warm_usd_{n}')}" for n in months)
+        + " if every instance were warm), against the $20 of usage credit in Vercel Pro's $20 fee: Vercel bills "
+        f"{dollars(f'bill_vercel_usd_{top}')} and Supabase {dollars(f'bill_supabase_usd_{top}')} (the Pro plan, "
+        "its Micro compute within its compute credits). The faxes are kept for good, so Storage grows: "
+        f"{fmt(f.get(s, f'bill_storage_gb_{top}'), 1)} GB a month at {top:,} faxes, which the plan's 100 GB hold "
+        f"for {fmt(f.get(s, f'bill_months_within_storage_{top}'), 0)} months; after that each month of faxes adds "
+        f"{dollars(f'bill_storage_usd_added_{top}')} to every later month. Per 1,000 faxes, Vercel's three units "
+        f"(active CPU, provisioned memory for the instance-seconds, invocations) at hnd1's prices, warm: {per_size}. "
+        "Instance-seconds are those of the local host's concurrency of 8; in a burst the worker's instance spends "
+        "most of them, at the small sizes, waiting for its slot of Resend's rate limit (wall time: memory is "
+        "billed, CPU is not). A day with no fax costs the cron's "
         f"{fmt(f.get(s, 'idle_cron_s'), 1)} s of database time, no worker invocation from the every-minute jobs, "
         f"and {fmt(f.get(s, 'idle_reconcile_invocations_a_day'), 0)} worker invocations of reconciliation "
-        f"({fmt(f.get(s, 'idle_reconcile_listings'), 0)} listing request a run): ${f.get(s, 'idle_usd'):.4f} on "
-        "Vercel, beside Supabase's fixed plan. The prices are inputs in "
-        "one place (bench/cost.py PRICES), each with the page it was read on and when; Vercel's active CPU and "
-        "memory prices (iad1) come from a copy of Vercel's pricing page at another address, which the table says."
+        f"({fmt(f.get(s, 'idle_reconcile_listings'), 0)} listing request a run): ${f.get(s, 'idle_usd'):.4f} of "
+        "Vercel usage, warm. The prices are inputs in one place (bench/cost.py PRICES), each with the page it "
+        "was read on and when; Vercel's hnd1 prices and the Pro plan's fee were read in copies of Vercel's pages, "
+        "which the table says."
     )
 
 
@@ -295,7 +328,7 @@ def webhook_latency(f: Figures) -> str | None:
         text += (
             f"Round trips, counted by the gateway: a job with {n} attachment(s) made "
             f"{fmt(f.get(s, 'trips_queue_per_job'), 2)} queue calls (n + 3 = {n + 3}) and "
-            f"{fmt(f.get(s, 'trips_reads_per_job'), 2)} table reads: the claim, `start_fetch_email` (the e-mail "
+            f"{fmt(f.get(s, 'trips_reads_per_job'), 2)} table reads: the claim, `start_fetch_email_v2` (the e-mail "
             "row, the attachments already stored and the listing's slot of the shared Resend limiter, which were "
             "two table reads before the limiter), a record per attachment and the completion: n + 3 database "
             f"calls in all, where it was n + 4 = {n + 4}, and 2n + 5 = {2 * n + 5} before an extension before each "

@@ -57,10 +57,10 @@ def one_run(conn: psycopg.Connection, outcome: str, jobs: int) -> tuple[list[flo
         started = time.perf_counter()
         job_id, generation = conn.execute("select id, generation from claim_document_jobs('fetch_email')").fetchone()
         if outcome == "completed":
-            conn.execute("select complete_document_job(%s, %s)", (job_id, generation))
+            conn.execute("select complete_document_job_v2(%s, %s)", (job_id, generation))
         else:
             conn.execute(
-                "select fail_document_job(%s, %s, 'resend_not_found', 'Resend: HTTP 404', p_retryable => false)",
+                "select fail_document_job_v2(%s, %s, 'resend_not_found', 'Resend: HTTP 404', p_retryable => false)",
                 (job_id, generation),
             )
         latencies.append((time.perf_counter() - started) * 1000)

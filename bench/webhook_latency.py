@@ -179,7 +179,7 @@ def run(quick: bool = False) -> Section:
                 ["calls", "per job", "formula"],
             )
             trips_table.add(
-                "queue calls (RPC, start_fetch_email included)", fmt(per_job["queue"], 2),
+                "queue calls (RPC, start_fetch_email_v2 included)", fmt(per_job["queue"], 2),
                 f"n + 3 = {n + 3} (before: n + 2 = {n + 2}; 2n + 3 = {2 * n + 3} before that)",
             )  # fmt: skip
             trips_table.add("table reads", fmt(per_job["reads"], 2), "0 (before: 2, the e-mail and what is stored)")

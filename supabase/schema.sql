@@ -111,7 +111,7 @@ COMMENT ON TABLE public.document_jobs_audit IS 'Every operator action on jobs (a
 CREATE TABLE public.document_jobs_audit (
     id bigint NOT NULL,
     at timestamp with time zone DEFAULT now() NOT NULL,
-    actor_id uuid NOT NULL,
+    actor_id uuid,
     actor_email text,
     action text NOT NULL,
     job_id uuid,
@@ -120,9 +120,11 @@ CREATE TABLE public.document_jobs_audit (
     reason text,
     bulk_action_id uuid,
     CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text]))),
+    CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
+COMMENT ON COLUMN public.document_jobs_audit.actor_id IS 'The Supabase Auth user who acted (the screen''s operator, the CLI''s --as). Null only for a retry through retry_document_job, the public API''s call: its caller holds the service-role key and is not named (document_jobs_audit_actor_named).';
 ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.document_jobs_audit_id_seq
     START WITH 1
@@ -756,7 +758,7 @@ $$;
 REVOKE ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.release_document_job_v2(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
-COMMENT ON FUNCTION public.retry_document_job(p_job_id uuid) IS 'Retired: a failed job back to queued with its attempts and time-budget releases reset (requeue_failed), unaudited; answers whether a job was retried, and refuses another live job of the same target with a message that says what to do. The admin CLI called it before it retried through admin_retry_document_job (audited, a worker started); nothing in lib/ calls it, and supabase/future_migrations drops it.';
+COMMENT ON FUNCTION public.retry_document_job(p_job_id uuid) IS 'The public API''s manual re-run: a failed job back to queued now, its attempts and time-budget releases reset (requeue_failed, as admin_retry_document_job does); answers whether a job was retried, and refuses another live job of the same target with a message that says what to do. A retry is recorded in document_jobs_audit with actor_id null: the caller holds the service-role key and is not named. The screen and the CLI retry through admin_retry_document_job, which names the operator and starts a worker; here the cron''s next minute does.';
 CREATE FUNCTION public.retry_document_job(p_job_id uuid) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -766,6 +768,10 @@ declare
 begin
     perform document_jobs_internal.require(p_job_id is not null, 'p_job_id must not be null');
     select count(*) into v_retried from document_jobs_internal.requeue_failed(array[p_job_id]);
+    if v_retried > 0 then
+        insert into public.document_jobs_audit (actor_id, actor_email, action, job_id, job_count)
+        values (null, null, 'retry', p_job_id, 1);
+    end if;
     return v_retried > 0;
 exception
     when unique_violation then
@@ -810,7 +816,7 @@ $$;
 REVOKE ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.invoke_document_jobs(p_max_invocations integer) TO service_role;
 
-COMMENT ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) IS 'Retired: the name before extend_document_job_lease_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through extend_document_job_lease_v2, answering true while the job is held and false once it is lost. supabase/future_migrations drops it once no deployed worker calls it.';
+COMMENT ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) IS 'The public API''s lease renewal, kept by name and parameters: the same call through extend_document_job_lease_v2 (what the worker calls), answering true while (p_job_id, p_generation) holds the running job and false once it is lost.';
 CREATE FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval DEFAULT '00:05:00'::interval) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
@@ -818,13 +824,35 @@ CREATE FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation int
 REVOKE ALL ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.extend_document_job_lease(p_job_id uuid, p_generation integer, p_lease interval) TO service_role;
 
-COMMENT ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) IS 'Retired: the name before complete_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through complete_document_job_v2, answering true while the job is held and false once it is lost. supabase/future_migrations drops it once no deployed worker calls it.';
+COMMENT ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) IS 'The public API''s completion, kept by name and parameters: the same call through complete_document_job_v2 (what the worker calls), answering true while the job is held and false once it is lost.';
 CREATE FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) RETURNS boolean
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO ''
     AS $$ select (public.complete_document_job_v2(p_job_id, p_generation) ->> 'held')::boolean $$;
 REVOKE ALL ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'The public API''s failure, kept by name and parameters: the same call through fail_document_job_v2 (what the worker calls), answering the state it left the job in (queued while attempts are left and it is retryable, else failed), or null once the job is lost.';
+CREATE FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select public.fail_document_job_v2(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
+                                       p_retry_after) ->> 'state'
+$$;
+REVOKE ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
+
+COMMENT ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'The public API''s release (a failure that is not the job''s own), kept by name and parameters: the same call through release_document_job_v2 (what the worker calls), answering the state it left the job in (queued, or failed past the free time-budget releases), or null once the job is lost.';
+CREATE FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select public.release_document_job_v2(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message)
+           ->> 'state'
+$$;
+REVOKE ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
 COMMENT ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) IS 'Retired: the name before complete_document_job_and_claim_next_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through complete_document_job_and_claim_next_v2, answering {"completed": <held>, "next_job": ...}. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval DEFAULT '00:05:00'::interval) RETURNS jsonb
@@ -836,28 +864,6 @@ CREATE FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_gen
 $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
-
-COMMENT ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Retired: the name before fail_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through fail_document_job_v2, answering the state it left the job in (queued or failed), or null once the job is lost. supabase/future_migrations drops it once no deployed worker calls it.';
-CREATE FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS text
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO ''
-    AS $$
-    select public.fail_document_job_v2(p_job_id, p_generation, p_error_code, p_error_message, p_retryable,
-                                       p_retry_after) ->> 'state'
-$$;
-REVOKE ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.fail_document_job(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
-
-COMMENT ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'Retired: the name before release_document_job_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call through release_document_job_v2, answering the state it left the job in (queued or failed), or null once the job is lost. supabase/future_migrations drops it once no deployed worker calls it.';
-CREATE FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS text
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO ''
-    AS $$
-    select public.release_document_job_v2(p_job_id, p_generation, p_retry_after, p_error_code, p_error_message)
-           ->> 'state'
-$$;
-REVOKE ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.release_document_job(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) TO service_role;
 
 
 -- =================================================================================================
@@ -1071,7 +1077,7 @@ $$;
 REVOKE ALL ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_document_attachment(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) TO service_role;
 
-COMMENT ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) IS 'Retired: the name before complete_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"completed", "follow_ups"} through the retired complete_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
+COMMENT ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) IS 'Retired: the name before complete_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"completed", "follow_ups"} through complete_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1086,7 +1092,7 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_and_follow_up(p_job_id uuid, p_generation integer) TO service_role;
 
-COMMENT ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Retired: the name before fail_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through the retired fail_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
+COMMENT ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Retired: the name before fail_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through fail_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1102,7 +1108,7 @@ $$;
 REVOKE ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.fail_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) TO service_role;
 
-COMMENT ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'Retired: the name before release_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through the retired release_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
+COMMENT ON FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval, p_error_code text, p_error_message text) IS 'Retired: the name before release_document_job_and_follow_up_v2, kept for a worker of the previous deploy (a deploy is not atomic); the same call, answering {"left_in", "follow_ups"} through release_document_job. supabase/future_migrations drops it once no deployed worker calls it.';
 CREATE FUNCTION public.release_document_job_and_follow_up(p_job_id uuid, p_generation integer, p_retry_after interval DEFAULT '00:00:00'::interval, p_error_code text DEFAULT NULL::text, p_error_message text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''

@@ -4,7 +4,7 @@ with durability off (as the throwaway test cluster runs) and on (as hosted Supab
 - the ceiling: pgbench's TPS for a one-row update on a small table at the same concurrency,
   halved, since a job needs two state changes (its claim and its completion);
 - this queue driven by pgbench, the ceiling's own client, so that the ratio is the database's
-  alone: as the worker calls it (complete_document_job_and_claim_next: one transaction a job), as
+  alone: as the worker calls it (complete_document_job_and_claim_next_v2: one transaction a job), as
   two calls a job, the two calls as they were before the per-call work (the queue built from the
   migrations at an older commit, on a cluster of its own: before.py), and the bare statements;
 - this queue driven from Python, one process per connection (as deployed workers are), the same
@@ -91,8 +91,8 @@ def run(quick: bool = False) -> Section:
         "starts right after a CHECKPOINT, so that none of them pays for the writes of the queue's refill. "
         "The first table of each setting drives this queue with pgbench, the ceiling's own C client (-M "
         f"prepared, for {seconds} s, from a backlog it cannot empty): as the worker calls it (one "
-        "complete_document_job_and_claim_next a job: the completion of the job the client holds and the claim of "
-        "its next, one transaction); as two calls a job (claim_document_jobs, complete_document_job); the same "
+        "complete_document_job_and_claim_next_v2 a job: the completion of the job the client holds and the claim "
+        "of its next, one transaction); as two calls a job (claim_document_jobs, complete_document_job_v2); the same "
         "two calls as they were before the per-call work (argument checks through helper functions, the kind "
         "read on every claim, the claim noted by a BEFORE trigger: the queue built by supabase db push from "
         "the migrations at an older commit, on a cluster of its own with the same settings on the same machine, "

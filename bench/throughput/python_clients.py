@@ -58,13 +58,13 @@ def loop(conninfo: str, seconds: float, make_step: Callable[[], Callable[[psycop
 
 
 def two_calls_step() -> Callable[[psycopg.Connection], bool]:
-    """claim_document_jobs, then complete_document_job: two calls and two transactions a job."""
+    """claim_document_jobs, then complete_document_job_v2: two calls and two transactions a job."""
 
     def step(conn: psycopg.Connection) -> bool:
         row = conn.execute("select id, generation from public.claim_document_jobs('fetch_email')").fetchone()
         if row is None:
             return False
-        conn.execute("select public.complete_document_job(%s, %s)", row)
+        conn.execute("select public.complete_document_job_v2(%s, %s)", row)
         return True
 
     return step
@@ -72,7 +72,7 @@ def two_calls_step() -> Callable[[psycopg.Connection], bool]:
 
 def worker_step() -> Callable[[psycopg.Connection], bool]:
     """As the worker calls the queue: the first job claimed alone, every later one with the
-    completion of the one before (complete_document_job_and_claim_next). One step per job."""
+    completion of the one before (complete_document_job_and_claim_next_v2). One step per job."""
     claimed = False
     job: tuple[object, int] | None = None
 
@@ -84,7 +84,7 @@ def worker_step() -> Callable[[psycopg.Connection], bool]:
         if job is None:
             return False
         answer = conn.execute(
-            "select public.complete_document_job_and_claim_next(%s, %s, 'fetch_email')", job
+            "select public.complete_document_job_and_claim_next_v2(%s, %s, 'fetch_email', '5 minutes')", job
         ).fetchone()[0]
         following = answer["next_job"]
         job = None if following is None else (UUID(following["id"]), following["generation"])

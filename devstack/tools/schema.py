@@ -68,12 +68,13 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.retry_document_job", "queue"),
     ("public.cancel_document_job", "queue"),
     ("public.invoke_document_jobs", "queue"),
-    # The names before _v2, kept for a deploy that is not atomic (supabase/future_migrations drops them).
+    # The public API's names before _v2 (docs/QUEUE.md, "The public API"): they stay, as thin wrappers.
     ("public.extend_document_job_lease", "queue"),
     ("public.complete_document_job", "queue"),
-    ("public.complete_document_job_and_claim_next", "queue"),
     ("public.fail_document_job", "queue"),
     ("public.release_document_job", "queue"),
+    # The worker's own names before _v2, kept for a deploy that is not atomic (supabase/future_migrations drops them).
+    ("public.complete_document_job_and_claim_next", "queue"),
     ("public.start_fetch_email_v2", "worker"),
     ("public.record_document_attachment_v2", "worker"),
     ("public.reserve_provider_request", "worker"),

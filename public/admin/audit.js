@@ -11,7 +11,7 @@ import { filterSummary, jobLink, notice, problemText, stackedTable } from "./ui.
  * @typedef {object} AuditEntry
  * @property {number} id
  * @property {string} at
- * @property {string} actor_id
+ * @property {string | null} actor_id null: retry_document_job's caller, the service key, which names nobody
  * @property {string | null} actor_email
  * @property {string} action
  * @property {number} job_count
@@ -60,7 +60,9 @@ export async function render(container, params) {
             h("thead", {}, h("tr", {}, head.map((k) => h("th", { scope: "col" }, t(k))))),
             h("tbody", {}, page.entries.map((e) => h("tr", { "data-audit-id": e.id },
               h("td", { class: "nowrap" }, dateTime(e.at)),
-              h("td", {}, h("div", {}, e.actor_email ?? ""), h("small", { class: "mono" }, e.actor_id)),
+              h("td", {}, e.actor_id
+                ? [h("div", {}, e.actor_email ?? ""), h("small", { class: "mono" }, e.actor_id)]
+                : h("div", {}, t("audit.service"))),
               h("td", {}, t(`action.${e.action}`)),
               h("td", { class: "number" }, number(e.job_count)),
               h("td", {}, target(e)),

@@ -34,8 +34,9 @@ select set_eq(
         'public.complete_document_job_and_claim_next(uuid,integer,text,interval)',
         'public.fail_document_job(uuid,integer,text,text,boolean,interval)',
         'public.release_document_job(uuid,integer,interval,text,text)',
-        -- the fenced calls' v2 (one answer: {"held", "state"}); the names above stay until a
-        -- later migration drops them (docs/QUEUE.md: upgrading)
+        -- the fenced calls' v2 (one answer: {"held", "state"}); of the names above, all but
+        -- complete_document_job_and_claim_next are the public API and stay (docs/QUEUE.md,
+        -- "The public API"; 029_public_api.sql), and supabase/future_migrations drops that one
         'public.extend_document_job_lease_v2(uuid,integer,interval)',
         'public.complete_document_job_v2(uuid,integer)',
         'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval)',

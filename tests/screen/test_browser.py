@@ -342,6 +342,9 @@ def test_attempts_are_numbered_across_retries_and_a_finished_job_stored_nothing(
                " last_error_code = 'resend_not_found' where id = %s", (job_id,))  # fmt: skip
     admin.execute("insert into document_jobs_audit (actor_id, actor_email, action, job_id, job_count, reason)"
                " values (gen_random_uuid(), 'a@example.com', 'retry', %s, 1, 'once')", (job_id,))  # fmt: skip
+    # A retry through the public API's retry_document_job: its caller, the service key, names nobody.
+    admin.execute("insert into document_jobs_audit (actor_id, action, job_id, job_count) values (null, 'retry', %s, 1)",
+                  (job_id,))  # fmt: skip
     context = chromium.new_context(locale="en-US")
     page = context.new_page()
     sign_in(page, stack_env, "VIEWER")
@@ -360,6 +363,8 @@ def test_attempts_are_numbered_across_retries_and_a_finished_job_stored_nothing(
     lines = header.evaluate("th => { const r = document.createRange(); r.selectNodeContents(th); "
                             "return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }")  # fmt: skip
     assert lines == 1, f"件数 takes {lines} lines"
+    expect(page.locator("table.audit tbody tr").first).to_contain_text("サービスキーによる操作（操作者の記録なし）")
+    expect(page.locator("table.audit tbody tr").nth(1)).to_contain_text("a@example.com")
     context.close()
 
 
