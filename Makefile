@@ -69,7 +69,7 @@ explanations: $(STAMP)
 screenshots: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m devstack.tools.screenshots
 
-## public/admin/vendor/, the browser build of Supabase's client that the admin screen loads, copied
+## public/admin/vendor/, the browser builds the admin screen loads (Supabase's client, PDF.js), copied
 ## from the package pinned in devstack/package-lock.json (after changing that pin; Vercel runs no build
 ## step, so the copy is committed, and tests/tooling/test_vendored_files.py fails while it differs).
 vendor: $(STAMP) $(NODE_STAMP)
