@@ -46,6 +46,14 @@ DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
 MAX_PAGE = 200
 # Columns of `list`, in display columns: a sender's 52-character Japanese name must not widen it.
 LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
+# The database's refusals of an action's operator (SQLSTATE, hint), as the CLI's own lookup names them
+# (lib/admin/bulk.py actor).
+ACTOR_REFUSALS: dict[tuple[str | None, str | None], str] = {
+    ("28000", "operator_banned"): "operator_banned",
+    ("28000", "operator_deleted"): "operator_deleted",
+    ("42501", "role_not_allowed"): "not_an_admin",
+    ("42501", "no_role"): "not_an_operator",
+}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
@@ -142,6 +150,11 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
         )
     if bare:
         return not_postgrest(context, error.what)
+    # The action's own check of the operator of --as in Auth's row (document_jobs_internal.acting_operator):
+    # banned or deleted after the CLI looked them up, or their role changed.
+    actor_refusal = ACTOR_REFUSALS.get((error.code, error.hint))
+    if actor_refusal is not None:
+        return Refusal(actor_refusal, error.message)
     if error.code in ("401", "42501") or error.message.lower() in ("invalid api key", "unauthorized"):
         return Refusal(
             "wrong_key",
