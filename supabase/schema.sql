@@ -1471,7 +1471,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) IS 'One job for the admin screen: the job, its attempts (oldest first), its e-mail and its stored attachments; null when there is no such job.';
+COMMENT ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) IS 'One job for the admin screen: the job, its attempts (oldest first), its e-mail and its stored attachments; null when there is no such job. The e-mail says how it was found: found_by webhook, or reconciliation with reconciled_at, when reconciliation recorded it.';
 CREATE FUNCTION public.document_jobs_admin_job(p_job_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1504,7 +1504,8 @@ begin
             'id', v_email.id, 'provider', v_email.provider, 'provider_email_id', v_email.provider_email_id,
             'from', v_email.from_address, 'to', to_jsonb(v_email.to_addresses), 'cc', to_jsonb(v_email.cc_addresses),
             'subject', v_email.subject, 'message_id', v_email.message_id, 'received_at', v_email.received_at,
-            'created_at', v_email.created_at) end,
+            'created_at', v_email.created_at, 'found_by', v_email.found_by,
+            'reconciled_at', v_email.reconciled_at) end,
         'attachments', coalesce((
             select jsonb_agg(jsonb_build_object(
                        'id', a.id, 'filename', a.filename, 'content_type', a.content_type, 'size_bytes', a.size_bytes,

@@ -19,6 +19,7 @@ import httpx
 from lib.admin import display
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
+from lib.explanations import job_codes
 from lib.failures import FailureCode, outage_explanation
 from lib.screen import calls
 from lib.settings import SupabaseSettings
@@ -38,6 +39,7 @@ JOB_FIELDS = (
 )  # fmt: skip
 EMAIL_FIELDS = (
     "id", "provider", "provider_email_id", "from", "to", "cc", "subject", "message_id", "received_at", "created_at",
+    "found_by",
 )  # fmt: skip
 TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "stored_at")
 # The codes only the database writes (the worker's are FailureCode).
@@ -416,8 +418,14 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
     job, email, attempts, attachments = found["job"], found["email"], found["attempts"], found["attachments"]
     parts = [display.fields(_times(_ordered({k: v for k, v in job.items() if k != "email"}, JOB_FIELDS), context.now))]
+    said = explained(job["last_error_code"])
+    if said is not None:
+        found["explanation"] = said
+        meaning, advice = said[f"meaning_{display.language()}"], said[f"advice_{display.language()}"]
+        parts.append(f"what to do ({job['last_error_code']})\n  {display.text(meaning)}\n  {display.text(advice)}")
     if email:
-        parts.append("e-mail\n" + display.fields(_times(_ordered(email, EMAIL_FIELDS), context.now)))
+        shown = {k: v for k, v in email.items() if k != "reconciled_at"} | {"found_by": found_by(email, context.now)}
+        parts.append("e-mail\n" + display.fields(_times(_ordered(shown, EMAIL_FIELDS), context.now)))
     history = f"attempts ({len(attempts)})"
     if attempts:
         rows = [
@@ -453,6 +461,26 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         )
     parts.append(stored)
     return found, "\n\n".join(parts)
+
+
+def explained(code: str | None) -> dict[str, str] | None:
+    """What a job's error code means and what to do, in both languages: the admin screen's own
+    words for it (lib/explanations.py, its table of the job's codes); None without a code, or for
+    one the table does not know."""
+    said = job_codes().get(code) if code else None
+    if said is None:
+        return None
+    return {"meaning_en": said.meaning("en"), "advice_en": said.advice("en"),
+            "meaning_ja": said.meaning("ja"), "advice_ja": said.advice("ja")}  # fmt: skip
+
+
+def found_by(email: Row, now: datetime) -> str:
+    """How the e-mail was recorded: by its webhook, or by reconciliation and when (the screen's
+    job page says the same)."""
+    if email.get("found_by") == "reconciliation":
+        return (f"reconciliation, {display.local_time(email.get('reconciled_at'), now)}: Resend listed it and no "
+                "webhook had delivered it")  # fmt: skip
+    return "its webhook"
 
 
 # --- stats, health ----------------------------------------------------------------------------
