@@ -1576,7 +1576,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_jobs(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) IS 'One job for the admin screen: the job, its attempts (oldest first), its e-mail and its stored attachments; null when there is no such job.';
+COMMENT ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) IS 'One job for the admin screen: the job, its attempts (oldest first), its e-mail and its stored attachments; null when there is no such job. The e-mail says how it was found: found_by webhook, or reconciliation with reconciled_at, when reconciliation recorded it.';
 CREATE FUNCTION public.document_jobs_admin_job(p_job_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -1609,7 +1609,8 @@ begin
             'id', v_email.id, 'provider', v_email.provider, 'provider_email_id', v_email.provider_email_id,
             'from', v_email.from_address, 'to', to_jsonb(v_email.to_addresses), 'cc', to_jsonb(v_email.cc_addresses),
             'subject', v_email.subject, 'message_id', v_email.message_id, 'received_at', v_email.received_at,
-            'created_at', v_email.created_at) end,
+            'created_at', v_email.created_at, 'found_by', v_email.found_by,
+            'reconciled_at', v_email.reconciled_at) end,
         'attachments', coalesce((
             select jsonb_agg(jsonb_build_object(
                        'id', a.id, 'filename', a.filename, 'content_type', a.content_type, 'size_bytes', a.size_bytes,
@@ -1760,7 +1761,7 @@ $$;
 REVOKE ALL ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.prepare_document_jobs_bulk_action(p_action text, p_filter jsonb, p_actor_id uuid, p_actor_email text) TO service_role;
 
-COMMENT ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text, p_batch_size integer) IS 'Applies the next batch (at most p_batch_size jobs, 1 to 1,000) of a prepared bulk action in one transaction and answers where it stands (bulk_action_progress, and "workers_started"): call it again until "done"; a job is changed at most once, however often it is called. Only the operator who prepared it may apply it, within 15 minutes of counting; the first call records it in the audit, once, with its count and the reason (required). A retry starts workers for what it re-queued through invoke_document_jobs, whose cap on invocations holds.';
+COMMENT ON FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text, p_batch_size integer) IS 'Applies the next batch (at most p_batch_size jobs, 1 to 1,000) of a prepared bulk action in one transaction and answers where it stands (bulk_action_progress, and "workers_started"): call it again until "done"; a job is changed at most once, however often it is called. Only the operator who prepared it may apply it, within 15 minutes of counting, and only while Auth has them as a live admin (checked on every call: require_actor); the first call records it in the audit, once, with its count and the reason (required). A retry starts workers for what it re-queued through invoke_document_jobs, whose cap on invocations holds.';
 CREATE FUNCTION public.apply_document_jobs_bulk_action(p_bulk_action_id uuid, p_actor_id uuid, p_reason text DEFAULT NULL::text, p_batch_size integer DEFAULT 500) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1783,8 +1784,8 @@ begin
         raise exception using errcode = '42501',
             message = 'only the operator who counted these jobs may apply the action';
     end if;
+    perform document_jobs_internal.require_actor(p_actor_id, p_reason, v_action.started_at is null);
     if v_action.started_at is null then
-        perform document_jobs_internal.require_actor(p_actor_id, p_reason, true);
         if v_action.prepared_at < now() - interval '15 minutes' then
             raise exception using errcode = '22023',
                 message = 'these jobs were counted more than 15 minutes ago: count them again';
@@ -2187,6 +2188,43 @@ SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.e
 -- =================================================================================================
 -- Internals: the helpers in document_jobs_internal, callable by their owner only
 -- =================================================================================================
+
+COMMENT ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) IS 'The role of the operator an action names, from Supabase Auth''s own row, in the action''s call: refuses (28000 operator_deleted) a user row gone or with deleted_at, (28000 operator_banned) a banned_until still ahead, (42501 no_role) no document_jobs_role in raw_app_meta_data, and (42501 role_not_allowed) a role not in p_roles. The CLI has no session: this is operator_role without one.';
+CREATE FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_email text;
+    v_deleted_at timestamptz;
+    v_banned_until timestamptz;
+    v_role text;
+begin
+    select u.email::text, u.deleted_at, u.banned_until, u.raw_app_meta_data ->> 'document_jobs_role'
+      into v_email, v_deleted_at, v_banned_until, v_role
+      from auth.users u
+     where u.id = p_user_id;
+    if not found or v_deleted_at is not null then
+        raise exception using errcode = '28000', hint = 'operator_deleted',
+            message = format('the operator %s was deleted from Supabase Auth: a deleted user may not act', p_user_id);
+    end if;
+    if v_banned_until > now() then
+        raise exception using errcode = '28000', hint = 'operator_banned',
+            message = format('%s is banned in Supabase Auth until %s: a banned user may not act', v_email,
+                             document_jobs_internal.alert_time(v_banned_until));
+    end if;
+    if v_role is null then
+        raise exception using errcode = '42501', hint = 'no_role',
+            message = format('%s has no role on the admin screen: only an admin may act', v_email);
+    end if;
+    if not v_role = any (p_roles) then
+        raise exception using errcode = '42501', hint = 'role_not_allowed',
+            message = format('%s is a %s: only an admin may act', v_email, v_role);
+    end if;
+    return v_role;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) IS 'The alert''s JSON: its machine-readable fields (raw values) merged with the chat message of the configured receiver (document_jobs_settings.alert_receiver, through chat_message).';
 CREATE FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) RETURNS jsonb
@@ -3695,9 +3733,9 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require(p_ok boolean, p_message text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) IS 'The operator and the reason every operator action names: an actor id, and a reason of at most 500 characters (not empty when p_reason_required); 22023 otherwise.';
+COMMENT ON FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) IS 'The operator and the reason every operator action names: an actor id, and a reason of at most 500 characters (not empty when p_reason_required), 22023 otherwise; and the actor an admin of Supabase Auth now, not deleted nor banned (acting_operator''s refusals).';
 CREATE FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) RETURNS void
-    LANGUAGE plpgsql IMMUTABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
 begin
@@ -3706,6 +3744,7 @@ begin
         not p_reason_required or nullif(btrim(p_reason), '') is not null, 'p_reason must not be empty');
     perform document_jobs_internal.require(
         p_reason is null or length(p_reason) <= 500, 'p_reason must be at most 500 characters');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_actor(p_actor_id uuid, p_reason text, p_reason_required boolean) FROM PUBLIC;

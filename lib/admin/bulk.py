@@ -17,8 +17,16 @@ The actor is an admin of the admin screen, named with --as (or DOCUMENT_JOBS_OPE
 looked up through Supabase Auth's admin API (lib/admin/operators.py), never a fixed "CLI"
 identity: the audit's actor_id is a Supabase Auth user id (as for an action on the screen), so
 the audit says which person acted whichever door they used, a viewer cannot act from the command
-line either, and only the operator who counted may confirm (the function checks that). The server
-key could write any actor id; the lookup is what keeps the audit honest, not a security boundary.
+line either, and only the operator who counted may confirm (the function checks that). What the
+screen checks before an action, the CLI checks too: the lookup refuses an operator whom Auth has
+banned or deleted, or whose role is not admin, before anything is asked of the queue; and every
+action's own database call checks the same in Auth's row of the user (require_actor,
+document_jobs_internal.acting_operator: 20261204110000), so that an operator banned after the
+lookup, or between a dry run and its confirm, is refused too, and the audit never names them.
+
+A printed command that needs the operator's own words has the placeholder WHY for them (the dry
+run's confirm, a refusal's cancel); a --reason that is only that placeholder is refused
+(reason_placeholder, exit status 2) rather than recorded in the audit.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from typing import Any
 
 from lib.admin import PROGRAM, command_line, commands, display
 from lib.admin.commands import FILTER_FLAGS, FILTER_OPTIONS, Context, check_filters, not_postgrest, refused
-from lib.admin.operators import AuthAdmin, role_of
+from lib.admin.operators import AuthAdmin, role_of, standing
 from lib.errors import DatabaseError, Refusal
 from lib.screen import calls
 from lib.supabase.rpc import execute
@@ -38,6 +46,8 @@ from lib.supabase.rpc import execute
 BATCH_SIZE = 500
 # Who acts, when --as is not given: an operator's shell profile names them once.
 OPERATOR_VARIABLE = "DOCUMENT_JOBS_OPERATOR"
+# The operator's words in a printed command: refused as a --reason (given_reason).
+REASON_PLACEHOLDER = "WHY"
 VERBS = {"retry": ("retry", "retried"), "cancel": ("cancel", "cancelled")}
 STATES = {"retry": "failed", "cancel": "queued or running"}
 # A cancel is stored as failed with code cancelled: a bulk retry leaves those jobs out (the database
@@ -66,8 +76,21 @@ def operator_email(email: str | None, what: str) -> str:
     return email
 
 
+def given_reason(reason: str | None) -> str | None:
+    """--reason as given, unless it is the placeholder of a printed command: the audit would
+    record "WHY" as the operator's reason."""
+    if reason is not None and reason.strip().strip("'\"<>[]").strip().casefold() == REASON_PLACEHOLDER.casefold():
+        raise Refusal(
+            "reason_placeholder",
+            f"--reason {reason.strip()} is the printed command's placeholder: say why, in your own words "
+            "(e.g. --reason 'key rotated'); it is recorded in the audit",
+        )
+    return reason
+
+
 def actor(context: Context, email: str | None, what: str = "an action") -> Actor:
-    """The admin named by --as (or DOCUMENT_JOBS_OPERATOR), as Supabase Auth knows them now."""
+    """The admin named by --as (or DOCUMENT_JOBS_OPERATOR), as Supabase Auth knows them now: with
+    an admin's role, neither banned nor deleted (what the screen confirms before an action)."""
     email = operator_email(email, what)
     user = AuthAdmin(context.http, context.settings).find(email)
     role = role_of(user) if user else None
@@ -76,6 +99,13 @@ def actor(context: Context, email: str | None, what: str = "an action") -> Actor
             "not_an_operator",
             f"{email} is not an operator of the admin screen ({command_line('operators', 'list')})",
         )
+    state = standing(user, context.now)
+    if state == "banned":
+        until = display.local_time(user["banned_until"], context.now)
+        raise Refusal("operator_banned", f"{email} is banned in Supabase Auth until {until}: a banned admin may not "
+                      "act (the admin screen refuses them too); act as another admin")  # fmt: skip
+    if state == "deleted":
+        raise Refusal("operator_deleted", f"{email} was deleted from Supabase Auth: a deleted admin may not act")
     if role != "admin":
         raise Refusal("not_an_admin", f"{email} is a {role}: only an admin may retry or cancel jobs")
     return Actor(user["id"], user.get("email") or email)
@@ -98,6 +128,7 @@ def _one_or_many(context: Context, args: argparse.Namespace, action: str) -> tup
     email = operator_email(args.actor, f"{action} JOB_ID")
     if action == "cancel" and not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit and on the job")
+    given_reason(args.reason)
     job = commands.resolve_job(context, args.job_id)  # as people see it: a prefix, an e-mail's id
     who = actor(context, email, f"{action} JOB_ID")
     rpc = commands.rpc_of(context, FILTER_FLAGS)
@@ -135,7 +166,7 @@ def _unchanged(context: Context, job: str, action: str, reason: str) -> Refusal:
         return Refusal(
             "live_job_exists",
             f"job {job} was not retried: job {other['id']} for the same e-mail is {other['status']}; let it finish, "
-            f"or cancel it ({command_line('cancel', other['id'], '--reason', 'WHY')})",
+            f"or cancel it ({command_line('cancel', other['id'], '--reason', REASON_PLACEHOLDER)})",
             live_job_id=other["id"],
             live_job_status=other["status"],
         )
@@ -164,6 +195,7 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
         )
     if args.yes and not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
+    given_reason(args.reason)
     check_filters(context, args)
     who = actor(context, args.actor, f"a bulk {action}")
     prepared = calls.prepare_bulk(_rpc(context), action, found, who.id, who.email)
@@ -173,7 +205,9 @@ def bulk(context: Context, args: argparse.Namespace, action: str) -> tuple[Any, 
     if count == 0:
         text = f"no {STATES[action]} job matches ({scope}): nothing to {action}"
         return prepared | {"dry_run": True}, text
-    confirm = command_line("confirm", prepared["bulk_action_id"], "--as", who.email, "--reason", args.reason or "WHY")
+    confirm = command_line(
+        "confirm", prepared["bulk_action_id"], "--as", who.email, "--reason", args.reason or REASON_PLACEHOLDER
+    )
     left_out = f"{CANCELLED_LEFT_OUT}\n" if prepared.get("cancelled_left_out") else ""
     text = (
         f"{display.count(count)} {STATES[action]} {'job' if count == 1 else 'jobs'} would be {VERBS[action][1]} "
@@ -188,6 +222,7 @@ def confirm(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     """Apply a counted bulk action (its id from a dry run)."""
     if not (args.reason or "").strip():
         raise Refusal("reason_required", "--reason is required: it is recorded in the audit")
+    given_reason(args.reason)
     who = actor(context, args.actor, "confirm")
     before = _audited(context, args.bulk_action_id)
     return apply(context, args.bulk_action_id, who, args.reason, before)

@@ -29,8 +29,10 @@ from lib.supabase.keys import is_jwt
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)
-  1  refused by the queue or the database, or not found (a job, an attachment, a stored object)
-  2  the arguments (an unknown command, flag, status, kind or error code, a value out of bounds)
+  1  refused by the queue or the database, or not found (a job, an attachment, a stored object);
+     or the operator of --as may not act now (not an admin, or banned or deleted in Supabase Auth)
+  2  the arguments (an unknown command, flag, status, kind or error code, a value out of bounds,
+     a --reason that is a printed command's placeholder WHY)
   3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
      not a server key)
   4  the database or Storage, or Auth, could not be reached
@@ -48,7 +50,7 @@ errors: one line on standard error, "error: <message>"; with --json, one JSON ob
 EXIT_STATUS = {
     **dict.fromkeys(
         ("usage", "invalid_argument", "unknown_kind", "unknown_error_code", "filter_too_wide", "not_a_folder",
-         "actor_required", "filter_required", "confirmation_required", "reason_required"),
+         "actor_required", "filter_required", "confirmation_required", "reason_required", "reason_placeholder"),
         2,
     ),
     **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),

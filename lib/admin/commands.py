@@ -19,7 +19,7 @@ import httpx
 from lib.admin import display, reconciliation_status
 from lib.attachment_names import download_name
 from lib.errors import DatabaseError, Refusal
-from lib.explanations import outage_explanation
+from lib.explanations import job_codes, outage_explanation
 from lib.failures import FailureCode
 from lib.screen import calls
 from lib.settings import SupabaseSettings
@@ -39,6 +39,7 @@ JOB_FIELDS = (
 )  # fmt: skip
 EMAIL_FIELDS = (
     "id", "provider", "provider_email_id", "from", "to", "cc", "subject", "message_id", "received_at", "created_at",
+    "found_by",
 )  # fmt: skip
 TIMES = ("created_at", "run_after", "lease_until", "finished_at", "received_at", "started_at", "stored_at")
 # The codes only the database writes (the worker's are FailureCode).
@@ -47,6 +48,14 @@ DATABASE_ERROR_CODES = ("lease_expired", "cancelled")
 MAX_PAGE = 200
 # Columns of `list`, in display columns: a sender's 52-character Japanese name must not widen it.
 LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
+# The database's refusals of an action's operator (SQLSTATE, hint), as the CLI's own lookup names them
+# (lib/admin/bulk.py actor).
+ACTOR_REFUSALS: dict[tuple[str | None, str | None], str] = {
+    ("28000", "operator_banned"): "operator_banned",
+    ("28000", "operator_deleted"): "operator_deleted",
+    ("42501", "role_not_allowed"): "not_an_admin",
+    ("42501", "no_role"): "not_an_operator",
+}
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"
 Row = dict[str, Any]
@@ -143,6 +152,11 @@ def refused(context: Context, error: DatabaseError, flags: Mapping[str, str]) ->
         )
     if bare:
         return not_postgrest(context, error.what)
+    # The action's own check of the operator of --as in Auth's row (document_jobs_internal.acting_operator):
+    # banned or deleted after the CLI looked them up, or their role changed.
+    actor_refusal = ACTOR_REFUSALS.get((error.code, error.hint))
+    if actor_refusal is not None:
+        return Refusal(actor_refusal, error.message)
     if error.code in ("401", "42501") or error.message.lower() in ("invalid api key", "unauthorized"):
         return Refusal(
             "wrong_key",
@@ -404,8 +418,17 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         raise Refusal("job_not_found", f"there is no job {args.job_id}")
     job, email, attempts, attachments = found["job"], found["email"], found["attempts"], found["attachments"]
     parts = [display.fields(_times(_ordered({k: v for k, v in job.items() if k != "email"}, JOB_FIELDS), context.now))]
+    said = explained(job["last_error_code"])
+    if said is not None:
+        found["explanation"] = said
+        language = display.language()
+        lines = [said[f"meaning_{language}"], said[f"clerk_{language}"], said[f"operator_{language}"]]
+        # The screen shows the operator's advice to admins only when it says more than the clerk's.
+        shown = "\n  ".join(display.text(line) for line in dict.fromkeys(lines))
+        parts.append(f"what to do ({job['last_error_code']})\n  {shown}")
     if email:
-        parts.append("e-mail\n" + display.fields(_times(_ordered(email, EMAIL_FIELDS), context.now)))
+        shown = {k: v for k, v in email.items() if k != "reconciled_at"} | {"found_by": found_by(email, context.now)}
+        parts.append("e-mail\n" + display.fields(_times(_ordered(shown, EMAIL_FIELDS), context.now)))
     history = f"attempts ({len(attempts)})"
     if attempts:
         rows = [
@@ -441,6 +464,26 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         )
     parts.append(stored)
     return found, "\n\n".join(parts)
+
+
+def explained(code: str | None) -> dict[str, str] | None:
+    """What a job's error code means and what to do (the clerk's advice and the operator's), in
+    both languages: the admin screen's own words for it (lib/explanations.py, its table of the job's codes); None without a code, or for
+    one the table does not know."""
+    said = job_codes().get(code) if code else None
+    if said is None:
+        return None
+    return {f"{part}_{language}": getattr(said, part)(language)
+            for language in ("en", "ja") for part in ("meaning", "clerk", "operator")}  # fmt: skip
+
+
+def found_by(email: Row, now: datetime) -> str:
+    """How the e-mail was recorded: by its webhook, or by reconciliation and when (the screen's
+    job page says the same)."""
+    if email.get("found_by") == "reconciliation":
+        return (f"reconciliation, {display.local_time(email.get('reconciled_at'), now)}: Resend listed it and no "
+                "webhook had delivered it")  # fmt: skip
+    return "its webhook"
 
 
 # --- stats, health ----------------------------------------------------------------------------

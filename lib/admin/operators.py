@@ -14,6 +14,14 @@ keeps the user: a removed operator's next request is refused at once, though the
 valid (the admin function asks Auth before every action, and every read checks the role Auth
 stores now in the same database call: document_jobs_operator_*).
 
+"list" says of each operator whether Auth has banned them (banned_until ahead: until when) or
+deleted them (deleted_at), as Auth's admin API answers the user (GoTrue's User: banned_until and
+deleted_at, github.com/supabase/auth internal/models/user.go): such an operator keeps their role
+but may neither sign in nor act, on the screen or with --as (standing(); the database refuses
+them too, in the same call as the action: document_jobs_internal.acting_operator). A soft delete
+through Auth clears app_metadata (SoftDeleteUser), and a hard delete removes the user: either way
+the role goes with it, so such a user is no longer listed at all.
+
 Reads SUPABASE_URL and SUPABASE_SECRET_KEY (or the legacy SUPABASE_SERVICE_ROLE_KEY). Exit
 status: 0, 1 (Auth refused), 2 (arguments), 3 (settings), 4 (Auth could not be reached): the
 CLI's table (lib/admin/cli.py), which reports every refusal raised here.
@@ -102,9 +110,39 @@ def role_of(user: dict[str, Any]) -> str | None:
     return role if role in ROLES else None
 
 
-def summary(user: dict[str, Any]) -> dict[str, Any]:
+def standing(user: dict[str, Any], now: datetime) -> str:
+    """Whether Auth lets the user act now, as GoTrue decides it: "deleted" (deleted_at set),
+    "banned" (banned_until ahead: IsBanned), else "active" (a ban that is over included)."""
+    if user.get("deleted_at"):
+        return "deleted"
+    banned_until = user.get("banned_until")
+    if banned_until and _time(banned_until) > now:
+        return "banned"
+    return "active"
+
+
+def _time(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)  # a ban that cannot be read is a ban (lib/screen/auth.py)
+
+
+def summary(user: dict[str, Any], now: datetime) -> dict[str, Any]:
     return {"email": user.get("email"), "role": role_of(user), "id": user["id"],
-            "last_sign_in_at": user.get("last_sign_in_at")}  # fmt: skip
+            "last_sign_in_at": user.get("last_sign_in_at"), "standing": standing(user, now),
+            "banned_until": user.get("banned_until"), "deleted_at": user.get("deleted_at")}  # fmt: skip
+
+
+def listed(operator: dict[str, Any], now: datetime) -> str:
+    """One operator of `operators list`: role, e-mail, last sign-in, and a ban or deletion."""
+    when = display.local_time(operator["last_sign_in_at"], now) or "never"
+    line = f"{operator['role']:<7} {display.text(operator['email'])}  (last sign-in: {when})"
+    if operator["standing"] == "banned":
+        line += f"  BANNED until {display.local_time(operator['banned_until'], now)}: may not sign in or act"
+    elif operator["standing"] == "deleted":
+        line += f"  DELETED {display.local_time(operator['deleted_at'], now)}: may not sign in or act"
+    return line
 
 
 def add(admin: AuthAdmin, email: str, role: str, password: str | None) -> tuple[dict[str, Any], bool]:
@@ -144,7 +182,7 @@ def parser(prog: str = f"{PROGRAM} operators") -> argparse.ArgumentParser:
     adding.add_argument("email")
     adding.add_argument("--role", choices=ROLES, required=True, help="admin: may act; viewer: may read")
     adding.add_argument("--password-stdin", action="store_true", help="read a new account's password from stdin")
-    listing = commands.add_parser("list", help="every account with a role")
+    listing = commands.add_parser("list", help="every account with a role, and whether Auth has banned or deleted it")
     listing.add_argument("--json", action="store_true")
     commands.add_parser("remove", help="take an account's role away (the account stays)").add_argument("email")
     return root
@@ -167,14 +205,14 @@ def main(argv: Sequence[str]) -> int:
             user = remove(admin, args.email)
             print(f"{user['email']} is no longer an operator (the account stays)")
         else:
-            operators = [summary(u) for u in admin.users() if role_of(u)]
+            now = datetime.now(UTC)
+            operators = [summary(u, now) for u in admin.users() if role_of(u)]
             operators.sort(key=lambda o: (o["role"] or "", o["email"] or ""))
             if args.json:
                 print(json.dumps(operators, indent=2, ensure_ascii=False))
             else:
                 for o in operators:
-                    when = display.local_time(o["last_sign_in_at"], datetime.now(UTC)) or "never"
-                    print(f"{o['role']:<7} {o['email']}  (last sign-in: {when})")
+                    print(listed(o, now))
                 if not operators:
                     print("no operators")
     return 0

@@ -16,7 +16,9 @@ Every API request carries the operator's access token (Authorization: Bearer); i
 every request. Every read is one call of a document_jobs_operator_* function with the token's user
 id and session id, which checks in the same statement that the session is live, the user neither
 deleted nor banned, and their role as stored now allows the view (401 session_ended, 403 no_role
-otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py).
+otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py),
+and the action's own database call checks Auth's row of the user again (not deleted, not banned,
+an admin: document_jobs_internal.acting_operator; 401 session_ended, 403 not_admin otherwise).
 Viewers read; only admins act (403 otherwise). Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
@@ -174,6 +176,12 @@ def database_refusal(error: DatabaseError) -> Refusal:
         return Refusal("session_ended", "your session has ended: sign in again", 401)
     if error.code == "42501" and error.hint == "no_role":
         return Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
+    # An action's own check of its admin in Auth's row (document_jobs_internal.acting_operator): banned,
+    # deleted or no longer an admin since confirm_admin asked Auth.
+    if error.code == "28000" and error.hint in ("operator_banned", "operator_deleted"):
+        return Refusal("session_ended", "your session has ended: sign in again", 401)
+    if error.code == "42501" and error.hint == "role_not_allowed":
+        return Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
     if error.code == "42501":
         return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":

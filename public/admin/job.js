@@ -32,6 +32,8 @@ import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, 
  * @property {string} received_at
  * @property {string} provider_email_id
  * @property {string | null} message_id
+ * @property {"webhook" | "reconciliation"} found_by who recorded it: its webhook, or reconciliation (Resend listed it)
+ * @property {string | null} reconciled_at when reconciliation recorded it
  */
 /**
  * @typedef {object} Attachment
@@ -129,6 +131,18 @@ export function retriesBefore(attempts) {
   });
 }
 
+/**
+ * How the e-mail was recorded: by its webhook, or found by reconciliation (no webhook delivered it;
+ * Resend's list of received e-mails had it), and when.
+ * @param {Email} email
+ */
+export function foundBy(email) {
+  if (email.found_by === "reconciliation") {
+    return h("span", { class: "found-by-reconciliation" }, t("job.foundByReconciliation", { time: dateTime(email.reconciled_at) }));
+  }
+  return t("job.foundByWebhook");
+}
+
 /** @param {Attempt[]} attempts oldest first */
 function timeline(attempts) {
   if (!attempts.length) return h("p", {}, t("job.noAttempts"));
@@ -194,6 +208,7 @@ export async function render(container, id) {
             [t("job.receivedAt"), dateTime(email.received_at)],
             [t("job.providerId"), h("span", { class: "mono" }, email.provider_email_id)],
             [t("job.messageId"), email.message_id ? h("span", { class: "mono" }, email.message_id) : null],
+            [t("job.foundBy"), foundBy(email)],
           ])) : null),
         h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report, job.status === "failed" || job.status === "completed")),
         h("section", {}, h("h3", {}, t("job.attempts")), timeline(attempts))),

@@ -133,6 +133,7 @@ select set_eq(
         'document_jobs_internal.cancel_live(uuid[],text)',
         'document_jobs_internal.require_actor(uuid,text,boolean)',
         'document_jobs_internal.operator_role(uuid,uuid,text[])',
+        'document_jobs_internal.acting_operator(uuid,text[])',
         'document_jobs_internal.job_filter(jsonb)',
         'document_jobs_internal.email_matches_sql(text,text)',
         'document_jobs_internal.like_pattern(text)',

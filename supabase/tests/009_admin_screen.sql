@@ -1,7 +1,13 @@
 -- The admin screen's calls: the job list's filter and pages, a job, the audit, the overview, and
 -- the actions (one job, and every job a filter matches, from a snapshot in bounded batches).
 -- One transaction: now() stands still; time "passes" by moving timestamps back.
+-- Every action checks its actor's row in auth.users (20261204110000): the admin who acts here is
+-- written as Auth writes its users, as supabase_auth_admin, which postgres cannot become; so this
+-- file runs on the stack's superuser connection, as postgres except for that row.
+\getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
+\c :admin_database
 begin;
+set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 -- The stack's cron jobs wait for this file's rollback: the reconciliation's job, enqueued on a
@@ -9,6 +15,12 @@ set local client_min_messages = warning;
 lock table public.document_jobs in exclusive mode;
 set local search_path = public, extensions, t;
 select plan(78);
+
+set local role supabase_auth_admin;
+insert into auth.users (id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+values ('a0000000-0000-0000-0000-00000000000a', 'authenticated', 'authenticated', 'op-009@example.com',
+        '{"provider": "email", "document_jobs_role": "admin"}', '{}', now(), now());
+set local role postgres;
 
 -- p_n e-mails with a job each, received a minute apart from a minute ago (the newest first in the list).
 create function t.emails(p_prefix text, p_n int, p_subject text, p_from text default 'ABC商事 <fax@abc.example.jp>')

@@ -2,11 +2,23 @@
 -- live), recording through the webhook's path (idempotent both ways), the watermark and the
 -- follow-up of a run that stops at its page bound, the audited run by hand, and the outage
 -- webhooks_missing (opens once, closes on a webhook's e-mail received after it opened).
+-- The run by hand checks its actor's row in auth.users (20261204110000): the admin is written
+-- as Auth writes its users, as supabase_auth_admin, which postgres cannot become; so this file runs
+-- on the stack's superuser connection, as postgres except for that row.
+\getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
+\c :admin_database
 begin;
+set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(30);
+
+set local role supabase_auth_admin;
+insert into auth.users (id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+values ('a0000000-0000-0000-0000-00000000000a', 'authenticated', 'authenticated', 'op-018@example.com',
+        '{"provider": "email", "document_jobs_role": "admin"}', '{}', now(), now());
+set local role postgres;
 
 -- A listed item as Resend's GET /emails/receiving answers it, received p_age ago.
 create function t.item(p_id text, p_age interval default interval '0') returns jsonb language sql as $$
@@ -104,7 +116,7 @@ select is((select active from document_jobs_internal.outages where cause = 'webh
 
 -- By hand: audited with the operator, bounded by max_since.
 select throws_ok(
-    $$ select public.admin_record_reconciled_emails(gen_random_uuid(), 'op@example.com', '[]', now() - interval '90 days', 0) $$,
+    $$ select public.admin_record_reconciled_emails('a0000000-0000-0000-0000-00000000000a', 'op@example.com', '[]', now() - interval '90 days', 0) $$,
     '22023', null, 'a run by hand goes back max_since at most');
 select * from finish();
 rollback;

@@ -3,7 +3,13 @@
 -- them (the sender's e-mails through the distinct senders, or, for a sender of more than 5,000
 -- e-mails, the newest jobs checked one by one), page after page, with the search term too, and
 -- in a bulk action's count.
+-- The bulk count checks its actor's row in auth.users (20261204110000): the admin is written
+-- as Auth writes its users, as supabase_auth_admin, which postgres cannot become; so this file runs
+-- on the stack's superuser connection, as postgres except for that row.
+\getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
+\c :admin_database
 begin;
+set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 -- The stack's cron jobs wait for this file's rollback: the reconciliation's job, enqueued on a
@@ -11,6 +17,12 @@ set local client_min_messages = warning;
 lock table public.document_jobs in exclusive mode;
 set local search_path = public, extensions, t;
 select plan(18);
+
+set local role supabase_auth_admin;
+insert into auth.users (id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+values ('a0000000-0000-0000-0000-00000000000a', 'authenticated', 'authenticated', 'op-020@example.com',
+        '{"provider": "email", "document_jobs_role": "admin"}', '{}', now(), now());
+set local role postgres;
 
 create function t.page(p_filter jsonb, p_after jsonb default null) returns jsonb language sql as $$
     select public.document_jobs_admin_jobs(p_filter, (p_after ->> 'created_at')::timestamptz,

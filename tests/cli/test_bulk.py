@@ -234,3 +234,49 @@ def test_a_bulk_retry_by_sender_counts_only_that_senders_jobs_and_applies_it(cli
     assert (status, err) == (0, "")
     assert {status[:2] for status in statuses(db, gateway).values()} == {("queued", 0)}
     assert {statuses(db, [job])[job][0] for job in (other, subject)} == {"failed"}
+
+
+def test_the_printed_confirmation_pasted_as_it_is_refuses_its_placeholder_reason(cli, db, admin, operator) -> None:
+    """The dry run prints `confirm ... --reason WHY`: pasted unchanged, it must not record "WHY" as the
+    operator's reason in the audit."""
+    counted = {failed_email(db, f"placeholder {i}", "resend_unauthorized")[0] for i in range(2)}
+    _, out, _ = cli("--json", "retry", "--error-code", "resend_unauthorized", "--as", operator, "--dry-run")
+    prepared = json.loads(out)
+    pasted = shlex.split(prepared["confirm"])[1:]
+    assert pasted[-2:] == ["--reason", "WHY"]
+
+    status, out, err = cli("--json", *pasted)
+
+    assert (status, out) == (2, "")
+    refusal = json.loads(err)
+    assert refusal["error"] == "reason_placeholder" and "in your own words" in refusal["message"], refusal
+    assert audit(admin, prepared["bulk_action_id"]) == []
+    assert {row[0] for row in statuses(db, counted).values()} == {"failed"}, "nothing applied"
+    for placeholder in ("why", " <WHY> ", "'WHY'"):
+        assert cli("--json", *pasted[:-1], placeholder)[0] == 2, placeholder
+
+    status, out, err = cli(*pasted[:-1], "key rotated")
+    assert (status, err) == (0, "") and out.startswith("retried 2 of 2 jobs")
+    assert [row["reason"] for row in audit(admin, prepared["bulk_action_id"])] == ["key rotated"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "state"),
+    [
+        (("cancel", "{job}", "--reason", "WHY"), "queued"),
+        (("retry", "{job}", "--reason", "WHY"), "failed"),
+        (("cancel", "--state", "queued", "--reason", "WHY", "--yes"), "queued"),
+        (("retry", "--error-code", "resend_unauthorized", "--reason", "WHY", "--dry-run"), "failed"),
+    ],
+    ids=["cancel", "retry", "bulk cancel", "bulk dry run"],
+)
+def test_every_reason_refuses_the_placeholder_of_the_printed_commands(cli, db, admin, operator, argv, state) -> None:
+    """A refusal prints `cancel <job> --reason WHY` too; no command takes the placeholder as a reason."""
+    job, _ = failed_email(db, "placeholder", "resend_unauthorized")
+    if state == "queued":
+        db.execute("update document_jobs set status = 'queued', finished_at = null where id = %s", (job,))
+    status, out, err = cli("--json", *(word.format(job=job) for word in argv), "--as", operator)
+    assert (status, out, json.loads(err)["error"]) == (2, "", "reason_placeholder")
+    assert statuses(db, [job])[job][0] == state
+    assert admin.execute("select count(*) as n from document_jobs_audit").fetchone()["n"] == 0
+    assert admin.execute("select count(*) as n from document_jobs_internal.bulk_actions").fetchone()["n"] == 0

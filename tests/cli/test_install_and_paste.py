@@ -120,7 +120,12 @@ def test_the_bulk_confirmation_and_the_live_jobs_cancel_run_as_printed(shell, db
     refused = shell(f"{PROGRAM} retry {failed}")
     assert refused.returncode == 1
     [hint] = re.findall(rf"\(({PROGRAM} cancel [^)]*)\)", refused.stderr)
-    cancelled = shell(hint)
+    # Pasted as printed, its placeholder is refused, not recorded as the reason; with the operator's words it runs.
+    assert hint.endswith(" --reason WHY")
+    unchanged = shell(hint)
+    assert (unchanged.returncode, "reason_placeholder" in shell(f"{hint} --json").stderr) == (2, True), unchanged.stderr
+    assert db.execute("select status from document_jobs where id = %s", (live,)).fetchone()["status"] == "queued"
+    cancelled = shell(hint.removesuffix("WHY") + "'sent twice'")
     assert (cancelled.returncode, cancelled.stderr) == (0, ""), cancelled.stderr
     assert db.execute("select status from document_jobs where id = %s", (live,)).fetchone()["status"] == "failed"
     print("ran:", *shell.ran, sep="\n  ")

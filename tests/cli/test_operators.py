@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from lib.admin import cli as admin
-from tests.support.operators import new_account, sign_in
+from tests.support.operators import ban, delete_user, new_account, sign_in
 
 
 @pytest.fixture
@@ -91,3 +91,35 @@ def test_list_prints_each_operators_last_sign_in_as_every_command_prints_times(o
     signed_in = r"\(last sign-in: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00 \(.+\)\)$"
     assert re.search(signed_in, lines[account["email"]]), out
     assert lines[never["email"]].endswith("(last sign-in: never)"), out
+
+
+def test_list_shows_an_operator_whom_auth_has_banned_or_deleted_as_such(operators_cli, stack_env, admin) -> None:
+    banned, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
+    deleted, _ = new_account(stack_env, app_metadata={"document_jobs_role": "viewer"})
+    lifted, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
+    soft, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
+    ban(stack_env, banned["id"], "24h")
+    ban(stack_env, lifted["id"], "24h")
+    ban(stack_env, lifted["id"], "none")
+    # Auth's soft delete clears app_metadata (GoTrue's SoftDeleteUser): the role goes with it.
+    delete_user(stack_env, soft["id"], soft=True)
+    # A row with deleted_at that kept its role (written in Auth's tables, as Auth's role; GoTrue's
+    # own soft delete never leaves one): deleted all the same.
+    with admin.transaction():
+        admin.execute("set local role supabase_auth_admin")
+        admin.execute("update auth.users set deleted_at = now() - interval '1 hour' where id = %s", (deleted["id"],))
+
+    status, out, _ = operators_cli("list")
+
+    assert status == 0
+    lines = {line.split()[1]: line for line in out.splitlines()}
+    time = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d"
+    assert re.search(rf"\)  BANNED until {time} \(in 23 h\): may not sign in or act$", lines[banned["email"]]), out
+    assert re.search(rf"\)  DELETED {time} \(1 h ago\): may not sign in or act$", lines[deleted["email"]]), out
+    assert lines[lifted["email"]].endswith("(last sign-in: never)"), "a lifted ban is no ban"
+    assert soft["email"] not in out and soft["id"] not in out
+    listed = {o["id"]: o for o in json.loads(operators_cli("list", "--json")[1])}
+    assert (listed[banned["id"]]["standing"], listed[deleted["id"]]["standing"], listed[lifted["id"]]["standing"]) == (
+        "banned", "deleted", "active")  # fmt: skip
+    assert listed[banned["id"]]["banned_until"] and listed[deleted["id"]]["deleted_at"]
+    assert soft["id"] not in listed

@@ -105,3 +105,17 @@ def test_any_other_database_error_is_still_a_503_and_logged(caplog: pytest.LogCa
     refusal = endpoint.database_refusal(DatabaseError("rpc", "boom", code="XX000"))
     assert (refusal.status, refusal.code) == (503, "database_unavailable")
     assert [r.levelno for r in caplog.records] == [logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("hint", "status", "code"),
+    [("operator_banned", 401, "session_ended"), ("operator_deleted", 401, "session_ended"),
+     ("role_not_allowed", 403, "not_admin"), ("no_role", 403, "no_role")],
+)  # fmt: skip
+def test_an_actions_own_check_of_its_admin_is_answered_as_the_screens_check_is(hint: str, status: int,
+                                                                               code: str) -> None:  # fmt: skip
+    """The action's call refuses an admin Auth banned, deleted or demoted after confirm_admin asked
+    (document_jobs_internal.acting_operator): the screen answers it as it answers its own check."""
+    sqlstate = "28000" if hint.startswith("operator_") else "42501"
+    refusal = endpoint.database_refusal(DatabaseError("rpc", "refused", code=sqlstate, hint=hint))
+    assert (refusal.status, refusal.code) == (status, code)

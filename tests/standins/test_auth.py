@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from supabase_auth import Session, SyncGoTrueClient
 from supabase_auth.errors import AuthApiError, AuthInvalidJwtError
 
-from tests.support.operators import admin_api, new_account, set_app_metadata, sign_in
+from tests.support.operators import admin_api, ban, delete_user, new_account, set_app_metadata, sign_in
 
 
 @pytest.fixture
@@ -177,6 +177,28 @@ def test_admin_updates_merge_app_metadata_and_null_removes_a_key(stack_env, auth
     assert (duplicate.status_code, duplicate.json()["error_code"]) == (422, "email_exists")
     missing = httpx.put(f"{auth}/admin/users/{uuid.uuid4()}", headers=admin_api(stack_env), json={}, timeout=10)
     assert (missing.status_code, missing.json()["error_code"]) == (404, "user_not_found")
+
+
+def test_the_admin_api_answers_a_ban_and_a_soft_delete_as_gotrue_does(stack_env, auth) -> None:
+    """GoTrue's User answers banned_until and deleted_at when set (json ",omitempty",
+    github.com/supabase/auth internal/models/user.go); ban_duration "none" lifts a ban (User.Ban);
+    SoftDeleteUser obfuscates the e-mail and clears app_metadata, and the admin list still has the user."""
+    account, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
+
+    def listed() -> dict[str, Any]:
+        users = httpx.get(f"{auth}/admin/users", headers=admin_api(stack_env), params={"per_page": 1000}, timeout=10)
+        [user] = [user for user in users.json()["users"] if user["id"] == account["id"]]
+        return user
+
+    assert "banned_until" not in listed() and "deleted_at" not in listed()
+    banned = ban(stack_env, account["id"], "24h")
+    assert banned["banned_until"] == listed()["banned_until"]
+    ban(stack_env, account["id"], "none")
+    assert "banned_until" not in listed()
+    delete_user(stack_env, account["id"], soft=True)
+    user = listed()
+    assert user["deleted_at"] and user["email"] != account["email"]
+    assert "document_jobs_role" not in user["app_metadata"]
 
 
 def test_a_preflight_is_answered_as_gotrue_answers_it(auth) -> None:

@@ -49,3 +49,20 @@ def set_app_metadata(env: dict[str, str], user_id: str, app_metadata: dict[str, 
     answer = httpx.put(f"{env['SUPABASE_URL']}/auth/v1/admin/users/{user_id}", headers=admin_api(env),
                        json={"app_metadata": app_metadata}, timeout=10)  # fmt: skip
     answer.raise_for_status()
+
+
+def ban(env: dict[str, str], user_id: str, duration: str) -> dict[str, Any]:
+    """Auth's ban, as GoTrue's admin API takes it (PUT /admin/users/{id} {"ban_duration"}: a Go
+    duration such as "24h", or "none" to lift it); the user as Auth answers it."""
+    answer = httpx.put(f"{env['SUPABASE_URL']}/auth/v1/admin/users/{user_id}", headers=admin_api(env),
+                       json={"ban_duration": duration}, timeout=10)  # fmt: skip
+    answer.raise_for_status()
+    user: dict[str, Any] = answer.json()
+    return user
+
+
+def delete_user(env: dict[str, str], user_id: str, soft: bool) -> None:
+    """Auth's DELETE /admin/users/{id}: soft (deleted_at, the e-mail obfuscated, the metadata cleared) or hard."""
+    answer = httpx.request("DELETE", f"{env['SUPABASE_URL']}/auth/v1/admin/users/{user_id}", headers=admin_api(env),
+                           json={"should_soft_delete": soft}, timeout=10)  # fmt: skip
+    answer.raise_for_status()

@@ -33,7 +33,9 @@ def iso(value: datetime | None) -> str | None:
 
 
 def public_user(row: dict[str, Any]) -> dict[str, Any]:
-    """A row of auth.users as GoTrue's API answers it (no password hash; banned_until only when set)."""
+    """A row of auth.users as GoTrue's API answers it (no password hash; banned_until and deleted_at
+    only when set: json "banned_until,omitempty" and "deleted_at,omitempty" of GoTrue's models.User,
+    github.com/supabase/auth internal/models/user.go)."""
     user = {
         "id": str(row["id"]),
         "aud": row["aud"],
@@ -52,6 +54,8 @@ def public_user(row: dict[str, Any]) -> dict[str, Any]:
     }
     if row["banned_until"] is not None:
         user["banned_until"] = iso(row["banned_until"])
+    if row["deleted_at"] is not None:
+        user["deleted_at"] = iso(row["deleted_at"])
     return user
 
 
