@@ -424,8 +424,8 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         language = display.language()
         lines = [said[f"meaning_{language}"], said[f"clerk_{language}"], said[f"operator_{language}"]]
         # The screen shows the operator's advice to admins only when it says more than the clerk's.
-        shown = "\n  ".join(display.text(line) for line in dict.fromkeys(lines))
-        parts.append(f"what to do ({job['last_error_code']})\n  {shown}")
+        advice = "\n  ".join(display.text(line) for line in dict.fromkeys(lines))
+        parts.append(f"what to do ({job['last_error_code']})\n  {advice}")
     if email:
         shown = {k: v for k, v in email.items() if k != "reconciled_at"} | {"found_by": found_by(email, context.now)}
         parts.append("e-mail\n" + display.fields(_times(_ordered(shown, EMAIL_FIELDS), context.now)))
@@ -468,8 +468,8 @@ def show_job(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
 
 def explained(code: str | None) -> dict[str, str] | None:
     """What a job's error code means and what to do (the clerk's advice and the operator's), in
-    both languages: the admin screen's own words for it (lib/explanations.py, its table of the job's codes); None without a code, or for
-    one the table does not know."""
+    both languages: the admin screen's own words for it (lib/explanations.py, its table of the
+    job's codes); None without a code, or for one the table does not know."""
     said = job_codes().get(code) if code else None
     if said is None:
         return None
