@@ -3,13 +3,25 @@
 -- reconciliation_unreadable (each alerts once, no hourly reminder, once more when its level
 -- rises), webhooks_missing reopening only for an e-mail received after it closed, and no failure
 -- alert for a failed reconcile_emails job.
+-- The run by hand checks its actor's row in auth.users (20261204110000): the admin is written as
+-- Auth writes its users, as supabase_auth_admin, which postgres cannot become; so this file runs on
+-- the stack's superuser connection, as postgres except for that row (as 018 does).
+\getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
+\c :admin_database
 begin;
+set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 -- The stack's cron jobs (the reconciliation's enqueue, the health check) wait for this file's rollback.
 lock table public.document_jobs, public.document_jobs_reconciliation, document_jobs_internal.outages in exclusive mode;
 set local search_path = public, extensions, t;
 select plan(41);
+
+set local role supabase_auth_admin;
+insert into auth.users (id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+values ('a0000000-0000-0000-0000-00000000000a', 'authenticated', 'authenticated', 'op-021@example.com',
+        '{"provider": "email", "document_jobs_role": "admin"}', '{}', now(), now());
+set local role postgres;
 
 select vault.create_secret('http://127.0.0.1:9/chat', 'document_jobs_alert_url');
 -- The alerts queued for pg_net in this transaction, of one event (and one cause).

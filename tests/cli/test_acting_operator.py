@@ -55,7 +55,7 @@ def actions(work: dict[str, str]) -> list[tuple[str, ...]]:
         ("retry", "--error-code", "resend_not_found", "--as", email, "--dry-run"),
         ("cancel", "--state", "queued", "--as", email, "--reason", "test batch", "--yes"),
         ("confirm", work["bulk_action_id"], "--as", email, "--reason", "key rotated"),
-        ("reconcile", "--since", "7d", "--as", email),
+        ("reconcile", "--since", "12h", "--as", email),
     ]
 
 
