@@ -450,6 +450,7 @@ ALTER TABLE document_jobs_internal.unreadable_listed_emails ALTER COLUMN id ADD 
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE document_jobs_internal.unreadable_listed_emails_id_seq IS 'The identity of unreadable_listed_emails.id: the order in which reconciliation first saw an unreadable listing item.';
 ALTER TABLE ONLY document_jobs_internal.unreadable_listed_emails
     ADD CONSTRAINT unreadable_listed_emails_fingerprint UNIQUE (fingerprint);
 ALTER TABLE ONLY document_jobs_internal.unreadable_listed_emails
