@@ -59,6 +59,15 @@ class FailureCode(StrEnum):
     DATABASE_ERROR = "database_error"
     DATABASE_UNAUTHORIZED = "database_unauthorized"
     EMAIL_NOT_FOUND = "email_not_found"
+    # A stored fax the prepare_fax job cannot prepare for viewing (lib/fax_pages.py): the job's
+    # own, for good, and nothing is lost (the original stays stored and downloadable).
+    FAX_FILE_DAMAGED = "fax_file_damaged"
+    FAX_FILE_ENCRYPTED = "fax_file_encrypted"
+    FAX_FILE_EMPTY = "fax_file_empty"
+    FAX_PAGE_TOO_LARGE = "fax_page_too_large"
+    # The stored original itself, read back by the prepare_fax job, is not what was recorded.
+    ORIGINAL_MISSING = "original_missing"
+    ORIGINAL_ALTERED = "original_altered"
     TIME_BUDGET = "time_budget"
     INTERNAL_ERROR = "internal_error"
 
@@ -120,6 +129,19 @@ _SERVER_KEY_JA = (
 )
 _BUG_EN = "Retry the job. If it fails the same way again, report it to the developers with the job id."
 _BUG_JA = "ジョブを再試行してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
+# A fax that cannot be prepared for viewing: nothing is lost, and a clerk reads it from the original.
+_KEPT_EN = "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result."
+_KEPT_JA = "原本はそのまま保存されています。原本をダウンロードして開いてください（再試行しても結果は変わりません）。"
+_ORIGINAL_EN = (
+    "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the "
+    "object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend "
+    "dashboard (Emails, Receiving) while Resend still has it."
+)
+_ORIGINAL_JA = (
+    "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを"
+    "削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード"
+    "（Emails → Receiving）から取得し直してください。"
+)
 _GIVE_UP_EN = (
     "Retrying does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard "
     "(Emails, Receiving)."
@@ -334,6 +356,49 @@ FAILURES: dict[FailureCode, Rule] = {
         meaning_ja="ジョブの対象のメールの記録がデータベースにありません。",
         advice="Retrying does not help: the e-mail's record was deleted. Nothing else is affected.",
         advice_ja="再試行しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
+    ),
+    FailureCode.FAX_FILE_DAMAGED: Rule(
+        Action.FAIL,
+        "the stored fax could not be read for viewing: the file is damaged, cut short, or not what its type says",
+        meaning_ja="ファイルが壊れているか途中で切れているため、表示用の変換ができませんでした。",
+        advice=_KEPT_EN + " If the original does not open either, ask the sender to send the fax again.",
+        advice_ja=_KEPT_JA + "原本も開けない場合は、送信元に再送を依頼してください。",
+    ),
+    FailureCode.FAX_FILE_ENCRYPTED: Rule(
+        Action.FAIL,
+        "the stored fax is a PDF protected by a password, so it could not be read for viewing",
+        meaning_ja="パスワードで保護されたPDFのため、表示用の変換ができませんでした。",
+        advice=_KEPT_EN + " It opens with the password the sender gives.",
+        advice_ja=_KEPT_JA + "送信元から聞いたパスワードで開けます。",
+    ),
+    FailureCode.FAX_FILE_EMPTY: Rule(
+        Action.FAIL,
+        "the stored fax has no pages",
+        meaning_ja="ページが1枚もないファイルのため、表示用の変換ができませんでした。",
+        advice=_KEPT_EN + " If it is empty there too, ask the sender to send the fax again.",
+        advice_ja=_KEPT_JA + "原本も空の場合は、送信元に再送を依頼してください。",
+    ),
+    FailureCode.FAX_PAGE_TOO_LARGE: Rule(
+        Action.FAIL,
+        "a page of the stored fax is larger than the pixel cap (lib/fax_pages.py MAX_PAGE_PIXELS) or than PDF's "
+        "largest page: a decompression bomb is not drawn",
+        meaning_ja="ページの大きさ（画素数）が上限を超えているため、表示用の変換ができませんでした。",
+        advice=_KEPT_EN,
+        advice_ja=_KEPT_JA,
+    ),
+    FailureCode.ORIGINAL_MISSING: Rule(
+        Action.FAIL,
+        "the stored original is not in Storage (404) although its row says it was stored",
+        meaning_ja="保存済みのはずの原本が Supabase Storage にありません。",
+        advice=_ORIGINAL_EN,
+        advice_ja=_ORIGINAL_JA,
+    ),
+    FailureCode.ORIGINAL_ALTERED: Rule(
+        Action.FAIL,
+        "the stored original's bytes are not those recorded (their SHA-256 differs from its row's)",
+        meaning_ja="保存済みの原本の中身が、記録した内容（SHA-256）と一致しません。",
+        advice=_ORIGINAL_EN,
+        advice_ja=_ORIGINAL_JA,
     ),
     FailureCode.TIME_BUDGET: Rule(
         Action.RELEASE,

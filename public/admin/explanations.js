@@ -84,6 +84,50 @@ export const EXPLANATIONS = {
         "advice": "再試行しても解決しません。メールの記録が削除されています。ほかへの影響はありません。"
       }
     },
+    "fax_file_damaged": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax could not be read for viewing: the file is damaged, cut short, or not what its type says",
+        "advice": "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result. If the original does not open either, ask the sender to send the fax again."
+      },
+      "ja": {
+        "meaning": "ファイルが壊れているか途中で切れているため、表示用の変換ができませんでした。",
+        "advice": "原本はそのまま保存されています。原本をダウンロードして開いてください（再試行しても結果は変わりません）。原本も開けない場合は、送信元に再送を依頼してください。"
+      }
+    },
+    "fax_file_empty": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax has no pages",
+        "advice": "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result. If it is empty there too, ask the sender to send the fax again."
+      },
+      "ja": {
+        "meaning": "ページが1枚もないファイルのため、表示用の変換ができませんでした。",
+        "advice": "原本はそのまま保存されています。原本をダウンロードして開いてください（再試行しても結果は変わりません）。原本も空の場合は、送信元に再送を依頼してください。"
+      }
+    },
+    "fax_file_encrypted": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax is a PDF protected by a password, so it could not be read for viewing",
+        "advice": "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result. It opens with the password the sender gives."
+      },
+      "ja": {
+        "meaning": "パスワードで保護されたPDFのため、表示用の変換ができませんでした。",
+        "advice": "原本はそのまま保存されています。原本をダウンロードして開いてください（再試行しても結果は変わりません）。送信元から聞いたパスワードで開けます。"
+      }
+    },
+    "fax_page_too_large": {
+      "source": "worker",
+      "en": {
+        "meaning": "a page of the stored fax is larger than the pixel cap (lib/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
+        "advice": "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result."
+      },
+      "ja": {
+        "meaning": "ページの大きさ（画素数）が上限を超えているため、表示用の変換ができませんでした。",
+        "advice": "原本はそのまま保存されています。原本をダウンロードして開いてください（再試行しても結果は変わりません）。"
+      }
+    },
     "internal_error": {
       "source": "worker",
       "en": {
@@ -104,6 +148,28 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "ジョブを実行中のワーカーが応答しなくなり（時間切れまたは異常終了）、実行権の期限が切れました。",
         "advice": "対応は不要です。ジョブは自動で再試行されます。失敗が続く場合は、しばらくしてから再試行してください。 多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。"
+      }
+    },
+    "original_altered": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored original's bytes are not those recorded (their SHA-256 differs from its row's)",
+        "advice": "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend dashboard (Emails, Receiving) while Resend still has it."
+      },
+      "ja": {
+        "meaning": "保存済みの原本の中身が、記録した内容（SHA-256）と一致しません。",
+        "advice": "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード（Emails → Receiving）から取得し直してください。"
+      }
+    },
+    "original_missing": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored original is not in Storage (404) although its row says it was stored",
+        "advice": "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend dashboard (Emails, Receiving) while Resend still has it."
+      },
+      "ja": {
+        "meaning": "保存済みのはずの原本が Supabase Storage にありません。",
+        "advice": "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード（Emails → Receiving）から取得し直してください。"
       }
     },
     "resend_malformed_response": {

@@ -38,7 +38,7 @@ select set_eq(
         -- later migration drops them (docs/QUEUE.md: upgrading)
         'public.extend_document_job_lease_v2(uuid,integer,interval)',
         'public.complete_document_job_v2(uuid,integer)',
-        'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval)',
+        'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval,text[])',
         'public.record_document_attachment_v2(uuid,integer,text,text,text,bigint,text,text,text,interval)',
         'public.fail_document_job_v2(uuid,integer,text,text,boolean,interval)',
         'public.release_document_job_v2(uuid,integer,interval,text,text)',
@@ -86,7 +86,12 @@ select set_eq(
         'public.unrecorded_provider_emails(text[])',
         'public.admin_record_reconciled_emails(uuid,text,jsonb,timestamp with time zone,integer)',
         'public.set_document_jobs_reconciliation(integer,interval,interval,integer)',
-        'public.document_jobs_reconciliation_status()'
+        'public.document_jobs_reconciliation_status()',
+        -- preparing each fax for the screen (prepare_fax) and its backfill
+        'public.start_prepare_fax_v2(uuid,integer)',
+        'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
+        'public.count_unprepared_faxes()',
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -154,7 +159,9 @@ select set_eq(
         'document_jobs_internal.record_reconciled(jsonb)',
         'document_jobs_internal.continue_reconciliation()',
         'document_jobs_internal.reconcile_schedule(integer)',
-        'document_jobs_internal.check_webhooks_missing()'
+        'document_jobs_internal.check_webhooks_missing()',
+        'document_jobs_internal.enqueue_prepare_fax()',
+        'document_jobs_internal.unprepared(uuid)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
