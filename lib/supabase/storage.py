@@ -154,8 +154,10 @@ class Storage:
         return f"{self._api}{response.json()['signedURL']}&download={quote(download_as, safe='')}"
 
     def download(self, key: str) -> bytes:
+        # Storage's "Retrieve an object" (GET /object/authenticated/...; the bare /object/... route
+        # is its deprecated alias).
         try:
-            response = self._http.get(f"{self._api}/object/{self._path(key)}", headers=self._headers)
+            response = self._http.get(f"{self._api}/object/authenticated/{self._path(key)}", headers=self._headers)
         except httpx.HTTPError as error:
             raise _unreachable("download", error) from error
         if not response.is_success:
@@ -172,7 +174,7 @@ class Storage:
         try:
             with self._http.stream(
                 "GET",
-                f"{self._api}/object/{self._path(key)}",
+                f"{self._api}/object/authenticated/{self._path(key)}",
                 headers=self._headers,
                 timeout=deadline.timeout(TIMEOUT.read or 20.0, connect=TIMEOUT.connect or 5.0),
             ) as response:
