@@ -508,7 +508,9 @@ def test_the_authenticated_read_serves_the_service_role_and_hides_objects_from_o
     assert (no_bucket.json()["statusCode"], no_bucket.json()["code"]) == ("404", "NoSuchBucket")
 
 
-def test_the_worker_streams_an_object_back_within_a_cap(folder: str, stack_env: dict[str, str], http: httpx.Client) -> None:
+def test_the_worker_streams_an_object_back_within_a_cap(
+    folder: str, stack_env: dict[str, str], http: httpx.Client
+) -> None:
     # The prepare_fax job reads each original back (lib/supabase/storage.py download_to), in chunks.
     content = bytes(range(256)) * 1000
     assert upload(http, stack_env, f"{folder}/big.pdf", content).status_code == 200
@@ -520,7 +522,9 @@ def test_the_worker_streams_an_object_back_within_a_cap(folder: str, stack_env: 
             chunks.append(chunk)
             return len(chunk)
 
-    assert storage.download_to(f"{folder}/big.pdf", Sink(), Deadline(time.monotonic() + 60), len(content)) == len(content)
+    assert storage.download_to(f"{folder}/big.pdf", Sink(), Deadline(time.monotonic() + 60), len(content)) == len(
+        content
+    )
     assert b"".join(chunks) == content and len(chunks) > 1
     with pytest.raises(StorageError) as over:
         storage.download_to(f"{folder}/big.pdf", Sink(), Deadline(time.monotonic() + 60), len(content) - 1)
