@@ -18,8 +18,10 @@ from devstack import cluster
 from tests.support.projects import project_with, started
 
 FUTURE = cluster.ROOT / "supabase" / "future_migrations"
-DROP = FUTURE / "20261204000000_drop_retired_functions.sql"
+DROP = FUTURE / "20261205000000_drop_retired_functions.sql"
 DEPLOYED = ("lib", "api")
+# The drop file's spelling of a type, and PostgreSQL's.
+ALIASES = {"int": "integer", "timestamptz": "timestamp with time zone"}
 # Retired without a _v2: the CLI's single retry and cancel, replaced by the admin screen's audited calls.
 REPLACED_BY_THE_SCREENS = {
     "public.retry_document_job": "public.admin_retry_document_job(uuid,uuid,text,text)",
@@ -83,8 +85,21 @@ def test_the_drop_applies_to_a_database_of_every_migration_and_keeps_the_v2_call
         cluster.apply_migrations(current, project)
         for name, signature in names.items():
             assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() == (None,), signature
-            v2 = REPLACED_BY_THE_SCREENS.get(name) or f"{name}_v2{signature[len(name) :]}"
-            assert conn.execute("select to_regprocedure(%s)", (v2,)).fetchone() != (None,), v2
+            if name in REPLACED_BY_THE_SCREENS:
+                replacement = REPLACED_BY_THE_SCREENS[name]
+                assert conn.execute("select to_regprocedure(%s)", (replacement,)).fetchone() != (None,), replacement
+                continue
+            # The _v2 takes the old arguments, first and in order (it may take more, with defaults:
+            # complete_document_job_and_claim_next_v2's p_kinds), so the old name's wrapper still calls it.
+            v2 = conn.execute(
+                """select p.pronargs - p.pronargdefaults as required, p.proargtypes::regtype[]::text[] as types
+                     from pg_proc p where p.oid = to_regproc(%s)""",
+                (f"{name}_v2",),
+            ).fetchone()
+            old_types = [t.strip() for t in signature[len(name) + 1 : -1].split(",")]
+            assert v2 is not None, f"{name}_v2"
+            assert [ALIASES.get(t, t) for t in v2[1][: len(old_types)]] == [ALIASES.get(t, t) for t in old_types]
+            assert v2[0] <= len(old_types), f"{name}_v2 needs no argument the old name did not pass"
         applied = conn.execute("select max(version) from supabase_migrations.schema_migrations").fetchone()
         assert applied == (DROP.name.split("_")[0],)
 

@@ -22,10 +22,10 @@ from postgrest.exceptions import APIError
 from psycopg.rows import dict_row
 from storage3.exceptions import StorageApiError
 
+from lib.budget import Deadline
 from lib.settings import SupabaseSettings
 from lib.supabase.client import service_client
 from lib.supabase.keys import api_headers
-from lib.budget import Deadline
 from lib.supabase.storage import Storage, StorageError
 from supabase import Client, ClientOptions, create_client
 
