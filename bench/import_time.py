@@ -28,7 +28,7 @@ MODULES = {
     "worker module + supabase (its first authorized call)": "api.internal.document_jobs, supabase",
     # What the prepare_fax job imports on its path alone (lib/worker/prepare_fax.py): paid by a worker
     # instance once, when it first prepares a fax (its first preparation); the lines above stay without it.
-    "worker + supabase + the prepare job's libraries": "api.internal.document_jobs, supabase, lib.fax_pages",
+    "worker + supabase + the prepare job's libraries": "api.internal.document_jobs, supabase, lib.worker.fax_pages",
     "webhook module (api/webhooks/resend.py)": "api.webhooks.resend",
     "webhook module + supabase (its first signed delivery)": "api.webhooks.resend, supabase",
 }

@@ -53,7 +53,7 @@ def peak_mib():
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
-import supabase, lib.worker.endpoint as endpoint, lib.fax_pages  # the worker, its client, what it renders with
+import supabase, lib.worker.endpoint as endpoint, lib.worker.fax_pages  # the worker, its client, what it renders with
 idle = peak_mib()
 usage = resource.getrusage(resource.RUSAGE_SELF)
 started = time.perf_counter()

@@ -59,7 +59,7 @@ class FailureCode(StrEnum):
     DATABASE_ERROR = "database_error"
     DATABASE_UNAUTHORIZED = "database_unauthorized"
     EMAIL_NOT_FOUND = "email_not_found"
-    # A stored fax the prepare_fax job cannot prepare for viewing (lib/fax_pages.py): the job's
+    # A stored fax the prepare_fax job cannot prepare for viewing (lib/worker/fax_pages.py): the job's
     # own, for good, and nothing is lost (the original stays stored and downloadable).
     FAX_FILE_DAMAGED = "fax_file_damaged"
     FAX_FILE_ENCRYPTED = "fax_file_encrypted"
@@ -380,7 +380,7 @@ FAILURES: dict[FailureCode, Rule] = {
     ),
     FailureCode.FAX_PAGE_TOO_LARGE: Rule(
         Action.FAIL,
-        "a page of the stored fax is larger than the pixel cap (lib/fax_pages.py MAX_PAGE_PIXELS) or than PDF's "
+        "a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py MAX_PAGE_PIXELS) or than PDF's "
         "largest page: a decompression bomb is not drawn",
         meaning_ja="ページの大きさ（画素数）が上限を超えているため、表示用の変換ができませんでした。",
         advice=_KEPT_EN,

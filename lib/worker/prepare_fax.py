@@ -2,7 +2,7 @@
 
 For each stored attachment of the e-mail (rows of fax_received_email_attachments), the original
 is read back from Storage with the server key, streamed into a temporary file and hashed on the
-way; lib/fax_pages.py counts its pages, converts a TIFF (or an image whose resolutions differ)
+way; lib/worker/fax_pages.py counts its pages, converts a TIFF (or an image whose resolutions differ)
 into a viewing PDF and draws a thumbnail of page 1; the derived files are uploaded under
 fax_views/{e-mail row}/{attachment row}/ (lib/worker/records.py view_key: never an original's
 key; upserts, since a derived file may be derived again) and what was found is recorded in
@@ -102,7 +102,7 @@ def _prepare(
     checkpoint: Checkpoint,
 ) -> FaxView:
     """One attachment: its original read back, its view derived and uploaded; the row to record."""
-    from lib import fax_pages  # pypdfium2, Pillow, img2pdf: this job's path only
+    from lib.worker import fax_pages  # pypdfium2, Pillow, img2pdf: this job's path only
 
     storage = ctx.storage(attachment.bucket)
     original = folder / "original"
@@ -173,7 +173,7 @@ def _upload(storage: Storage, email_id: UUID, attachment_id: UUID, file: Path | 
     """A derived file uploaded under the attachment's views prefix (an upsert); its key."""
     if file is None:
         return None
-    from lib import fax_pages
+    from lib.worker import fax_pages
 
     checkpoint()
     key = view_key(email_id, attachment_id, file.name)

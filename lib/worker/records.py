@@ -176,5 +176,5 @@ VIEWS_PREFIX = "fax_views"
 
 
 def view_key(email_row_id: UUID, attachment_row_id: UUID, name: str) -> str:
-    """The key of a file derived from an attachment: `name` is one of lib/fax_pages.py's."""
+    """The key of a file derived from an attachment: `name` is one of lib/worker/fax_pages.py's."""
     return f"{VIEWS_PREFIX}/{email_row_id}/{attachment_row_id}/{name}"

@@ -120,7 +120,7 @@ export const EXPLANATIONS = {
     "fax_page_too_large": {
       "source": "worker",
       "en": {
-        "meaning": "a page of the stored fax is larger than the pixel cap (lib/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
+        "meaning": "a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
         "advice": "The original is stored unchanged: download it and open it on the computer. Retrying gives the same result."
       },
       "ja": {

@@ -1,4 +1,4 @@
-"""lib/fax_pages.py on real files: pages counted, a TIFF turned into a viewing PDF whose pages keep
+"""lib/worker/fax_pages.py on real files: pages counted, a TIFF turned into a viewing PDF whose pages keep
 the paper's shape and every pixel, a non-blank thumbnail at the right aspect, and each kind of
 file that cannot be prepared failing with its own code (never another exception)."""
 
@@ -15,8 +15,8 @@ import pypdfium2.raw as pdfium_c
 import pytest
 from PIL import Image
 
-from lib import fax_pages
 from lib.failures import FailureCode, JobFailure
+from lib.worker import fax_pages
 from tests.support import fax_files
 
 TIFF = "image/tiff"
@@ -193,7 +193,7 @@ def test_the_step_runs_between_pages_and_what_it_raises_stops_the_work(tmp_path)
 def test_every_pdfium_call_is_made_holding_the_lock(tmp_path, monkeypatch) -> None:
     # PDFium is not thread-safe, not even across documents, and Fluid compute runs the worker's
     # requests as threads of one process: every call into it (finalizers included) must be made
-    # holding lib/fax_pages.py's lock. Each entry point of the library is watched while a PDF, a
+    # holding lib/worker/fax_pages.py's lock. Each entry point of the library is watched while a PDF, a
     # TIFF and a file that fails are prepared, and the garbage collected afterwards.
     outside: list[str] = []
 

@@ -165,12 +165,12 @@ def test_the_webhook_and_fetch_email_never_import_the_rendering_libraries() -> N
         "import json, sys\n"
         "import api.webhooks.resend, api.internal.document_jobs, api.admin\n"
         "from lib.worker import endpoint, fetch_email, kinds, prepare_fax, reconcile\n"
-        "print(json.dumps(sorted(m for m in ('pypdfium2', 'PIL', 'img2pdf', 'pikepdf', 'lib.fax_pages')"
+        "print(json.dumps(sorted(m for m in ('pypdfium2', 'PIL', 'img2pdf', 'pikepdf', 'lib.worker.fax_pages')"
         " if m in sys.modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(result.stdout) == []
-    assert "from lib import fax_pages" in (ROOT / "lib/worker/prepare_fax.py").read_text()
+    assert "from lib.worker import fax_pages" in (ROOT / "lib/worker/prepare_fax.py").read_text()
 
 
 def test_the_rendering_libraries_are_pinned_and_never_pymupdf() -> None:
