@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from devstack.standins.sample_faxes import EFAX_SUBJECT, INVOICE_SUBJECT
-from devstack.tools import inbound
+from devstack.tools import inbound, send_faxes
 from lib.supabase.storage import Storage
 from tests.support import fax_files
 from tests.support.webhooks import deliver
@@ -164,3 +164,16 @@ def test_each_file_that_cannot_be_prepared_fails_its_job_with_its_code_no_alert_
     assert b"Fax not fetched" in first.body and lost["email_id"].encode() in first.body
     time.sleep(3)  # pg_net sends what the database queued within a second here
     assert hook.drain() == [], "no alert for a fax that could not be prepared"
+
+
+def test_make_faxes_sends_a_real_tiff_from_a_sender_about_a_subject(db, env, tmp_path: Path) -> None:
+    # make faxes FILE=fax.tif FROM='...' SUBJECT='...' (devstack/tools/send_faxes.py), on the stack.
+    fax = tmp_path / "fax.tif"
+    fax.write_bytes(fax_files.fax_tiff(pages=2))
+    sender = "eFax <message@efax.example.jp>"
+    assert send_faxes.main(["--file", str(fax), "--from", sender, "--subject", EFAX_SUBJECT]) == 0
+    [email] = db.execute("select provider_email_id, from_address, subject from fax_received_emails").fetchall()
+    assert (email["from_address"], email["subject"]) == (sender, EFAX_SUBJECT)
+    wait_until(lambda: settled(db, [email["provider_email_id"]]), "the fax fetched and prepared")
+    [row] = stored(db, email["provider_email_id"])
+    assert (row["page_count"], row["error_code"]) == (2, None) and row["view_path"].endswith("/view.pdf")
