@@ -99,9 +99,13 @@ up: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack up
 
 ## Send sample faxes to the stack of `make up`: make faxes [COUNT=3] [FAULT=not_found|unavailable|unauthorized]
+## [FILE=fax.tif] (a real file) or [SAMPLE=efax|invoice] (a G4 TIFF from an eFax-style service, a PDF
+## invoice), [FROM='...'] [SUBJECT='...']
 COUNT ?= 1
 faxes: $(STAMP)
-	$(PY) -m devstack.tools.send_faxes --count $(COUNT) $(if $(FAULT),--fault $(FAULT))
+	$(PY) -m devstack.tools.send_faxes --count $(COUNT) $(if $(FAULT),--fault $(FAULT)) \
+		$(if $(FILE),--file '$(FILE)') $(if $(SAMPLE),--sample $(SAMPLE)) \
+		$(if $(FROM),--from '$(FROM)') $(if $(SUBJECT),--subject '$(SUBJECT)')
 
 down:
 	$(PY) -m devstack down

@@ -106,7 +106,9 @@ def drain(admin: psycopg.Connection, settings: Settings, enabled: bool, cap: int
     started = admin.execute("select clock_timestamp()").fetchone()[0]
     record_burst(emails)
     flow.wait_until(lambda: live_jobs(admin) == 0, settings.timeout_s, "the burst to drain", 0.2)
-    finished = admin.execute("select max(finished_at) from public.document_jobs").fetchone()[0]
+    # The fetches' end: the faxes' preparations follow them (the claim order), and take no Resend request.
+    fetched = "select max(finished_at) from public.document_jobs where kind = 'fetch_email'"
+    finished = admin.execute(fetched).fetchone()[0]
     flow.wait_until(lambda: flow.in_flight(admin) == 0, 330, "every worker invocation to answer", 0.2)
     seen = httpx.get(f"{provider}/_control/rate_limit", timeout=10).json()
     rate, share = admin.execute(

@@ -48,7 +48,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from bench import flow
+from bench import flow, prepare_job
 from bench.common import Section, Table, connect, empty_shared_tables, env, fmt, run_alone
 from bench.instance_memory import FUNCTION_MEMORY_MIB, peak_mib
 from devstack import stack
@@ -640,7 +640,9 @@ def run(quick: bool = False) -> Section:
                 host.shutdown()
                 host.stop_instances()
                 flow.clean_up(admin)
-    return section(settings, runs, idle_day, quiet)
+    result = section(settings, runs, idle_day, quiet)
+    result.tables.append(prepare_job.cost_table(PRICES, FUNCTION_MEMORY_GB, quick))  # the prepare job's unit
+    return result
 
 
 def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle, quiet: Usage) -> Section:

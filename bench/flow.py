@@ -95,12 +95,20 @@ def clean_up(admin: psycopg.Connection, settle_s: float = 30) -> None:
             poll_s=0.2,
         )
     root = Path(env("DEVSTACK_STORAGE_DIR"))
-    for bucket, path in admin.execute("select bucket, storage_path from public.fax_received_email_attachments"):
+    # The originals, and what the prepare_fax jobs derived from them (under fax_views/).
+    stored = admin.execute(
+        """select a.bucket, path from public.fax_received_email_attachments a
+             left join public.fax_attachment_views v on v.attachment_id = a.id,
+             lateral unnest(array[a.storage_path, v.view_path, v.thumbnail_path]) path
+            where path is not null"""
+    ).fetchall()
+    for bucket, path in stored:
         target = root / bucket / path
         for file in (target, target.with_name(target.name + "#meta.json")):
             file.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # only when empty: the folder of the e-mail's row
-            target.parent.rmdir()
+        for folder in (target.parent, target.parent.parent):  # only when empty: the attachment's, the e-mail's
+            with contextlib.suppress(OSError):
+                folder.rmdir()
     empty_shared_tables(admin)
 
 

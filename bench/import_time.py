@@ -3,7 +3,9 @@
 Each figure is the median over fresh interpreters of the cumulative time `python -X importtime`
 reports; all are measured in the same run, interleaved, so the machine's noise hits them alike.
 A function imports supabase only once a request gets past authentication (lib/supabase/client.py),
-so "+ supabase" is what the first authorized call of a cold instance pays. The breakdown splits a
+so "+ supabase" is what the first authorized call of a cold instance pays; the worker imports
+PDFium, Pillow and img2pdf only when it first prepares a fax (lib/worker/prepare_fax.py), so the
+webhook's and a fetch's cold start do not include them. The breakdown splits a
 bare `import supabase` by the packages it imports directly.
 
 .venv/bin/python -m bench.import_time [--runs N]
@@ -24,6 +26,9 @@ MODULES = {
     BASELINE: "supabase",
     "worker module (api/internal/document_jobs.py)": "api.internal.document_jobs",
     "worker module + supabase (its first authorized call)": "api.internal.document_jobs, supabase",
+    # What the prepare_fax job imports on its path alone (lib/worker/prepare_fax.py): paid by a worker
+    # instance once, when it first prepares a fax (its first preparation); the lines above stay without it.
+    "worker + supabase + the prepare job's libraries": "api.internal.document_jobs, supabase, lib.worker.fax_pages",
     "webhook module (api/webhooks/resend.py)": "api.webhooks.resend",
     "webhook module + supabase (its first signed delivery)": "api.webhooks.resend, supabase",
 }

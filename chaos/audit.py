@@ -130,7 +130,8 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
     jobs = {str(r["provider_email_id"]): r for r in conn.execute(
         """select e.provider_email_id, j.id::text as job_id, j.status, j.attempts, j.max_attempts,
                   j.generation, j.last_error_code
-             from fax_received_emails e join document_jobs j on j.fax_received_email_id = e.id""")}  # fmt: skip
+             from fax_received_emails e join document_jobs j on j.fax_received_email_id = e.id
+            where j.kind = 'fetch_email'""")}  # fmt: skip
     over_budget = 0
     for data in emails:
         job = jobs.get(data["email_id"])

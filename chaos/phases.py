@@ -54,7 +54,7 @@ def _jobs(conn: psycopg.Connection[Any], email_ids: list[str]) -> list[dict[str,
     return conn.execute(
         """select e.provider_email_id, j.status, j.attempts, j.last_error_code
              from document_jobs j join fax_received_emails e on e.id = j.fax_received_email_id
-            where e.provider_email_id = any(%s)""",
+            where e.provider_email_id = any(%s) and j.kind = 'fetch_email'""",
         (email_ids,),
     ).fetchall()
 

@@ -63,6 +63,15 @@ class FailureCode(StrEnum):
     DATABASE_ERROR = "database_error"
     DATABASE_UNAUTHORIZED = "database_unauthorized"
     EMAIL_NOT_FOUND = "email_not_found"
+    # A stored fax the prepare_fax job cannot prepare for viewing (lib/worker/fax_pages.py): the job's
+    # own, for good, and nothing is lost (the original stays stored and downloadable).
+    FAX_FILE_DAMAGED = "fax_file_damaged"
+    FAX_FILE_ENCRYPTED = "fax_file_encrypted"
+    FAX_FILE_EMPTY = "fax_file_empty"
+    FAX_PAGE_TOO_LARGE = "fax_page_too_large"
+    # The stored original itself, read back by the prepare_fax job, is not what was recorded.
+    ORIGINAL_MISSING = "original_missing"
+    ORIGINAL_ALTERED = "original_altered"
     TIME_BUDGET = "time_budget"
     INTERNAL_ERROR = "internal_error"
 
@@ -165,6 +174,42 @@ _SERVER_KEY_JA = (
 _BUG_CLERK_EN = "Press {job.retry}. If it fails the same way, call your system administrator with the job's id."
 _BUG_CLERK_JA = (
     "{job.retry}を押してください。同じように失敗する場合は、ジョブの ID を添えてシステム管理者に連絡してください。"
+)
+# A fax that cannot be prepared for viewing: nothing is lost, and a clerk reads it from the original.
+_KEPT_CLERK_EN = (
+    "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. "
+    "Pressing {job.retry} gives the same result."
+)
+_KEPT_CLERK_JA = (
+    "FAX はそのまま保存されていますが、画面には表示できません。原本をダウンロードしてパソコンで開いてください。"
+    "{job.retry}を押しても結果は変わりません。"
+)
+_KEPT_OPERATOR_EN = (
+    "Nothing is lost: the original is stored unchanged and downloads as it came; only its viewing copy and thumbnail "
+    "are missing. {job.retry} gives the same result for the same file."
+)
+_KEPT_OPERATOR_JA = (
+    "失われたものはありません。原本は変更されずに保存されており、届いたとおりにダウンロードできます。ないのは表示用の"
+    "変換とサムネイルだけです。同じファイルでは{job.retry}を押しても結果は変わりません。"
+)
+# A stored original gone or changed: never the product's doing, and what the law asks to notice.
+_ORIGINAL_CLERK_EN = (
+    "The stored original of this fax is missing or changed. Do not rely on what the screen shows of it: call your "
+    "system administrator today with the job's id."
+)
+_ORIGINAL_CLERK_JA = (
+    "この FAX の保存済みの原本が見つからないか、変更されています。画面の表示をそのまま使わず、ジョブの ID を添えて"
+    "今日中にシステム管理者に連絡してください。"
+)
+_ORIGINAL_EN = (
+    "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the "
+    "object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend "
+    "dashboard (Emails, Receiving) while Resend still has it."
+)
+_ORIGINAL_JA = (
+    "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを"
+    "削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード"
+    "（Emails → Receiving）から取得し直してください。"
 )
 _BUG_EN = "Press {job.retry}. If it fails the same way again, report it to the developers with the job id."
 _BUG_JA = "{job.retry}を押してください。同じように失敗する場合は、ジョブIDを添えて開発者に連絡してください。"
@@ -498,6 +543,74 @@ FAILURES: dict[FailureCode, Rule] = {
             "システム管理者に連絡してください。",
             operator_en="{job.retry} does not help: the e-mail's record was deleted. Nothing else is affected.",
             operator_ja="{job.retry}を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
+        ),
+    ),
+    FailureCode.FAX_FILE_DAMAGED: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the stored fax could not be read for viewing: the file is damaged, cut short, or not what its "
+            "type says",
+            meaning_ja="ファイルが壊れているか途中で切れているため、表示用の変換ができませんでした。",
+            clerk_en=_KEPT_CLERK_EN + " If the original does not open either, ask the sender to send the fax again.",
+            clerk_ja=_KEPT_CLERK_JA + "原本も開けない場合は、送信元に再送を依頼してください。",
+            operator_en=_KEPT_OPERATOR_EN,
+            operator_ja=_KEPT_OPERATOR_JA,
+        ),
+    ),
+    FailureCode.FAX_FILE_ENCRYPTED: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the stored fax is a PDF protected by a password, so it could not be read for viewing",
+            meaning_ja="パスワードで保護されたPDFのため、表示用の変換ができませんでした。",
+            clerk_en=_KEPT_CLERK_EN + " It opens with the password the sender gives.",
+            clerk_ja=_KEPT_CLERK_JA + "送信元から聞いたパスワードで開けます。",
+            operator_en=_KEPT_OPERATOR_EN,
+            operator_ja=_KEPT_OPERATOR_JA,
+        ),
+    ),
+    FailureCode.FAX_FILE_EMPTY: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the stored fax has no pages",
+            meaning_ja="ページが1枚もないファイルのため、表示用の変換ができませんでした。",
+            clerk_en=_KEPT_CLERK_EN + " If it is empty there too, ask the sender to send the fax again.",
+            clerk_ja=_KEPT_CLERK_JA + "原本も空の場合は、送信元に再送を依頼してください。",
+            operator_en=_KEPT_OPERATOR_EN,
+            operator_ja=_KEPT_OPERATOR_JA,
+        ),
+    ),
+    FailureCode.FAX_PAGE_TOO_LARGE: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py "
+            "MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
+            meaning_ja="ページの大きさ（画素数）が上限を超えているため、表示用の変換ができませんでした。",
+            clerk_en=_KEPT_CLERK_EN,
+            clerk_ja=_KEPT_CLERK_JA,
+            operator_en=_KEPT_OPERATOR_EN,
+            operator_ja=_KEPT_OPERATOR_JA,
+        ),
+    ),
+    FailureCode.ORIGINAL_MISSING: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the stored original is not in Storage (404) although its row says it was stored",
+            meaning_ja="保存済みのはずの原本が Supabase Storage にありません。",
+            clerk_en=_ORIGINAL_CLERK_EN,
+            clerk_ja=_ORIGINAL_CLERK_JA,
+            operator_en=_ORIGINAL_EN,
+            operator_ja=_ORIGINAL_JA,
+        ),
+    ),
+    FailureCode.ORIGINAL_ALTERED: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the stored original's bytes are not those recorded (their SHA-256 differs from its row's)",
+            meaning_ja="保存済みの原本の中身が、記録した内容（SHA-256）と一致しません。",
+            clerk_en=_ORIGINAL_CLERK_EN,
+            clerk_ja=_ORIGINAL_CLERK_JA,
+            operator_en=_ORIGINAL_EN,
+            operator_ja=_ORIGINAL_JA,
         ),
     ),
     FailureCode.TIME_BUDGET: Rule(

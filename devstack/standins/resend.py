@@ -25,7 +25,11 @@ endpoints (/_control/...). Its refusals are the ones Resend documents today:
   download_url (valid for an hour), expires_at, and `size`, which the SDK types NotRequired.
 
 An e-mail added through the control endpoint (POST /_control/emails) is received without any
-webhook: the tests deliver the webhook themselves (devstack/tools/inbound.py), or not at all.
+webhook: the tests deliver the webhook themselves (devstack/tools/inbound.py), or not at all. Its
+body says what the e-mail is: {"attachments": n} sample PDFs, or {"attachments": [{"filename",
+"content_type", "content_base64"}, ...]} the files given (a real TIFF, as `make faxes FILE=...`
+sends), or {"sample": "efax" | "invoice"} one of the faxes of devstack/standins/sample_faxes.py;
+and "from", "to", "subject" override the sample's.
 The key it accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
 Faults that Resend does not choose to answer (5xx, timeouts, lying lengths, edited listings) are
 not the stand-in's: a fault layer wraps its two hosts' handlers (Hosts, devstack/standins/layer.py).
@@ -63,6 +67,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from uuid import uuid4
 
+from devstack.standins import sample_faxes
 from devstack.standins.layer import fault_layer
 from devstack.standins.sample_faxes import FILENAMES, pdf
 
@@ -156,6 +161,36 @@ def sample_email(
             content=pdf(f"FAX {email_id or ''} part {n + 1}", page_count=1 + rng.randrange(3)),
         )
         for n in range(attachment_count)
+    )
+    return SampleEmail(email_id or str(uuid4()), attachments)
+
+
+def efax_email(email_id: str | None = None) -> SampleEmail:
+    """A fax as an eFax-style service delivers it: a 3-page CCITT G4 TIFF at standard resolution,
+    the sender's number only in the subject."""
+    tiff = SampleAttachment(sample_faxes.EFAX_FILENAME, "image/tiff", sample_faxes.fax_tiff())
+    return SampleEmail(email_id or str(uuid4()), (tiff,), sample_faxes.EFAX_SENDER, subject=sample_faxes.EFAX_SUBJECT)
+
+
+def invoice_email(email_id: str | None = None) -> SampleEmail:
+    """A PDF invoice from 株式会社山田商事, its Japanese text in a font it does not embed."""
+    invoice = SampleAttachment(sample_faxes.INVOICE_FILENAME, "application/pdf", sample_faxes.invoice_pdf())
+    return SampleEmail(email_id or str(uuid4()), (invoice,), sample_faxes.INVOICE_SENDER,
+                       subject=sample_faxes.INVOICE_SUBJECT)  # fmt: skip
+
+
+SAMPLES: dict[str, Callable[[str | None], SampleEmail]] = {"efax": efax_email, "invoice": invoice_email}
+
+
+def given_email(email_id: str | None, files: list[dict[str, Any]]) -> SampleEmail:
+    """An e-mail carrying the files given: [{"filename", "content_type", "content_base64"}, ...]."""
+    attachments = tuple(
+        SampleAttachment(
+            file.get("filename"),
+            file.get("content_type") or "application/octet-stream",
+            base64.b64decode(file["content_base64"], validate=True),
+        )
+        for file in files
     )
     return SampleEmail(email_id or str(uuid4()), attachments)
 
@@ -481,8 +516,21 @@ class ResendProvider:
         return error(404, "not_found", "Route not found")
 
     def _received_email(self, request: dict[str, Any]) -> SampleEmail:
-        """An e-mail received now, or `age_seconds` ago."""
-        email = sample_email(request.get("email_id"), int(request.get("attachments", 2)), self._rng)
+        """An e-mail received now, or `age_seconds` ago: sample PDFs, the files given, or a named
+        sample, from and about whom the request says."""
+        given = request.get("attachments", 2)
+        if request.get("sample"):
+            email = SAMPLES[request["sample"]](request.get("email_id"))
+        elif isinstance(given, list):
+            email = given_email(request.get("email_id"), given)
+        else:
+            email = sample_email(request.get("email_id"), int(given), self._rng)
+        if request.get("from"):
+            email = replace(email, sender=str(request["from"]))
+        if request.get("to"):
+            email = replace(email, to=tuple(str(to) for to in request["to"]))
+        if request.get("subject") is not None:
+            email = replace(email, subject=str(request["subject"]))
         if request.get("age_seconds"):
             at = datetime.now(UTC).timestamp() - float(request["age_seconds"])
             email = replace(email, created_at=datetime.fromtimestamp(at, UTC).isoformat())

@@ -18,8 +18,14 @@ error shape where the code under test depends on them:
 - Errors are mostly HTTP 400 with the real status as a string in the body:
   {"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate", "message": ...}.
 
-- GET /storage/v1/object/<bucket>/<key> (Storage's authenticated read, "Retrieve an object"; the
-  admin CLI's download) answers the object's bytes with its Content-Type.
+- GET /storage/v1/object/authenticated/<bucket>/<key> ("Retrieve an object", supabase/storage
+  src/http/routes/object/getObject.ts; https://supabase.github.io/storage/, tag object): the
+  object's bytes with its Content-Type, ETag and Last-Modified, to a request whose JWT is valid
+  (else 403 InvalidJWT, as every authenticated route); the bucket is looked up as the super user
+  (404 NoSuchBucket), the object under the caller's row-level security, so that any role but
+  service_role, with no storage policies here, finds nothing: 404 NoSuchKey, as the product
+  answers, not AccessDenied. The same file serves GET /storage/v1/object/<bucket>/<key>, which
+  Storage keeps as a deprecated alias; the stand-in answers it as before (the service role only).
 - DELETE /storage/v1/object/<bucket>/<key> (Storage's "Delete an object"; the worker's clean-up of
   an object found wrong after its upload) answers {"message": "Successfully deleted"}, or 404
   NoSuchKey in the error shape.
@@ -28,7 +34,7 @@ error shape where the code under test depends on them:
   Storage aborts the upload (the gateway drops such a request, devstack/standins/gateway.py).
 
 What nothing in the product sends is not served: multipart (storage3's form) uploads, PUT, and
-the public and /authenticated/ read routes.
+the public read route.
 
 There are no storage policies (RLS on storage.objects) in this project, so only service_role may
 read or write objects; any other role is refused as the real service refuses it. Which role a
@@ -135,6 +141,8 @@ class Storage:
                 return self.signed_download(request, bucket, key)
         if segments[0] == "object" and len(segments) >= 3 and request.method == "POST":
             return self.upload(request, segments[1], "/".join(segments[2:]))
+        if segments[:2] == ["object", "authenticated"] and len(segments) >= 4 and request.method == "GET":
+            return self.authenticated_download(request, segments[2], "/".join(segments[3:]))
         if segments[0] == "object" and len(segments) >= 3 and request.method == "GET":
             return self.download(request, segments[1], "/".join(segments[2:]))
         if segments[0] == "object" and len(segments) >= 3 and request.method == "DELETE":
@@ -159,6 +167,17 @@ class Storage:
         self.require_writer(request)  # no storage policies here: only service_role may read objects
         data, meta = self.load(self.bucket(unquote(raw_bucket)), key)
         return Response(200, data, {"Content-Type": meta["content_type"], "ETag": f'"{meta["etag"]}"'})
+
+    def authenticated_download(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
+        key = decode_key(raw_key)
+        role = self.role(request)
+        bucket = self.bucket(unquote(raw_bucket))
+        if role != WRITER_ROLE:
+            raise object_not_found()  # row-level security hides every object: no storage policies here
+        data, meta = self.load(bucket, key)
+        headers = {"Content-Type": meta["content_type"], "ETag": f'"{meta["etag"]}"',
+                   "Last-Modified": meta["last_modified"]}  # fmt: skip
+        return Response(200, data, headers)
 
     def delete(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         key = decode_key(raw_key)
@@ -213,7 +232,8 @@ class Storage:
 
     # --- checks -------------------------------------------------------------------------------
 
-    def require_writer(self, request: Request) -> None:
+    def role(self, request: Request) -> str:
+        """The role of the request's JWT; 403 InvalidJWT when it has none that verifies."""
         try:
             claims = authenticate(request.headers, self.backend.jwt_secret)
         except AuthError as error:
@@ -222,7 +242,10 @@ class Storage:
             # docstring: the gateway passes on an Authorization equal to apikey).
             message = "Invalid Compact JWS" if str(error).startswith("Expected 3 parts") else str(error)
             raise StorageError("403", "InvalidJWT", "Unauthorized", message) from error
-        if claims["role"] != WRITER_ROLE:
+        return str(claims["role"])
+
+    def require_writer(self, request: Request) -> None:
+        if self.role(request) != WRITER_ROLE:
             raise access_denied()
 
     def bucket(self, bucket_id: str) -> Bucket:

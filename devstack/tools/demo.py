@@ -86,7 +86,7 @@ def run(email_count: int, seed: int) -> int:
             with ThreadPoolExecutor(8) as pool:
                 answers = list(pool.map(deliver, emails))
             print(f"  webhook answers: {', '.join(f'{answers.count(s)} x {s}' for s in sorted(set(answers)))}")
-            print("Waiting for the worker to store every attachment:")
+            print("Waiting for the worker to store every attachment and prepare every fax:")
             while True:
                 stored, jobs = progress(conn, expected, started)
                 if stored >= expected and set(jobs) == {"completed"}:
@@ -193,12 +193,12 @@ def summarize(conn: psycopg.Connection, emails: list[dict], sent_at: dict[str, d
              from fax_received_email_attachments a join fax_received_emails e on e.id = a.fax_received_email_id
             order by e.provider_email_id, a.filename"""
     ).fetchall()
-    jobs = conn.execute(
-        "select status, count(*) as n, sum(attempts) as attempts from document_jobs group by 1"
+    jobs = conn.execute(  # each fax fetched, then prepared for the screen (its prepare_fax job)
+        "select kind, status, count(*) as n, sum(attempts) as attempts from document_jobs group by 1, 2 order by 1, 2"
     ).fetchall()
     calls = conn.execute("select status_code, count(*) as n from net._http_response group by 1").fetchall()
     print(f"\nE-mails received: {len(emails)}")
-    print("Jobs: " + ", ".join(f"{r['n']} {r['status']} ({r['attempts']} attempts)" for r in jobs))
+    print("Jobs: " + ", ".join(f"{r['n']} {r['kind']} {r['status']} ({r['attempts']} attempts)" for r in jobs))
     print(
         "Worker calls through pg_net, answered so far: "
         + (", ".join(f"{r['n']} x HTTP {r['status_code']}" for r in calls) or "none")

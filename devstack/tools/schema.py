@@ -48,7 +48,7 @@ SEEDED_TABLES = (
 GROUPS = (
     ("tables", "Schemas, tables, views and indexes: what is stored, with its constraints, triggers and grants"),
     ("queue", "The queue's calls: enqueue, claim, and the fenced writes of the worker that holds a job"),
-    ("worker", "The worker's calls: what a fetch_email job and a stopping invocation need besides the queue"),
+    ("worker", "The worker's calls: what each kind of job and a stopping invocation need besides the queue"),
     ("webhook", "The webhook's call: an inbound e-mail recorded and its job enqueued"),
     ("screen", "The admin screen's calls: the overview, the job list, one job, the audit, actions"),
     ("operations", "Operations: health, retention, statistics, and the cron jobs that run the flow"),
@@ -92,6 +92,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.finish_reconciliation_v2", "worker"),
     ("public.record_reconciled_emails_v3", "worker"),
     ("public.finish_reconciliation_v3", "worker"),
+    ("public.start_prepare_fax_v2", "worker"),
+    ("public.record_fax_attachment_view_v2", "worker"),
     ("public.record_inbound_email", "webhook"),
     ("public.document_jobs_admin_overview", "screen"),
     ("public.document_jobs_admin_jobs", "screen"),
@@ -118,6 +120,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.document_jobs_reconciliation_status", "operations"),
     ("public.unrecorded_provider_emails", "operations"),
     ("public.admin_record_reconciled_emails", "operations"),
+    ("public.count_unprepared_faxes", "operations"),
+    ("public.admin_enqueue_prepare_fax_jobs", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

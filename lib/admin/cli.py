@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, reconcile
+from lib.admin import PROGRAM, bulk, commands, prepare, reconcile
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
@@ -137,6 +137,16 @@ def parser() -> argparse.ArgumentParser:
     _as_option(reconciling, "the admin it is recorded for")
     reconciling.add_argument("--dry-run", action="store_true", help="count and list what would be recorded")
 
+    preparing = command(
+        "prepare",
+        prepare.run,
+        "prepare for the screen the faxes stored before the prepare_fax job existed: count them (--dry-run), or "
+        "enqueue their jobs in batches, with progress, audited as the admin of --as; run again, it adds nothing twice",
+    )
+    _as_option(preparing, "the admin it is recorded for")
+    preparing.add_argument("--dry-run", action="store_true", help="count the faxes not yet prepared; enqueue nothing")
+    preparing.add_argument("--batch", type=positive, default=prepare.BATCH,
+                           help=f"e-mails a batch looks at, 1 to 1000 (default {prepare.BATCH})")  # fmt: skip
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command(
         "health",

@@ -12,6 +12,7 @@ a whole object); without, it goes chunked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Protocol
 from urllib.parse import quote
 
 import httpx
@@ -26,6 +27,12 @@ SIGN_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 # Deleting an object found wrong after its upload: it may run just past the invocation's deadline
 # (that is what it cleans up after), so it has a short limit of its own.
 DELETE_TIMEOUT = httpx.Timeout(5.0, connect=2.0)
+
+
+class Sink(Protocol):
+    """Where a download goes, chunk by chunk (a file, or one that hashes what it is given)."""
+
+    def write(self, chunk: bytes, /) -> object: ...
 
 
 class BodyLengthMismatch(ValueError):
@@ -147,13 +154,46 @@ class Storage:
         return f"{self._api}{response.json()['signedURL']}&download={quote(download_as, safe='')}"
 
     def download(self, key: str) -> bytes:
+        # Storage's "Retrieve an object" (GET /object/authenticated/...; the bare /object/... route
+        # is its deprecated alias).
         try:
-            response = self._http.get(f"{self._api}/object/{self._path(key)}", headers=self._headers)
+            response = self._http.get(f"{self._api}/object/authenticated/{self._path(key)}", headers=self._headers)
         except httpx.HTTPError as error:
             raise _unreachable("download", error) from error
         if not response.is_success:
             raise refusal("download", response)
         return response.content
+
+    def download_to(self, key: str, output: Sink, deadline: Deadline, max_bytes: int) -> int:
+        """Streams the object into `output` in chunks (never whole in memory) under the
+        invocation's deadline; answers how many bytes it wrote. StorageError when Storage refuses
+        (a missing object: status 404) or cannot be reached, or the object runs past `max_bytes`
+        (status 413); DeadlinePassed when the invocation's time ran out first."""
+        deadline.check("download")
+        written = 0
+        try:
+            with self._http.stream(
+                "GET",
+                f"{self._api}/object/authenticated/{self._path(key)}",
+                headers=self._headers,
+                timeout=deadline.timeout(TIMEOUT.read or 20.0, connect=TIMEOUT.connect or 5.0),
+            ) as response:
+                if not response.is_success:
+                    response.read()
+                    raise refusal("download", response)
+                for chunk in response.iter_bytes(UPLOAD_CHUNK_BYTES):
+                    deadline.check("download")
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise StorageError("download", 413, message=f"the object is larger than {max_bytes} bytes")
+                    output.write(chunk)
+        except httpx.TimeoutException as error:
+            if deadline.remaining() <= 0:
+                raise DeadlinePassed("download: the invocation's time budget ran out") from error
+            raise _unreachable("download", error) from error
+        except httpx.HTTPError as error:
+            raise _unreachable("download", error) from error
+        return written
 
 
 def _chunks(body: Iterable[bytes], deadline: Deadline, length: int | None) -> Iterator[bytes]:

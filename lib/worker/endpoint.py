@@ -13,20 +13,18 @@ from typing import Any
 import httpx
 
 from lib import log
-from lib.budget import Checkpoint, Clock
+from lib.budget import Clock
 from lib.failures import FailureCode
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.storage import Storage
-from lib.worker import fetch_email, reconcile
+from lib.worker import fetch_email, prepare_fax, reconcile
 from lib.worker.auth import is_authorized
+from lib.worker.kinds import KINDS, Contexts, runner
 from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
-from lib.worker.queue import Job, Queue
+from lib.worker.queue import Queue
 from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
-
-# The kinds an invocation claims, in order (lib/worker/loop.py run_invocation says why this one).
-KINDS = (reconcile.KIND, fetch_email.KIND)
 
 
 def handle(
@@ -63,7 +61,7 @@ def invocation_name(request_id: str | None) -> str:
 
 @contextmanager
 def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Iterator[tuple[Queue, RunJob]]:
-    """The queue and the job runner (fetch_email, reconcile_emails by the job's kind), over one
+    """The queue and the job runner (each kind of lib/worker/kinds.py by the job's kind), over one
     HTTP client for Supabase and Resend."""
     with httpx.Client(timeout=TIMEOUT) as http:
         client = service_client(settings, http, invocation_id)
@@ -90,9 +88,9 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
         )
         reconciling = reconcile.ReconcileContext(queue=queue, resend=context.resend)
 
-        def run_job(job: Job, checkpoint: Checkpoint) -> object:
-            if job.kind == reconcile.KIND:
-                return reconcile.run(job, reconciling, checkpoint)
-            return fetch_email.run(job, context, checkpoint)
+        def storage(bucket: str) -> Storage:
+            return Storage(http, settings.supabase_url, settings.server_key, bucket)
 
+        preparing = prepare_fax.PrepareContext(queue=queue, storage=storage, max_bytes=settings.attachment_max_bytes)
+        run_job = runner(Contexts(reconcile=reconciling, fetch=context, prepare=preparing))
         yield queue, run_job

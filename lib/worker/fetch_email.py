@@ -117,7 +117,7 @@ def _store(ctx: FetchContext, job: Job, email_id: UUID, item: Listed, deadline: 
                 uploaded = True
                 body.finish()  # what the upload left unread is checked too
             except StorageError as error:
-                raise upload_failure(error) from error
+                raise storage_failure(error) from error
             except BaseException:
                 if uploaded or body.all_listed_sent:  # Storage may hold an object of the wrong bytes
                     _discard(ctx, job, key, body)
@@ -229,8 +229,9 @@ def _row(job: Job, item: Listed, content_type: str, body: Download, bucket: str,
     return row
 
 
-def upload_failure(error: StorageError) -> JobFailure:
-    """A refused or failed upload as the job's failure, naming what an operator checks."""
+def storage_failure(error: StorageError) -> JobFailure:
+    """A refused or failed Storage call (an upload, a download) as the job's failure, naming what an
+    operator checks."""
     if error.status is None:
         said = "timed out" if error.timed_out else "unreachable"
         return JobFailure(FailureCode.STORAGE_UNAVAILABLE, f"Storage {said}: {error.network}")

@@ -83,12 +83,11 @@ def run_invocation(
     clock: Clock = time.monotonic,
     started: float | None = None,
 ) -> Summary:
-    """`kind`: the kind this invocation works on, or several, tried in order whenever the loop
-    claims on its own (its first claim, and after a job that did not complete); a completion
-    claims the next job of the last kind, the bulk of the work, in the same call. The worker
-    passes (reconcile_emails, fetch_email): at most one reconciliation is ever live, so putting it
-    first delays no fetch_email job by more than that one, and a backlog of fetch_email jobs
-    cannot starve it."""
+    """`kind`: the kind this invocation works on, or several (the worker passes
+    lib/worker/kinds.py KINDS). Every claim, the loop's own (its first, and after a job that did
+    not complete) and a completion's in the same call, takes a job of the first of them in the
+    database's claim order (document_job_kinds.claim_order) that has one claimable: a
+    fetch_email completion chains into a reconciliation, the next fetch, or a prepare_fax job."""
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     started = clock() if started is None else started
     deadline = Deadline(started + BUDGET.total_seconds(), clock)
@@ -126,7 +125,7 @@ def run_invocation(
         job_started = clock()
         ids: dict[str, Any] = {"job_id": job.id, "generation": job.generation, "pid": os.getpid()}
         log.event("job_started", **ids, kind=job.kind, attempt=job.attempts)
-        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), cannot_claim, kinds[-1])
+        settled = settle(queue, job, run_job, _checkpoint(queue, job, deadline), cannot_claim, kinds)
         summary.add(settled.outcome)
         log.event(
             "job_finished",
@@ -185,13 +184,14 @@ def settle(
     run_job: RunJob,
     checkpoint: Checkpoint,
     cannot_claim: Callable[[], str | None] = lambda: "max_jobs",
-    next_kind: str | None = None,
+    next_kinds: tuple[str, ...] | None = None,
 ) -> Settled:
     """Runs the job and records how it ended, while the lease is ours. `cannot_claim()`, asked
     once the job has run, says whether the invocation stops after it: if not, a job that succeeds
-    is completed and the next job of its kind claimed in the same call; if it stops at its job
-    cap or time budget, the write asks for a follow-up invocation. A wait for a Resend slot that
-    the budget cannot afford stops it too, without a follow-up: the limiter is the bottleneck."""
+    is completed and the next job of `next_kinds` (its own kind unless given) claimed in the
+    same call; if it stops at its job cap or time budget, the write asks for a follow-up
+    invocation. A wait for a Resend slot that the budget cannot afford stops it too, without a
+    follow-up: the limiter is the bottleneck."""
     try:
         run_job(job, checkpoint)
     except LeaseLost:
@@ -204,7 +204,7 @@ def settle(
     if stop is not None:
         return Settled(_complete(queue, job, stop in FOLLOWED_UP_STOPS), stop=stop)
     try:
-        next_job = queue.complete_and_claim_next(job, next_kind or job.kind)
+        next_job = queue.complete_and_claim_next(job, next_kinds or (job.kind,))
     except LeaseLost as lost:
         return Settled(Outcome.LOST, None, True, lost.next_job)
     except DatabaseError as error:

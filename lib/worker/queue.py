@@ -21,7 +21,7 @@ from lib.errors import DatabaseError
 from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.storable import storable_text
 from lib.supabase.rpc import execute, interval
-from lib.worker.records import FetchStart, ReconcileStart, StoredAttachment
+from lib.worker.records import FaxView, FetchStart, PrepareStart, ReconcileStart, StoredAttachment
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -140,7 +140,8 @@ class Queue:
         return self._claimed(Job.model_validate(rows[0]) if rows else None, asked_at)
 
     def claim_first(self, kinds: tuple[str, ...]) -> Job | None:
-        """A job of the first of `kinds` that has one claimable, in one round trip."""
+        """A job of the first of `kinds` in the database's claim order (document_job_kinds.
+        claim_order) that has one claimable, in one round trip."""
         if len(kinds) == 1:
             return self.claim(kinds[0])
         asked_at = self._wall()
@@ -199,19 +200,40 @@ class Queue:
         )
         return bool((fenced.model_extra or {}).get("continues"))
 
+    def start_prepare_fax(self, job: Job) -> PrepareStart:
+        """What a prepare_fax job needs (its e-mail and the stored attachments), while the job is ours."""
+        fenced = self._fenced("start_prepare_fax_v2", job)
+        return PrepareStart.model_validate(fenced.model_extra or {})
+
+    def record_fax_view(self, job: Job, view: FaxView) -> None:
+        """Records what was derived from one attachment (or why nothing was), only while the job is
+        ours, renewing the lease in the same call."""
+        asked_at = self._wall()
+        self._fenced(
+            "record_fax_attachment_view_v2",
+            job,
+            **{f"p_{name}": value for name, value in view.model_dump(mode="json").items()},
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""
         self._fenced("complete_document_job_and_follow_up_v2" if follow_up else "complete_document_job_v2", job)
 
-    def complete_and_claim_next(self, job: Job, kind: str) -> Job | None:
-        """Completes `job` and claims the next job of `kind` in one round trip: the next job or
-        None. When the lease of `job` was lost, LeaseLost carries the next job, which is ours all
-        the same."""
+    def complete_and_claim_next(self, job: Job, kinds: tuple[str, ...]) -> Job | None:
+        """Completes `job` and claims the next job of `kinds` (in the database's claim order, as
+        claim_first) in one round trip: the next job or None. When the lease of `job` was lost,
+        LeaseLost carries the next job, which is ours all the same."""
         asked_at = self._wall()
         try:
             answer = self._fenced(
-                "complete_document_job_and_claim_next_v2", job, p_kind=kind, p_lease=interval(self.lease)
+                "complete_document_job_and_claim_next_v2",
+                job,
+                p_kind=None,
+                p_kinds=list(kinds),
+                p_lease=interval(self.lease),
             )
         except LeaseLost as lost:
             self._claimed(lost.next_job, asked_at)

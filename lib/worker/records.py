@@ -124,3 +124,59 @@ def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) ->
     # for an id with a lone surrogate too: lib/storable.py).
     safe_id = attachment_id if _SAFE_ID.fullmatch(attachment_id) else digest(attachment_id)
     return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"
+
+
+class StoredOriginal(BaseModel):
+    """A stored attachment as start_prepare_fax_v2 answers it: where its original is, what it is,
+    and whether a view of these very bytes was already recorded without an error."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: UUID
+    content_type: str | None
+    bucket: str
+    storage_path: str
+    size_bytes: int = Field(ge=0)
+    sha256: str
+    prepared: bool = False
+
+
+class ReceivedEmailRow(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: UUID
+
+
+class PrepareStart(BaseModel):
+    """start_prepare_fax_v2's answer: the job's e-mail (None when its row is gone) and its stored
+    attachments, in the order they were stored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    email: ReceivedEmailRow | None
+    attachments: list[StoredOriginal] = Field(default_factory=list)
+
+
+class FaxView(BaseModel):
+    """A row of fax_attachment_views: what the prepare_fax job derived from one attachment, or
+    why it could not (error_code, with nothing derived)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attachment_id: UUID
+    source_sha256: str
+    page_count: int | None = None
+    view_path: str | None = None
+    thumbnail_path: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+# Derived files (lib/worker/prepare_fax.py) live under a prefix of their own, beside the originals'
+# fax_received_emails/: never at an original's key (record_fax_attachment_view_v2 refuses any other).
+VIEWS_PREFIX = "fax_views"
+
+
+def view_key(email_row_id: UUID, attachment_row_id: UUID, name: str) -> str:
+    """The key of a file derived from an attachment: `name` is one of lib/worker/fax_pages.py's."""
+    return f"{VIEWS_PREFIX}/{email_row_id}/{attachment_row_id}/{name}"

@@ -99,6 +99,58 @@ export const EXPLANATIONS = {
         "operator": "「再実行」を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。"
       }
     },
+    "fax_file_damaged": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax could not be read for viewing: the file is damaged, cut short, or not what its type says",
+        "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If the original does not open either, ask the sender to send the fax again.",
+        "operator": "Nothing is lost: the original is stored unchanged and downloads as it came; only its viewing copy and thumbnail are missing. “Retry” gives the same result for the same file."
+      },
+      "ja": {
+        "meaning": "ファイルが壊れているか途中で切れているため、表示用の変換ができませんでした。",
+        "clerk": "FAX はそのまま保存されていますが、画面には表示できません。原本をダウンロードしてパソコンで開いてください。「再実行」を押しても結果は変わりません。原本も開けない場合は、送信元に再送を依頼してください。",
+        "operator": "失われたものはありません。原本は変更されずに保存されており、届いたとおりにダウンロードできます。ないのは表示用の変換とサムネイルだけです。同じファイルでは「再実行」を押しても結果は変わりません。"
+      }
+    },
+    "fax_file_empty": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax has no pages",
+        "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If it is empty there too, ask the sender to send the fax again.",
+        "operator": "Nothing is lost: the original is stored unchanged and downloads as it came; only its viewing copy and thumbnail are missing. “Retry” gives the same result for the same file."
+      },
+      "ja": {
+        "meaning": "ページが1枚もないファイルのため、表示用の変換ができませんでした。",
+        "clerk": "FAX はそのまま保存されていますが、画面には表示できません。原本をダウンロードしてパソコンで開いてください。「再実行」を押しても結果は変わりません。原本も空の場合は、送信元に再送を依頼してください。",
+        "operator": "失われたものはありません。原本は変更されずに保存されており、届いたとおりにダウンロードできます。ないのは表示用の変換とサムネイルだけです。同じファイルでは「再実行」を押しても結果は変わりません。"
+      }
+    },
+    "fax_file_encrypted": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored fax is a PDF protected by a password, so it could not be read for viewing",
+        "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. It opens with the password the sender gives.",
+        "operator": "Nothing is lost: the original is stored unchanged and downloads as it came; only its viewing copy and thumbnail are missing. “Retry” gives the same result for the same file."
+      },
+      "ja": {
+        "meaning": "パスワードで保護されたPDFのため、表示用の変換ができませんでした。",
+        "clerk": "FAX はそのまま保存されていますが、画面には表示できません。原本をダウンロードしてパソコンで開いてください。「再実行」を押しても結果は変わりません。送信元から聞いたパスワードで開けます。",
+        "operator": "失われたものはありません。原本は変更されずに保存されており、届いたとおりにダウンロードできます。ないのは表示用の変換とサムネイルだけです。同じファイルでは「再実行」を押しても結果は変わりません。"
+      }
+    },
+    "fax_page_too_large": {
+      "source": "worker",
+      "en": {
+        "meaning": "a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
+        "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result.",
+        "operator": "Nothing is lost: the original is stored unchanged and downloads as it came; only its viewing copy and thumbnail are missing. “Retry” gives the same result for the same file."
+      },
+      "ja": {
+        "meaning": "ページの大きさ（画素数）が上限を超えているため、表示用の変換ができませんでした。",
+        "clerk": "FAX はそのまま保存されていますが、画面には表示できません。原本をダウンロードしてパソコンで開いてください。「再実行」を押しても結果は変わりません。",
+        "operator": "失われたものはありません。原本は変更されずに保存されており、届いたとおりにダウンロードできます。ないのは表示用の変換とサムネイルだけです。同じファイルでは「再実行」を押しても結果は変わりません。"
+      }
+    },
     "internal_error": {
       "source": "worker",
       "en": {
@@ -123,6 +175,32 @@ export const EXPLANATIONS = {
         "meaning": "ジョブを実行中のワーカーが応答しなくなり（時間切れまたは異常終了）、実行権の期限が切れました。",
         "clerk": "対応は不要です。自動で再試行されます。「失敗」になった場合は「再実行」を押し、また失敗したらシステム管理者に連絡してください。",
         "operator": "対応は不要です。ジョブは自動で再試行されます。多くのジョブで起きている場合は、Vercel のワーカーのログ（タイムアウト、異常終了）を確認してください。「失敗」になったジョブは、原因が解消してから「再実行」を押してください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当する失敗ジョブをすべて再実行…」）。"
+      }
+    },
+    "original_altered": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored original's bytes are not those recorded (their SHA-256 differs from its row's)",
+        "clerk": "The stored original of this fax is missing or changed. Do not rely on what the screen shows of it: call your system administrator today with the job's id.",
+        "operator": "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend dashboard (Emails, Receiving) while Resend still has it."
+      },
+      "ja": {
+        "meaning": "保存済みの原本の中身が、記録した内容（SHA-256）と一致しません。",
+        "clerk": "この FAX の保存済みの原本が見つからないか、変更されています。画面の表示をそのまま使わず、ジョブの ID を添えて今日中にシステム管理者に連絡してください。",
+        "operator": "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード（Emails → Receiving）から取得し直してください。"
+      }
+    },
+    "original_missing": {
+      "source": "worker",
+      "en": {
+        "meaning": "the stored original is not in Storage (404) although its row says it was stored",
+        "clerk": "The stored original of this fax is missing or changed. Do not rely on what the screen shows of it: call your system administrator today with the job's id.",
+        "operator": "A stored original must never change or go: check the bucket in Supabase's Storage (who deleted or overwrote the object, and when) and report it to the developers with the job id. Fetch the fax again from the Resend dashboard (Emails, Receiving) while Resend still has it."
+      },
+      "ja": {
+        "meaning": "保存済みのはずの原本が Supabase Storage にありません。",
+        "clerk": "この FAX の保存済みの原本が見つからないか、変更されています。画面の表示をそのまま使わず、ジョブの ID を添えて今日中にシステム管理者に連絡してください。",
+        "operator": "保存した原本が変更・削除されることはあってはなりません。Supabase の Storage でバケットを確認し（いつ誰がファイルを削除・上書きしたか）、ジョブIDを添えて開発者に連絡してください。Resend にまだ残っていれば、Resend のダッシュボード（Emails → Receiving）から取得し直してください。"
       }
     },
     "resend_malformed_response": {

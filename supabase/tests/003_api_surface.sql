@@ -39,7 +39,7 @@ select set_eq(
         -- "The public API"; 029_public_api.sql), and supabase/future_migrations drops that one
         'public.extend_document_job_lease_v2(uuid,integer,interval)',
         'public.complete_document_job_v2(uuid,integer)',
-        'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval)',
+        'public.complete_document_job_and_claim_next_v2(uuid,integer,text,interval,text[])',
         'public.record_document_attachment_v2(uuid,integer,text,text,text,bigint,text,text,text,interval)',
         'public.fail_document_job_v2(uuid,integer,text,text,boolean,interval)',
         'public.release_document_job_v2(uuid,integer,interval,text,text)',
@@ -89,7 +89,12 @@ select set_eq(
         'public.set_document_jobs_reconciliation(integer,interval,interval,integer,interval)',
         'public.record_reconciled_emails_v3(uuid,integer,jsonb,jsonb,interval)',
         'public.finish_reconciliation_v3(uuid,integer,integer,timestamp with time zone,text,text,integer)',
-        'public.document_jobs_reconciliation_status()'
+        'public.document_jobs_reconciliation_status()',
+        -- preparing each fax for the screen (prepare_fax) and its backfill
+        'public.start_prepare_fax_v2(uuid,integer)',
+        'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
+        'public.count_unprepared_faxes()',
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -165,7 +170,9 @@ select set_eq(
         'document_jobs_internal.retention_window()',
         'document_jobs_internal.outage_details(text)',
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
-        'document_jobs_internal.check_reconciliation()'
+        'document_jobs_internal.check_reconciliation()',
+        'document_jobs_internal.enqueue_prepare_fax()',
+        'document_jobs_internal.unprepared(uuid)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

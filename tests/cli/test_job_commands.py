@@ -232,7 +232,9 @@ def test_stats_shows_counts_lag_backoff_failures_and_last_completion(cli, db) ->
 
 def test_retention_is_configurable_and_purges_only_old_completed_jobs(cli, db) -> None:
     email_with_job(db)
-    db.execute("update document_jobs set status = 'completed', finished_at = now() - interval '40 days'")
+    # The fetch completed 40 days ago, and so did the preparation its completion enqueued.
+    for _ in ("fetch_email", "prepare_fax"):
+        db.execute("update document_jobs set status = 'completed', finished_at = now() - interval '40 days'")
     add_jobs(db, 1, status="'completed'", finished_at="now() - interval '10 days'")
     for status in ("queued", "failed"):
         add_jobs(db, 1, status=f"'{status}'", finished_at="now() - interval '400 days'",
@@ -242,7 +244,7 @@ def test_retention_is_configurable_and_purges_only_old_completed_jobs(cli, db) -
 
     assert "30 days" in cli("retention")[1]
     assert cli("retention", "--set", "5 days")[0] == 0
-    assert db.execute("select purge_document_jobs() as n").fetchone()["n"] == 2  # what the cron job calls
+    assert db.execute("select purge_document_jobs() as n").fetchone()["n"] == 3  # what the cron job calls
 
     left = db.execute("select status, count(*) as n from document_jobs group by 1 order by 1").fetchall()
     assert left == [{"status": "failed", "n": 1}, {"status": "queued", "n": 1}, {"status": "running", "n": 1}]

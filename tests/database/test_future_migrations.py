@@ -36,6 +36,8 @@ KEPT_WITH_A_V2 = {
 # Retired without a _v2: the CLI's single cancel, replaced by the admin screen's audited call.
 REPLACED_BY_THE_SCREENS = {"public.cancel_document_job": "public.admin_cancel_document_job(uuid,uuid,text,text)"}
 STAMP = "%Y%m%d%H%M%S"
+# The drop file's spelling of a type, and PostgreSQL's.
+ALIASES = {"int": "integer", "timestamptz": "timestamp with time zone"}
 
 
 def dropped() -> dict[str, str]:
@@ -125,8 +127,21 @@ def test_the_drop_applies_to_a_database_of_every_migration_and_keeps_the_public_
         cluster.apply_migrations(current, project)
         for name, signature in names.items():
             assert conn.execute("select to_regprocedure(%s)", (signature,)).fetchone() == (None,), signature
-            instead = REPLACED_BY_THE_SCREENS.get(name) or f"{name}_v2{signature[len(name) :]}"
-            assert conn.execute("select to_regprocedure(%s)", (instead,)).fetchone() != (None,), instead
+            if name in REPLACED_BY_THE_SCREENS:
+                replacement = REPLACED_BY_THE_SCREENS[name]
+                assert conn.execute("select to_regprocedure(%s)", (replacement,)).fetchone() != (None,), replacement
+                continue
+            # The _v2 takes the old arguments, first and in order (it may take more, with defaults:
+            # complete_document_job_and_claim_next_v2's p_kinds), so the old name's wrapper still calls it.
+            v2 = conn.execute(
+                """select p.pronargs - p.pronargdefaults as required, p.proargtypes::regtype[]::text[] as types
+                     from pg_proc p where p.oid = to_regproc(%s)""",
+                (f"{name}_v2",),
+            ).fetchone()
+            old_types = [t.strip() for t in signature[len(name) + 1 : -1].split(",")]
+            assert v2 is not None, f"{name}_v2"
+            assert [ALIASES.get(t, t) for t in v2[1][: len(old_types)]] == [ALIASES.get(t, t) for t in old_types]
+            assert v2[0] <= len(old_types), f"{name}_v2 needs no argument the old name did not pass"
         applied = conn.execute("select max(version) from supabase_migrations.schema_migrations").fetchone()
         assert applied == (version,)
     # The public API's own tests, on what the drop left.

@@ -13,6 +13,8 @@ delay). Each fact is defined once on each side, and these tests fail as soon as 
 | the invocation header | limits() | lib/limits.py INVOCATION_HEADER |
 | the delay of each release | lib/failures.py FAILURES | release_causes' advice |
 | the job kind | document_job_kinds | lib/worker/fetch_email.py KIND, record_inbound_email |
+| the kinds the worker claims, in order | document_job_kinds.claim_order | lib/worker/kinds.py KINDS (the registry) |
+| the kind a fetch's completion enqueues | the trigger document_jobs_prepare_fax | lib/worker/prepare_fax.py KIND |
 | the worker's maxDuration | vercel.json | lib/worker/loop.py BUDGET, the worker POST's timeout |
 | the webhook's deadline | lib/webhook/endpoint.py DEADLINE | the webhook's maxDuration (vercel.json) |
 """
@@ -39,7 +41,7 @@ from lib.limits import (
 from lib.settings import WorkerSettings
 from lib.supabase.client import TIMEOUT
 from lib.webhook.endpoint import DEADLINE
-from lib.worker import endpoint, fetch_email, reconcile
+from lib.worker import endpoint, fetch_email, kinds, prepare_fax, reconcile
 from lib.worker.loop import BUDGET
 from lib.worker.rate_limit import MAX_PAUSE, MAX_WAIT_MS, PROVIDER
 from tests.support.database import add_jobs, invoke, queued_requests
@@ -105,6 +107,28 @@ def test_the_cron_enqueues_the_reconciliation_kind_the_worker_claims(db) -> None
     job_id = db.execute("select enqueue_document_jobs_reconciliation() as id").fetchone()["id"]
     kind = db.execute("select kind from document_jobs where id = %s", (job_id,)).fetchone()["kind"]
     assert kind == reconcile.KIND and reconcile.KIND in endpoint.KINDS
+
+
+def test_the_worker_runs_exactly_the_kinds_the_database_orders_for_claiming(db) -> None:
+    # The fan-out counts the jobs of these kinds, and every claim follows this order: a kind the
+    # registry lacks would start workers that never claim it, one the table lacks is never claimed.
+    ordered = db.execute("select kind from document_job_kinds where claim_order is not null order by claim_order")
+    assert tuple(row["kind"] for row in ordered) == kinds.KINDS == endpoint.KINDS
+
+
+def test_a_fetch_completion_enqueues_the_kind_the_worker_prepares_faxes_with(tx) -> None:
+    email_id = tx.execute("select fax_received_email_id as id from record_inbound_email('em_p', 'msg_p', '{}')"
+                          ).fetchone()["id"]  # fmt: skip
+    tx.execute(
+        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, size_bytes,
+                  sha256, bucket, storage_path) values (%s, 'a', 1, repeat('0', 64), 'fax-attachments', 'x/a.pdf')""",
+        (email_id,),
+    )
+    completed = "update document_jobs set status = 'completed', finished_at = now() where kind = %s"
+    tx.execute(completed, (fetch_email.KIND,))
+    enqueued = tx.execute("select kind from document_jobs where status = 'queued'").fetchall()
+    assert [row["kind"] for row in enqueued] == [prepare_fax.KIND]
+    assert prepare_fax.KIND in kinds.RUNNERS
 
 
 @pytest.mark.parametrize("function", ["claim_document_jobs('fetch_email', 1, %s)",

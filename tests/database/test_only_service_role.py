@@ -17,6 +17,7 @@ TABLES = [
     "fax_received_email_attachments",
     "document_jobs_audit",
     "document_jobs_reconciliation",
+    "fax_attachment_views",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -63,6 +64,13 @@ CALLS = {
     "set_document_jobs_reconciliation": "select set_document_jobs_reconciliation()",
     "admin_record_reconciled_emails":
         "select admin_record_reconciled_emails(gen_random_uuid(), 'op@example.com', '[]', now(), 0)",
+    "start_prepare_fax_v2": "select start_prepare_fax_v2(gen_random_uuid(), 1)",
+    "record_fax_attachment_view_v2":
+        "select record_fax_attachment_view_v2(gen_random_uuid(), 1, gen_random_uuid(), repeat('0', 64), null, null,"
+        " null, null, null)",
+    "count_unprepared_faxes": "select count_unprepared_faxes()",
+    "admin_enqueue_prepare_fax_jobs":
+        "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
 }  # fmt: skip
 
 
@@ -124,6 +132,6 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = {"document_jobs_settings": 1, "document_job_kinds": 2, "document_jobs_rate_limits": 1,
+        expected = {"document_jobs_settings": 1, "document_job_kinds": 3, "document_jobs_rate_limits": 1,
                     "document_jobs_reconciliation": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -25,7 +25,10 @@ compared with the model. What this proves, for every sequence Hypothesis tries:
 - a manual retry re-queues a failed job with attempts 0, and refuses with a clear 23505 error while another
   job for the same target is live; enqueue never makes a second live job for a target;
 - at all times: at most one queued or running job per target, a lease exactly while running, generations
-  never decrease, attempts never exceed max_attempts.
+  never decrease, attempts never exceed max_attempts;
+- a fetch_email job that completes for an e-mail with a recorded attachment enqueues the e-mail's
+  prepare_fax job (queued, unless one is live): the model adds it, and since the machine claims
+  fetch_email only (as a worker of the previous deploy does), it stays queued unless cancelled or retried.
 
 The model is exact, not approximate: each call runs in its own transaction that first reads now(), the
 time every function in that transaction sees. The one random value (the backoff's jitter) is checked
@@ -60,6 +63,7 @@ from lib.limits import TIME_BUDGET_FREE_RELEASES
 from tests.conftest import connect, reset
 
 KIND = "fetch_email"
+PREPARE = "prepare_fax"  # enqueued when a fetch with stored attachments completes (the trigger)
 TARGETS = 3
 MESSAGE_LIMIT = 4000
 JITTER = 0.1
@@ -118,6 +122,7 @@ class Job:
     last_error_code: str | None = None
     last_error_message: str | None = None
     budget_releases: int = 0
+    kind: str = KIND
     attempt_outcome: str | None = None
     # (generation, outcome) of every ended attempt, as document_job_attempts must hold them
     history: list[tuple[int, str]] = field(default_factory=list)
@@ -131,7 +136,8 @@ class Job:
         return self.status in ("queued", "running")
 
     def claimable(self, now: datetime) -> bool:
-        if self.attempts >= self.max_attempts:
+        """Claimable by this machine's claims, which name fetch_email alone."""
+        if self.kind != KIND or self.attempts >= self.max_attempts:
             return False
         if self.status == "queued":
             return self.run_after <= now
@@ -241,8 +247,8 @@ class QueueMachine(RuleBasedStateMachine):
     def row(self, job_id: UUID) -> dict[str, Any]:
         return self.conn.execute("select * from document_jobs where id = %s", (job_id,)).fetchone()
 
-    def live_job(self, target: int) -> Job | None:
-        live = [job for job in self.model.values() if job.target == target and job.live]
+    def live_job(self, target: int, kind: str = KIND) -> Job | None:
+        live = [job for job in self.model.values() if job.target == target and job.kind == kind and job.live]
         assert len(live) <= 1
         return live[0] if live else None
 
@@ -369,16 +375,25 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def complete(self, data: st.DataObject) -> None:
         job, generation = self.draw_holder(data)
-        held, _, _ = self.worker_call(job, generation, "complete_document_job_v2")
+        held, now, _ = self.worker_call(job, generation, "complete_document_job_v2")
         if held:
-            self.completed(job)
+            self.completed(job, now)
 
-    def completed(self, job: Job) -> None:
+    def completed(self, job: Job, now: datetime) -> None:
         assert self.answer["state"] == "completed"
         job.status = "completed"
         job.lease_until = None
         job.finished = True
         job.end_attempt("completed")
+        email = self.targets[job.target]
+        if job.kind == KIND and any(e == email for e, _ in self.stored) and self.live_job(job.target, PREPARE) is None:
+            row = self.conn.execute(
+                "select id from document_jobs where kind = %s and fax_received_email_id = %s and status = 'queued'",
+                (PREPARE, email),
+            ).fetchone()
+            assert row is not None, "a completed fetch with stored attachments enqueues its prepare_fax job"
+            self.model[row["id"]] = Job(id=row["id"], target=job.target, max_attempts=5, created_at=now,
+                                        run_after=now, kind=PREPARE)  # fmt: skip
 
     @precondition(lambda self: bool(self.held))
     @rule(data=st.data(), lease=LEASES)
@@ -394,7 +409,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.answer = {key: value for key, value in answer.items() if key != "next_job"}
         assert answer["held"] is expected, f"complete_and_claim_next as generation {generation} of {job}"
         if expected:
-            self.completed(job)
+            self.completed(job, now)
         else:
             assert self.answer == {"held": False, "state": None}, "the one answer of a lost lease"
         # The next job is claimed whether or not the completion held (PostgREST hands it over as JSON).
@@ -508,7 +523,7 @@ class QueueMachine(RuleBasedStateMachine):
         error: psycopg.Error | None = None
         ok: bool | None = None
         with self.transaction() as now:
-            live = self.live_job(job.target)
+            live = self.live_job(job.target, job.kind)
             blocked = job.status == "failed" and live is not None
             before = self.row(job.id)
             try:

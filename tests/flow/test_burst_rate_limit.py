@@ -41,12 +41,13 @@ def rate_limit_stats(provider: str) -> dict:
     return httpx.get(f"{provider}/_control/rate_limit", timeout=10).json()
 
 
-def receive(db, provider: str, count: int) -> list[str]:
+def receive(db, provider: str, count: int, attachments: int = ATTACHMENTS) -> list[str]:
     """What the webhook records, for `count` new e-mails of the stand-in; without Vault secrets
-    no worker is kicked."""
+    no worker is kicked. (An e-mail without attachments has no fax to prepare: its fetch is its
+    only job.)"""
     ids = []
     for _ in range(count):
-        data = inbound.add_email(provider, attachments=ATTACHMENTS)
+        data = inbound.add_email(provider, attachments=attachments)
         receive_email(db, data["email_id"], data, f"msg_{data['email_id']}")
         ids.append(data["email_id"])
     return ids
@@ -61,8 +62,11 @@ def invoke_in_threads(count: int) -> list[dict]:
     return [summary for _, summary in answers]
 
 
-def statuses(db) -> dict[str, int]:
-    return {r["status"]: r["n"] for r in db.execute("select status, count(*) as n from document_jobs group by 1")}
+def statuses(db, kind: str | None = "fetch_email") -> dict[str, int]:
+    """Jobs by status: the fetches (the rate limit's concern), or of every kind (None)."""
+    rows = db.execute("select status, count(*) as n from document_jobs where %s::text is null or kind = %s group by 1",
+                      (kind, kind))  # fmt: skip
+    return {r["status"]: r["n"] for r in rows}
 
 
 @pytest.mark.parametrize("limiter", ["on", "off"])
@@ -101,6 +105,7 @@ def test_a_429_releases_the_job_spends_no_attempt_and_pauses_every_worker(db, ad
     assert (summary["claimed"], summary["released"], summary["retried"], summary["failed"]) == (1, 1, 0, 0)
     job = db.execute(
         "select status, attempts, last_error_code, run_after - now() as wait from document_jobs"
+        " where kind = 'fetch_email'"
     ).fetchone()
     assert (job["status"], job["attempts"], job["last_error_code"]) == ("queued", 0, "resend_rate_limited")
     assert timedelta(seconds=1) < job["wait"] <= timedelta(seconds=2), "retry-after honoured"
@@ -111,8 +116,9 @@ def test_a_429_releases_the_job_spends_no_attempt_and_pauses_every_worker(db, ad
 
     time.sleep(job["wait"].total_seconds())
     [summary] = invoke_in_threads(1)
-    assert summary["completed"] == 1
-    assert db.execute("select status, attempts from document_jobs").fetchone() == {"status": "completed", "attempts": 1}
+    assert summary["completed"] == 2, "the fetch, then in its chain the prepare_fax job its completion enqueued"
+    fetched = db.execute("select status, attempts from document_jobs where kind = 'fetch_email'").fetchone()
+    assert fetched == {"status": "completed", "attempts": 1}
 
 
 def store_vault_secrets(admin, stack_env) -> None:
@@ -140,7 +146,8 @@ def test_a_burst_of_30_webhooks_queues_at_most_the_cap_of_worker_posts(db, admin
             assert queued == cap < 30, "30 kicks, but only as many worker POSTs as the cap"
             assert db.execute("select count(*) as n from document_jobs").fetchone()["n"] == 30
 
-        wait_until(lambda: statuses(db) == {"completed": 30}, 120, "the burst to drain")
+        # Each fax fetched, then prepared: 30 fetches and 30 preparations.
+        wait_until(lambda: statuses(db, None) == {"completed": 60}, 180, "the burst to drain")
         wait_until(lambda: in_flight(admin) == 0, 30, "the last invocations to answer")
         assert peak_in_flight(admin) <= cap
         # The default share of a fifth absorbs a request up to a quarter of a second late for its
@@ -159,7 +166,7 @@ def test_a_burst_of_30_webhooks_queues_at_most_the_cap_of_worker_posts(db, admin
 @pytest.mark.parametrize(("emails", "posts"), [(4, 2), (3, 1)])
 def test_a_follow_up_is_started_when_work_remains_and_not_when_it_does_not(db, admin, stack_env, provider, emails,
                                                                            posts) -> None:  # fmt: skip
-    receive(db, provider, emails)  # no Vault secrets yet: no kicks
+    receive(db, provider, emails, attachments=0)  # no Vault secrets yet: no kicks; nothing to prepare
     store_vault_secrets(admin, stack_env)
     try:
         with cron_paused(admin):

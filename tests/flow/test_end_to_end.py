@@ -34,12 +34,23 @@ def statuses(db) -> list[str]:
     return [row["status"] for row in db.execute("select status from document_jobs order by status").fetchall()]
 
 
+def done(faxes: int) -> list[str]:
+    """The statuses of `faxes` faxes each fetched and then prepared (its fetch_email job, then the
+    prepare_fax job the fetch's completion enqueued)."""
+    return ["completed"] * 2 * faxes
+
+
+def count_kind(db, kind: str) -> int:
+    return db.execute("select count(*) as n from document_jobs where kind = %s", (kind,)).fetchone()["n"]
+
+
 def count(db, table: str) -> int:
     return db.execute(f"select count(*) as n from {table}").fetchone()["n"]
 
 
 def stored_files(env: dict[str, str]) -> list[Path]:
-    root = Path(env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments"
+    """The stored originals (the prepare_fax job's derived files live beside them, under fax_views/)."""
+    root = Path(env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments" / "fax_received_emails"
     return [p for p in root.rglob("*") if p.is_file() and not p.name.endswith("#meta.json")] if root.exists() else []
 
 
@@ -51,7 +62,7 @@ def test_webhooks_are_recorded_kicked_and_fetched_into_storage(db, env) -> None:
 
     assert [a.status_code for a in answers] == [200] * 6
     assert {a.json()["duplicate"] for a in answers} == {False}
-    wait_until(lambda: statuses(db) == ["completed"] * 6, what="every job completed through the kick")
+    wait_until(lambda: statuses(db) == done(6), what="every fax fetched and prepared through the kick")
     expected = sorted((e["email_id"], a["id"], a["filename"]) for e in emails for a in e["attachments"])
     stored = db.execute(
         """select e.provider_email_id, a.provider_attachment_id, a.filename
@@ -78,7 +89,7 @@ def test_the_whole_flow_with_a_projects_legacy_service_role_key(db, stack_env, t
                 body = inbound.event(data)
                 answer = inbound.deliver(url, body, inbound.signed_headers(stack_env["RESEND_WEBHOOK_SECRET"], body))
                 assert answer.status_code == 200, answer.text
-            wait_until(lambda: statuses(db) == ["completed"] * 3, what="every job completed with the legacy key")
+            wait_until(lambda: statuses(db) == done(3), what="every job completed with the legacy key")
         finally:
             host.shutdown()
             host.stop_instances()
@@ -96,8 +107,8 @@ def test_a_redelivered_webhook_creates_nothing_new(db, env) -> None:
     assert (first.json()["duplicate"], again.json()["duplicate"]) == (False, True)
     assert again.json()["fax_received_email_id"] == first.json()["fax_received_email_id"]
     assert again.json()["job_id"] == first.json()["job_id"]
-    assert (count(db, "fax_received_emails"), count(db, "document_jobs")) == (1, 1)
-    wait_until(lambda: statuses(db) == ["completed"], what="the job completed")
+    assert (count(db, "fax_received_emails"), count_kind(db, "fetch_email")) == (1, 1)
+    wait_until(lambda: statuses(db) == done(1), what="the job completed, and the fax prepared")
 
 
 @pytest.mark.slow  # stops and restarts the stack's database
@@ -118,7 +129,7 @@ def test_a_webhook_while_the_database_is_down_gets_500_and_its_redelivery_is_pro
                what="a redelivery accepted after the database came back")  # fmt: skip
     assert answers[-1].json()["duplicate"] is False, "the failed delivery recorded nothing"
     with connect(env["DATABASE_URL"]) as again:
-        wait_until(lambda: statuses(again) == ["completed"], what="the redelivered e-mail processed")
+        wait_until(lambda: statuses(again) == done(1), what="the redelivered e-mail processed")
 
 
 SVIX_WAITS_S = 15  # for an answer, then it counts the delivery failed and retries (docs: Svix)
@@ -224,7 +235,7 @@ def test_a_lost_kick_is_made_up_for_by_the_cron_entry_point(db, admin, env) -> N
         running.start_process("pg_net_dispatcher")
 
     assert db.execute("select public.invoke_document_jobs() as posts").fetchone()["posts"] == 1
-    wait_until(lambda: statuses(db) == ["completed"], what="the worker called by invoke_document_jobs")
+    wait_until(lambda: statuses(db) == done(1), what="the worker called by invoke_document_jobs")
 
 
 def stale_headers(env: dict[str, str], body: bytes) -> dict[str, str]:

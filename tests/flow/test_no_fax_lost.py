@@ -41,9 +41,11 @@ def provider(env: dict[str, str], path: str, body: dict[str, Any]) -> None:
 
 
 def jobs(db) -> list[dict[str, Any]]:
+    """The faxes' fetch_email jobs (a fetched fax's prepare_fax job is another matter)."""
     return db.execute(
         """select e.provider_email_id, j.status, j.attempts, j.last_error_code, j.last_error_message
              from document_jobs j join fax_received_emails e on e.id = j.fax_received_email_id
+            where j.kind = 'fetch_email'
             order by e.provider_email_id"""
     ).fetchall()
 

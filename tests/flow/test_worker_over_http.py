@@ -106,7 +106,11 @@ def test_queued_jobs_end_completed_with_attachments_stored(db, provider, worker_
     summary = invoke_worker(worker_url)
 
     assert (summary["claimed"], summary["completed"]) == (3, 3)
-    assert [r["status"] for r in db.execute("select status from document_jobs").fetchall()] == ["completed"] * 3
+    # Fetches are claimed before preparations (the claim order): the three faxes' prepare_fax jobs wait.
+    jobs = db.execute("select kind, status from document_jobs order by kind").fetchall()
+    assert [(r["kind"], r["status"]) for r in jobs] == [("fetch_email", "completed")] * 3 + [
+        ("prepare_fax", "queued")
+    ] * 3
     for email in emails:
         stored = db.execute(
             """select * from fax_received_email_attachments
@@ -146,11 +150,14 @@ def quiet_gateway_requests(stack_env, quiet_s: float = 3.0, at_most_s: float = 6
 
 
 @pytest.mark.parametrize("attachments", [1, 4])
-def test_a_job_costs_n_plus_3_calls_through_postgrest(db, provider, worker_url, stack_env, attachments) -> None:
+def test_a_fax_costs_n_plus_3_calls_to_fetch_and_n_plus_2_to_prepare(db, provider, worker_url, stack_env,
+                                                                     attachments) -> None:  # fmt: skip
     """Each call is an HTTP round trip when deployed: claim, start (the e-mail, what is stored and
     the listing's slot of the Resend limiter: once two table reads), one record per attachment
-    (which renews the lease), and the completion (which claims the next job, here finding none).
-    It was n + 4, and 2n + 5 before that. Counted by the gateway."""
+    (which renews the lease), and the completion, which claims the next job: here the prepare_fax
+    job it enqueued, whose own start, one record per attachment and completion (finding none)
+    follow in the same invocation. The fetch was n + 4, and 2n + 5 before that. Counted by the
+    gateway."""
     # Without Resend's rate limit: on a loaded machine the limiter's pacing (by the database's clock)
     # and the stand-in's window (by its own) can disagree, and a 429's release and second claim
     # are throttling's calls (the test below of a 429 on the listing), not a job's.
@@ -159,7 +166,7 @@ def test_a_job_costs_n_plus_3_calls_through_postgrest(db, provider, worker_url, 
     before = quiet_gateway_requests(stack_env)
     receive(db, provider, sample_email("em_trips", attachment_count=attachments, rng=random.Random(3)))
 
-    assert invoke_worker(worker_url)["completed"] == 1
+    assert invoke_worker(worker_url)["completed"] == 2
 
     after = gateway_requests(stack_env)
     served = {path: after[path] - before.get(path, 0) for path in after if after[path] != before.get(path, 0)}
@@ -167,9 +174,11 @@ def test_a_job_costs_n_plus_3_calls_through_postgrest(db, provider, worker_url, 
         "POST /rest/v1/rpc/claim_document_job_of_kinds": 1,  # reconcile_emails first, then fetch_email
         "POST /rest/v1/rpc/start_fetch_email_v2": 1,
         "POST /rest/v1/rpc/record_document_attachment_v2": attachments,
-        "POST /rest/v1/rpc/complete_document_job_and_claim_next_v2": 1,
+        "POST /rest/v1/rpc/complete_document_job_and_claim_next_v2": 2,
+        "POST /rest/v1/rpc/start_prepare_fax_v2": 1,
+        "POST /rest/v1/rpc/record_fax_attachment_view_v2": attachments,
     }, "and no table read"
-    assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
+    assert {r["status"] for r in db.execute("select status from document_jobs")} == {"completed"}
 
 
 def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider, worker_url, stack_env, monkeypatch):
@@ -191,8 +200,8 @@ def test_a_job_run_again_after_a_crash_stores_nothing_twice(db, admin, provider,
 
     summary = invoke_worker(worker_url)
 
-    assert summary["completed"] == 1
-    job_row = db.execute("select status, attempts, generation from document_jobs").fetchone()
+    assert summary["completed"] == 2, "the fetch, then its fax's preparation"
+    job_row = db.execute("select status, attempts, generation from document_jobs where kind = 'fetch_email'").fetchone()
     assert job_row == {"status": "completed", "attempts": 2, "generation": 2}
     assert db.execute("select count(*) as n from fax_received_email_attachments").fetchone()["n"] == 3
     objects = stored_objects(stack_env, row_id)
@@ -226,7 +235,7 @@ def test_a_stale_worker_loses_its_job_and_writes_nothing(db, admin, provider, wo
 
         run_job(job, checkpoint(lambda: queue.extend(job)))  # the live holder is unaffected
         queue.complete(job)
-    assert db.execute("select status from document_jobs").fetchone()["status"] == "completed"
+    assert db.execute("select status from document_jobs where kind = 'fetch_email'").fetchone()["status"] == "completed"
     assert len(stored_objects(stack_env, row_id)) == 2
 
 

@@ -22,10 +22,11 @@ from postgrest.exceptions import APIError
 from psycopg.rows import dict_row
 from storage3.exceptions import StorageApiError
 
+from lib.budget import Deadline
 from lib.settings import SupabaseSettings
 from lib.supabase.client import service_client
 from lib.supabase.keys import api_headers
-from lib.supabase.storage import Storage
+from lib.supabase.storage import Storage, StorageError
 from supabase import Client, ClientOptions, create_client
 
 BUCKET = "fax-attachments"
@@ -483,6 +484,54 @@ def test_the_server_key_reads_an_object_back_and_the_publishable_key_cannot(
     refused = http.get(f"/storage/v1/object/{BUCKET}/{folder}/a.pdf",
                        headers=api_headers(stack_env["SUPABASE_PUBLISHABLE_KEY"]))  # fmt: skip
     assert refused.json()["statusCode"] == "403"
+
+
+def test_the_authenticated_read_serves_the_service_role_and_hides_objects_from_other_roles(
+    folder: str, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    # "Retrieve an object" (supabase/storage getObject.ts): the bucket found as the super user, the
+    # object under the caller's row-level security, which with no storage policies hides every
+    # object from any role but service_role (NoSuchKey, not AccessDenied).
+    assert upload(http, stack_env, f"{folder}/a.tif", b"II*\x00 a fax", "image/tiff").status_code == 200
+    path = f"/storage/v1/object/authenticated/{BUCKET}/{folder}/a.tif"
+    read = http.get(path, headers=service_headers(stack_env))
+    assert (read.status_code, read.content, read.headers["Content-Type"]) == (200, b"II*\x00 a fax", "image/tiff")
+    assert read.headers["ETag"] and read.headers["Last-Modified"]
+    hidden = http.get(path, headers=api_headers(stack_env["SUPABASE_PUBLISHABLE_KEY"]))
+    assert (hidden.status_code, hidden.json()["statusCode"], hidden.json()["code"]) == (400, "404", "NoSuchKey")
+    forged = http.get(path, headers={**service_headers(stack_env), "Authorization": "Bearer not.a.jwt"})
+    assert (forged.json()["statusCode"], forged.json()["code"]) == ("403", "InvalidJWT")
+    missing = http.get(f"/storage/v1/object/authenticated/{BUCKET}/{folder}/b.tif", headers=service_headers(stack_env))
+    assert (missing.status_code, missing.json()["statusCode"], missing.json()["code"]) == (400, "404", "NoSuchKey")
+    no_bucket = http.get(f"/storage/v1/object/authenticated/no-such-bucket/{folder}/a.tif",
+                         headers=service_headers(stack_env))  # fmt: skip
+    assert (no_bucket.json()["statusCode"], no_bucket.json()["code"]) == ("404", "NoSuchBucket")
+
+
+def test_the_worker_streams_an_object_back_within_a_cap(
+    folder: str, stack_env: dict[str, str], http: httpx.Client
+) -> None:
+    # The prepare_fax job reads each original back (lib/supabase/storage.py download_to), in chunks.
+    content = bytes(range(256)) * 1000
+    assert upload(http, stack_env, f"{folder}/big.pdf", content).status_code == 200
+    storage = Storage(httpx.Client(), stack_env["SUPABASE_URL"], stack_env["SUPABASE_SECRET_KEY"], BUCKET)
+    chunks: list[bytes] = []
+
+    class Sink:
+        def write(self, chunk: bytes) -> int:
+            chunks.append(chunk)
+            return len(chunk)
+
+    assert storage.download_to(f"{folder}/big.pdf", Sink(), Deadline(time.monotonic() + 60), len(content)) == len(
+        content
+    )
+    assert b"".join(chunks) == content and len(chunks) > 1
+    with pytest.raises(StorageError) as over:
+        storage.download_to(f"{folder}/big.pdf", Sink(), Deadline(time.monotonic() + 60), len(content) - 1)
+    assert over.value.status == 413
+    with pytest.raises(StorageError) as gone:
+        storage.download_to(f"{folder}/gone.pdf", Sink(), Deadline(time.monotonic() + 60), len(content))
+    assert (gone.value.status, gone.value.code) == (404, "NoSuchKey")
 
 
 def test_a_streamed_upload_is_stored_whole_or_not_at_all_and_can_be_deleted(

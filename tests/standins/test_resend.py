@@ -3,7 +3,9 @@ Resend client, over loopback HTTP. (The faults put in front of it: tests/standin
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -11,8 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from PIL import Image
 
 from devstack.standins.resend import ResendProvider, TeamRateLimit, sample_email
+from devstack.standins.sample_faxes import EFAX_SUBJECT, fax_tiff
 from lib.worker.resend import USER_AGENT, DownloadError, ResendClient, ResendError, parse_created_at
 
 KEY = "re_provider_test"
@@ -247,3 +251,28 @@ def test_an_email_received_through_the_control_endpoint_has_no_webhook_and_may_b
     assert sorted(i["id"] for i in listed) == sorted(m["email_id"] for m in made)
     oldest_allowed = datetime.now(UTC) - timedelta(minutes=59)
     assert all(parse_created_at(i["created_at"]) < oldest_allowed for i in listed)
+
+
+def test_the_control_endpoint_takes_given_files_a_sender_and_a_subject(provider, client) -> None:
+    # What `make faxes FILE=... FROM=... SUBJECT=...` sends (devstack/tools/inbound.py add_email).
+    tiff = fax_tiff(pages=2)
+    given = {"filename": "FAX.tif", "content_type": "image/tiff", "content_base64": base64.b64encode(tiff).decode()}
+    data = httpx.post(f"{provider.url}/_control/emails", json={
+        "attachments": [given], "from": "eFax <message@efax.example.jp>", "subject": EFAX_SUBJECT}).json()  # fmt: skip
+    assert (data["from"], data["subject"]) == ("eFax <message@efax.example.jp>", EFAX_SUBJECT)
+    [item] = client.list_attachments(data["email_id"]).attachments
+    assert (item.filename, item.content_type, item.size) == ("FAX.tif", "image/tiff", len(tiff))
+    assert httpx.get(item.download_url).content == tiff
+
+
+def test_the_named_samples_are_the_faxes_japanese_offices_get(provider, client) -> None:
+    efax = httpx.post(f"{provider.url}/_control/emails", json={"sample": "efax"}).json()
+    assert efax["subject"] == "eFax メッセージ 送信元 06-1111-2222 - 3 ページ"
+    [item] = client.list_attachments(efax["email_id"]).attachments
+    with Image.open(io.BytesIO(httpx.get(item.download_url).content)) as image:
+        assert (image.n_frames, image.info["compression"], image.info["dpi"]) == (3, "group4", (204, 98))
+    invoice = httpx.post(f"{provider.url}/_control/emails", json={"sample": "invoice"}).json()
+    assert "株式会社山田商事" in invoice["from"]
+    [item] = client.list_attachments(invoice["email_id"]).attachments
+    pdf = httpx.get(item.download_url).content
+    assert pdf.startswith(b"%PDF-") and b"/HeiseiKakuGo-W5" in pdf and b"/FontFile" not in pdf, "a font not embedded"

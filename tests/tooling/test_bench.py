@@ -21,6 +21,7 @@ SECTIONS = (
     "== Cold import time ==",
     "== Cold start through Vercel's runtime ==",
     "== Memory of one Fluid instance ==",
+    "== The prepare job: time and memory by page count ==",
     "== Webhook to attachments stored ==",
     "== Burst drain at the provider's rate limit ==",
     "== What a fax costs ==",

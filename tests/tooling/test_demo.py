@@ -18,7 +18,7 @@ def test_the_demo_runs_end_to_end(stack_env) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "E-mails received: 3" in result.stdout
-    assert "Jobs: 3 completed" in result.stdout
+    assert "Jobs: 3 fetch_email completed (3 attempts), 3 prepare_fax completed (3 attempts)" in result.stdout
     assert "Webhook sent -> all of its attachments stored" in result.stdout
     assert "alert received after" in result.stdout and "Fax not fetched: job" in result.stdout
     assert "attempt 1 failed (resend_not_found)" in result.stdout

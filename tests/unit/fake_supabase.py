@@ -105,6 +105,12 @@ class FakeSupabase:
     )
     recorded_ids: list[str] = field(default_factory=list)
     unreadable_noted: list[str] = field(default_factory=list)  # fingerprints, once each
+    # prepare_fax: the attachments start_prepare_fax_v2 answers, the views recorded, and the
+    # objects Storage serves back (the originals, by key), or the error it answers instead.
+    originals: list[dict[str, Any]] = field(default_factory=list)
+    views: list[dict[str, Any]] = field(default_factory=list)
+    objects: dict[str, bytes] = field(default_factory=dict)
+    download_error: tuple[int, dict[str, Any]] | None = None
 
     def rpc_calls(self, name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
         """The calls after a job's start (its writes, and the uploads), in order."""
@@ -116,6 +122,9 @@ class FakeSupabase:
     def install(self, router: respx.MockRouter) -> None:
         router.post(url__regex=rf"{URL}/rest/v1/rpc/(?P<name>\w+)").mock(side_effect=self._rpc)
         router.post(url__regex=rf"{URL}/storage/v1/object/fax-attachments/(?P<key>.+)").mock(side_effect=self._upload)
+        router.get(url__regex=rf"{URL}/storage/v1/object/authenticated/fax-attachments/(?P<key>.+)").mock(
+            side_effect=self._download
+        )
 
     def _rpc(self, request: httpx.Request, name: str) -> httpx.Response:
         body = json.loads(request.content or b"{}")
@@ -169,6 +178,14 @@ class FakeSupabase:
                                   "recorded_ids": new, "unreadable_new": len(noted)})  # fmt: skip
         if name == "finish_reconciliation_v3":
             return httpx.Response(200, json=self._fenced("running") | {"continues": body["p_cursor"] is not None})
+        if name == "start_prepare_fax_v2":
+            job = self.claimed.get(body["p_job_id"], {})
+            email = {"id": job["fax_received_email_id"]} if job.get("fax_received_email_id") else None
+            return httpx.Response(200, json=self._fenced("running") | {"email": email, "attachments": self.originals})
+        if name == "record_fax_attachment_view_v2":
+            if self.guarded:
+                self.views.append({key.removeprefix("p_"): value for key, value in body.items()})
+            return httpx.Response(200, json=self._fenced("running"))
         if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
             return httpx.Response(200, json=self._fenced("running"))
         raise AssertionError(f"the worker called an RPC the fake does not know: {name}")
@@ -202,6 +219,16 @@ class FakeSupabase:
             "stored_attachment_ids": sorted({r["provider_attachment_id"] for r in self.stored}),
             "resend": self._slot(),
         }
+
+    def _download(self, request: httpx.Request, key: str) -> httpx.Response:
+        self.calls.append(("download", {"key": unquote(key)}))
+        if self.download_error:
+            status, body = self.download_error
+            return httpx.Response(status, json=body)
+        if unquote(key) not in self.objects:
+            return httpx.Response(400, json={"statusCode": "404", "code": "NoSuchKey", "error": "not_found",
+                                             "message": "Object not found"})  # fmt: skip
+        return httpx.Response(200, content=self.objects[unquote(key)])
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
         chunks = []

@@ -168,7 +168,7 @@ def test_the_worker_claims_reconciliation_before_fetch_email(queue, fake, router
     assert summary.completed == 1
     claims = [(n, b.get("p_kinds", b.get("p_kind"))) for n, b in fake.calls if "claim" in n]
     assert claims == [("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email"]),
-                      ("complete_document_job_and_claim_next_v2", "fetch_email")]  # fmt: skip
+                      ("complete_document_job_and_claim_next_v2", ["reconcile_emails", "fetch_email"])]  # fmt: skip
 
 
 # --- a run that always moves or says why ------------------------------------------------------------

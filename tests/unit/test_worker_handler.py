@@ -47,9 +47,9 @@ def test_runs_an_invocation_with_the_right_secret(worker_url, fake) -> None:
     status, body = call(worker_url, authorization=f"Bearer {SECRET}")
     assert status == 200
     assert (body["claimed"], body["stopped_because"]) == (0, "no_work")
-    # Both kinds in one call, reconciliation first (at most one is ever live, and no backlog starves it).
+    # Every kind of the registry in one call, in claim order (lib/worker/kinds.py says why).
     assert [(name, body["p_kinds"]) for name, body in fake.calls] == [
-        ("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email"])
+        ("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email", "prepare_fax"])
     ]
 
 

@@ -11,6 +11,10 @@ from lib.worker.loop import run_invocation
 from lib.worker.records import StoredAttachment
 from tests.unit.fake_supabase import job_row
 
+# A completion claims the next job of the invocation's kinds, in the database's claim order
+# (p_kinds; p_kind is what a worker of the previous deploy sends instead).
+NEXT_OF_KINDS = {"p_kind": None, "p_kinds": ["fetch_email"], "p_lease": "300.000 seconds"}
+
 
 def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
     fake.jobs = [job_row(generation=n) for n in range(1, 6)]
@@ -26,8 +30,8 @@ def test_claims_one_at_a_time_and_at_most_three(queue, fake, clock) -> None:
         {"p_job_id": str(job_id), "p_generation": generation} for job_id, generation in zip(ran, (1, 2, 3), strict=True)
     ]
     assert fake.rpc_calls() == [
-        ("complete_document_job_and_claim_next_v2", held[0] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
-        ("complete_document_job_and_claim_next_v2", held[1] | {"p_kind": "fetch_email", "p_lease": "300.000 seconds"}),
+        ("complete_document_job_and_claim_next_v2", held[0] | NEXT_OF_KINDS),
+        ("complete_document_job_and_claim_next_v2", held[1] | NEXT_OF_KINDS),
         ("complete_document_job_and_follow_up_v2", held[2]),
     ], "the next job is claimed with each completion, but not with the third: no more may be claimed, and the"
     " database is asked to start a follow-up invocation for what is left"
