@@ -45,14 +45,20 @@ GRANT SELECT ON TABLE public.document_job_attempts TO service_role;
 COMMENT ON TABLE public.document_job_kinds IS 'The kinds of job there are: a new kind is a row added by a migration (and a worker for it).';
 CREATE TABLE public.document_job_kinds (
     kind text NOT NULL,
-    description text NOT NULL
+    description text NOT NULL,
+    claim_order integer,
+    CONSTRAINT document_job_kinds_claim_order_check CHECK ((claim_order > 0))
 );
+COMMENT ON COLUMN public.document_job_kinds.claim_order IS 'The order in which the worker claims the kinds (1 first): claim_document_job_of_kinds and complete_document_job_and_claim_next_v2 claim by it, and the fan-out counts only kinds that have one. Null: no worker claims the kind. lib/worker/kinds.py lists the same kinds in the same order (tests/database/test_limits_mirror.py).';
+ALTER TABLE ONLY public.document_job_kinds
+    ADD CONSTRAINT document_job_kinds_claim_order_key UNIQUE (claim_order);
 ALTER TABLE ONLY public.document_job_kinds
     ADD CONSTRAINT document_job_kinds_pkey PRIMARY KEY (kind);
 ALTER TABLE public.document_job_kinds ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_job_kinds TO service_role;
-INSERT INTO public.document_job_kinds (kind, description) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage');
-INSERT INTO public.document_job_kinds (kind, description) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered');
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage', 2);
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('prepare_fax', 'count a stored fax''s pages, convert a TIFF into a viewing PDF and render a thumbnail of page 1, under fax_views/', 3);
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered', 1);
 
 COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
@@ -97,8 +103,9 @@ CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
-CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.kind <> 'reconcile_emails'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
+CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
+CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
 ALTER TABLE ONLY public.document_jobs
     ADD CONSTRAINT document_jobs_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
@@ -119,7 +126,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
@@ -251,6 +258,36 @@ ALTER TABLE ONLY public.document_jobs_settings
 ALTER TABLE public.document_jobs_settings ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_jobs_settings TO service_role;
 INSERT INTO public.document_jobs_settings (singleton, backoff_base, completed_job_retention, alert_stall_after, alert_receiver, max_invocations_in_flight) VALUES (true, '00:01:00', '30 days', '00:10:00', 'slack', NULL);
+
+COMMENT ON TABLE public.fax_attachment_views IS 'What a prepare_fax job derived from a stored attachment, one row per attachment (its latest preparation): the page count, the viewing PDF and the thumbnail (keys in the attachment''s bucket, always under fax_views/, never an original''s), or why it could not be prepared. Written only through record_fax_attachment_view_v2; a table of its own, so that the received record''s rows never change for it.';
+CREATE TABLE public.fax_attachment_views (
+    attachment_id uuid NOT NULL,
+    source_sha256 text NOT NULL,
+    page_count integer,
+    view_path text,
+    thumbnail_path text,
+    error_code text,
+    error_message text,
+    prepared_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_attachment_views_error_code CHECK ((error_code <> ''::text)),
+    CONSTRAINT fax_attachment_views_error_message CHECK ((length(error_message) <= 1000)),
+    CONSTRAINT fax_attachment_views_nothing_derived_on_error CHECK (((error_code IS NULL) OR ((view_path IS NULL) AND (thumbnail_path IS NULL)))),
+    CONSTRAINT fax_attachment_views_page_count CHECK ((page_count > 0)),
+    CONSTRAINT fax_attachment_views_source_sha256 CHECK ((source_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_attachment_views_thumbnail_path CHECK ((thumbnail_path ~~ 'fax\_views/%'::text)),
+    CONSTRAINT fax_attachment_views_view_path CHECK ((view_path ~~ 'fax\_views/%'::text))
+);
+COMMENT ON COLUMN public.fax_attachment_views.source_sha256 IS 'The SHA-256 of the original the row was derived from, checked against the attachment''s own while it was read: a row whose digest is not the attachment''s is not its view.';
+COMMENT ON COLUMN public.fax_attachment_views.page_count IS 'Pages of a PDF or a TIFF, 1 for a JPEG or PNG; null for any other type (listed, not paged) and when it could not be prepared.';
+COMMENT ON COLUMN public.fax_attachment_views.view_path IS 'The viewing PDF (a TIFF''s pages, or an image whose two resolutions differ, drawn at their true shape); null when the original is viewed as it is (a PDF, a JPEG or PNG), or there is nothing to view.';
+COMMENT ON COLUMN public.fax_attachment_views.thumbnail_path IS 'A WebP of page 1 fitted into 240 x 340 pixels (a phone''s list at twice its density); null when there are no pages.';
+COMMENT ON COLUMN public.fax_attachment_views.error_code IS 'Why the attachment could not be prepared (lib/failures.py: fax_file_damaged, fax_file_encrypted, fax_file_empty, fax_page_too_large), else null. The original is untouched and downloadable either way.';
+ALTER TABLE ONLY public.fax_attachment_views
+    ADD CONSTRAINT fax_attachment_views_pkey PRIMARY KEY (attachment_id);
+ALTER TABLE ONLY public.fax_attachment_views
+    ADD CONSTRAINT fax_attachment_views_attachment_id_fkey FOREIGN KEY (attachment_id) REFERENCES public.fax_received_email_attachments(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
 COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
 CREATE TABLE public.fax_received_email_attachments (
@@ -586,7 +623,7 @@ $$;
 REVOKE ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.claim_document_jobs(p_kind text, p_limit integer, p_lease interval) TO service_role;
 
-COMMENT ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) IS 'One job, of the first of p_kinds that has one claimable (claim_document_jobs(kind, 1, p_lease) for each in turn), in one round trip: the worker''s own claims, reconcile_emails before fetch_email (at most one reconciliation is ever live, so it delays no fetch_email job by more than that one, and no backlog of them starves it).';
+COMMENT ON FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval) IS 'One job, of the first of p_kinds in document_job_kinds.claim_order (a kind without one last, in the array''s order) that has one claimable (claim_document_jobs(kind, 1, p_lease) for each in turn), in one round trip: the worker''s own claims.';
 CREATE FUNCTION public.claim_document_job_of_kinds(p_kinds text[], p_lease interval DEFAULT '00:05:00'::interval) RETURNS SETOF public.document_jobs
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -597,7 +634,12 @@ begin
     if p_kinds is null or cardinality(p_kinds) not between 1 and 10 then
         raise exception using errcode = '22023', message = 'p_kinds must name 1 to 10 kinds';
     end if;
-    foreach v_kind in array p_kinds loop
+    for v_kind in
+        select g.kind
+          from unnest(p_kinds) with ordinality g(kind, position)
+          left join public.document_job_kinds k on k.kind = g.kind
+         order by k.claim_order nulls last, g.position
+    loop
         return query select * from public.claim_document_jobs(v_kind, 1, p_lease);
         if found then
             return;
@@ -652,8 +694,8 @@ $$;
 REVOKE ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.complete_document_job_v2(p_job_id uuid, p_generation integer) TO service_role;
 
-COMMENT ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) IS 'Completes the job as complete_document_job_v2, then claims the next job of p_kind as claim_document_jobs(p_kind, 1, p_lease), in one transaction: one round trip and one commit for two state changes. Answers {"held", "state"} of the completion plus "next_job" (the claimed row, or null); the next job is claimed even when the completed one was lost. A claim refused for a bad argument undoes the completion too.';
-CREATE FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) RETURNS jsonb
+COMMENT ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval, p_kinds text[]) IS 'Completes the job as complete_document_job_v2, then claims the next job, in one transaction: one round trip and one commit for two state changes. The next job is one of p_kinds in claim order, as claim_document_job_of_kinds(p_kinds, p_lease) claims (the worker''s call; p_kind is then unused), or without p_kinds one of p_kind alone (a worker of the previous deploy). Answers {"held", "state"} of the completion plus "next_job" (the claimed row, or null); the next job is claimed even when the completed one was lost. A claim refused for a bad argument undoes the completion too.';
+CREATE FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval, p_kinds text[] DEFAULT NULL::text[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -662,12 +704,16 @@ declare
     v_next public.document_jobs;
 begin
     v_answer := public.complete_document_job_v2(p_job_id, p_generation);
-    select * into v_next from public.claim_document_jobs(p_kind, 1, p_lease);
+    if p_kinds is not null then
+        select * into v_next from public.claim_document_job_of_kinds(p_kinds, p_lease);
+    else
+        select * into v_next from public.claim_document_jobs(p_kind, 1, p_lease);
+    end if;
     return v_answer || jsonb_build_object('next_job', case when v_next.id is null then null else to_jsonb(v_next) end);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval) TO service_role;
+REVOKE ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval, p_kinds text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next_v2(p_job_id uuid, p_generation integer, p_kind text, p_lease interval, p_kinds text[]) TO service_role;
 
 COMMENT ON FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text, p_retryable boolean, p_retry_after interval) IS 'Ends an attempt that failed, while (p_job_id, p_generation) holds the job: transient (p_retryable) with attempts left, back to queued at next_run_after (the backoff of this attempt, or the provider''s p_retry_after when longer); otherwise failed for good. The error is recorded either way, and the attempt''s outcome (retried or failed). Answers {"held", "state"}.';
 CREATE FUNCTION public.fail_document_job_v2(p_job_id uuid, p_generation integer, p_error_code text, p_error_message text DEFAULT NULL::text, p_retryable boolean DEFAULT true, p_retry_after interval DEFAULT NULL::interval) RETURNS jsonb
@@ -868,7 +914,7 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 
 
 -- =================================================================================================
--- The worker's calls: what a fetch_email job and a stopping invocation need besides the queue
+-- The worker's calls: what each kind of job and a stopping invocation need besides the queue
 -- =================================================================================================
 
 COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
@@ -1270,6 +1316,98 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text, p_unreadable integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.finish_reconciliation_v3(p_job_id uuid, p_generation integer, p_listed integer, p_newest timestamp with time zone, p_cursor text, p_finding text, p_unreadable integer) TO service_role;
+
+COMMENT ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) IS 'What a prepare_fax job needs, fenced like every call after a claim: its e-mail ("email", null when the row is gone) and the e-mail''s stored attachments ("attachments": id, content_type, bucket, storage_path, size_bytes, sha256, and "prepared" when a view of those very bytes was recorded without an error: a job run again skips it). {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job.';
+CREATE FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    return jsonb_build_object(
+        'held', true,
+        'state', 'running',
+        'email', (select jsonb_build_object('id', e.id) from public.fax_received_emails e where e.id = v_email_id),
+        'attachments', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'id', a.id, 'content_type', a.content_type, 'bucket', a.bucket,
+                       'storage_path', a.storage_path, 'size_bytes', a.size_bytes, 'sha256', a.sha256,
+                       'prepared', v.attachment_id is not null)
+                   order by a.created_at, a.id)
+              from public.fax_received_email_attachments a
+              left join public.fax_attachment_views v
+                on v.attachment_id = a.id and v.source_sha256 = a.sha256 and v.error_code is null
+             where a.fax_received_email_id = v_email_id), '[]'::jsonb));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) IS 'Records what the prepare_fax job derived from one attachment of its e-mail (its page count, viewing PDF and thumbnail keys, or the error code of a file it could not prepare), replacing an earlier preparation, fenced by (p_job_id, p_generation). The attachment must be the job''s e-mail''s and p_source_sha256 its recorded digest; the keys must lie under fax_views/{e-mail}/{attachment}/ (never an original''s). With p_lease (the worker always passes it) the lease is renewed in the same statement, and a streak of time-budget releases ends. Answers {"held", "state"}.';
+CREATE FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+declare
+    v_email_id uuid;
+    v_sha256 text;
+    v_prefix text;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    -- Preparing an attachment is progress: it ends a streak of time-budget releases, as storing one does.
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until),
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax'
+    returning j.fax_received_email_id into v_email_id;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select a.sha256 into v_sha256
+      from public.fax_received_email_attachments a
+     where a.id = p_attachment_id and a.fax_received_email_id = v_email_id;
+    perform document_jobs_internal.require(v_sha256 is not null,
+        format('attachment %s is not one of the job''s e-mail', p_attachment_id));
+    perform document_jobs_internal.require(p_source_sha256 = v_sha256,
+        'p_source_sha256 must be the attachment''s sha256: a view is derived from the recorded bytes');
+    -- Derived files live under the attachment's own prefix, never at an original's key.
+    v_prefix := format('fax_views/%s/%s/', v_email_id, p_attachment_id);
+    perform document_jobs_internal.require(
+        coalesce(starts_with(p_view_path, v_prefix), true) and coalesce(starts_with(p_thumbnail_path, v_prefix), true)
+        and coalesce(p_view_path, '') !~ '(^|/)\.\.?(/|$)' and coalesce(p_thumbnail_path, '') !~ '(^|/)\.\.?(/|$)',
+        format('derived files must be under %s', v_prefix));
+    perform document_jobs_internal.require(p_page_count is null or p_page_count > 0, 'p_page_count must be positive');
+    perform document_jobs_internal.require(
+        nullif(p_error_code, '') is null or (p_view_path is null and p_thumbnail_path is null),
+        'an attachment that could not be prepared has no derived files');
+    insert into public.fax_attachment_views as v
+           (attachment_id, source_sha256, page_count, view_path, thumbnail_path, error_code, error_message, prepared_at)
+    values (p_attachment_id, p_source_sha256, p_page_count, p_view_path, p_thumbnail_path, nullif(p_error_code, ''),
+            left(p_error_message, 1000), now())
+    on conflict (attachment_id) do update
+       set source_sha256 = excluded.source_sha256,
+           page_count = excluded.page_count,
+           view_path = excluded.view_path,
+           thumbnail_path = excluded.thumbnail_path,
+           error_code = excluded.error_code,
+           error_message = excluded.error_message,
+           prepared_at = excluded.prepared_at;
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) TO service_role;
 
 
 -- =================================================================================================
@@ -2179,6 +2317,60 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_record_reconciled_emails(p_actor_id uuid, p_actor_email text, p_emails jsonb, p_since timestamp with time zone, p_listed integer, p_unreadable jsonb) TO service_role;
 
+COMMENT ON FUNCTION public.count_unprepared_faxes() IS 'The backfill''s count (document-jobs-admin prepare): e-mails in all ("faxes"), those with a stored attachment no prepare_fax job has looked at ("unprepared"), and prepare_fax jobs queued or running ("live_jobs").';
+CREATE FUNCTION public.count_unprepared_faxes() RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+        'faxes', (select count(*) from public.fax_received_emails),
+        'unprepared', (select count(*) from public.fax_received_emails e where document_jobs_internal.unprepared(e.id)),
+        'live_jobs', (select count(*) from public.document_jobs j
+                       where j.kind = 'prepare_fax' and j.status in ('queued', 'running')))
+$$;
+REVOKE ALL ON FUNCTION public.count_unprepared_faxes() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.count_unprepared_faxes() TO service_role;
+
+COMMENT ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) IS 'The backfill (document-jobs-admin prepare): of the next p_limit e-mails after p_after (by id; null: from the first), enqueues a prepare_fax job for each with a stored attachment no job has looked at and no live prepare_fax job, audited with the operator''s identity (action prepare; its filter has after, through and scanned; job_count the jobs enqueued), and starts workers for them within the cap. Answers {"scanned", "enqueued", "last_id" (the cursor of the next call; null when none was left), "follow_ups"}. Run again, it enqueues nothing twice.';
+CREATE FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_ids uuid[];
+    v_enqueued int := 0;
+    v_id uuid;
+    v_started int := 0;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    perform document_jobs_internal.require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
+    select coalesce(array_agg(e.id order by e.id), '{}') into v_ids
+      from (select e.id from public.fax_received_emails e
+             where p_after is null or e.id > p_after
+             order by e.id
+             limit p_limit) e;
+    foreach v_id in array v_ids loop
+        if document_jobs_internal.unprepared(v_id) then
+            insert into public.document_jobs (kind, fax_received_email_id)
+            values ('prepare_fax', v_id)
+            on conflict (kind, fax_received_email_id) where status in ('queued', 'running') do nothing;
+            v_enqueued := v_enqueued + case when found then 1 else 0 end;
+        end if;
+    end loop;
+    if v_enqueued > 0 then
+        insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
+        values (p_actor_id, p_actor_email, 'prepare',
+                jsonb_build_object('after', p_after, 'through', v_ids[cardinality(v_ids)], 'scanned', cardinality(v_ids)),
+                v_enqueued);
+        v_started := document_jobs_internal.start_workers(null);
+    end if;
+    return jsonb_build_object('scanned', cardinality(v_ids), 'enqueued', v_enqueued,
+                              'last_id', v_ids[cardinality(v_ids)], 'follow_ups', v_started);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
@@ -2239,7 +2431,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.alert_job_failed() IS 'Trigger document_jobs_alert_failed: when a job becomes failed, whatever made it so (a failure, the expired-lease sweep, a cancel, an UPDATE by hand), its failure alert is posted; jobs cancelled by a bulk action (document_jobs.bulk_action on for that transaction) are not, that being one decision of one operator, in the audit once. Security definer: it reads Vault, and the UPDATE may come from service_role, which may not. A failure of the alert itself is a WARNING and never undoes the job''s state change: a queue that cannot fail a job because it cannot alert would stop claiming altogether.';
+COMMENT ON FUNCTION document_jobs_internal.alert_job_failed() IS 'Trigger document_jobs_alert_failed: when a fetch_email job becomes failed (the only kind whose failure can lose a fax), whatever made it so (a failure, the expired-lease sweep, a cancel, an UPDATE by hand), its failure alert is posted; jobs cancelled by a bulk action (document_jobs.bulk_action on for that transaction) are not, that being one decision of one operator, in the audit once. Security definer: it reads Vault, and the UPDATE may come from service_role, which may not. A failure of the alert itself is a WARNING and never undoes the job''s state change: a queue that cannot fail a job because it cannot alert would stop claiming altogether.';
 CREATE FUNCTION document_jobs_internal.alert_job_failed() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2852,6 +3044,23 @@ CREATE FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_
       join public.fax_received_emails e on e.provider = p.provider and e.provider_email_id = p_provider_email_id
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.emails_with_provider_id(p_provider_email_id text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.enqueue_prepare_fax() IS 'Trigger document_jobs_prepare_fax: a fetch_email job that completes for an e-mail with stored attachments enqueues the e-mail''s prepare_fax job (none when one is live), without a kick: the invocation that completed the fetch claims it in its chain, or its follow-up or the cron does.';
+CREATE FUNCTION document_jobs_internal.enqueue_prepare_fax() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from public.fax_received_email_attachments a
+                where a.fax_received_email_id = new.fax_received_email_id) then
+        insert into public.document_jobs (kind, fax_received_email_id)
+        values ('prepare_fax', new.fax_received_email_id)
+        on conflict (kind, fax_received_email_id) where status in ('queued', 'running') do nothing;
+    end if;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.enqueue_prepare_fax() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.fail_expired() IS 'The sweep, run by every claim and by invoke_document_jobs: running jobs whose lease passed with no attempt left would otherwise stay running forever (they are not claimable), so they end failed with outcome lease_expired; returns how many. SKIP LOCKED: concurrent sweepers never wait for each other, and whoever holds a row sweeps it. PL/pgSQL rather than SQL: it keeps its plan, where a SQL function with SET is planned again on every call.';
 CREATE FUNCTION document_jobs_internal.fail_expired() RETURNS integer
@@ -4005,7 +4214,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs, at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
+COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs of the kinds a worker claims (those with a document_job_kinds.claim_order), at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -4016,7 +4225,9 @@ declare
     v_claimable bigint;
 begin
     select count(*) into v_claimable
-      from (select 1 from public.document_jobs_claimable
+      from (select 1
+              from public.document_jobs_claimable c
+             where c.kind in (select k.kind from public.document_job_kinds k where k.claim_order is not null)
              limit coalesce(p_at_most, c_most) * c_jobs_per_invocation) c;
     if v_claimable = 0 then
         return 0;
@@ -4055,6 +4266,19 @@ exception
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.unprepared(p_email_id uuid) IS 'Whether the e-mail has a stored attachment no prepare_fax job has looked at (no view of its bytes, prepared or failed): what the backfill enqueues a job for, so that a run again enqueues nothing twice and a file that could not be prepared is not tried again and again.';
+CREATE FUNCTION document_jobs_internal.unprepared(p_email_id uuid) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select exists (select 1
+                     from public.fax_received_email_attachments a
+                    where a.fax_received_email_id = p_email_id
+                      and not exists (select 1 from public.fax_attachment_views v
+                                       where v.attachment_id = a.id and v.source_sha256 = a.sha256))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.unprepared(p_email_id uuid) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) IS 'The newest p_limit open unreadable items as health and the screen show them: what could be read of each (item: id, created_at, from, to, subject, message_id, file names, as listed), why it could not be recorded, and when it was first and last listed.';
 CREATE FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) RETURNS jsonb
