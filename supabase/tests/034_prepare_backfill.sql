@@ -2,11 +2,22 @@
 -- counted first, enqueued a batch of e-mails at a time by a cursor, audited, workers started
 -- within the cap, and idempotent: a run again enqueues nothing twice, skips an e-mail with a live
 -- job or one already looked at (prepared, or found unpreparable), and any without attachments.
+-- Its run by hand checks its actor's row in auth.users (20261204110000): the admin is written as
+-- Auth writes its users, as supabase_auth_admin, on the stack's superuser connection (as 021 does).
+\getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
+\c :admin_database
 begin;
+set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
 select plan(16);
+
+set local role supabase_auth_admin;
+insert into auth.users (id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+values ('a0000000-0000-0000-0000-00000000000a', 'authenticated', 'authenticated', 'op-034@example.com',
+        '{"provider": "email", "document_jobs_role": "admin"}', '{}', now(), now());
+set local role postgres;
 
 delete from document_jobs_internal.worker_requests;
 delete from vault.secrets where name in ('document_jobs_url', 'internal_function_secret');

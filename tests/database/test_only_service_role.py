@@ -119,12 +119,12 @@ def test_nobody_calls_the_helpers(db, role) -> None:
 
 def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> None:
     db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
-    # The reconciliation by hand acts as an admin whom Auth has now (20261204110000): a real one.
+    # The reconciliation and the prepare backfill by hand act as an admin whom Auth has now (20261204110000): a real one.
     actor, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name == "admin_record_reconciled_emails":
+        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
