@@ -119,7 +119,7 @@ def test_nobody_calls_the_helpers(db, role) -> None:
 
 def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> None:
     db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
-    # The reconciliation and the prepare backfill by hand act as an admin whom Auth has now (20261204110000): a real one.
+    # The reconciliation and the prepare backfill by hand act as an admin whom Auth has (20261204110000).
     actor, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
