@@ -94,7 +94,13 @@ select set_eq(
         'public.start_prepare_fax_v2(uuid,integer)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
-        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
+        -- who is dealing with a fax
+        'public.document_jobs_admin_fax_handling(uuid)',
+        'public.document_jobs_operator_fax_handling(uuid,uuid,uuid)',
+        'public.mark_fax_handling(uuid,uuid,text,text,text)',
+        'public.prepare_fax_handling_bulk(jsonb,uuid)',
+        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -172,7 +178,16 @@ select set_eq(
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
-        'document_jobs_internal.unprepared(uuid)'
+        'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.handling_states()',
+        'document_jobs_internal.refuse_handling_history_change()',
+        'document_jobs_internal.fax_handling_summary(uuid)',
+        'document_jobs_internal.fax_handling_read(uuid,integer)',
+        'document_jobs_internal.handling_after(public.fax_handling,uuid,text,text,uuid,text)',
+        'document_jobs_internal.handling_changes(public.fax_handling,public.fax_handling)',
+        'document_jobs_internal.write_handling(public.fax_handling,public.fax_handling,text,bigint)',
+        'document_jobs_internal.require_note(text)',
+        'document_jobs_internal.handling_bulk_progress(uuid)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

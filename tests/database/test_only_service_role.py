@@ -18,6 +18,8 @@ TABLES = [
     "document_jobs_audit",
     "document_jobs_reconciliation",
     "fax_attachment_views",
+    "fax_handling",
+    "fax_handling_history",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -71,6 +73,11 @@ CALLS = {
     "count_unprepared_faxes": "select count_unprepared_faxes()",
     "admin_enqueue_prepare_fax_jobs":
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
+    "document_jobs_admin_fax_handling": "select document_jobs_admin_fax_handling(gen_random_uuid())",
+    "mark_fax_handling":
+        "select mark_fax_handling((select id from fax_received_emails where provider_email_id = 'em_x'), gen_random_uuid(),"
+        " 'done', '対応済み')",
+    "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('{}', gen_random_uuid())",
 }  # fmt: skip
 
 
@@ -119,12 +126,13 @@ def test_nobody_calls_the_helpers(db, role) -> None:
 
 def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> None:
     db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
-    # The reconciliation and the prepare backfill by hand act as an admin whom Auth has (20261204110000).
+    # The reconciliation, the prepare backfill by hand and the marks act as an admin whom Auth has.
     actor, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs"}:
+        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "mark_fax_handling",
+                    "prepare_fax_handling_bulk"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
