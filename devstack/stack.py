@@ -46,8 +46,12 @@ PROCESSES = {
 FAULT_LAYER = "chaos.layer"
 WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 ADMIN_PATH = "/admin"  # the admin screen's page (vercel.json rewrites it to api/admin.py)
-# The local admin screen's two accounts (example.com is reserved: no mail ever goes anywhere).
-OPERATORS = {"OPERATOR": ("operator@example.com", "admin"), "VIEWER": ("viewer@example.com", "viewer")}
+# The local admin screen's accounts, one per role (example.com is reserved: no mail ever goes anywhere).
+OPERATORS = {
+    "OPERATOR": ("operator@example.com", "admin"),
+    "CLERK": ("clerk@example.com", "clerk"),
+    "VIEWER": ("viewer@example.com", "viewer"),
+}
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 
 

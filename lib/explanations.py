@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from lib.failures import DATABASE_CODES, FAILURES, OUTAGES, Explanation, FailureCode
+from lib.failures import DATABASE_CODES, FAILURES, OUTAGES, RETRY_CANNOT_HELP, Explanation, FailureCode
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "public" / "admin" / "explanations.js"
@@ -183,10 +183,36 @@ REFUSALS: dict[str, Explanation] = {
         operator_ja="document-jobs-admin operators add で追加してください。",
     ),
     "not_admin": _everyone(
-        "only an admin may do this; this account is a viewer",
-        "この操作は管理者だけができます。このアカウントは閲覧者です。",
+        "only an admin may do this; this account is a viewer or a clerk",
+        "この操作は管理者だけができます。このアカウントは閲覧者または担当者です。",
         "Ask an admin to do it, or to make this account an admin.",
         "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。",
+    ),
+    "read_only": Explanation(
+        meaning_en="this account may only read: marking who is dealing with a fax is for a clerk or an admin",
+        meaning_ja="このアカウントは閲覧のみです。FAX の対応状況を記録できるのは担当者と管理者です。",
+        clerk_en="Ask an admin to make this account a clerk.",
+        clerk_ja="このアカウントを担当者にするよう、管理者に依頼してください。",
+        operator_en="Make it a clerk with document-jobs-admin operators add EMAIL --role clerk.",
+        operator_ja="document-jobs-admin operators add EMAIL --role clerk で担当者にしてください。",
+    ),
+    "handling_changed": _everyone(
+        "someone marked this fax since it was shown: the screen now shows how it stands",
+        "表示した後に、ほかの人がこの FAX の対応状況を変更しました。現在の状況を表示しています。",
+        "Check who has it now; mark it again only if you still need to.",
+        "現在の担当者を確認し、必要な場合だけもう一度記録してください。",
+    ),
+    "already_done": _everyone(
+        "someone marked this fax done after the faxes were counted",
+        "数えた後に、ほかの人がこの FAX を対応済みにしました。",
+        "Nothing to do.",
+        "対応は不要です。",
+    ),
+    "unchanged": _everyone(
+        "the fax already stood so: nothing was changed",
+        "FAX はすでにその状況でした。何も変更していません。",
+        "Nothing to do.",
+        "対応は不要です。",
     ),
     "auth_unavailable": Explanation(
         meaning_en="Supabase Auth could not be reached, or answered unexpectedly",
@@ -467,7 +493,10 @@ def table() -> dict[str, dict[str, dict[str, Any]]]:
     """The page's table: group (job, outage, refusal, auth), then code."""
     labels = screen_labels()
     return {
-        "job": {code: {"source": source(code), **_said(said)} for code, said in sorted(job_codes(labels).items())},
+        "job": {
+            code: {"source": source(code), **({"retry": False} if code in RETRY_CANNOT_HELP else {}), **_said(said)}
+            for code, said in sorted(job_codes(labels).items())
+        },
         "outage": {code: _said(said) for code, said in sorted(outage_codes(labels).items())},
         "refusal": {code: _said(said) for code, said in sorted(refusal_codes(labels).items())},
         "auth": {code: _said(said) for code, said in sorted(auth_codes(labels).items())},
@@ -483,7 +512,8 @@ def script() -> str:
         "// Every code the screen shows, what it means and what to do, in English and Japanese: the\n"
         "// clerk's advice for everyone, and the operator's (when it says more) for admins.\n\n"
         "/** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */\n"
-        "/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */\n"
+        "/** @typedef {{ en: Said, ja: Said, source?: string, retry?: false }} Explained */\n"
+        "// retry: false where the advice says a retry cannot help: the screen offers no retry for the code.\n"
         '/** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */\n'
         f"export const EXPLANATIONS = {body};\n"
     )

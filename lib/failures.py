@@ -121,6 +121,11 @@ class Rule:
     # For a cause that is not the job's own: what the operator checks. The log line of every such
     # release names it, and the health check's outage alert for the code does too.
     check: str | None = field(default=None, kw_only=True)
+    # False where the advice says a retry by hand cannot help (the same e-mail is gone, the same file
+    # gives the same result): the screen offers no {job.retry} for a job that ended with the code
+    # (lib/explanations.py writes it into the page's table), and the fax is closed by marking it done
+    # instead (tests/unit/test_failures.py holds this to the advice's words).
+    retry_helps: bool = field(default=True, kw_only=True)
 
 
 # The server key's settings (the secret key, or on projects that still have it the legacy JWT).
@@ -312,14 +317,18 @@ FAILURES: dict[FailureCode, Rule] = {
             meaning_ja="Resend にこのメールが見つかりません（404 not_found、410）。"
             "削除されたか、保存期間が過ぎています。",
             clerk_en="Pressing {job.retry} does not help: the e-mail service no longer has this fax. Ask the sender "
-            "to send it again.",
+            "to send it again, then close this one with {handling.markDone} and a note (for example: asked the "
+            "sender to send it again).",
             clerk_ja="{job.retry}を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を"
-            "依頼してください。",
+            "依頼し、メモ（例: 送信元に再送を依頼済み）を付けて{handling.markDone}を押してください。",
             operator_en="{job.retry} does not help: the e-mail is gone from Resend. The e-mail's row keeps what its "
-            "webhook said (sender, subject, time): ask the sender to send the fax again.",
+            "webhook said (sender, subject, time): ask the sender to send the fax again, and close this one with "
+            "{handling.markDone} (many at once: {jobs.bulkDone} on {nav.jobs}, filtered by this error code).",
             operator_ja="{job.retry}を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook "
-            "の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。",
+            "の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼し、この FAX は{handling.markDone}で"
+            "閉じてください（まとめてなら、{nav.jobs}でこのエラーコードに絞り込んで{jobs.bulkDone}）。",
         ),
+        retry_helps=False,
     ),
     FailureCode.RESEND_MALFORMED_RESPONSE: Rule(
         Action.FAIL,
@@ -375,14 +384,15 @@ FAILURES: dict[FailureCode, Rule] = {
             meaning_en="Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
             meaning_ja="Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
             clerk_en="Pressing {job.retry} does not help. Ask the sender to send the fax again, and tell your system "
-            "administrator the job's id.",
+            "administrator the job's id; then close this one with {handling.markDone} and a note.",
             clerk_ja="{job.retry}を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に"
-            "伝えてください。",
+            "伝えてから、メモを付けて{handling.markDone}を押してください。",
             operator_en="{job.retry} does not help. Ask the sender to send the fax again, or fetch it from the Resend "
             "dashboard (Emails, Receiving).",
             operator_ja="{job.retry}を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード"
             "（Emails → Receiving）から取得してください。",
         ),
+        retry_helps=False,
     ),
     FailureCode.RESEND_UNEXPECTED_ANSWER: Rule(
         Action.RETRY,
@@ -544,6 +554,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en="{job.retry} does not help: the e-mail's record was deleted. Nothing else is affected.",
             operator_ja="{job.retry}を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_DAMAGED: Rule(
         Action.FAIL,
@@ -556,6 +567,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_ENCRYPTED: Rule(
         Action.FAIL,
@@ -567,6 +579,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_EMPTY: Rule(
         Action.FAIL,
@@ -578,6 +591,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_PAGE_TOO_LARGE: Rule(
         Action.FAIL,
@@ -590,6 +604,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.ORIGINAL_MISSING: Rule(
         Action.FAIL,
@@ -645,6 +660,9 @@ FAILURES: dict[FailureCode, Rule] = {
         ),
     ),
 }
+
+# The codes whose advice says a retry by hand cannot help (Rule.retry_helps).
+RETRY_CANNOT_HELP = frozenset(code.value for code, rule in FAILURES.items() if not rule.retry_helps)
 
 # The two codes only the database writes as a job's last_error_code.
 DATABASE_CODES: dict[str, Explanation] = {

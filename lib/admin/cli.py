@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, prepare, reconcile
+from lib.admin import PROGRAM, bulk, commands, handling, prepare, reconcile
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
@@ -118,6 +118,14 @@ def parser() -> argparse.ArgumentParser:
     )
     cancel.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk cancel)")
     _action_options(cancel, "cancel")
+    handling.add_arguments(
+        command(
+            "handle",
+            handling.run,
+            "who is dealing with a fax: show it, or mark it new, in_progress (taken by you) or done with a note; or "
+            "mark done every fax a filter matches (--dry-run, then --confirm); audited, as the clerk or admin of --as",
+        )
+    )
     confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
     confirm.add_argument("bulk_action_id", type=uuid_id, metavar="BULK_ACTION_ID", help="from the dry run")
     _as_option(confirm, "the admin who ran the dry run")
@@ -163,7 +171,9 @@ def parser() -> argparse.ArgumentParser:
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
     # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
-    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
+    subcommands.add_parser(
+        "operators", help="who may use the admin screen (admin, clerk, viewer): add, list, remove (operators --help)"
+    )
     return root
 
 

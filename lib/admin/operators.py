@@ -1,11 +1,12 @@
 """Who may use the admin screen: document-jobs-admin operators add | list | remove.
 
-document-jobs-admin operators add EMAIL --role admin|viewer [--password-stdin]
+document-jobs-admin operators add EMAIL --role admin|clerk|viewer [--password-stdin]
 document-jobs-admin operators list [--json]
 document-jobs-admin operators remove EMAIL
 
 An operator is a user of the project's Supabase Auth whose app_metadata.document_jobs_role is
-"admin" (may act) or "viewer" (may read). app_metadata can only be written with the server key,
+"admin" (may do everything), "clerk" (may read, and mark who is dealing with a fax: the office's
+people) or "viewer" (may read). app_metadata can only be written with the server key,
 through Auth's admin API (POST/PUT /auth/v1/admin/users), which is what this does; users cannot
 give themselves a role. "add" creates the user (e-mail confirmed) when there is none, with the
 password read from standard input (--password-stdin) or asked for at the terminal; for an
@@ -180,7 +181,8 @@ def parser(prog: str = f"{PROGRAM} operators") -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
     adding = commands.add_parser("add", help="give an account a role (creating it if needed)")
     adding.add_argument("email")
-    adding.add_argument("--role", choices=ROLES, required=True, help="admin: may act; viewer: may read")
+    adding.add_argument("--role", choices=ROLES, required=True,
+                        help="admin: may do everything; clerk: may read and mark faxes; viewer: may read")  # fmt: skip
     adding.add_argument("--password-stdin", action="store_true", help="read a new account's password from stdin")
     listing = commands.add_parser("list", help="every account with a role, and whether Auth has banned or deleted it")
     listing.add_argument("--json", action="store_true")

@@ -6,10 +6,14 @@ GET  /api/admin/overview                       jobs by state, failures, hourly s
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
+GET  /api/admin/faxes/<id>/handling                           who is dealing with a fax (its e-mail's id), its marks
 POST /api/admin/jobs/<id>/retry     {"reason"?}               admins
 POST /api/admin/jobs/<id>/cancel    {"reason"}                admins
 POST /api/admin/bulk                {"action", "query"}       admins: count the jobs and keep their ids
 POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, for up to 8 s a call
+POST /api/admin/faxes/<id>/handling {"state", "from"?, "note"?}  clerks and admins: mark a fax
+POST /api/admin/handling/bulk       {"query"}                 clerks and admins: count the faxes to mark done
+POST /api/admin/handling/bulk/<id>/apply {"note"}             clerks and admins: mark them done, in batches
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
@@ -18,8 +22,9 @@ id and session id, which checks in the same statement that the session is live, 
 deleted nor banned, and their role as stored now allows the view (401 session_ended, 403 no_role
 otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py),
 and the action's own database call checks Auth's row of the user again (not deleted, not banned,
-an admin: document_jobs_internal.acting_operator; 401 session_ended, 403 not_admin otherwise).
-Viewers read; only admins act (403 otherwise). Answers are JSON with
+an admin, or for a mark an admin or a clerk: document_jobs_internal.acting_operator; 401
+session_ended, 403 not_admin or read_only otherwise). Viewers read; clerks read and mark faxes;
+only admins act on jobs (403 otherwise). Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -47,7 +52,7 @@ from lib.storable import is_storable
 from lib.supabase.rpc import Executable, execute
 
 if TYPE_CHECKING:
-    from lib.screen.auth import Operator
+    from lib.screen.auth import Operator, Role
     from supabase import Client
 
 MAX_BODY_BYTES = 64 * 1024
@@ -155,11 +160,22 @@ class Context:
         return self.rpc(function, {"p_user_id": user_id, "p_session_id": session_id, **params})
 
     def require_admin(self) -> Operator:
-        from lib.screen.auth import confirm_admin
+        from lib.screen.auth import ADMIN_ONLY
 
-        if self.operator.role != "admin":
-            raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
-        return confirm_admin(self.operator, self.token, self.settings, self.http)
+        return self._require(ADMIN_ONLY)
+
+    def require_marker(self) -> Operator:
+        """A clerk or an admin, who may mark who is dealing with a fax."""
+        from lib.screen.auth import MARKERS
+
+        return self._require(MARKERS)
+
+    def _require(self, allowed: tuple[Role, ...]) -> Operator:
+        from lib.screen.auth import confirm_role, role_refusal
+
+        if self.operator.role not in allowed:
+            raise role_refusal(self.operator.role, allowed)
+        return confirm_role(self.operator, self.token, self.settings, self.http, allowed)
 
 
 # The caller's input, refused by the database: invalid parameter, datetime format or field,
@@ -176,12 +192,13 @@ def database_refusal(error: DatabaseError) -> Refusal:
         return Refusal("session_ended", "your session has ended: sign in again", 401)
     if error.code == "42501" and error.hint == "no_role":
         return Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
-    # An action's own check of its admin in Auth's row (document_jobs_internal.acting_operator): banned,
-    # deleted or no longer an admin since confirm_admin asked Auth.
+    # An action's own check of its operator in Auth's row (document_jobs_internal.acting_operator): banned,
+    # deleted or no longer of a role that may since confirm_role asked Auth (a mark's handler says
+    # read_only for a role that may not mark).
     if error.code == "28000" and error.hint in ("operator_banned", "operator_deleted"):
         return Refusal("session_ended", "your session has ended: sign in again", 401)
     if error.code == "42501" and error.hint == "role_not_allowed":
-        return Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
+        return Refusal("not_admin", "only an admin may do this", 403)
     if error.code == "42501":
         return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":
@@ -391,6 +408,74 @@ def bulk_apply(context: Context) -> dict[str, Any]:
             return progress
 
 
+# -- who is dealing with a fax -----------------------------------------------------------------------
+
+
+def fax_handling(context: Context) -> dict[str, Any]:
+    found = calls.fax_handling(context.rpc, _id(context.call), context.viewer())
+    if found is None:
+        raise Refusal("not_found", "no such fax", 404)
+    return found
+
+
+def _marking(act: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A mark's call: the database's refusal of a role that may not (acting_operator) said as a mark's."""
+    try:
+        return act()
+    except Refusal as refusal:
+        if refusal.code == "not_admin":
+            raise Refusal(
+                "read_only", "this account may only read: marking a fax is for a clerk or an admin", 403
+            ) from None
+        raise
+
+
+def mark(context: Context) -> dict[str, Any]:
+    """One tap: the fax's state set (in_progress: the operator takes it), with its note; 409
+    handling_changed, with the fax's handling now, when it moved on since the operator saw it."""
+    body = context.call.body()
+    state, seen, note = body.get("state"), body.get("from"), body.get("note")
+    if state not in calls.HANDLING_STATES or (seen is not None and seen not in calls.HANDLING_STATES):
+        raise Refusal("bad_request", '"state" (and "from", when given) must be new, in_progress or done', 400)
+    if note is not None and not isinstance(note, str):
+        raise Refusal("bad_request", "note must be text", 400)
+    who = context.require_marker()
+    result = _marking(lambda: calls.mark(context.rpc, _id(context.call), who.user_id, state, note, seen))
+    if result.get("reason") == "handling_changed":
+        raise Refusal(
+            "handling_changed",
+            "someone marked this fax since you saw it: here is how it stands now",
+            409,
+            handling=result["handling"],
+        )
+    return result
+
+
+def handling_bulk_prepare(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    query = body.get("query", "")
+    if not isinstance(query, str):
+        raise Refusal("bad_request", 'give "query" (the job list\'s filter)', 400)
+    who = context.require_marker()
+    # The very filter the list shows, as the bulk retry reads it.
+    job_filter = jobs_filter(parse_qs(query.removeprefix("?")))
+    return _marking(lambda: calls.prepare_handling_bulk(context.rpc, job_filter, who.user_id))
+
+
+def handling_bulk_apply(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise Refusal("bad_request", "note must be text", 400)
+    who = context.require_marker()
+    deadline = time.monotonic() + APPLY_BUDGET_S
+    while True:
+        progress = _marking(lambda: calls.apply_handling_bulk(context.rpc, _id(context.call), who.user_id, note,
+                                                              BULK_BATCH_SIZE))  # fmt: skip
+        if progress["done"] or time.monotonic() > deadline:
+            return progress
+
+
 ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("GET", "me"): me,
     ("GET", "overview"): overview,
@@ -402,6 +487,10 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("POST", "bulk"): bulk_prepare,
     ("POST", "bulk/{id}/apply"): bulk_apply,
     ("POST", "attachments/{id}/download"): download,
+    ("GET", "faxes/{id}/handling"): fax_handling,
+    ("POST", "faxes/{id}/handling"): mark,
+    ("POST", "handling/bulk"): handling_bulk_prepare,
+    ("POST", "handling/bulk/{id}/apply"): handling_bulk_apply,
 }
 
 

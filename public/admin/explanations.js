@@ -4,7 +4,8 @@
 // clerk's advice for everyone, and the operator's (when it says more) for admins.
 
 /** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */
-/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */
+/** @typedef {{ en: Said, ja: Said, source?: string, retry?: false }} Explained */
+// retry: false where the advice says a retry cannot help: the screen offers no retry for the code.
 /** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */
 export const EXPLANATIONS = {
   "job": {
@@ -88,6 +89,7 @@ export const EXPLANATIONS = {
     },
     "email_not_found": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the job's e-mail row does not exist",
         "clerk": "Pressing “Retry” does not help: the record of this fax was deleted. Call your system administrator with the job's id.",
@@ -101,6 +103,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_damaged": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax could not be read for viewing: the file is damaged, cut short, or not what its type says",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If the original does not open either, ask the sender to send the fax again.",
@@ -114,6 +117,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_empty": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax has no pages",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If it is empty there too, ask the sender to send the fax again.",
@@ -127,6 +131,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_encrypted": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax is a PDF protected by a password, so it could not be read for viewing",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. It opens with the password the sender gives.",
@@ -140,6 +145,7 @@ export const EXPLANATIONS = {
     },
     "fax_page_too_large": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result.",
@@ -244,15 +250,16 @@ export const EXPLANATIONS = {
     },
     "resend_not_found": {
       "source": "resend",
+      "retry": false,
       "en": {
         "meaning": "Resend does not know the e-mail (404 not_found, 410)",
-        "clerk": "Pressing “Retry” does not help: the e-mail service no longer has this fax. Ask the sender to send it again.",
-        "operator": "“Retry” does not help: the e-mail is gone from Resend. The e-mail's row keeps what its webhook said (sender, subject, time): ask the sender to send the fax again."
+        "clerk": "Pressing “Retry” does not help: the e-mail service no longer has this fax. Ask the sender to send it again, then close this one with “Mark done” and a note (for example: asked the sender to send it again).",
+        "operator": "“Retry” does not help: the e-mail is gone from Resend. The e-mail's row keeps what its webhook said (sender, subject, time): ask the sender to send the fax again, and close this one with “Mark done” (many at once: “Mark done every fax that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Resend にこのメールが見つかりません（404 not_found、410）。削除されたか、保存期間が過ぎています。",
-        "clerk": "「再実行」を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を依頼してください。",
-        "operator": "「再実行」を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。"
+        "clerk": "「再実行」を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を依頼し、メモ（例: 送信元に再送を依頼済み）を付けて「対応済みにする」を押してください。",
+        "operator": "「再実行」を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼し、この FAX は「対応済みにする」で閉じてください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当するFAXをすべて対応済みにする…」）。"
       }
     },
     "resend_quota_exceeded": {
@@ -296,14 +303,15 @@ export const EXPLANATIONS = {
     },
     "resend_rejected": {
       "source": "resend",
+      "retry": false,
       "en": {
         "meaning": "Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
-        "clerk": "Pressing “Retry” does not help. Ask the sender to send the fax again, and tell your system administrator the job's id.",
+        "clerk": "Pressing “Retry” does not help. Ask the sender to send the fax again, and tell your system administrator the job's id; then close this one with “Mark done” and a note.",
         "operator": "“Retry” does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard (Emails, Receiving)."
       },
       "ja": {
         "meaning": "Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
-        "clerk": "「再実行」を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に伝えてください。",
+        "clerk": "「再実行」を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に伝えてから、メモを付けて「対応済みにする」を押してください。",
         "operator": "「再実行」を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード（Emails → Receiving）から取得してください。"
       }
     },
@@ -622,6 +630,16 @@ export const EXPLANATIONS = {
     }
   },
   "refusal": {
+    "already_done": {
+      "en": {
+        "meaning": "someone marked this fax done after the faxes were counted",
+        "clerk": "Nothing to do."
+      },
+      "ja": {
+        "meaning": "数えた後に、ほかの人がこの FAX を対応済みにしました。",
+        "clerk": "対応は不要です。"
+      }
+    },
     "another_job_of_the_same_email": {
       "en": {
         "meaning": "a newer job of the same e-mail was retried instead",
@@ -716,6 +734,16 @@ export const EXPLANATIONS = {
         "meaning": "データベースがサーバーのキーに対してこの操作を拒否しました。",
         "clerk": "システム管理者に連絡してください。",
         "operator": "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。"
+      }
+    },
+    "handling_changed": {
+      "en": {
+        "meaning": "someone marked this fax since it was shown: the screen now shows how it stands",
+        "clerk": "Check who has it now; mark it again only if you still need to."
+      },
+      "ja": {
+        "meaning": "表示した後に、ほかの人がこの FAX の対応状況を変更しました。現在の状況を表示しています。",
+        "clerk": "現在の担当者を確認し、必要な場合だけもう一度記録してください。"
       }
     },
     "internal_error": {
@@ -834,11 +862,11 @@ export const EXPLANATIONS = {
     },
     "not_admin": {
       "en": {
-        "meaning": "only an admin may do this; this account is a viewer",
+        "meaning": "only an admin may do this; this account is a viewer or a clerk",
         "clerk": "Ask an admin to do it, or to make this account an admin."
       },
       "ja": {
-        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者です。",
+        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者または担当者です。",
         "clerk": "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。"
       }
     },
@@ -872,6 +900,18 @@ export const EXPLANATIONS = {
         "clerk": "更新して現在の状態を確認してください。"
       }
     },
+    "read_only": {
+      "en": {
+        "meaning": "this account may only read: marking who is dealing with a fax is for a clerk or an admin",
+        "clerk": "Ask an admin to make this account a clerk.",
+        "operator": "Make it a clerk with document-jobs-admin operators add EMAIL --role clerk."
+      },
+      "ja": {
+        "meaning": "このアカウントは閲覧のみです。FAX の対応状況を記録できるのは担当者と管理者です。",
+        "clerk": "このアカウントを担当者にするよう、管理者に依頼してください。",
+        "operator": "document-jobs-admin operators add EMAIL --role clerk で担当者にしてください。"
+      }
+    },
     "session_ended": {
       "en": {
         "meaning": "the session has ended (signed out elsewhere, or the access was removed)",
@@ -902,6 +942,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "アクセストークンの有効期限が切れました。",
         "clerk": "もう一度ログインしてください。"
+      }
+    },
+    "unchanged": {
+      "en": {
+        "meaning": "the fax already stood so: nothing was changed",
+        "clerk": "Nothing to do."
+      },
+      "ja": {
+        "meaning": "FAX はすでにその状況でした。何も変更していません。",
+        "clerk": "対応は不要です。"
       }
     }
   },

@@ -96,6 +96,8 @@ REASON_FUNCTIONS = (
     "public.admin_cancel_document_job",
     "document_jobs_internal.bulk_retry_batch",
     "document_jobs_internal.bulk_cancel_batch",
+    "public.mark_fax_handling",
+    "public.apply_fax_handling_bulk",
 )
 
 
@@ -110,9 +112,10 @@ def test_every_refusal_of_the_admin_api_is_explained() -> None:
         codes |= set(re.findall(r"\{\"error\": \"([a-z_]+)\"", text))
     assert {"not_admin", "bad_text", "session_ended", "internal_error"} <= codes, "the patterns still find them"
     for function in REASON_FUNCTIONS:
-        codes |= set(re.findall(r"(?:then|else|'reason',)\s+'([a-z_]+)'", _function_body(function)))
+        codes |= set(re.findall(r"(?:then|else|'reason',|reason =)\s+'([a-z_]+)'", _function_body(function)))
     codes -= {"changed", "skipped"}  # a batch's outcomes, not reasons
-    assert {"not_failed", "not_live", "job_deleted", "another_job_of_the_same_email"} <= codes
+    assert {"not_failed", "not_live", "job_deleted", "another_job_of_the_same_email", "handling_changed",
+            "unchanged", "already_done", "read_only"} <= codes  # fmt: skip
     assert [p for code in sorted(codes) for p in _complete(code, refusal_codes().get(code))] == []
 
 
@@ -177,6 +180,10 @@ def action_labels(labels: dict[str, dict[str, str]]) -> set[str]:
         "job.cancel",
         "jobs.bulkRetry",
         "jobs.bulkCancel",
+        "jobs.bulkDone",
+        "handling.take",
+        "handling.markDone",
+        "handling.reopen",
     }
 
 
