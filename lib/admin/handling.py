@@ -3,10 +3,10 @@ bulk mark done: prepare_fax_handling_bulk, then apply_fax_handling_bulk; migrati
 and 20261207140100):
 
 document-jobs-admin handle FAX                                            its handling and its marks
-document-jobs-admin handle FAX --state in_progress|done|new [--note TEXT] --as EMAIL
-document-jobs-admin handle --state done --error-code X [...] --as EMAIL --dry-run   the count of faxes
+document-jobs-admin handle FAX --mark in_progress|done|new [--note TEXT] --as EMAIL
+document-jobs-admin handle --mark done --error-code X [...] --as EMAIL --dry-run   the count of faxes
 document-jobs-admin handle --confirm BULK_ID --note TEXT --as EMAIL                 mark exactly those done
-document-jobs-admin handle --state done --error-code X [...] --note TEXT --as EMAIL --yes   count and mark
+document-jobs-admin handle --mark done --error-code X [...] --note TEXT --as EMAIL --yes   count and mark
 
 FAX names the fax as `show` names a job (a job id or prefix, the e-mail's id, Resend's e-mail id), or
 by its e-mail's whole id when no job of it is left. The operator of --as (or DOCUMENT_JOBS_OPERATOR)
@@ -34,7 +34,8 @@ STATE_WORDS = {"new": "new (未対応)", "in_progress": "in progress (対応中)
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("fax", nargs="?", help="a job id or prefix, the e-mail's id, or Resend's e-mail id")
-    sub.add_argument("--state", choices=calls.HANDLING_STATES, help="mark it so (in_progress: you take it)")
+    sub.add_argument("--mark", choices=calls.HANDLING_STATES, help="mark it so (in_progress: you take it); with a "
+                     "filter, done: every fax the filter matches")  # fmt: skip
     sub.add_argument("--note", help="the note kept with the fax (and in the audit); an empty one clears it")
     sub.add_argument("--confirm", metavar="BULK_ID", type=commands.uuid_id, help="mark done what a --dry-run counted")
     commands.add_filter_options(sub, "bulk mark done: ")
@@ -56,9 +57,9 @@ def run(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     if not args.fax:
         raise Refusal("usage", f"handle needs a fax, a filter, or --confirm (see {PROGRAM} handle --help)")
     email_id = fax_of(context, args.fax)
-    if args.state is None:
+    if args.mark is None:
         if args.note is not None:
-            raise Refusal("usage", "--note goes with --state (the state the fax is marked with)")
+            raise Refusal("usage", "--note goes with --mark (the state the fax is marked with)")
         return _shown(context, email_id)
     return _mark(context, email_id, args)
 
@@ -134,19 +135,19 @@ def _shown(context: Context, email_id: str) -> tuple[Any, str]:
 
 def _mark(context: Context, email_id: str, args: argparse.Namespace) -> tuple[Any, str]:
     given_reason(args.note)
-    who = _marker(context, args.actor, "handle FAX --state")
-    result = calls.mark(_rpc(context), email_id, who.id, args.state, args.note, None)
+    who = _marker(context, args.actor, "handle FAX --mark")
+    result = calls.mark(_rpc(context), email_id, who.id, args.mark, args.note, None)
     lines = handling_lines(result["handling"], context)
     if not result["changed"]:
         return result, f"fax {email_id} already stood so: nothing changed\n" + "\n".join(lines)
-    return result, (f"fax {email_id} marked {STATE_WORDS[args.state]}; recorded in the audit as "
+    return result, (f"fax {email_id} marked {STATE_WORDS[args.mark]}; recorded in the audit as "
                     f"{display.text(who.email)}\n" + "\n".join(lines))  # fmt: skip
 
 
 def _bulk(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     found = commands.job_filter(args)
-    if args.state != "done":
-        raise Refusal("usage", "a bulk mark is --state done (the faxes a filter matches, marked done)")
+    if args.mark != "done":
+        raise Refusal("usage", "a bulk mark is --mark done (the faxes a filter matches, marked done)")
     if not found:
         raise Refusal("filter_required", "a bulk mark done needs a filter: --state, --kind, --error-code, "
                       "--received-from, --received-to, --sender, --search")  # fmt: skip
@@ -170,8 +171,8 @@ def _bulk(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     confirm = command_line("handle", "--confirm", prepared["bulk_action_id"], "--as", who.email, "--note",
                            args.note or REASON_PLACEHOLDER)  # fmt: skip
     text = (
-        f"{display.count(count)} {'fax' if count == 1 else 'faxes'} would be marked done (the faxes of the jobs "
-        f"{scope}, each once, those done left out); dry run: nothing changed.\n"
+        f"{display.count(count)} {'fax' if count == 1 else 'faxes'} would be marked done ({scope}; each fax "
+        "once, those already done left out); dry run: nothing changed.\n"
         f"To mark exactly these {display.count(count)} done, within 15 minutes "
         f"(until {display.local_time(prepared['expires_at'], context.now)}):\n  {display.text(confirm)}"
     )

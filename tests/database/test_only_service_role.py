@@ -74,9 +74,7 @@ CALLS = {
     "admin_enqueue_prepare_fax_jobs":
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
     "document_jobs_admin_fax_handling": "select document_jobs_admin_fax_handling(gen_random_uuid())",
-    "mark_fax_handling":
-        "select mark_fax_handling((select id from fax_received_emails where provider_email_id = 'em_x'),"
-        " gen_random_uuid(), 'done', '対応済み')",
+    "mark_fax_handling": "select mark_fax_handling(gen_random_uuid(), gen_random_uuid(), 'done', '対応済み')",
     "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('{}', gen_random_uuid())",
 }  # fmt: skip
 
@@ -131,13 +129,13 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {
-            "admin_record_reconciled_emails",
-            "admin_enqueue_prepare_fax_jobs",
-            "mark_fax_handling",
-            "prepare_fax_handling_bulk",
-        }:
+        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
+        if name == "mark_fax_handling":  # a fax that is there, marked by an operator Auth has
+            call = call.replace(
+                "gen_random_uuid(), gen_random_uuid()",
+                f"(select id from fax_received_emails where provider_email_id = 'em_x'), '{actor['id']}'",
+            )
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
 
