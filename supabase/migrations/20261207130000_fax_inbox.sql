@@ -519,7 +519,8 @@ comment on function public.document_jobs_admin_faxes(jsonb, timestamptz, uuid, i
 
 -- One fax for its page: the list's facts, the e-mail's (To, Cc, ids, how it was found), its
 -- attachments in their order with their views (keys in their bucket: the screen signs them), the
--- rotation it is read at, and its jobs as they are kept (the admin's links); null for no such fax.
+-- rotation it is read at, its jobs as they are kept (the admin's links), and the lines' own numbers
+-- (never shown as a sender's); null for no such fax.
 create function public.document_jobs_admin_fax(p_fax_id uuid)
 returns jsonb
 language plpgsql
@@ -559,7 +560,9 @@ begin
                                                 'last_error_code', j.last_error_code, 'created_at', j.created_at,
                                                 'finished_at', j.finished_at)
                    order by j.created_at, j.id)
-              from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'));
+              from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
+        'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
+                                  where l.number is not null), '[]'));
 end;
 $$;
 comment on function public.document_jobs_admin_fax(uuid) is
