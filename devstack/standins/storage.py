@@ -12,7 +12,9 @@ error shape where the code under test depends on them:
   [&download=<name>] serves the object to anyone holding it until exp (400 "Invalid JWT" after,
   400 "InvalidSignature" for another object), with Expires, and with download
   Content-Disposition: attachment; filename=<encoded>; filename*=UTF-8''<encoded>; (the
-  renderer's handleDownload). text/html is served as text/plain, as Storage's renderer does.
+  renderer's handleDownload), and with Access-Control-Allow-Origin: * as Storage answers object
+  downloads (its CORS plugin allows every origin). text/html is served as text/plain, as
+  Storage's renderer does.
 - Signed URLs of several objects at once (src/http/routes/object/getSignedURLs.ts; supabase-js's
   createSignedUrls): POST /storage/v1/object/sign/<bucket> {"expiresIn": seconds, "paths": [keys]}
   answers a list, one item per path in its order, {"path", "signedURL", "error": null}, or for an
@@ -257,6 +259,9 @@ class Storage:
             "ETag": f'"{meta["etag"]}"',
             "Last-Modified": meta["last_modified"],
             "Expires": datetime.fromtimestamp(payload["exp"], UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
+            # Storage answers object downloads to any origin (the fax viewer fetches a signed URL
+            # from the screen's origin: PDF.js, and a picture drawn into a canvas, need it).
+            "Access-Control-Allow-Origin": "*",
         }
         if "download" in query:
             name = quote(query["download"], safe="!~*'()")  # as encodeURIComponent
