@@ -3383,6 +3383,7 @@ CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from 
                '[()+ -]+', '', 'g')
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
+GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
     LANGUAGE sql STABLE

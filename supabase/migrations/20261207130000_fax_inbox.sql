@@ -115,6 +115,8 @@ as $$
                '[()+ -]+', '', 'g')
 $$;
 revoke all on function document_jobs_internal.fax_number_digits(text, text) from public;
+-- An index's expression runs as the role that writes the row: the service role writes e-mails too.
+grant execute on function document_jobs_internal.fax_number_digits(text, text) to service_role;
 comment on function document_jobs_internal.fax_number_digits(text, text) is
     'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
 

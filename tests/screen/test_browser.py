@@ -113,7 +113,8 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     meaning = FAILURES[FailureCode.RESEND_NOT_FOUND].explanation.meaning_en
     # The queue's own jobs are left out of the console, and of what its bulk action counts.
     expect(dialog.locator(".bulk-filter")).to_have_text(
-        f"Filter: Error code: resend_not_found ({meaning}); faxes' jobs only")
+        f"Filter: Error code: resend_not_found ({meaning}); faxes' jobs only"
+    )
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
     expect(page.locator(".bulk-report")).to_contain_text("Done: 3 of 3 jobs changed, 0 not changed.")
