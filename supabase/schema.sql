@@ -2147,37 +2147,68 @@ begin
                            p_after_received_at, p_after_id);
     end if;
 
-    v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
-    if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
-        execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
-                       ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                       ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
-           into v_ids using v_candidates;
-        if p_after_id is null then
-            execute format('select count(*) from public.fax_received_emails e where e.id = any ($1) and %s and %s',
-                           v_time, v_match)
-               into v_count using v_candidates;
-        end if;
-    else
-        -- The walk: the newest e-mails of the range, in the index's order, checked one by one.
-        execute format(
-            'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
-            '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
-            ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
-            v_time, v_keyset, c_walk, v_match, p_limit + 1)
+    if v_match = 'true' then
+        -- No condition but the time: the page is a range of the index.
+        execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
+                       ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
+                       v_time, v_keyset, p_limit + 1)
            into v_ids;
-        if v_match <> 'true' and cardinality(v_ids) <= p_limit then
-            execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
-                           ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                           ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
-               into v_oldest_at, v_oldest_id;
-            v_partial := v_oldest_id is not null;
-        end if;
-        if p_after_id is null and v_match = 'true' then
+        if p_after_id is null then
             execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
                            v_time, c_count_cap + 1)
                into v_count;
-        elsif p_after_id is null and not v_partial then
+        end if;
+    else
+        if not v_filter ? 'number' then
+            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
+            -- one; a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+        end if;
+        if v_ids is null or v_partial then
+            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
+                v_partial := false;
+                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
+                   into v_ids using v_candidates;
+                if p_after_id is null then
+                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
+                                   ' and %s and %s', v_time, v_match)
+                       into v_count using v_candidates;
+                end if;
+            elsif v_ids is null then
+                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
+                execute format(
+                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
+                   into v_ids;
+                if cardinality(v_ids) <= p_limit then
+                    execute format('select coalesce(e.received_at, e.created_at), e.id'
+                                   ' from public.fax_received_emails e where %s and %s'
+                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
+                                   v_time, v_keyset, c_walk - 1)
+                       into v_oldest_at, v_oldest_id;
+                    v_partial := v_oldest_id is not null;
+                end if;
+            end if;
+        end if;
+        if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
             v_count := cardinality(v_ids);
         end if;
     end if;
@@ -3386,9 +3417,11 @@ REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, 
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
+begin
+    return (
     with fetch_job as (
         select f.id, f.status, f.last_error_code
           from (select j.id, j.status, j.last_error_code, 0 as rank, j.created_at from public.document_jobs j
@@ -3409,15 +3442,17 @@ CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS json
         'job_id', (select f.id from fetch_job f),
         'preparing', exists (select 1 from public.document_jobs j
                               where j.kind = 'prepare_fax' and j.fax_received_email_id = p_email_id
-                                and j.status in ('queued', 'running')))
+                                and j.status in ('queued', 'running'))));
+end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
-    select jsonb_build_object(
+begin
+    return jsonb_build_object(
         'id', p_email.id,
         'received_at', coalesce(p_email.received_at, p_email.created_at),
         'from', left(p_email.from_address, 300),
@@ -3443,7 +3478,8 @@ CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_e
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1))
-        || document_jobs_internal.fax_storing(p_email.id)
+        || document_jobs_internal.fax_storing(p_email.id);
+end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 

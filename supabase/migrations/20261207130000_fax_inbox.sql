@@ -338,12 +338,16 @@ revoke all on function document_jobs_internal.faxes_candidates(jsonb, int) from 
 -- "stored" otherwise: completed, or no job left, which only the purge of completed jobs leaves.
 -- "preparing" while its prepare_fax job is live. "job_id" is the fetch job shown (the live one, or
 -- the last), for an admin's link.
+-- PL/pgSQL rather than SQL, here and in fax_summary: a SQL function that is not inlined plans its
+-- statement on every call, a few milliseconds a fax of the page (make bench); PL/pgSQL keeps its plans.
 create function document_jobs_internal.fax_storing(p_email_id uuid)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
+begin
+    return (
     with fetch_job as (
         select f.id, f.status, f.last_error_code
           from (select j.id, j.status, j.last_error_code, 0 as rank, j.created_at from public.document_jobs j
@@ -364,7 +368,8 @@ as $$
         'job_id', (select f.id from fetch_job f),
         'preparing', exists (select 1 from public.document_jobs j
                               where j.kind = 'prepare_fax' and j.fax_received_email_id = p_email_id
-                                and j.status in ('queued', 'running')))
+                                and j.status in ('queued', 'running'))));
+end;
 $$;
 revoke all on function document_jobs_internal.fax_storing(uuid) from public;
 
@@ -373,11 +378,12 @@ revoke all on function document_jobs_internal.fax_storing(uuid) from public;
 -- in its bucket: the screen signs it), the code of a view that could not be made, and how it stands.
 create function document_jobs_internal.fax_summary(p_email public.fax_received_emails)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select jsonb_build_object(
+begin
+    return jsonb_build_object(
         'id', p_email.id,
         'received_at', coalesce(p_email.received_at, p_email.created_at),
         'from', left(p_email.from_address, 300),
@@ -403,7 +409,8 @@ as $$
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1))
-        || document_jobs_internal.fax_storing(p_email.id)
+        || document_jobs_internal.fax_storing(p_email.id);
+end;
 $$;
 revoke all on function document_jobs_internal.fax_summary(public.fax_received_emails) from public;
 
@@ -411,13 +418,14 @@ revoke all on function document_jobs_internal.fax_summary(public.fax_received_em
 -- "count_capped", "partial", "searched_until", "filter", "own_numbers"}. Pages follow (received,
 -- id) descending, after p_after_received_at/p_after_id (both or neither).
 --
--- A filter that an index can answer (a number of three digits or more, a sender or a term of three
--- characters or more, an id) is looked up there when it names 5,000 e-mails or fewer: the page and
--- its exact count come from those. Otherwise the newest 2,000 e-mails of the time range (after the
--- cursor) are walked and checked one by one: with no other condition that is the page itself; with
--- one (a line, a short or common term) the page holds what those held, "partial" says when it is
--- not full and more may be older, "searched_until" how far back it looked, and "next" continues
--- from there. "count" (first page only) is exact up to 10,000 for a time range alone and for an
+-- With no condition but the time, the page is a range of fax_received_emails_inbox. Otherwise the
+-- newest 2,000 e-mails of the time range (after the cursor) are walked and checked one by one (a
+-- number goes to its index first): a common sender or term fills a page there. When they hold less
+-- than a page, a filter that an index can answer (a number of three digits or more, a sender or a
+-- term of three characters or more, an id) is looked up there if it names 5,000 e-mails or fewer,
+-- and the page and its exact count come from those; else the page holds what the walk found,
+-- "partial" says it is not full and more may be older, "searched_until" how far back it looked,
+-- and "next" continues from there. "count" (first page only) is exact up to 10,000 for a time range alone and for an
 -- index's answer, else null. "own_numbers": the lines' own numbers, which the screen never shows
 -- as a sender's (lib/screen/calls.py).
 create function public.document_jobs_admin_faxes(
@@ -457,37 +465,68 @@ begin
                            p_after_received_at, p_after_id);
     end if;
 
-    v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
-    if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
-        execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
-                       ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                       ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
-           into v_ids using v_candidates;
-        if p_after_id is null then
-            execute format('select count(*) from public.fax_received_emails e where e.id = any ($1) and %s and %s',
-                           v_time, v_match)
-               into v_count using v_candidates;
-        end if;
-    else
-        -- The walk: the newest e-mails of the range, in the index's order, checked one by one.
-        execute format(
-            'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
-            '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
-            ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
-            v_time, v_keyset, c_walk, v_match, p_limit + 1)
+    if v_match = 'true' then
+        -- No condition but the time: the page is a range of the index.
+        execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
+                       ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
+                       v_time, v_keyset, p_limit + 1)
            into v_ids;
-        if v_match <> 'true' and cardinality(v_ids) <= p_limit then
-            execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
-                           ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                           ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
-               into v_oldest_at, v_oldest_id;
-            v_partial := v_oldest_id is not null;
-        end if;
-        if p_after_id is null and v_match = 'true' then
+        if p_after_id is null then
             execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
                            v_time, c_count_cap + 1)
                into v_count;
-        elsif p_after_id is null and not v_partial then
+        end if;
+    else
+        if not v_filter ? 'number' then
+            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
+            -- one; a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+        end if;
+        if v_ids is null or v_partial then
+            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
+                v_partial := false;
+                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
+                   into v_ids using v_candidates;
+                if p_after_id is null then
+                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
+                                   ' and %s and %s', v_time, v_match)
+                       into v_count using v_candidates;
+                end if;
+            elsif v_ids is null then
+                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
+                execute format(
+                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
+                   into v_ids;
+                if cardinality(v_ids) <= p_limit then
+                    execute format('select coalesce(e.received_at, e.created_at), e.id'
+                                   ' from public.fax_received_emails e where %s and %s'
+                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
+                                   v_time, v_keyset, c_walk - 1)
+                       into v_oldest_at, v_oldest_id;
+                    v_partial := v_oldest_id is not null;
+                end if;
+            end if;
+        end if;
+        if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
             v_count := cardinality(v_ids);
         end if;
     end if;
