@@ -173,7 +173,8 @@ create trigger fax_handling_history_append_only
 -- The audit names marks too: one row per mark (handle), one per bulk mark (bulk_handle).
 alter table public.document_jobs_audit drop constraint document_jobs_audit_action_check;
 alter table public.document_jobs_audit add constraint document_jobs_audit_action_check
-    check (action in ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'reconcile', 'prepare', 'handle', 'bulk_handle'));
+    check (action in ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'reconcile', 'prepare', 'rotate', 'handle',
+                      'bulk_handle'));
 comment on column public.document_jobs_audit.job_count is
     'How many jobs the action counted or changed; for a mark (handle, bulk_handle), how many faxes.';
 
