@@ -311,6 +311,8 @@ COMMENT ON COLUMN public.fax_handling.assignee_id IS 'The Supabase Auth user who
 COMMENT ON COLUMN public.fax_handling.note IS 'The note the office keeps with the fax (e.g. 送信元に再送を依頼済み): the last one given; a mark without a note keeps it.';
 ALTER TABLE ONLY public.fax_handling
     ADD CONSTRAINT fax_handling_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_handling_by_assignee ON public.fax_handling USING btree (lower(assignee_email)) WHERE (state <> 'new'::text);
+CREATE INDEX fax_handling_by_state ON public.fax_handling USING btree (state);
 ALTER TABLE ONLY public.fax_handling
     ADD CONSTRAINT fax_handling_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
 ALTER TABLE public.fax_handling ENABLE ROW LEVEL SECURITY;
@@ -508,9 +510,10 @@ CREATE INDEX handling_bulk_action_faxes_pending ON document_jobs_internal.handli
 ALTER TABLE ONLY document_jobs_internal.handling_bulk_action_faxes
     ADD CONSTRAINT handling_bulk_action_faxes_bulk_action_id_fkey FOREIGN KEY (bulk_action_id) REFERENCES document_jobs_internal.handling_bulk_actions(id) ON DELETE CASCADE;
 
-COMMENT ON TABLE document_jobs_internal.handling_bulk_actions IS 'A bulk mark done''s snapshot: the job filter it was counted with, who counted, how many faxes, how far it got, and the note it marks them with (given at its first apply).';
+COMMENT ON TABLE document_jobs_internal.handling_bulk_actions IS 'A bulk mark done''s snapshot: the filter it was counted with (the inbox''s or the job list''s: scope), who counted, how many faxes, how far it got, and the note it marks them with (given at its first apply).';
 CREATE TABLE document_jobs_internal.handling_bulk_actions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
+    scope text NOT NULL,
     filter jsonb NOT NULL,
     actor_id uuid NOT NULL,
     actor_email text,
@@ -521,7 +524,8 @@ CREATE TABLE document_jobs_internal.handling_bulk_actions (
     prepared_at timestamp with time zone DEFAULT now() NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
-    CONSTRAINT handling_bulk_actions_note_check CHECK ((length(note) <= 500))
+    CONSTRAINT handling_bulk_actions_note_check CHECK ((length(note) <= 500)),
+    CONSTRAINT handling_bulk_actions_scope_check CHECK ((scope = ANY (ARRAY['faxes'::text, 'jobs'::text])))
 );
 ALTER TABLE ONLY document_jobs_internal.handling_bulk_actions
     ADD CONSTRAINT handling_bulk_actions_pkey PRIMARY KEY (id);
@@ -2528,18 +2532,23 @@ $$;
 REVOKE ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) TO service_role;
 
-COMMENT ON FUNCTION public.prepare_fax_handling_bulk(p_filter jsonb, p_actor_id uuid) IS 'A bulk mark done''s count: the faxes whose jobs the job list''s filter matches (each fax once) that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "fax_count", "filter", "prepared_at", "expires_at"}.';
-CREATE FUNCTION public.prepare_fax_handling_bulk(p_filter jsonb, p_actor_id uuid) RETURNS jsonb
+COMMENT ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) IS 'A bulk mark done''s count: the faxes the inbox''s filter matches (p_scope faxes), or those whose jobs the job list''s filter matches (jobs; each fax once), that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "scope", "fax_count", "filter", "prepared_at", "expires_at"}.';
+CREATE FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
     c_max_faxes constant int := 50000;
-    v_filter jsonb := document_jobs_internal.job_filter(p_filter);
+    c_not_done constant text := 'not exists (select 1 from public.fax_handling h'
+                                ' where h.fax_received_email_id = %s and h.state = ''done'')';
+    v_filter jsonb;
     v_email text;
     v_id uuid;
     v_count int;
 begin
+    perform document_jobs_internal.require(p_scope in ('faxes', 'jobs'), 'p_scope must be faxes or jobs');
+    v_filter := case p_scope when 'faxes' then document_jobs_internal.faxes_filter(p_filter)
+                             else document_jobs_internal.job_filter(p_filter) end;
     perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
     perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
     select left(u.email::text, 320) into v_email from auth.users u where u.id = p_actor_id;
@@ -2548,17 +2557,24 @@ begin
     delete from document_jobs_internal.handling_bulk_actions b
      where b.started_at is null and b.prepared_at < now() - interval '1 day';
 
-    insert into document_jobs_internal.handling_bulk_actions (filter, actor_id, actor_email)
-    values (v_filter, p_actor_id, v_email)
+    insert into document_jobs_internal.handling_bulk_actions (scope, filter, actor_id, actor_email)
+    values (p_scope, v_filter, p_actor_id, v_email)
     returning id into v_id;
-    execute format(
-        'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
-         select distinct %L::uuid, j.fax_received_email_id from public.document_jobs j
-          where %s and j.fax_received_email_id is not null
-            and not exists (select 1 from public.fax_handling h
-                             where h.fax_received_email_id = j.fax_received_email_id and h.state = ''done'')
-          limit %s',
-        v_id, document_jobs_internal.job_filter_sql(v_filter), c_max_faxes + 1);
+    if p_scope = 'faxes' then
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select %L::uuid, e.id from public.fax_received_emails e where %s and %s and %s limit %s',
+            v_id, document_jobs_internal.faxes_time_sql(v_filter), document_jobs_internal.faxes_match_sql(v_filter),
+            format(c_not_done, 'e.id'), c_max_faxes + 1);
+    else
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select distinct %L::uuid, j.fax_received_email_id from public.document_jobs j
+              where %s and j.fax_received_email_id is not null and %s
+              limit %s',
+            v_id, document_jobs_internal.job_filter_sql(v_filter), format(c_not_done, 'j.fax_received_email_id'),
+            c_max_faxes + 1);
+    end if;
     get diagnostics v_count = row_count;
     if v_count > c_max_faxes then
         raise exception using errcode = '22023',
@@ -2566,12 +2582,12 @@ begin
                              c_max_faxes);
     end if;
     update document_jobs_internal.handling_bulk_actions b set fax_count = v_count where b.id = v_id;
-    return jsonb_build_object('bulk_action_id', v_id, 'fax_count', v_count, 'filter', v_filter,
+    return jsonb_build_object('bulk_action_id', v_id, 'scope', p_scope, 'fax_count', v_count, 'filter', v_filter,
                               'prepared_at', now(), 'expires_at', now() + interval '15 minutes');
 end;
 $$;
-REVOKE ALL ON FUNCTION public.prepare_fax_handling_bulk(p_filter jsonb, p_actor_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.prepare_fax_handling_bulk(p_filter jsonb, p_actor_id uuid) TO service_role;
+REVOKE ALL ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) TO service_role;
 
 COMMENT ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) IS 'Marks done the next batch (at most p_batch_size faxes, 1 to 1,000) of a bulk mark done that prepare_fax_handling_bulk counted, in one transaction, with the note of its first call (required; kept as the faxes'' note), and answers where it stands (handling_bulk_progress): call it again until "done". Only the operator who counted may apply it, within 15 minutes of counting, while Auth has them as an admin or a clerk (acting_operator, every call). The first call writes the audit row (bulk_handle: the filter, the fax count, the note), once; every mark is kept in fax_handling_history under it. A fax marked done since the count is skipped (already_done).';
 CREATE FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text DEFAULT NULL::text, p_batch_size integer DEFAULT 500) RETURNS jsonb
@@ -3740,20 +3756,22 @@ REVOKE ALL ON FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_e
 
 COMMENT ON FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) IS 'A fax''s handling as the screen shows it beside the fax: {"fax_received_email_id", "state" (new when never marked), "assignee_id", "assignee_email", "note", "updated_at", "updated_by_email"}; null when there is no such e-mail. For every view that lists or shows a fax.';
 CREATE FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
-    select case when e.id is not null then jsonb_build_object(
-               'fax_received_email_id', e.id,
-               'state', coalesce(h.state, 'new'),
-               'assignee_id', h.assignee_id,
-               'assignee_email', h.assignee_email,
-               'note', h.note,
-               'updated_at', h.updated_at,
-               'updated_by_email', h.updated_by_email) end
-      from (select p_fax_received_email_id as id) x
-      left join public.fax_received_emails e on e.id = x.id
-      left join public.fax_handling h on h.fax_received_email_id = e.id
+begin
+    return (select case when e.id is not null then jsonb_build_object(
+                       'fax_received_email_id', e.id,
+                       'state', coalesce(h.state, 'new'),
+                       'assignee_id', h.assignee_id,
+                       'assignee_email', h.assignee_email,
+                       'note', h.note,
+                       'updated_at', h.updated_at,
+                       'updated_by_email', h.updated_by_email) end
+              from (select p_fax_received_email_id as id) x
+              left join public.fax_received_emails e on e.id = x.id
+              left join public.fax_handling h on h.fax_received_email_id = e.id);
+end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) FROM PUBLIC;
 
@@ -3804,6 +3822,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it (fax_handling_summary, "handling").';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3834,12 +3853,14 @@ begin
         'view_error_code', (select v.error_code from public.fax_received_email_attachments a
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
-                             order by a.created_at, a.id limit 1))
+                             order by a.created_at, a.id limit 1),
+        'handling', document_jobs_internal.fax_handling_summary(p_email.id))
         || document_jobs_internal.fax_storing(p_email.id);
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, through its indexes, at most p_limit (p_limit means "maybe more"), or null when no index can answer: a number''s digits, an id, a sender or term of three characters or more, an assignee, or handling states without new (fax_handling''s indexes).';
 CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3863,12 +3884,23 @@ begin
     if p_filter ? 'q' and length(p_filter ->> 'q') >= 3 then
         return document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
     end if;
+    -- Whose a fax is, or a handling that is not new: the faxes marked so, from fax_handling's
+    -- indexes (a new fax is one with no row: only a walk finds those).
+    if p_filter ? 'assignee' then
+        return array(select h.fax_received_email_id from public.fax_handling h
+                      where lower(h.assignee_email) = p_filter ->> 'assignee' and h.state <> 'new' limit p_limit);
+    end if;
+    if p_filter ? 'handling' and not p_filter -> 'handling' ? 'new' then
+        return array(select h.fax_received_email_id from public.fax_handling h
+                      where h.state = any (array(select jsonb_array_elements_text(p_filter -> 'handling')))
+                      limit p_limit);
+    end if;
     return null;
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q"}, every key optional; anything else is refused with 22023 naming the key.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q", "handling" (the handling states wanted), "assignee" (the e-mail of whom a fax is, lower case)}, every key optional; anything else is refused with 22023 naming the key.';
 CREATE FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3886,9 +3918,10 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q']),
-            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q)',
-                   to_jsonb(v_key)));
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'handling',
+                               'assignee']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q, '
+                   'handling, assignee)', to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
     begin
@@ -3918,6 +3951,24 @@ begin
                 case when v_key = 'line' then document_jobs_internal.address_of(v_text) else v_text end);
         end if;
     end loop;
+    if p_filter ? 'handling' then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'handling') = 'array' and jsonb_array_length(p_filter -> 'handling') > 0
+            and not exists (select 1 from jsonb_array_elements(p_filter -> 'handling') s
+                             where jsonb_typeof(s) <> 'string'
+                                or not (s #>> '{}') = any (document_jobs_internal.handling_states())),
+            'p_filter.handling must be a non-empty array of new, in_progress, done');
+        v_filter := v_filter || jsonb_build_object('handling',
+            (select jsonb_agg(distinct s) from jsonb_array_elements_text(p_filter -> 'handling') s));
+    end if;
+    if p_filter ? 'assignee' then
+        v_text := lower(btrim(p_filter ->> 'assignee'));
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'assignee') = 'string' and length(v_text) between 1 and 320
+            and v_text !~ '[[:cntrl:]]',
+            'p_filter.assignee must be an e-mail address of 1 to 320 characters');
+        v_filter := v_filter || jsonb_build_object('assignee', v_text);
+    end if;
     if p_filter ? 'number' then
         perform document_jobs_internal.require(
             jsonb_typeof(p_filter -> 'number') = 'string' and (p_filter ->> 'number') ~ '^[0-9]{1,20}$',
@@ -3929,6 +3980,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: sender text, number digits, line, search term, handling state (new for a fax never marked) and assignee; "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3946,7 +3998,13 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
             '(%s e.provider_email_id = %L or e.from_address ilike %3$L or e.subject ilike %3$L)',
             case when (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                  then format('e.id = %L::uuid or', p_filter ->> 'q') else '' end,
-            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end)
+            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end,
+        case when p_filter ? 'handling' then format(
+            'coalesce((select h.state from public.fax_handling h where h.fax_received_email_id = e.id), ''new'')'
+            ' = any (%L::text[])', array(select jsonb_array_elements_text(p_filter -> 'handling'))) end,
+        case when p_filter ? 'assignee' then format(
+            'exists (select 1 from public.fax_handling h where h.fax_received_email_id = e.id'
+            ' and h.state <> ''new'' and lower(h.assignee_email) = %L)', p_filter ->> 'assignee') end)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 
@@ -4014,13 +4072,13 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) IS 'Where a bulk mark done stands: {"bulk_action_id", "filter", "fax_count", "changed", "skipped", "processed", "done", "started_at", "finished_at", "note", "not_changed" (the first 100 faxes it did not mark, with why)}.';
+COMMENT ON FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) IS 'Where a bulk mark done stands: {"bulk_action_id", "scope", "filter", "fax_count", "changed", "skipped", "processed", "done", "started_at", "finished_at", "note", "not_changed" (the first 100 faxes it did not mark, with why)}.';
 CREATE FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
     select jsonb_build_object(
-               'bulk_action_id', b.id, 'filter', b.filter, 'fax_count', b.fax_count, 'changed', b.changed,
+               'bulk_action_id', b.id, 'scope', b.scope, 'filter', b.filter, 'fax_count', b.fax_count, 'changed', b.changed,
                'skipped', b.skipped, 'processed', b.changed + b.skipped, 'done', b.finished_at is not null,
                'started_at', b.started_at, 'finished_at', b.finished_at, 'note', b.note,
                'not_changed', coalesce((

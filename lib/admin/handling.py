@@ -162,7 +162,7 @@ def _bulk(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     given_reason(args.note)
     check_filters(context, args)
     who = _marker(context, args.actor, "a bulk mark done")
-    prepared = calls.prepare_handling_bulk(_rpc(context), found, who.id)
+    prepared = calls.prepare_handling_bulk(_rpc(context), "jobs", found, who.id)
     if args.yes:
         return _apply(context, prepared["bulk_action_id"], who.email, args.note)
     count, scope = prepared["fax_count"], commands.described(context, prepared["filter"])

@@ -34,7 +34,7 @@ def _read(rpc: Rpc, functions: tuple[str, str], viewer: Viewer | None, params: d
 # and the bulk actions', on the screen and on the command line alike.
 FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only")
 # The inbox's filter (document_jobs_internal.faxes_filter checks and normalizes it).
-FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q")
+FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q", "handling", "assignee")
 ACTIONS = ("retry", "cancel")
 
 
@@ -225,9 +225,12 @@ def mark(rpc: Rpc, email_id: str, actor_id: str, state: str, note: str | None,
     return answer
 
 
-def prepare_handling_bulk(rpc: Rpc, filter: Mapping[str, Any], actor_id: str) -> dict[str, Any]:
-    """The faxes whose jobs a job filter matches that are not done yet, counted and kept."""
-    prepared: dict[str, Any] = rpc("prepare_fax_handling_bulk", {"p_filter": dict(filter), "p_actor_id": actor_id})
+def prepare_handling_bulk(rpc: Rpc, scope: str, filter: Mapping[str, Any], actor_id: str) -> dict[str, Any]:
+    """The faxes an inbox filter (scope "faxes") matches, or whose jobs a job filter ("jobs") matches,
+    that are not done yet, counted and kept."""
+    prepared: dict[str, Any] = rpc("prepare_fax_handling_bulk", {
+        "p_scope": scope, "p_filter": dict(filter), "p_actor_id": actor_id,
+    })  # fmt: skip
     return prepared
 
 

@@ -3,7 +3,7 @@
 GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
-GET  /api/admin/faxes?from=&to=&sender=&line=&q=&after_time=&after_id=&limit=   the inbox
+GET  /api/admin/faxes?from=&to=&sender=&line=&q=&handling=&assignee=&after_time=&after_id=&limit=   the inbox
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
 POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
@@ -15,7 +15,7 @@ POST /api/admin/jobs/<id>/cancel    {"reason"}                admins
 POST /api/admin/bulk                {"action", "query"}       admins: count the jobs and keep their ids
 POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, for up to 8 s a call
 POST /api/admin/faxes/<id>/handling {"state", "from"?, "note"?}  clerks and admins: mark a fax
-POST /api/admin/handling/bulk       {"query"}                 clerks and admins: count the faxes to mark done
+POST /api/admin/handling/bulk       {"scope", "query"}        clerks and admins: count the faxes to mark done
 POST /api/admin/handling/bulk/<id>/apply {"note"}             clerks and admins: mark them done, in batches
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
 
@@ -306,14 +306,29 @@ def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
     return found
 
 
-def faxes_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
-    """The inbox's query parameters as a filter of document_jobs_internal.faxes_filter."""
+# The inbox's handling filter: a state, or "open" (not done: new or in progress).
+HANDLING_FILTERS = {"open": ["new", "in_progress"], **{state: [state] for state in calls.HANDLING_STATES}}
+
+
+def faxes_filter(query: Mapping[str, list[str]], operator: Operator | None = None) -> dict[str, Any]:
+    """The inbox's query parameters as a filter of document_jobs_internal.faxes_filter; the
+    assignee "me" is the operator asking."""
     check_text(query, "the filter")
     found: dict[str, Any] = {}
     for parameter, key in FAX_FILTER_PARAMETERS.items():
         values = [value for value in query.get(parameter, []) if value.strip()]
         if values:
             found[key] = values[0]
+    handling = (query.get("handling") or [""])[0]
+    if handling:
+        if handling not in HANDLING_FILTERS:
+            raise Refusal("bad_request", "handling must be open, new, in_progress or done", 400)
+        found["handling"] = HANDLING_FILTERS[handling]
+    assignee = (query.get("assignee") or [""])[0].strip()
+    if assignee:
+        if assignee == "me" and (operator is None or not operator.email):
+            raise Refusal("bad_request", "assignee=me names no one: this account has no e-mail", 400)
+        found["assignee"] = operator.email if assignee == "me" and operator is not None else assignee
     return calls.fax_filter(found)
 
 
@@ -360,7 +375,8 @@ def faxes(context: Context) -> dict[str, Any]:
     call = context.call
     limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
     after_time, after_id = _cursor(call)
-    page = calls.faxes(context.rpc, faxes_filter(call.query), after_time, after_id, limit, context.viewer())
+    page = calls.faxes(context.rpc, faxes_filter(call.query, context.operator), after_time, after_id, limit,
+                       context.viewer())  # fmt: skip
     thumbnails = [(t["bucket"], t["path"]) for fax in page["faxes"] if (t := fax.get("thumbnail"))]
     signed = _signed(context, thumbnails)
     for fax in page["faxes"]:
@@ -564,13 +580,15 @@ def mark(context: Context) -> dict[str, Any]:
 
 def handling_bulk_prepare(context: Context) -> dict[str, Any]:
     body = context.call.body()
-    query = body.get("query", "")
-    if not isinstance(query, str):
-        raise Refusal("bad_request", 'give "query" (the job list\'s filter)', 400)
+    scope, query = body.get("scope", "jobs"), body.get("query", "")
+    if scope not in ("faxes", "jobs") or not isinstance(query, str):
+        raise Refusal("bad_request", 'give "scope" (faxes or jobs) and "query" (the inbox\'s or the job list\'s '
+                      "filter)", 400)  # fmt: skip
     who = context.require_marker()
-    # The very filter the list shows, as the bulk retry reads it.
-    job_filter = jobs_filter(parse_qs(query.removeprefix("?")))
-    return _marking(lambda: calls.prepare_handling_bulk(context.rpc, job_filter, who.user_id))
+    # The very filter the list shows, read by the list's own parser.
+    parsed = parse_qs(query.removeprefix("?"))
+    found = faxes_filter(parsed, context.operator) if scope == "faxes" else jobs_filter(parsed)
+    return _marking(lambda: calls.prepare_handling_bulk(context.rpc, scope, found, who.user_id))
 
 
 def handling_bulk_apply(context: Context) -> dict[str, Any]:

@@ -29,10 +29,10 @@ import { filterSummary, jobLink, notice, problemText, shortId, stackedTable } fr
 /** @param {AuditEntry} entry */
 function target(entry) {
   if (entry.job_id) return jobLink(entry.job_id);
-  // A fax's jobs, found by its e-mail's id (the job list's search takes it).
+  // The fax's page (the inbox's), by its e-mail's id.
   if (entry.handling) {
     const id = entry.handling.fax_received_email_id;
-    return h("a", { href: `#/jobs?q=${encodeURIComponent(id)}` }, t("audit.fax", { id: shortId(id) }));
+    return h("a", { href: `#/faxes/${encodeURIComponent(id)}` }, t("audit.fax", { id: shortId(id) }));
   }
   return h("span", {}, filterSummary(entry.filter) || "—");
 }

@@ -7,8 +7,8 @@
 
 import { ApiError, api } from "./api.js";
 import { h, replace } from "./dom.js";
-import { dateTime, t } from "./i18n.js";
-import { canMark, isolated, notice, problemText } from "./ui.js";
+import { dateTime, number, t } from "./i18n.js";
+import { ask, canMark, codeMeaning, filterSummary, isolated, notice, problemText, shortId } from "./ui.js";
 
 /** @typedef {"new" | "in_progress" | "done"} HandlingState */
 /**
@@ -33,7 +33,21 @@ import { canMark, isolated, notice, problemText } from "./ui.js";
 /**
  * @typedef {object} ControlOptions
  * @property {boolean} [compact] a list's row: the state and the tap only (no note field, no history)
+ * @property {boolean} [history] read the fax's marks and show them (a fax's own page)
  * @property {(handling: Handling) => void} [onChange] told of the fax's handling after a mark
+ */
+/**
+ * POST /api/admin/handling/bulk: the faxes a bulk mark done would mark.
+ * @typedef {{ bulk_action_id: string, fax_count: number, filter: Record<string, string | string[]> }} BulkDonePrepared
+ */
+/**
+ * POST /api/admin/handling/bulk/<id>/apply: the bulk mark done's progress after one more batch.
+ * @typedef {object} BulkDoneProgress
+ * @property {number} processed
+ * @property {number} changed
+ * @property {number} skipped
+ * @property {boolean} done
+ * @property {Array<{ fax_received_email_id: string, reason: string }>} not_changed
  */
 
 /** The tap's next state from each state: new → in progress → done. */
@@ -75,7 +89,95 @@ export async function loadHandling(faxId) {
 export function handlingControl(handling, options = {}) {
   const root = h("div", { class: `handling${options.compact ? " compact" : ""}`, "data-fax-id": handling.fax_received_email_id });
   draw(root, handling, options, null);
+  if (options.history && !handling.history) addHistory(root, handling);
   return root;
+}
+
+/**
+ * The fax's marks, read and added below a control already drawn (the state shows at once), unless
+ * a mark has redrawn the control meanwhile: what an operator typed in the note stays.
+ * @param {HTMLElement} root
+ * @param {Handling} handling the drawn control's
+ */
+async function addHistory(root, handling) {
+  const drawn = root.getAttribute("data-drawn");
+  let fresh;
+  try {
+    fresh = await loadHandling(handling.fax_received_email_id);
+  } catch {
+    return; // the marks are a help: the control works without them
+  }
+  if (root.getAttribute("data-drawn") !== drawn || !fresh.history?.length) return;
+  handling.history = fresh.history;
+  root.append(history(fresh.history));
+}
+
+/**
+ * A fax never marked, as the control shows it: new, nobody's.
+ * @param {string} faxId
+ * @returns {Handling}
+ */
+export function newHandling(faxId) {
+  return { fax_received_email_id: faxId, state: "new", assignee_email: null, note: null, updated_at: null };
+}
+
+/**
+ * Every fax a list's filter matches, marked done with one note: the count first, then the marks in
+ * batches, as the other bulk actions (a clerk's too).
+ * @param {"faxes" | "jobs"} scope whose filter: the inbox's, or the job list's (the faxes of its jobs)
+ * @param {string} query the list's filter as the API takes it
+ * @param {Element} report where the count, the progress and the outcome are told
+ * @param {() => unknown} rerender the list again, once done
+ */
+export async function markAllDone(scope, query, report, rerender) {
+  replace(report, notice(t("bulkDone.counting")));
+  /** @type {BulkDonePrepared} */
+  let prepared;
+  try {
+    prepared = /** @type {BulkDonePrepared} */ (await api("handling/bulk", { method: "POST", body: { scope, query } }));
+  } catch (error) {
+    replace(report, notice(problemText(error), "error"));
+    return;
+  }
+  if (prepared.fax_count === 0) {
+    replace(report, notice(t("bulkDone.nothing")));
+    return;
+  }
+  const count = number(prepared.fax_count);
+  const note = await ask({
+    title: t("bulkDone.confirm", { count }),
+    body: [h("p", {}, t(scope === "faxes" ? "bulkDone.snapshotFaxes" : "bulkDone.snapshot")),
+      h("p", { class: "bulk-filter" }, t("bulk.filter", { filter: filterSummary(prepared.filter) || "—" }))],
+    reasonLabel: t("bulkDone.note"),
+    reasonRequired: true,
+  });
+  if (note === null) {
+    replace(report);
+    return;
+  }
+  /** @type {BulkDoneProgress} */
+  let progress;
+  try {
+    do {
+      progress = /** @type {BulkDoneProgress} */ (await api(`handling/bulk/${prepared.bulk_action_id}/apply`, { method: "POST", body: { note } }));
+      replace(report, notice(t("bulkDone.applying", { processed: number(progress.processed), count,
+        changed: number(progress.changed), skipped: number(progress.skipped) })));
+    } while (!progress.done);
+  } catch (error) {
+    replace(report, notice(problemText(error), "error"));
+    return;
+  }
+  replace(
+    report,
+    notice(t("bulkDone.done", { changed: number(progress.changed), count, skipped: number(progress.skipped) }), "success"),
+    progress.not_changed.length
+      ? h("details", { open: true }, h("summary", {}, t("bulkDone.notChanged")),
+          h("ul", {}, progress.not_changed.map((item) => h("li", {},
+            h("a", { href: `#/faxes/${encodeURIComponent(item.fax_received_email_id)}`, class: "mono" }, shortId(item.fax_received_email_id)),
+            " — ", codeMeaning("refusal", item.reason)))))
+      : null,
+  );
+  rerender();
 }
 
 /**
@@ -85,6 +187,7 @@ export function handlingControl(handling, options = {}) {
  * @param {import("./dom.js").Child} message what the last tap did
  */
 function draw(root, handling, options, message) {
+  root.setAttribute("data-drawn", String(Number(root.getAttribute("data-drawn") ?? 0) + 1));
   const marker = canMark();
   const status = h("div", { class: "handling-report", "aria-live": "polite" }, message);
   const facts = h("div", { class: "handling-state" },
@@ -109,7 +212,7 @@ function draw(root, handling, options, message) {
       ));
       const next = { ...answer.handling, history: handling.history };
       options.onChange?.(next);
-      if (!options.compact && handling.history) {
+      if (options.history || handling.history) {
         redraw(root, options, notice(t(said, { state: handlingLabel(state) }), "success"));
       } else draw(root, next, options, notice(t(said, { state: handlingLabel(state) }), "success"));
     } catch (error) {

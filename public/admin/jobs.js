@@ -6,6 +6,7 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { markAllDone } from "./handling.js";
 import { absoluteTime, dateTime, number, t } from "./i18n.js";
 import { ask, canMark, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, retryCannotHelp, shortId, stateBadge } from "./ui.js";
 
@@ -30,19 +31,6 @@ const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
 /**
  * POST /api/admin/bulk: what a bulk action would change.
  * @typedef {{ bulk_action_id: string, job_count: number, filter: Record<string, string | string[]>, cancelled_left_out: boolean }} BulkPrepared
- */
-/**
- * POST /api/admin/handling/bulk: the faxes a bulk mark done would mark.
- * @typedef {{ bulk_action_id: string, fax_count: number, filter: Record<string, string | string[]> }} BulkDonePrepared
- */
-/**
- * POST /api/admin/handling/bulk/<id>/apply: the bulk mark done's progress after one more batch.
- * @typedef {object} BulkDoneProgress
- * @property {number} processed
- * @property {number} changed
- * @property {number} skipped
- * @property {boolean} done
- * @property {Array<{ fax_received_email_id: string, reason: string }>} not_changed
  */
 /**
  * POST /api/admin/bulk/<id>/apply: the bulk action's progress after one more batch.
@@ -300,64 +288,6 @@ async function bulk(action, filter, report, rerender) {
 }
 
 /**
- * Every fax whose jobs the filter matches, marked done with one note: the count first, as the
- * other bulk actions (a clerk's too).
- * @param {URLSearchParams} filter
- * @param {Element} report where the count, the progress and the outcome are told
- * @param {() => unknown} rerender
- */
-async function bulkDone(filter, report, rerender) {
-  replace(report, notice(t("bulkDone.counting")));
-  /** @type {BulkDonePrepared} */
-  let prepared;
-  try {
-    prepared = /** @type {BulkDonePrepared} */ (await api("handling/bulk", { method: "POST", body: { query: filter.toString() } }));
-  } catch (error) {
-    replace(report, notice(problemText(error), "error"));
-    return;
-  }
-  if (prepared.fax_count === 0) {
-    replace(report, notice(t("bulkDone.nothing")));
-    return;
-  }
-  const count = number(prepared.fax_count);
-  const note = await ask({
-    title: t("bulkDone.confirm", { count }),
-    body: [h("p", {}, t("bulkDone.snapshot")),
-      h("p", { class: "bulk-filter" }, t("bulk.filter", { filter: filterSummary(prepared.filter) || "—" }))],
-    reasonLabel: t("bulkDone.note"),
-    reasonRequired: true,
-  });
-  if (note === null) {
-    replace(report);
-    return;
-  }
-  /** @type {BulkDoneProgress} */
-  let progress;
-  try {
-    do {
-      progress = /** @type {BulkDoneProgress} */ (await api(`handling/bulk/${prepared.bulk_action_id}/apply`, { method: "POST", body: { note } }));
-      replace(report, notice(t("bulkDone.applying", { processed: number(progress.processed), count,
-        changed: number(progress.changed), skipped: number(progress.skipped) })));
-    } while (!progress.done);
-  } catch (error) {
-    replace(report, notice(problemText(error), "error"));
-    return;
-  }
-  replace(
-    report,
-    notice(t("bulkDone.done", { changed: number(progress.changed), count, skipped: number(progress.skipped) }), "success"),
-    progress.not_changed.length
-      ? h("details", { open: true }, h("summary", {}, t("bulkDone.notChanged")),
-          h("ul", {}, progress.not_changed.map((item) => h("li", {},
-            h("a", { href: `#/jobs?q=${encodeURIComponent(item.fax_received_email_id)}`, class: "mono" }, shortId(item.fax_received_email_id)),
-            " — ", codeMeaning("refusal", item.reason)))))
-      : null,
-  );
-  rerender();
-}
-
-/**
  * @param {Element} container
  * @param {URLSearchParams} params
  */
@@ -443,7 +373,7 @@ export async function render(container, params) {
           showRetry ? bulkButton("retry", t("jobs.bulkRetry")) : null,
           showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null,
           h("button", { type: "button", class: "bulk-done", disabled: !marker, "aria-disabled": !marker,
-            onclick: () => bulkDone(filter, report, load) }, t("jobs.bulkDone"))),
+            onclick: () => markAllDone("jobs", filter.toString(), report, load) }, t("jobs.bulkDone"))),
         admin ? null : h("small", { class: "hint" }, t(operator()?.role === "clerk" ? "jobs.clerkHint" : "jobs.viewerHint"))),
       report,
       resultsHeading,

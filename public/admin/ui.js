@@ -108,6 +108,8 @@ export function isolated(text, className) {
 const FILTER_LABELS = /** @type {Record<string, string>} */ ({
   states: "column.state", kind: "column.kind", error_code: "column.errorCode", received_from: "jobs.filterFrom",
   received_to: "filter.receivedTo", sender: "filter.sender", q: "filter.q",
+  // The inbox's (a bulk mark done counted with it).
+  number: "inbox.filterSender", line: "inbox.filterLine", handling: "inbox.filterHandling", assignee: "filter.assignee",
 });
 
 /**
@@ -119,6 +121,7 @@ export function filterSummary(filter) {
     if (key === "fax_jobs_only") return t("filter.faxJobsOnly");
     const values = Array.isArray(value) ? value : [value];
     const shown = values.map((v) => key === "states" ? t(`state.${v}`)
+      : key === "handling" ? t(`handling.${v}`)
       : key === "received_from" || key === "received_to" ? dateTime(v)
       : key === "error_code" && explained("job", v) ? `${v} (${explained("job", v)?.meaning})` : v);
     return `${FILTER_LABELS[key] ? t(FILTER_LABELS[key]) : key}: ${shown.join(", ")}`;

@@ -4,13 +4,16 @@
 -- apply_fax_handling_bulk marks them in bounded batches, one transaction each, called until it
 -- answers done; the audit row is written once, by the first call, with the count and the note.
 --
--- The filter is the job list's (document_jobs_internal.job_filter): the faxes whose jobs it matches,
--- e.g. every fax whose fetch failed with resend_not_found (the provider no longer has it) closed
--- with 送信元に再送を依頼済み. A fax counts once however many of its jobs match, and a fax already
--- done is not counted. A clerk or an admin may do it (acting_operator, on every call).
+-- The filter is the inbox's (scope faxes: document_jobs_internal.faxes_filter, the faxes it lists)
+-- or the job list's (scope jobs: job_filter, the faxes whose jobs it matches, e.g. every fax whose
+-- fetch failed with resend_not_found, the provider no longer having it, closed with
+-- 送信元に再送を依頼済み). A fax counts once however many of its jobs match, and a fax already done
+-- is not counted. A clerk or an admin may do it (acting_operator, on every call).
 
 create table document_jobs_internal.handling_bulk_actions (
     id uuid primary key default gen_random_uuid(),
+    -- Whose filter: the inbox's (faxes) or the job list's (jobs).
+    scope text not null check (scope in ('faxes', 'jobs')),
     filter jsonb not null,
     actor_id uuid not null,
     actor_email text,
@@ -23,7 +26,7 @@ create table document_jobs_internal.handling_bulk_actions (
     finished_at timestamptz
 );
 comment on table document_jobs_internal.handling_bulk_actions is
-    'A bulk mark done''s snapshot: the job filter it was counted with, who counted, how many faxes, how far it got, and the note it marks them with (given at its first apply).';
+    'A bulk mark done''s snapshot: the filter it was counted with (the inbox''s or the job list''s: scope), who counted, how many faxes, how far it got, and the note it marks them with (given at its first apply).';
 
 create table document_jobs_internal.handling_bulk_action_faxes (
     bulk_action_id uuid not null references document_jobs_internal.handling_bulk_actions (id) on delete cascade,
@@ -42,11 +45,11 @@ create index handling_bulk_action_faxes_pending
     on document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
     where outcome is null;
 
--- Counts the faxes whose jobs a filter matches that are not done yet, and keeps their ids. At most
--- 50,000 at once: more is refused with 22023 (narrow the filter and count again). Answers
--- {"bulk_action_id", "fax_count", "filter", "prepared_at", "expires_at"}: apply it within 15
--- minutes, or count again.
-create function public.prepare_fax_handling_bulk(p_filter jsonb, p_actor_id uuid)
+-- Counts the faxes a filter matches (the inbox's, or the job list's: the faxes of the jobs it
+-- matches) that are not done yet, and keeps their ids. At most 50,000 at once: more is refused
+-- with 22023 (narrow the filter and count again). Answers {"bulk_action_id", "scope",
+-- "fax_count", "filter", "prepared_at", "expires_at"}: apply it within 15 minutes, or count again.
+create function public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid)
 returns jsonb
 language plpgsql
 security definer
@@ -54,11 +57,16 @@ set search_path = ''
 as $$
 declare
     c_max_faxes constant int := 50000;
-    v_filter jsonb := document_jobs_internal.job_filter(p_filter);
+    c_not_done constant text := 'not exists (select 1 from public.fax_handling h'
+                                ' where h.fax_received_email_id = %s and h.state = ''done'')';
+    v_filter jsonb;
     v_email text;
     v_id uuid;
     v_count int;
 begin
+    perform document_jobs_internal.require(p_scope in ('faxes', 'jobs'), 'p_scope must be faxes or jobs');
+    v_filter := case p_scope when 'faxes' then document_jobs_internal.faxes_filter(p_filter)
+                             else document_jobs_internal.job_filter(p_filter) end;
     perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
     perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
     select left(u.email::text, 320) into v_email from auth.users u where u.id = p_actor_id;
@@ -67,17 +75,24 @@ begin
     delete from document_jobs_internal.handling_bulk_actions b
      where b.started_at is null and b.prepared_at < now() - interval '1 day';
 
-    insert into document_jobs_internal.handling_bulk_actions (filter, actor_id, actor_email)
-    values (v_filter, p_actor_id, v_email)
+    insert into document_jobs_internal.handling_bulk_actions (scope, filter, actor_id, actor_email)
+    values (p_scope, v_filter, p_actor_id, v_email)
     returning id into v_id;
-    execute format(
-        'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
-         select distinct %L::uuid, j.fax_received_email_id from public.document_jobs j
-          where %s and j.fax_received_email_id is not null
-            and not exists (select 1 from public.fax_handling h
-                             where h.fax_received_email_id = j.fax_received_email_id and h.state = ''done'')
-          limit %s',
-        v_id, document_jobs_internal.job_filter_sql(v_filter), c_max_faxes + 1);
+    if p_scope = 'faxes' then
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select %L::uuid, e.id from public.fax_received_emails e where %s and %s and %s limit %s',
+            v_id, document_jobs_internal.faxes_time_sql(v_filter), document_jobs_internal.faxes_match_sql(v_filter),
+            format(c_not_done, 'e.id'), c_max_faxes + 1);
+    else
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select distinct %L::uuid, j.fax_received_email_id from public.document_jobs j
+              where %s and j.fax_received_email_id is not null and %s
+              limit %s',
+            v_id, document_jobs_internal.job_filter_sql(v_filter), format(c_not_done, 'j.fax_received_email_id'),
+            c_max_faxes + 1);
+    end if;
     get diagnostics v_count = row_count;
     if v_count > c_max_faxes then
         raise exception using errcode = '22023',
@@ -85,12 +100,12 @@ begin
                              c_max_faxes);
     end if;
     update document_jobs_internal.handling_bulk_actions b set fax_count = v_count where b.id = v_id;
-    return jsonb_build_object('bulk_action_id', v_id, 'fax_count', v_count, 'filter', v_filter,
+    return jsonb_build_object('bulk_action_id', v_id, 'scope', p_scope, 'fax_count', v_count, 'filter', v_filter,
                               'prepared_at', now(), 'expires_at', now() + interval '15 minutes');
 end;
 $$;
-comment on function public.prepare_fax_handling_bulk(jsonb, uuid) is
-    'A bulk mark done''s count: the faxes whose jobs the job list''s filter matches (each fax once) that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "fax_count", "filter", "prepared_at", "expires_at"}.';
+comment on function public.prepare_fax_handling_bulk(text, jsonb, uuid) is
+    'A bulk mark done''s count: the faxes the inbox''s filter matches (p_scope faxes), or those whose jobs the job list''s filter matches (jobs; each fax once), that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "scope", "fax_count", "filter", "prepared_at", "expires_at"}.';
 
 -- Where a bulk mark done stands: counts so far, and the first 100 faxes it did not mark, with why.
 create function document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid)
@@ -100,7 +115,7 @@ stable
 set search_path = ''
 as $$
     select jsonb_build_object(
-               'bulk_action_id', b.id, 'filter', b.filter, 'fax_count', b.fax_count, 'changed', b.changed,
+               'bulk_action_id', b.id, 'scope', b.scope, 'filter', b.filter, 'fax_count', b.fax_count, 'changed', b.changed,
                'skipped', b.skipped, 'processed', b.changed + b.skipped, 'done', b.finished_at is not null,
                'started_at', b.started_at, 'finished_at', b.finished_at, 'note', b.note,
                'not_changed', coalesce((
@@ -114,7 +129,7 @@ as $$
      where b.id = p_bulk_action_id
 $$;
 comment on function document_jobs_internal.handling_bulk_progress(uuid) is
-    'Where a bulk mark done stands: {"bulk_action_id", "filter", "fax_count", "changed", "skipped", "processed", "done", "started_at", "finished_at", "note", "not_changed" (the first 100 faxes it did not mark, with why)}.';
+    'Where a bulk mark done stands: {"bulk_action_id", "scope", "filter", "fax_count", "changed", "skipped", "processed", "done", "started_at", "finished_at", "note", "not_changed" (the first 100 faxes it did not mark, with why)}.';
 
 -- Marks the next batch (at most p_batch_size faxes, 1 to 1,000) of a counted bulk mark done, in one
 -- transaction, and answers where it stands; call it again until "done". Only the operator who
@@ -214,11 +229,11 @@ revoke all on function
     document_jobs_internal.handling_bulk_progress(uuid)
 from public, anon, authenticated, service_role;
 revoke all on function
-    public.prepare_fax_handling_bulk(jsonb, uuid),
+    public.prepare_fax_handling_bulk(text, jsonb, uuid),
     public.apply_fax_handling_bulk(uuid, uuid, text, int)
 from public, anon, authenticated;
 grant execute on function
-    public.prepare_fax_handling_bulk(jsonb, uuid),
+    public.prepare_fax_handling_bulk(text, jsonb, uuid),
     public.apply_fax_handling_bulk(uuid, uuid, text, int)
 to service_role;
 revoke all on table document_jobs_internal.handling_bulk_actions, document_jobs_internal.handling_bulk_action_faxes

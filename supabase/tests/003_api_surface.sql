@@ -99,7 +99,7 @@ select set_eq(
         'public.document_jobs_admin_fax_handling(uuid)',
         'public.document_jobs_operator_fax_handling(uuid,uuid,uuid)',
         'public.mark_fax_handling(uuid,uuid,text,text,text)',
-        'public.prepare_fax_handling_bulk(jsonb,uuid)',
+        'public.prepare_fax_handling_bulk(text,jsonb,uuid)',
         'public.apply_fax_handling_bulk(uuid,uuid,text,integer)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');

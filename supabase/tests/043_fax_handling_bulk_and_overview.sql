@@ -12,6 +12,10 @@
 -- The overview counts a failed job as a problem until its fax is marked done: failed and failed by
 -- error code count the open ones, failed_closed the others; once every failure's fax is done, no
 -- failure is left to show (the screen's 「失敗はありません。」).
+--
+-- The inbox (20261207140300) lists each fax with its handling and filters by it: the handling
+-- states wanted (a fax never marked is new) and whose it is; and a bulk mark done takes the
+-- inbox's filter too (scope faxes).
 \getenv admin_database DEVSTACK_ADMIN_DATABASE_URL
 \c :admin_database
 begin;
@@ -21,7 +25,7 @@ set local client_min_messages = warning;
 -- The stack's cron jobs wait for this file's rollback (see 009).
 lock table public.document_jobs in exclusive mode;
 set local search_path = public, extensions, t;
-select plan(23);
+select plan(32);
 
 create table t.people (name text primary key, user_id uuid not null default gen_random_uuid(),
                        ord int generated always as identity,
@@ -39,6 +43,7 @@ select p.user_id, 'authenticated', 'authenticated', p.email,
   from t.people p;
 set local role postgres;
 create function t.person(p_name text) returns uuid language sql as $$ select user_id from t.people where name = p_name $$;
+create function t.email_of(p_name text) returns text language sql as $$ select email from t.people where name = p_name $$;
 create function t.ban(p_name text, p_until timestamptz) returns void language sql as $$
     update auth.users set banned_until = p_until where id = t.person(p_name) $$;
 
@@ -54,7 +59,7 @@ insert into public.document_jobs (kind, fax_received_email_id, status, attempts,
 values ('prepare_fax', t.email_id('lost-1'), 'failed', 1, now(), 'resend_not_found');
 insert into public.document_jobs (kind, fax_received_email_id, status, finished_at)
 values ('fetch_email', t.email_id('fine-1'), 'completed', now());
-grant execute on function t.person(text), t.email_id(text) to service_role;
+grant execute on function t.person(text), t.email_of(text), t.email_id(text) to service_role;
 
 set local role service_role;
 select is((public.document_jobs_admin_overview() -> 'states') - 'completed' - 'completed_estimated' - 'queued' - 'running',
@@ -67,11 +72,12 @@ select is((public.document_jobs_admin_overview() -> 'failed_by_error_code'),
           '... and its failure is no longer counted by its error code');
 
 -- The count comes first, of faxes not jobs, and leaves the done one out.
-select throws_ok(format($$ select public.prepare_fax_handling_bulk('{"error_code": "resend_not_found"}', %L) $$,
+select throws_ok(format($$ select public.prepare_fax_handling_bulk('jobs', '{"error_code": "resend_not_found"}', %L) $$,
                         t.person('a viewer')),
                  '42501', null, 'a viewer may not count a bulk mark');
 create table t.bulk as
-select public.prepare_fax_handling_bulk('{"states": ["failed"], "error_code": "resend_not_found"}', t.person('a clerk')) as prepared;
+select public.prepare_fax_handling_bulk('jobs', '{"states": ["failed"], "error_code": "resend_not_found"}',
+                                        t.person('a clerk')) as prepared;
 select is((select (prepared ->> 'fax_count')::int from t.bulk), 4,
           'four faxes, counted once each (lost-1 has two failed jobs), lost-5 left out as done');
 select is((select prepared -> 'filter' from t.bulk), '{"states": ["failed"], "error_code": "resend_not_found"}',
@@ -87,7 +93,7 @@ select throws_ok(format($$ select public.apply_fax_handling_bulk(%L, %L, ' ') $$
                  '22023', 'p_note must not be empty', 'the first call needs a note');
 select is((public.apply_fax_handling_bulk(t.bulk_id(), t.person('a clerk'), '送信元に再送を依頼済み', 2)
            - 'started_at' - 'finished_at' - 'bulk_action_id' - 'filter'),
-          '{"fax_count": 4, "changed": 2, "skipped": 0, "processed": 2, "done": false, "note": "送信元に再送を依頼済み",
+          '{"scope": "jobs", "fax_count": 4, "changed": 2, "skipped": 0, "processed": 2, "done": false, "note": "送信元に再送を依頼済み",
             "not_changed": [], "batch_size": 2}',
           'its first batch of two marks two faxes');
 -- Someone marks one of the rest done by hand meanwhile.
@@ -113,7 +119,7 @@ select t.ban('a clerk', null);
 set local role service_role;
 select is((public.apply_fax_handling_bulk(t.bulk_id(), t.person('a clerk'), 'a later note', 2)
            - 'started_at' - 'finished_at' - 'bulk_action_id' - 'filter' - 'not_changed'),
-          '{"fax_count": 4, "changed": 3, "skipped": 1, "processed": 4, "done": true, "note": "送信元に再送を依頼済み",
+          '{"scope": "jobs", "fax_count": 4, "changed": 3, "skipped": 1, "processed": 4, "done": true, "note": "送信元に再送を依頼済み",
             "batch_size": 2}',
           'the ban lifted, the last batch marks one and skips the one done meanwhile; the first note stays');
 select is(public.apply_fax_handling_bulk(t.bulk_id(), t.person('a clerk')) -> 'not_changed',
@@ -141,7 +147,7 @@ select is((select (e -> 'bulk') - 'id' - 'finished_at'
           '{"changed": 3, "skipped": 1, "done": true}', 'the audit says how far the bulk mark got');
 
 -- A count applied more than 15 minutes later must be counted again.
-select is((public.prepare_fax_handling_bulk('{"error_code": "storage_too_large"}', t.person('another clerk'))
+select is((public.prepare_fax_handling_bulk('jobs', '{"error_code": "storage_too_large"}', t.person('another clerk'))
            ->> 'fax_count')::int, 1, 'another count');
 set local role postgres;
 update document_jobs_internal.handling_bulk_actions set prepared_at = now() - interval '16 minutes'
@@ -162,6 +168,34 @@ select is((public.document_jobs_admin_overview() -> 'states') - 'completed' - 'c
 select is((public.document_jobs_admin_overview() -> 'failed_by_error_code'),
           '[{"count": 1, "error_code": "resend_rejected"}, {"count": 1, "error_code": "storage_too_large"}]',
           'failed by error code counts the open ones only');
+
+-- The inbox: each fax's handling, and its filters.
+create function t.inbox(p_filter jsonb) returns text[] language sql as $$
+    select array(select e.provider_email_id || ' ' || (f -> 'handling' ->> 'state')
+                   from jsonb_array_elements(public.document_jobs_admin_faxes(p_filter) -> 'faxes') f
+                   join public.fax_received_emails e on e.id = (f ->> 'id')::uuid order by 1) $$;
+select is(t.inbox('{}'), array['fine-1 new', 'lost-1 done', 'lost-2 done', 'lost-3 done', 'lost-4 done', 'lost-5 done',
+                               'other-1 new', 'other-2 new'], 'the inbox shows each fax''s handling');
+select is(t.inbox('{"handling": ["new"]}'), array['fine-1 new', 'other-1 new', 'other-2 new'],
+          'filtered by handling: the faxes never marked are new');
+select is(public.document_jobs_admin_faxes('{"handling": ["done"]}') -> 'count', '5'::jsonb,
+          'the faxes done, counted exactly through fax_handling''s index');
+select is(public.document_jobs_admin_faxes(jsonb_build_object('assignee', upper(t.email_of('another clerk'))))
+          -> 'count', '2'::jsonb, 'whose: the faxes another clerk closed, however the address is written');
+select throws_ok($$ select public.document_jobs_admin_faxes('{"handling": ["archived"]}') $$, '22023',
+                 'p_filter.handling must be a non-empty array of new, in_progress, done', 'an unknown handling state');
+
+-- A bulk mark done of the inbox's filter: every fax not done yet, and then no open problem is left.
+create table t.inbox_bulk as
+select public.prepare_fax_handling_bulk('faxes', '{"handling": ["new", "in_progress"]}', t.person('a clerk'))
+           as prepared;
+select is((select (prepared ->> 'fax_count')::int from t.inbox_bulk), 3, 'the inbox''s filter counts three faxes');
+select is((public.apply_fax_handling_bulk((select (prepared ->> 'bulk_action_id')::uuid from t.inbox_bulk),
+                                          t.person('a clerk'), 'checked by phone') ->> 'changed')::int, 3,
+          '... and marks them done');
+select is((public.document_jobs_admin_overview() -> 'states') - 'completed' - 'completed_estimated' - 'queued' - 'running',
+          '{"failed": 0, "failed_closed": 8}', 'every failure dealt with: no open problem');
+select is(public.document_jobs_admin_overview() -> 'failed_by_error_code', '[]', '... none to show by error code');
 
 select * from finish();
 rollback;

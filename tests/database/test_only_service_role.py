@@ -75,7 +75,7 @@ CALLS = {
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
     "document_jobs_admin_fax_handling": "select document_jobs_admin_fax_handling(gen_random_uuid())",
     "mark_fax_handling": "select mark_fax_handling(gen_random_uuid(), gen_random_uuid(), 'done', '対応済み')",
-    "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('{}', gen_random_uuid())",
+    "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('faxes', '{}', gen_random_uuid())",
 }  # fmt: skip
 
 

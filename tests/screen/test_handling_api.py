@@ -176,3 +176,36 @@ def test_a_banned_clerk_may_not_mark(stack_env, db) -> None:
     answer = call(stack_env, f"faxes/{fax}/handling", token, {"state": "in_progress"})
     assert (answer.status_code, answer.json()["error"]) == (401, "session_ended")
     assert handling_rows(db) == []
+
+
+def test_the_inbox_shows_and_filters_who_is_dealing_with_each_fax_and_marks_what_it_lists(
+    stack_env, clerk_session, operator_session, db
+) -> None:
+    token, clerk = clerk_session["access_token"], stack_env["DEVSTACK_CLERK_EMAIL"]
+    _, mine = failed_email(db, "taken by the clerk")
+    _, theirs = failed_email(db, "taken by the admin")
+    _, untouched = failed_email(db, "nobody's")
+    call(stack_env, f"faxes/{mine}/handling", token, {"state": "in_progress"})
+    call(stack_env, f"faxes/{theirs}/handling", operator_session["access_token"], {"state": "in_progress"})
+
+    def listed(query: str) -> dict[str, tuple[str, str | None]]:
+        page = call(stack_env, f"faxes?{query}", token).json()
+        return {f["id"]: (f["handling"]["state"], f["handling"]["assignee_email"]) for f in page["faxes"]}
+
+    assert listed("") == {mine: ("in_progress", clerk), theirs: ("in_progress", stack_env["DEVSTACK_OPERATOR_EMAIL"]),
+                          untouched: ("new", None)}  # fmt: skip
+    assert set(listed("handling=new")) == {untouched}
+    assert set(listed("handling=open")) == {mine, theirs, untouched}
+    assert set(listed("assignee=me")) == {mine}, "me: the operator asking"
+    assert set(listed("handling=in_progress&assignee=me")) == {mine}
+    bad = call(stack_env, "faxes?handling=archived", token)
+    assert (bad.status_code, bad.json()["error"]) == (400, "bad_request")
+
+    # Everything the inbox lists as mine, marked done at once: the count first.
+    prepared = call(stack_env, "handling/bulk", token, {"scope": "faxes", "query": "assignee=me"}).json()
+    assert prepared["fax_count"] == 1 and prepared["filter"] == {"assignee": clerk}
+    done = call(stack_env, f"handling/bulk/{prepared['bulk_action_id']}/apply", token, {"note": "called back"}).json()
+    assert (done["done"], done["changed"]) == (True, 1)
+    assert listed("handling=done") == {mine: ("done", clerk)}
+    # The fax's page carries its handling too.
+    assert call(stack_env, f"faxes/{mine}", token).json()["fax"]["handling"]["note"] == "called back"

@@ -40,6 +40,7 @@ def test_a_clerk_closes_a_lost_fax_in_one_tap_and_a_viewer_sees_no_control(chrom
     expect(page.locator(".who")).to_contain_text("担当者")
 
     # The overview counts the failure as an open problem.
+    page.goto(f"{stack_env['ADMIN_URL']}#/overview")
     failed_now = page.locator("section", has=page.locator("h2", has_text="現在失敗しているジョブ"))
     expect(page.locator(".card.state-failed .count")).to_have_text("1")
     expect(failed_now.locator("table")).to_contain_text("resend_not_found")
@@ -148,4 +149,52 @@ def test_a_clerk_marks_every_fax_of_a_filter_done_the_count_first(chromium, stac
     expect(page.locator(".bulk-report")).to_contain_text("This account may only read")
     assert handling(db, other) == ("in_progress", clerk, None)
     assert watched.problems == []
+    context.close()
+
+
+def test_the_inbox_shows_each_faxs_handling_and_a_clerk_takes_one_from_its_row(chromium, stack_env, db) -> None:
+    _, fax = failed_email(db, "注文書", "resend_not_found")
+    _, other = failed_email(db, "見積書", "storage_too_large")
+    context = chromium.new_context(locale="ja-JP", viewport=PHONE)
+    watched = Watched(context.new_page())
+    page = watched.page
+    sign_in(page, stack_env, "CLERK")
+    expect(page.locator(".who")).to_contain_text("担当者")
+    page.goto(f"{stack_env['ADMIN_URL']}#/faxes")
+    row = page.locator(f'tr[data-fax-id="{fax}"]')
+    expect(row.locator(".badge.handling-new")).to_have_text("未対応")
+    # One tap on the row takes the fax, and the row says whose it is; the fax is not opened.
+    row.locator("button.handling-tap").click()
+    expect(row.locator(".badge.handling-in_progress")).to_have_text("対応中")
+    expect(row.locator(".handling-assignee")).to_have_text(f"担当: {stack_env['DEVSTACK_CLERK_EMAIL']}")
+    expect(page).to_have_url(f"{stack_env['ADMIN_URL']}#/faxes")
+    assert handling(db, fax) == ("in_progress", stack_env["DEVSTACK_CLERK_EMAIL"], None)
+
+    # The filters: mine, and the faxes not done yet.
+    page.goto(f"{stack_env['ADMIN_URL']}#/faxes?assignee=me")
+    expect(page.locator("table.faxes tbody tr")).to_have_count(1)
+    expect(page.locator(f'tr[data-fax-id="{fax}"]')).to_be_visible()
+    page.goto(f"{stack_env['ADMIN_URL']}#/faxes?handling=new")
+    expect(page.locator("table.faxes tbody tr")).to_have_count(1)
+    expect(page.locator(f'tr[data-fax-id="{other}"]')).to_be_visible()
+
+    # The fax's own page: the whole control, with its marks.
+    page.goto(f"{stack_env['ADMIN_URL']}#/faxes/{fax}")
+    control = page.locator(".handling")
+    expect(control.locator(".badge.handling-in_progress")).to_be_visible()
+    control.locator("textarea").fill("送信元に再送を依頼済み")
+    control.locator("button.handling-tap").click()
+    expect(control.locator(".badge.handling-done")).to_have_text("対応済み")
+    expect(control.locator(".handling-history li")).to_have_count(2)
+    assert handling(db, fax) == ("done", stack_env["DEVSTACK_CLERK_EMAIL"], "送信元に再送を依頼済み")
+    assert watched.problems == []
+
+    # A viewer sees the state in the list, and no control.
+    page.click("button.sign-out")
+    sign_in(page, stack_env, "VIEWER")
+    expect(page.locator(".who")).to_contain_text("閲覧者")
+    page.goto(f"{stack_env['ADMIN_URL']}#/faxes")
+    expect(page.locator(f'tr[data-fax-id="{fax}"] .badge.handling-done')).to_have_text("対応済み")
+    expect(page.locator("table.faxes .handling button")).to_have_count(0)
+    expect(page.locator("button.bulk-done")).to_have_count(0)
     context.close()
