@@ -449,14 +449,12 @@ ALTER TABLE public.original_verify_runs ALTER COLUMN id ADD GENERATED ALWAYS AS 
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE public.original_verify_runs_id_seq IS 'The identity of original_verify_runs.id: the order in which the runs started.';
 ALTER TABLE ONLY public.original_verify_runs
     ADD CONSTRAINT original_verify_runs_pkey PRIMARY KEY (id);
 CREATE UNIQUE INDEX original_verify_runs_of_a_job ON public.original_verify_runs USING btree (job_id) WHERE (job_id IS NOT NULL);
 ALTER TABLE public.original_verify_runs ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.original_verify_runs TO service_role;
-GRANT ALL ON SEQUENCE public.original_verify_runs_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.original_verify_runs_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.original_verify_runs_id_seq TO service_role;
 
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
@@ -528,6 +526,7 @@ ALTER TABLE document_jobs_internal.original_mismatches ALTER COLUMN id ADD GENER
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE document_jobs_internal.original_mismatches_id_seq IS 'The identity of original_mismatches.id: the order in which the mismatches were first found, the outage''s level.';
 ALTER TABLE ONLY document_jobs_internal.original_mismatches
     ADD CONSTRAINT original_mismatches_id_key UNIQUE (id);
 ALTER TABLE ONLY document_jobs_internal.original_mismatches
@@ -4648,7 +4647,7 @@ declare
     v_outcome text;
     v_checked int := 0;
     v_mismatched int := 0;
-    v_mismatches jsonb := '[]';
+    v_mismatches jsonb := '[]'::jsonb;
 begin
     perform document_jobs_internal.require(jsonb_typeof(p_checks) = 'array', 'p_checks must be a JSON array');
     perform document_jobs_internal.require(jsonb_array_length(p_checks) <= 100, 'p_checks holds at most 100 reads');

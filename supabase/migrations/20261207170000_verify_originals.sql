@@ -60,8 +60,11 @@ create table public.original_verify_runs (
 create unique index original_verify_runs_of_a_job on public.original_verify_runs (job_id) where job_id is not null;
 comment on table public.original_verify_runs is
     'One row per verification run: the weekly job''s (started_by job, its job_id: a job run again goes on with the same run) or document-jobs-admin verify''s (cli). It reads the originals stored since `since` (null: all) that were stored when it started, or, with `sample`, the originals drawn for it (`selected`); total is how many, checked how many it read so far, mismatched how many of those were not as recorded; finished_at when all were read.';
+comment on sequence public.original_verify_runs_id_seq is
+    'The identity of original_verify_runs.id: the order in which the runs started.';
 alter table public.original_verify_runs enable row level security;
 revoke all on table public.original_verify_runs from anon, authenticated, service_role;
+revoke all on sequence public.original_verify_runs_id_seq from anon, authenticated, service_role;
 grant select on table public.original_verify_runs to service_role;
 
 create table public.original_verifications (
@@ -90,6 +93,8 @@ create table document_jobs_internal.original_mismatches (
 );
 comment on table document_jobs_internal.original_mismatches is
     'The mismatches known now, one row per original that the last read of it found not as recorded: the outage original_mismatch holds while there is one, its level the newest row''s id (a mismatch not known before alerts once; found again, it alerts nobody). A read that finds it as recorded again removes its row. State, not the record: the history is original_verifications.';
+comment on sequence document_jobs_internal.original_mismatches_id_seq is
+    'The identity of original_mismatches.id: the order in which the mismatches were first found, the outage''s level.';
 revoke all on table document_jobs_internal.original_mismatches from anon, authenticated, service_role;
 
 insert into document_jobs_internal.outages (cause) values ('original_mismatch');
@@ -235,7 +240,7 @@ declare
     v_outcome text;
     v_checked int := 0;
     v_mismatched int := 0;
-    v_mismatches jsonb := '[]';
+    v_mismatches jsonb := '[]'::jsonb;
 begin
     perform document_jobs_internal.require(jsonb_typeof(p_checks) = 'array', 'p_checks must be a JSON array');
     perform document_jobs_internal.require(jsonb_array_length(p_checks) <= 100, 'p_checks holds at most 100 reads');

@@ -117,7 +117,8 @@ select is(jsonb_array_length(original_verification_items((select (s ->> 'run_id'
 create function t.job_record(p_checks jsonb) returns jsonb language sql as $$
     select public.record_original_checks_v2((select id from job), (select generation from job),
                                             (select (s ->> 'run_id')::bigint from started), p_checks, interval '5 minutes') $$;
-update document_jobs_internal.outages set alerted_at = now() - interval '2 hours' where cause = 'original_mismatch';
+update document_jobs_internal.outages set since = now() - interval '2 hours', alerted_at = now() - interval '2 hours'
+ where cause = 'original_mismatch';
 create temporary table mine as select jsonb_array_elements(s -> 'items') ->> 'id' as id from started;
 -- Each of the job's items read as recorded, but em_old2's, which is still replaced.
 select is(t.job_record(coalesce((
@@ -129,7 +130,8 @@ select is(t.alerts('document_jobs_outage'), 1, 'a mismatch already known: no ale
 select is((select finished_at is not null from original_verify_runs where job_id = (select id from job)), true,
           'the job''s run is finished once all it drew was read');
 select is(t.job_record('[]') ->> 'held', 'true', 'nothing more to record is no error');
-update document_jobs_internal.outages set alerted_at = now() - interval '2 hours' where cause = 'original_mismatch';
+update document_jobs_internal.outages set since = now() - interval '2 hours', alerted_at = now() - interval '2 hours'
+ where cause = 'original_mismatch';
 select t.record(jsonb_build_array(t.read('em_a', 11, repeat('a', 64))));
 select is(t.alerts('document_jobs_outage'), 2, 'a mismatch not known before: one more alert');
 

@@ -41,7 +41,7 @@ def stored_faxes(db, env, count: int) -> list[dict]:
     for n in range(count):
         email = receive_email(db, f"em_verify_{n}", {"from": "fax@example.jp", "subject": "請求書"})
         email_id = str(email["fax_received_email_id"])
-        content = b"%PDF-1.4 fax number %d " % n + bytes(range(256)) * (n + 1)
+        content = f"%PDF-1.4 fax number {n} ".encode() + bytes(range(256)) * (n + 1)
         # The sender's file name carries a terminal escape: printed inert, never as a control.
         stored_attachment(db, env, email_id, filename=f"\x1b[2J請求書{n}.pdf", content=content)
         faxes.append({"email_id": email_id, "path": storage_path(email_id, "att_1"), "content": content})
