@@ -94,7 +94,14 @@ select set_eq(
         'public.start_prepare_fax_v2(uuid,integer)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
-        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
+        -- verifying the stored originals (verify_originals, document-jobs-admin verify)
+        'public.enqueue_original_verification()',
+        'public.start_verify_originals_v2(uuid,integer)',
+        'public.record_original_checks_v2(uuid,integer,bigint,jsonb,interval)',
+        'public.start_original_verification(timestamp with time zone,integer)',
+        'public.original_verification_items(bigint,uuid,integer)',
+        'public.record_original_checks(bigint,jsonb)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -172,7 +179,15 @@ select set_eq(
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
-        'document_jobs_internal.unprepared(uuid)'
+        'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.original_sample(integer,timestamp with time zone,interval)',
+        'document_jobs_internal.start_verify_run(text,uuid,timestamp with time zone,integer)',
+        'document_jobs_internal.verify_items(public.original_verify_runs,uuid,integer)',
+        'document_jobs_internal.check_original_mismatches()',
+        'document_jobs_internal.try_uuid(text)',
+        'document_jobs_internal.record_original_checks(bigint,jsonb)',
+        'document_jobs_internal.outage_advice_before_verification(text)',
+        'document_jobs_internal.outage_advice_ja_before_verification(text)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
