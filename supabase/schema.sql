@@ -3662,6 +3662,7 @@ $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3693,6 +3694,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, the line that received it, its pages (its attachments'' views derived from the stored bytes), its page-1 thumbnail''s key (the screen signs it), the code of a view that could not be made, and how it stands (fax_storing).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3729,6 +3731,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, found through its indexes, at most p_limit of them (p_limit means "maybe more"), or null when no index can answer (a term shorter than three characters): by number the digits'' trigram index; by sender or term the distinct senders, the subjects'' trigram index and the provider''s id; an id as itself.';
 CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3818,6 +3821,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3839,6 +3843,7 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) IS 'A normalized inbox filter''s received-time range as SQL over an e-mail row "e" (the received time, else the row''s creation); "true" when it has none.';
 CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
