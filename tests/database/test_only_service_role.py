@@ -20,6 +20,9 @@ TABLES = [
     "fax_attachment_views",
     "fax_handling",
     "fax_handling_history",
+    "original_verification",
+    "original_verify_runs",
+    "original_verifications",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -76,6 +79,13 @@ CALLS = {
     "document_jobs_admin_fax_handling": "select document_jobs_admin_fax_handling(gen_random_uuid())",
     "mark_fax_handling": "select mark_fax_handling(gen_random_uuid(), gen_random_uuid(), 'done', '対応済み')",
     "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('faxes', '{}', gen_random_uuid())",
+    # verifying the stored originals
+    "enqueue_original_verification": "select enqueue_original_verification()",
+    "start_verify_originals_v2": "select start_verify_originals_v2(gen_random_uuid(), 1)",
+    "record_original_checks_v2": "select record_original_checks_v2(gen_random_uuid(), 1, 1, '[]')",
+    "start_original_verification": "select start_original_verification()",
+    "original_verification_items": "select original_verification_items(1)",
+    "record_original_checks": "select record_original_checks(1, '[]')",
 }  # fmt: skip
 
 
@@ -136,12 +146,14 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
                 "gen_random_uuid(), gen_random_uuid()",
                 f"(select id from fax_received_emails where provider_email_id = 'em_x'), '{actor['id']}'",
             )
+        if name in {"original_verification_items", "record_original_checks"}:  # the run start_... began
+            call = call.replace("(1", "((select max(id) from original_verify_runs)")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
 
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = {"document_jobs_settings": 1, "document_job_kinds": 3, "document_jobs_rate_limits": 1,
-                    "document_jobs_reconciliation": 1}.get(table, 0)  # fmt: skip
+        expected = {"document_jobs_settings": 1, "document_job_kinds": 4, "document_jobs_rate_limits": 1,
+                    "document_jobs_reconciliation": 1, "original_verification": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected
