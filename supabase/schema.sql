@@ -4069,7 +4069,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it (fax_handling_summary, "handling").';
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it ("handling", as fax_handling_summary answers it: new for a fax never marked).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4101,7 +4101,15 @@ begin
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1),
-        'handling', document_jobs_internal.fax_handling_summary(p_email.id))
+        -- fax_handling_summary's answer, read here from the row in hand (one index probe a fax).
+        'handling', coalesce(
+            (select jsonb_build_object('fax_received_email_id', h.fax_received_email_id, 'state', h.state,
+                                       'assignee_id', h.assignee_id, 'assignee_email', h.assignee_email,
+                                       'note', h.note, 'updated_at', h.updated_at,
+                                       'updated_by_email', h.updated_by_email)
+               from public.fax_handling h where h.fax_received_email_id = p_email.id),
+            jsonb_build_object('fax_received_email_id', p_email.id, 'state', 'new', 'assignee_id', null,
+                               'assignee_email', null, 'note', null, 'updated_at', null, 'updated_by_email', null)))
         || document_jobs_internal.fax_storing(p_email.id);
 end;
 $$;

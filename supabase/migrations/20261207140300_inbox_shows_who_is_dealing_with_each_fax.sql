@@ -1,6 +1,7 @@
 -- The inbox shows who is dealing with each fax, and filters by it: every fax's handling (its
--- state, who took or closed it, its note: fax_handling_summary) in the inbox's rows and on a fax's
--- page (fax_summary, which both read), and two filters, its handling state ("handling": the states
+-- state, who took or closed it, its note, as fax_handling_summary answers it; one index probe a
+-- fax, read from the row in hand) in the inbox's rows and on a fax's page (fax_summary, which both
+-- read), and two filters, its handling state ("handling": the states
 -- wanted; the screen's 未完了 is new and in_progress) and whose it is ("assignee": the e-mail of
 -- the clerk or admin who took or closed it; the screen's 自分の担当 is the operator's own). A fax
 -- never marked is new. The walk checks a fax's handling by its row (a primary key lookup); a
@@ -218,7 +219,15 @@ begin
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1),
-        'handling', document_jobs_internal.fax_handling_summary(p_email.id))
+        -- fax_handling_summary's answer, read here from the row in hand (one index probe a fax).
+        'handling', coalesce(
+            (select jsonb_build_object('fax_received_email_id', h.fax_received_email_id, 'state', h.state,
+                                       'assignee_id', h.assignee_id, 'assignee_email', h.assignee_email,
+                                       'note', h.note, 'updated_at', h.updated_at,
+                                       'updated_by_email', h.updated_by_email)
+               from public.fax_handling h where h.fax_received_email_id = p_email.id),
+            jsonb_build_object('fax_received_email_id', p_email.id, 'state', 'new', 'assignee_id', null,
+                               'assignee_email', null, 'note', null, 'updated_at', null, 'updated_by_email', null)))
         || document_jobs_internal.fax_storing(p_email.id);
 end;
 $$;
@@ -231,4 +240,4 @@ comment on function document_jobs_internal.faxes_match_sql(jsonb) is
 comment on function document_jobs_internal.faxes_candidates(jsonb, integer) is
     'The e-mails that may match an inbox filter, through its indexes, at most p_limit (p_limit means "maybe more"), or null when no index can answer: a number''s digits, an id, a sender or term of three characters or more, an assignee, or handling states without new (fax_handling''s indexes).';
 comment on function document_jobs_internal.fax_summary(public.fax_received_emails) is
-    'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it (fax_handling_summary, "handling").';
+    'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it ("handling", as fax_handling_summary answers it: new for a fax never marked).';
