@@ -439,6 +439,7 @@ def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(
             expect(page.locator("button.job-retry")).to_have_count(0)
             done = "対応済みにする" if language == "ja" else "Mark done"
             expect(error.locator(".advice")).to_contain_text(f"「{done}」" if language == "ja" else f"“{done}”")
+            expect(page.locator(".handling .badge.handling-new")).to_be_visible()  # its control is drawn last
             expect(page.locator("button.handling-to-done")).to_have_count(1 if role == "admin" else 0)
             if role == "admin":
                 expect(page.locator("button.handling-to-done")).to_have_text(done)
