@@ -3596,7 +3596,6 @@ CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
     select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
-GRANT ALL ON FUNCTION document_jobs_internal.fax_document_types() TO service_role;
 
 CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
@@ -4325,7 +4324,6 @@ CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
         '\s+', '', 'g'))
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
-GRANT ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) TO service_role;
 
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
@@ -5204,7 +5202,6 @@ CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
         select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
-GRANT ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) TO service_role;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone

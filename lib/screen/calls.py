@@ -155,7 +155,8 @@ def counterparty_suggestions(rpc: Rpc, sender: Mapping[str, Any], viewer: Viewer
         functions = ("document_jobs_admin_counterparties", "document_jobs_operator_counterparties")
         suggested += _read(rpc, functions, viewer, {"p_number": number}) or []
     name = sender.get("name")
-    if isinstance(name, str) and name.strip() and name.strip() not in suggested:
+    # A From line's bare address is no counterparty's name.
+    if isinstance(name, str) and name.strip() and "@" not in name and name.strip() not in suggested:
         suggested.append(name.strip()[:200])
     return suggested
 

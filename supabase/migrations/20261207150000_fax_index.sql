@@ -26,7 +26,6 @@ as $$
     select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
 $$;
 revoke all on function document_jobs_internal.fax_document_types() from public;
-grant execute on function document_jobs_internal.fax_document_types() to service_role;
 
 -- Text folded for the counterparty search: NFKC (full-width letters and digits made ASCII,
 -- half-width katakana made full-width, ㈱ made (株)), katakana made hiragana, white space dropped,
@@ -47,7 +46,6 @@ as $$
         '\s+', '', 'g'))
 $$;
 revoke all on function document_jobs_internal.kana_fold(text) from public;
-grant execute on function document_jobs_internal.kana_fold(text) to service_role;
 comment on function document_jobs_internal.kana_fold(text) is
     'Text as the counterparty search compares it: NFKC, katakana made hiragana, white space dropped, lower case.';
 
@@ -69,7 +67,6 @@ as $$
         select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
 $$;
 revoke all on function document_jobs_internal.text_grams(text) from public;
-grant execute on function document_jobs_internal.text_grams(text) to service_role;
 comment on function document_jobs_internal.text_grams(text) is
     'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
 

@@ -94,7 +94,11 @@ select set_eq(
         'public.start_prepare_fax_v2(uuid,integer)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
-        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
+        -- a fax's index fields and the counterparties suggested for them
+        'public.set_fax_index(uuid,text,uuid,jsonb,text,integer)',
+        'public.document_jobs_admin_counterparties(text)',
+        'public.document_jobs_operator_counterparties(uuid,uuid,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -172,7 +176,17 @@ select set_eq(
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
-        'document_jobs_internal.unprepared(uuid)'
+        'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.fax_document_types()',
+        'document_jobs_internal.kana_fold(text)',
+        'document_jobs_internal.text_grams(text)',
+        'document_jobs_internal.term_grams(text)',
+        'document_jobs_internal.refuse_fax_index_history_change()',
+        'document_jobs_internal.fax_index_values(jsonb)',
+        'document_jobs_internal.fax_index_json(public.fax_index)',
+        'document_jobs_internal.fax_index_read(uuid)',
+        'document_jobs_internal.faxes_index_filter(jsonb)',
+        'document_jobs_internal.faxes_index_sql(jsonb)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -44,8 +44,8 @@ def received(db, provider_id: str, subject: str, minute: int) -> str:
 
 @pytest.fixture
 def two_faxes(db) -> dict[str, str]:
-    return {"yamada": received(db, "em_idx_1", "FAX 06-1111-2222 ヤマダ商事", 1),
-            "other": received(db, "em_idx_2", "FAX 03-3333-4444", 2)}  # fmt: skip
+    return {"yamada": received(db, "em_idx_1", "eFax メッセージ 送信元 06-1111-2222 - 1 ページ", 1),
+            "other": received(db, "em_idx_2", "eFax メッセージ 送信元 03-3333-4444 - 2 ページ", 2)}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +78,14 @@ def test_the_index_is_entered_corrected_with_a_reason_and_searched_through_the_a
     assert [h["after"]["amount"] for h in history] == [54000, 45000]
     assert [h["reason"] for h in history] == [None, "金額の読み違い"]
     assert history[1]["actor_email"] == stack_env["DEVSTACK_OPERATOR_EMAIL"]
-    assert "ヤマダ商事" in page["counterparty_suggestions"]  # the name its subject gives, or the one entered
+    assert page["counterparty_suggestions"] == ["ヤマダ商事"]  # entered for this number (its own, here)
+    # The next fax from the same number is offered the counterparty entered for the last one.
+    again = received(db, "em_idx_3", "eFax メッセージ 送信元 06-1111-2222 - 2 ページ", 3)
+    assert call(stack_env, f"faxes/{again}", viewer).json()["counterparty_suggestions"] == ["ヤマダ商事"]
+    assert call(stack_env, f"faxes/{two_faxes['other']}", viewer).json()["counterparty_suggestions"] == []
 
     found = call(stack_env, "faxes?counterparty=やまだ&type=請求書&amount_min=40000&date_to=2026-11-30", viewer).json()
-    assert [f["id"] for f in found["faxes"]] == [fax] and found["count"] == 1
+    assert [f["id"] for f in found["faxes"]] == [fax] and found["count"] == 1  # not the fax never indexed
     assert found["faxes"][0]["index"]["amount"] == 45000
     none = call(stack_env, "faxes?counterparty=やまだ&amount_max=44999", viewer).json()
     assert none["faxes"] == [] and none["count"] == 0
