@@ -20,8 +20,8 @@ def fax(db, provider_id: str, subject: str, minute: int, values: dict, clerk: st
     return fax_id
 
 
-def test_faxes_searches_by_the_index_and_prints_the_count_and_rows(cli, db, stack_env) -> None:
-    clerk = str(db.execute("select id from auth.users where email = %s",
+def test_faxes_searches_by_the_index_and_prints_the_count_and_rows(cli, db, admin, stack_env) -> None:
+    clerk = str(admin.execute("select id from auth.users where email = %s",
                            (stack_env["DEVSTACK_OPERATOR_EMAIL"],)).fetchone()["id"])  # fmt: skip
     invoice = fax(db, "em_cli_1", "FAX \x1b[31mヤマダ商事", 1, {"transaction_date": "2026-11-01", "amount": 10000,
                   "counterparty": "株式会社ヤマダ商事", "doc_type": "請求書"}, clerk)  # fmt: skip
