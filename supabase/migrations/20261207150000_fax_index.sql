@@ -26,6 +26,8 @@ as $$
     select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
 $$;
 revoke all on function document_jobs_internal.fax_document_types() from public;
+comment on function document_jobs_internal.fax_document_types() is
+    'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
 
 -- Text folded for the counterparty search: NFKC (full-width letters and digits made ASCII,
 -- half-width katakana made full-width, ㈱ made (株)), katakana made hiragana, white space dropped,
@@ -83,6 +85,8 @@ as $$
                 else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
 $$;
 revoke all on function document_jobs_internal.term_grams(text) from public;
+comment on function document_jobs_internal.term_grams(text) is
+    'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
 
 create table public.fax_index (
     fax_received_email_id uuid primary key references public.fax_received_emails (id),
@@ -93,6 +97,9 @@ create table public.fax_index (
     amount bigint,
     counterparty text,
     doc_type text,
+    -- The counterparty as its search compares it (kana_fold), kept beside it: a walk of the newest
+    -- faxes compares it without folding each row's text again.
+    counterparty_folded text generated always as (document_jobs_internal.kana_fold(counterparty)) stored,
     version int not null default 1,
     updated_by uuid not null,
     updated_at timestamptz not null default now(),
@@ -107,6 +114,8 @@ revoke all on table public.fax_index from public, anon, authenticated, service_r
 grant select on table public.fax_index to service_role;
 comment on table public.fax_index is
     'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
+comment on column public.fax_index.counterparty_folded is
+    'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
 comment on column public.fax_index.version is
     'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
 
@@ -115,8 +124,7 @@ create index fax_index_received on public.fax_index (received desc, fax_received
 create index fax_index_transaction_date on public.fax_index (transaction_date, received desc);
 create index fax_index_amount on public.fax_index (amount, received desc);
 create index fax_index_doc_type on public.fax_index (doc_type, received desc, fax_received_email_id desc);
-create index fax_index_counterparty on public.fax_index
- using gin (document_jobs_internal.text_grams(document_jobs_internal.kana_fold(counterparty)));
+create index fax_index_counterparty on public.fax_index using gin (document_jobs_internal.text_grams(counterparty_folded));
 
 create table public.fax_index_history (
     id bigint generated always as identity primary key,
@@ -133,6 +141,8 @@ create table public.fax_index_history (
     constraint fax_index_history_reason check (length(reason) between 1 and 500)
 );
 create index fax_index_history_fax on public.fax_index_history (fax_received_email_id, id);
+comment on sequence public.fax_index_history_id_seq is
+    'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
 alter table public.fax_index_history enable row level security;
 revoke all on table public.fax_index_history from public, anon, authenticated, service_role;
 grant select on table public.fax_index_history to service_role;
@@ -150,6 +160,8 @@ begin
 end;
 $$;
 revoke all on function document_jobs_internal.refuse_fax_index_history_change() from public;
+comment on function document_jobs_internal.refuse_fax_index_history_change() is
+    'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
 create trigger fax_index_history_append_only
     before update or delete on public.fax_index_history
     for each row execute function document_jobs_internal.refuse_fax_index_history_change();
@@ -242,6 +254,8 @@ begin
 end;
 $$;
 revoke all on function document_jobs_internal.fax_index_values(jsonb) from public;
+comment on function document_jobs_internal.fax_index_values(jsonb) is
+    'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
 
 create function document_jobs_internal.fax_index_json(p_index public.fax_index)
 returns jsonb
@@ -254,6 +268,8 @@ as $$
         'counterparty', p_index.counterparty, 'doc_type', p_index.doc_type) end
 $$;
 revoke all on function document_jobs_internal.fax_index_json(public.fax_index) from public;
+comment on function document_jobs_internal.fax_index_json(public.fax_index) is
+    'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
 
 -- Sets a fax's index fields (all four: a field left out or null is empty), kept in the history
 -- with the fields before and after, the actor and the reason. A correction (a field that had a
@@ -364,6 +380,8 @@ begin
 end;
 $$;
 revoke all on function document_jobs_internal.fax_index_read(uuid) from public;
+comment on function document_jobs_internal.fax_index_read(uuid) is
+    'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
 
 -- The counterparties entered before for faxes from a number (its digits, as the inbox's search by
 -- number reads them), the latest first: the page suggests them for a new fax from that number.

@@ -104,12 +104,13 @@ as $$
         case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
         case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
         case when p_filter ? 'counterparty' then format(
-            'document_jobs_internal.text_grams(document_jobs_internal.kana_fold(i.counterparty)) @> %L::text[]'
-            ' and document_jobs_internal.kana_fold(i.counterparty) like %L',
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
             document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
             document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
 $$;
 revoke all on function document_jobs_internal.faxes_index_sql(jsonb) from public;
+comment on function document_jobs_internal.faxes_index_sql(jsonb) is
+    'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
 
 -- A fax as the inbox lists it: as in 20261207130000, and its index fields (null before any entry).
 create or replace function document_jobs_internal.fax_summary(p_email public.fax_received_emails)

@@ -32,13 +32,15 @@ select set_fax_index((select user_id from t.clerk), null, t.email_id(v.id), v.fi
                ('f4', '{"transaction_date": "2026-12-01", "amount": 99999, "counterparty": "ＡＢＣ Trading", "doc_type": "請求書"}'))
        v(id, fields);
 create function t.found(p_filter jsonb) returns text[] language sql as $$
-    select array(select e.provider_email_id from jsonb_array_elements(document_jobs_admin_faxes(p_filter) -> 'faxes') f
-                   join fax_received_emails e on e.id = (f ->> 'id')::uuid) $$;
+    select array(select e.provider_email_id
+                   from jsonb_array_elements(document_jobs_admin_faxes(p_filter) -> 'faxes') with ordinality f(fax, n)
+                   join fax_received_emails e on e.id = (f.fax ->> 'id')::uuid order by f.n) $$;
 create function t.found_after(p_filter jsonb, p_next jsonb) returns text[] language sql as $$
     select array(select e.provider_email_id
                    from jsonb_array_elements(document_jobs_admin_faxes(p_filter, (p_next ->> 'received_at')::timestamptz,
-                                                                        (p_next ->> 'id')::uuid, 1) -> 'faxes') f
-                   join fax_received_emails e on e.id = (f ->> 'id')::uuid) $$;
+                                                                        (p_next ->> 'id')::uuid, 1) -> 'faxes')
+                        with ordinality f(fax, n)
+                   join fax_received_emails e on e.id = (f.fax ->> 'id')::uuid order by f.n) $$;
 create function t.second_page(p_filter jsonb) returns text[] language sql as $$
     select t.found_after(p_filter, document_jobs_admin_faxes(p_filter, null, null, 1) -> 'next') $$;
 grant execute on all functions in schema t to service_role;
