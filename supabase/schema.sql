@@ -300,6 +300,7 @@ CREATE TABLE public.fax_index (
     amount bigint,
     counterparty text,
     doc_type text,
+    counterparty_folded text GENERATED ALWAYS AS (document_jobs_internal.kana_fold(counterparty)) STORED,
     version integer DEFAULT 1 NOT NULL,
     updated_by uuid NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -308,11 +309,12 @@ CREATE TABLE public.fax_index (
     CONSTRAINT fax_index_doc_type CHECK ((doc_type = ANY (document_jobs_internal.fax_document_types()))),
     CONSTRAINT fax_index_transaction_date CHECK (((transaction_date >= '1950-01-01'::date) AND (transaction_date <= '2099-12-31'::date)))
 );
+COMMENT ON COLUMN public.fax_index.counterparty_folded IS 'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
 COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
 ALTER TABLE ONLY public.fax_index
     ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
 CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
-CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(document_jobs_internal.kana_fold(counterparty)));
+CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
 CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
 CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
 CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
@@ -342,6 +344,7 @@ ALTER TABLE public.fax_index_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDE
     NO MAXVALUE
     CACHE 1
 );
+COMMENT ON SEQUENCE public.fax_index_history_id_seq IS 'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
 ALTER TABLE ONLY public.fax_index_history
     ADD CONSTRAINT fax_index_history_pkey PRIMARY KEY (id);
 CREATE INDEX fax_index_history_fax ON public.fax_index_history USING btree (fax_received_email_id, id);
@@ -3835,6 +3838,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_document_types() IS 'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
 CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     SET search_path TO ''
@@ -3843,6 +3847,7 @@ CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
 CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3853,6 +3858,7 @@ CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) 
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) IS 'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
 CREATE FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3877,6 +3883,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) IS 'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
 CREATE FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -4188,6 +4195,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -4199,8 +4207,7 @@ CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS t
         case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
         case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
         case when p_filter ? 'counterparty' then format(
-            'document_jobs_internal.text_grams(document_jobs_internal.kana_fold(i.counterparty)) @> %L::text[]'
-            ' and document_jobs_internal.kana_fold(i.counterparty) like %L',
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
             document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
             document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
 $$;
@@ -5192,6 +5199,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
 CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -5558,6 +5566,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
 CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path TO ''
