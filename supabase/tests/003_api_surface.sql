@@ -94,7 +94,11 @@ select set_eq(
         'public.start_prepare_fax_v2(uuid,integer)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
-        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
+        -- originals never replaced: versions, the raw message, and a discard decided under the fence
+        'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
+        'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
+        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -172,7 +176,15 @@ select set_eq(
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
-        'document_jobs_internal.unprepared(uuid)'
+        'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.object_recorded(text,text)',
+        'document_jobs_internal.require_not_discarded(text,text)',
+        'document_jobs_internal.record_attachment_version(uuid,text,text,text,integer,bigint,text,text,text)',
+        'document_jobs_internal.hold_fetch_job(uuid,integer,interval)',
+        'document_jobs_internal.require_versions(jsonb,text)',
+        'document_jobs_internal.finding_advice(text)',
+        'document_jobs_internal.finding_advice_ja(text)',
+        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
