@@ -18,6 +18,7 @@ TABLES = [
     "document_jobs_audit",
     "document_jobs_reconciliation",
     "fax_attachment_views",
+    "fax_received_email_raw_messages",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -71,6 +72,12 @@ CALLS = {
     "count_unprepared_faxes": "select count_unprepared_faxes()",
     "admin_enqueue_prepare_fax_jobs":
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
+    # originals never replaced
+    "record_document_attachment_v3":
+        "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
+    "record_raw_message_v2": "select record_raw_message_v2(gen_random_uuid(), 1, null, 'raw_null')",
+    "discard_unrecorded_object_v2":
+        "select discard_unrecorded_object_v2(gen_random_uuid(), 1, 'fax-attachments', 'x', 1, repeat('0', 64), 'x')",
 }  # fmt: skip
 
 
