@@ -126,12 +126,13 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text, 'rotate'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
 COMMENT ON COLUMN public.document_jobs_audit.actor_id IS 'The Supabase Auth user who acted (the screen''s operator, the CLI''s --as). Null only for a retry through retry_document_job, the public API''s call: its caller holds the service-role key and is not named (document_jobs_audit_actor_named).';
+COMMENT ON COLUMN public.document_jobs_audit.filter IS 'A bulk action''s filter, as the database normalized it; for a rotation, the fax and the rotation before and after ({"fax_received_email_id", "from", "to"}).';
 ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.document_jobs_audit_id_seq
     START WITH 1
@@ -289,6 +290,22 @@ ALTER TABLE ONLY public.fax_attachment_views
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
+COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
+CREATE TABLE public.fax_lines (
+    address text NOT NULL,
+    name text NOT NULL,
+    number text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_lines_address CHECK (((address = lower(btrim(address))) AND (address ~ '^[^@\s<>]+@[^@\s<>]+$'::text) AND (length(address) <= 254))),
+    CONSTRAINT fax_lines_name CHECK ((((length(btrim(name)) >= 1) AND (length(btrim(name)) <= 50)) AND (name !~ '[[:cntrl:]]'::text))),
+    CONSTRAINT fax_lines_number CHECK ((number ~ '^[0-9]{3,20}$'::text))
+);
+COMMENT ON COLUMN public.fax_lines.number IS 'The line''s own fax number, ASCII digits only (lib/fax/senders.py Number.canonical), or null.';
+ALTER TABLE ONLY public.fax_lines
+    ADD CONSTRAINT fax_lines_pkey PRIMARY KEY (address);
+ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_lines TO service_role;
+
 COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -379,10 +396,27 @@ CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emai
 CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
 CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
 CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
+CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
+CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_emails TO service_role;
+
+COMMENT ON TABLE public.fax_view_rotations IS 'The rotation a fax''s pages are shown at (degrees clockwise), remembered per fax once an operator turned it (faxes arrive sideways and upside down): set only through admin_set_fax_rotation, audited. A table of its own: the received record''s rows never change for it.';
+CREATE TABLE public.fax_view_rotations (
+    fax_received_email_id uuid NOT NULL,
+    rotation integer NOT NULL,
+    set_by uuid NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_view_rotations_rotation_check CHECK ((rotation = ANY (ARRAY[0, 90, 180, 270])))
+);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
@@ -2267,6 +2301,236 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s).';
+CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+declare
+    c_walk constant int := 2000;
+    c_candidates constant int := 5000;
+    c_count_cap constant int := 10000;
+    v_filter jsonb := document_jobs_internal.faxes_filter(p_filter);
+    v_match text := document_jobs_internal.faxes_match_sql(v_filter);
+    v_time text := document_jobs_internal.faxes_time_sql(v_filter);
+    v_keyset text := 'true';
+    v_candidates uuid[];
+    v_ids uuid[];
+    v_count int;
+    v_partial boolean := false;
+    v_oldest_at timestamptz;
+    v_oldest_id uuid;
+    v_next jsonb;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
+    perform document_jobs_internal.require((p_after_received_at is null) = (p_after_id is null),
+        'p_after_received_at and p_after_id go together');
+    if p_after_id is not null then
+        v_keyset := format('(coalesce(e.received_at, e.created_at), e.id) < (%L::timestamptz, %L::uuid)',
+                           p_after_received_at, p_after_id);
+    end if;
+
+    if v_match = 'true' then
+        -- No condition but the time: the page is a range of the index.
+        execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
+                       ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
+                       v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
+                           v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    else
+        if not v_filter ? 'number' then
+            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
+            -- one; a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+        end if;
+        if v_ids is null or v_partial then
+            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
+                v_partial := false;
+                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
+                   into v_ids using v_candidates;
+                if p_after_id is null then
+                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
+                                   ' and %s and %s', v_time, v_match)
+                       into v_count using v_candidates;
+                end if;
+            elsif v_ids is null then
+                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
+                execute format(
+                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
+                   into v_ids;
+                if cardinality(v_ids) <= p_limit then
+                    execute format('select coalesce(e.received_at, e.created_at), e.id'
+                                   ' from public.fax_received_emails e where %s and %s'
+                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
+                                   v_time, v_keyset, c_walk - 1)
+                       into v_oldest_at, v_oldest_id;
+                    v_partial := v_oldest_id is not null;
+                end if;
+            end if;
+        end if;
+        if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
+            v_count := cardinality(v_ids);
+        end if;
+    end if;
+
+    if v_partial then
+        v_next := jsonb_build_object('received_at', v_oldest_at, 'id', v_oldest_id);
+    elsif cardinality(v_ids) > p_limit then
+        v_ids := v_ids[1:p_limit];
+        select jsonb_build_object('received_at', coalesce(e.received_at, e.created_at), 'id', e.id) into v_next
+          from public.fax_received_emails e where e.id = v_ids[p_limit];
+    end if;
+
+    return jsonb_build_object(
+        'faxes', coalesce((
+            select jsonb_agg(document_jobs_internal.fax_summary(e)
+                             order by coalesce(e.received_at, e.created_at) desc, e.id desc)
+              from public.fax_received_emails e where e.id = any (v_ids)), '[]'),
+        'next', v_next,
+        'partial', v_partial,
+        'searched_until', case when v_partial then v_oldest_at end,
+        'count', case when v_count <= c_count_cap then v_count end,
+        'count_capped', coalesce(v_count > c_count_cap, false),
+        'filter', v_filter,
+        'lines', coalesce((select jsonb_agg(jsonb_build_object('address', l.address, 'name', l.name,
+                                                               'number', l.number) order by l.name, l.address)
+                             from public.fax_lines l), '[]'));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it, its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, and its jobs as far as they are kept; null for no such fax.';
+CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    select * into v_email from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        return null;
+    end if;
+    return jsonb_build_object(
+        'fax', document_jobs_internal.fax_summary(v_email) || jsonb_build_object(
+            'to_all', to_jsonb(v_email.to_addresses), 'cc', to_jsonb(v_email.cc_addresses),
+            'provider_email_id', v_email.provider_email_id, 'message_id', v_email.message_id,
+            'recorded_at', v_email.created_at, 'provider_received_at', v_email.received_at,
+            'rotation', coalesce((select r.rotation from public.fax_view_rotations r
+                                   where r.fax_received_email_id = v_email.id), 0)),
+        'attachments', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'id', a.id, 'filename', a.filename, 'content_type', a.content_type,
+                       'size_bytes', a.size_bytes, 'sha256', a.sha256, 'bucket', a.bucket,
+                       'storage_path', a.storage_path,
+                       'page_count', v.page_count, 'view_path', v.view_path, 'thumbnail_path', v.thumbnail_path,
+                       'view_error_code', v.error_code)
+                   order by a.created_at, a.id)
+              from public.fax_received_email_attachments a
+              left join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+             where a.fax_received_email_id = v_email.id), '[]'),
+        'jobs', coalesce((
+            select jsonb_agg(jsonb_build_object('id', j.id, 'kind', j.kind, 'status', j.status,
+                                                'last_error_code', j.last_error_code, 'created_at', j.created_at,
+                                                'finished_at', j.finished_at)
+                   order by j.created_at, j.id)
+              from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
+        'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
+                                  where l.number is not null), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'document_jobs_admin_faxes for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_faxes(p_filter, p_after_received_at, p_after_id, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_fax(p_fax_id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
+CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_before int;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(p_rotation in (0, 90, 180, 270), 'p_rotation must be 0, 90, 180 or 270');
+    perform 1 from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    select r.rotation into v_before from public.fax_view_rotations r where r.fax_received_email_id = p_fax_id
+       for update;
+    if coalesce(v_before, 0) = p_rotation then
+        return jsonb_build_object('changed', false, 'rotation', p_rotation);
+    end if;
+    insert into public.fax_view_rotations (fax_received_email_id, rotation, set_by)
+    values (p_fax_id, p_rotation, p_actor_id)
+    on conflict (fax_received_email_id) do update set rotation = excluded.rotation, set_by = excluded.set_by,
+                                                      set_at = now();
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
+    values (p_actor_id, p_actor_email, 'rotate',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'from', coalesce(v_before, 0), 'to', p_rotation), 0);
+    return jsonb_build_object('changed', true, 'rotation', p_rotation);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
 
 -- =================================================================================================
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
@@ -2555,6 +2819,43 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
+CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_line public.fax_lines;
+begin
+    perform document_jobs_internal.require(p_address is not null and p_name is not null,
+                                           'p_address and p_name must not be null');
+    insert into public.fax_lines as l (address, name, number)
+    values (document_jobs_internal.address_of(p_address), btrim(p_name), nullif(p_number, ''))
+    on conflict (address) do update set name = excluded.name, number = excluded.number, updated_at = now()
+    returning * into v_line;
+    return to_jsonb(v_line);
+exception
+    when check_violation then
+        raise exception using errcode = '22023', message = format(
+            'not a line: the address must be one e-mail address, the name 1 to 50 characters, the number 3 to 20 ASCII digits (%s)',
+            sqlerrm);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.remove_fax_line(p_address text) IS 'Forgets one of the office''s lines (its faxes stay, shown by their To address); true when there was one.';
+CREATE FUNCTION public.remove_fax_line(p_address text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    with gone as (delete from public.fax_lines l where l.address = document_jobs_internal.address_of(p_address)
+                  returning 1)
+    select exists (select 1 from gone)
+$$;
+REVOKE ALL ON FUNCTION public.remove_fax_line(p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
@@ -2602,6 +2903,15 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.address_of(p_entry text) IS 'The address of a recipient as the e-mail row stores it (a bare address, or a display name and <address>), lower case: what fax_lines.address names.';
+CREATE FUNCTION document_jobs_internal.address_of(p_entry text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select lower(btrim(coalesce(substring(p_entry from '<([^<>]*)>\s*$'), p_entry)))
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.address_of(p_entry text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) IS 'The alert''s JSON: its machine-readable fields (raw values) merged with the chat message of the configured receiver (document_jobs_settings.alert_receiver, through chat_message).';
 CREATE FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) RETURNS jsonb
@@ -3274,6 +3584,211 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
+CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select regexp_replace(
+               regexp_replace(
+                   translate(coalesce(p_subject, '') || '|' || coalesce(p_from, ''),
+                             '０１２３４５６７８９（）＋‐‑‒–—―−﹘﹣－ーｰ─　',
+                             '0123456789()+------------- '),
+                   '[^0-9()+ -]+', '|', 'g'),
+               '[()+ -]+', '', 'g')
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
+GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
+
+CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return (
+    with fetch_job as (
+        select f.id, f.status, f.last_error_code
+          from (select j.id, j.status, j.last_error_code, 0 as rank, j.created_at from public.document_jobs j
+                 where j.kind = 'fetch_email' and j.fax_received_email_id = p_email_id
+                   and j.status in ('queued', 'running')
+                union all
+                (select j.id, j.status, j.last_error_code, 1, j.created_at from public.document_jobs j
+                  where j.fax_received_email_id = p_email_id and j.status in ('completed', 'failed')
+                    and j.kind = 'fetch_email'
+                  order by j.created_at desc limit 1)) f
+         order by f.rank, f.created_at desc
+         limit 1
+    )
+    select jsonb_build_object(
+        'storing', coalesce((select case f.status when 'failed' then 'failed' when 'completed' then 'stored'
+                                                  else 'fetching' end from fetch_job f), 'stored'),
+        'error_code', (select f.last_error_code from fetch_job f where f.status = 'failed'),
+        'job_id', (select f.id from fetch_job f),
+        'preparing', exists (select 1 from public.document_jobs j
+                              where j.kind = 'prepare_fax' and j.fax_received_email_id = p_email_id
+                                and j.status in ('queued', 'running'))));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return jsonb_build_object(
+        'id', p_email.id,
+        'received_at', coalesce(p_email.received_at, p_email.created_at),
+        'from', left(p_email.from_address, 300),
+        'subject', left(p_email.subject, 300),
+        'to', (select left(t, 300) from unnest(p_email.to_addresses) t limit 1),
+        'line', (select jsonb_build_object('address', l.address, 'name', l.name, 'number', l.number)
+                   from unnest(p_email.to_addresses) with ordinality t(entry, n)
+                   join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
+                  order by t.n limit 1),
+        'found_by', p_email.found_by,
+        'reconciled_at', p_email.reconciled_at,
+        'attachments', (select count(*) from public.fax_received_email_attachments a
+                         where a.fax_received_email_id = p_email.id),
+        'pages', (select sum(v.page_count) from public.fax_received_email_attachments a
+                    join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                   where a.fax_received_email_id = p_email.id),
+        'thumbnail', (select jsonb_build_object('bucket', a.bucket, 'path', v.thumbnail_path)
+                        from public.fax_received_email_attachments a
+                        join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                       where a.fax_received_email_id = p_email.id and v.thumbnail_path is not null
+                       order by a.created_at, a.id limit 1),
+        'view_error_code', (select v.error_code from public.fax_received_email_attachments a
+                              join public.fax_attachment_views v on v.attachment_id = a.id
+                             where a.fax_received_email_id = p_email.id and v.error_code is not null
+                             order by a.created_at, a.id limit 1))
+        || document_jobs_internal.fax_storing(p_email.id);
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_found uuid[];
+begin
+    if p_filter ? 'number' and length(p_filter ->> 'number') >= 3 then
+        execute format('select array(select e.id from public.fax_received_emails e'
+                       ' where document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L limit %s)',
+                       '%' || (p_filter ->> 'number') || '%', p_limit)
+           into v_found;
+        return v_found;
+    end if;
+    if p_filter ? 'q' and (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        return array[(p_filter ->> 'q')::uuid] || document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    if p_filter ? 'sender' and length(p_filter ->> 'sender') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'sender', p_limit);
+    end if;
+    if p_filter ? 'q' and length(p_filter ->> 'q') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    return null;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q"}, every key optional; anything else is refused with 22023 naming the key.';
+CREATE FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_text text;
+    v_from timestamptz;
+    v_to timestamptz;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q)',
+                   to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    begin
+        v_from := (p_filter ->> 'received_from')::timestamptz;
+        v_to := (p_filter ->> 'received_to')::timestamptz;
+    exception
+        when invalid_datetime_format or datetime_field_overflow or invalid_text_representation then
+            raise exception using errcode = '22023',
+                message = 'p_filter.received_from and received_to must be timestamps (ISO 8601, e.g. 2026-12-01T09:00:00+09:00)';
+    end;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from < v_to,
+        'p_filter.received_from must be before received_to');
+    if v_from is not null then
+        v_filter := v_filter || jsonb_build_object('received_from', v_from);
+    end if;
+    if v_to is not null then
+        v_filter := v_filter || jsonb_build_object('received_to', v_to);
+    end if;
+    foreach v_key in array array['sender', 'q', 'line'] loop
+        if p_filter ? v_key then
+            v_text := btrim(p_filter ->> v_key);
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and length(v_text) between 1 and 200
+                and v_text !~ '[[:cntrl:]]',
+                format('p_filter.%s must be 1 to 200 characters, with no control characters', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key,
+                case when v_key = 'line' then document_jobs_internal.address_of(v_text) else v_text end);
+        end if;
+    end loop;
+    if p_filter ? 'number' then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'number') = 'string' and (p_filter ->> 'number') ~ '^[0-9]{1,20}$',
+            'p_filter.number must be 1 to 20 ASCII digits');
+        v_filter := v_filter || jsonb_build_object('number', p_filter ->> 'number');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'sender' then format('(e.from_address ilike %1$L or e.subject ilike %1$L)',
+            document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'number' then format(
+            'document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L',
+            '%' || (p_filter ->> 'number') || '%') end,
+        case when p_filter ? 'line' then format(
+            'exists (select 1 from unnest(e.to_addresses) t where document_jobs_internal.address_of(t) = %L)',
+            p_filter ->> 'line') end,
+        case when p_filter ? 'q' then format(
+            '(%s e.provider_email_id = %L or e.from_address ilike %3$L or e.subject ilike %3$L)',
+            case when (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                 then format('e.id = %L::uuid or', p_filter ->> 'q') else '' end,
+            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end)
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'received_from' then format('coalesce(e.received_at, e.created_at) >= %L::timestamptz',
+                                                         p_filter ->> 'received_from') end,
+        case when p_filter ? 'received_to' then format('coalesce(e.received_at, e.created_at) < %L::timestamptz',
+                                                       p_filter ->> 'received_to') end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fill_hourly_outcomes() IS 'Computes the settled hours of the last 7 days missing from hourly_outcomes (an hour that ended more than 10 minutes ago) and keeps them; returns how many it computed (none, on almost every call).';
 CREATE FUNCTION document_jobs_internal.fill_hourly_outcomes() RETURNS integer
     LANGUAGE plpgsql
@@ -3467,7 +3982,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject).';
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject), "fax_jobs_only" true leaves out the jobs of no e-mail (the queue''s own: reconcile_emails).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3485,8 +4000,8 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q']),
-            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q)',
+            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q', 'fax_jobs_only']),
+            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q, fax_jobs_only)',
                    to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
@@ -3538,12 +4053,19 @@ begin
             v_filter := v_filter || jsonb_build_object(v_key, v_text);
         end if;
     end loop;
+    if p_filter ? 'fax_jobs_only' then
+        perform document_jobs_internal.require(jsonb_typeof(p_filter -> 'fax_jobs_only') = 'boolean',
+            'p_filter.fax_jobs_only must be true or false');
+        if (p_filter ->> 'fax_jobs_only')::boolean then
+            v_filter := v_filter || jsonb_build_object('fax_jobs_only', true);
+        end if;
+    end if;
     return v_filter;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search, the jobs of an e-mail only); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3560,6 +4082,7 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
             'j.fax_received_email_id in (select se.id from document_jobs_internal.email_senders ss'
             ' join public.fax_received_emails se on se.from_address = ss.from_address where ss.from_address ilike %L)',
             document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'fax_jobs_only' then 'j.fax_received_email_id is not null' end,
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;

@@ -113,6 +113,11 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.document_jobs_operator_job", "screen"),
     ("public.document_jobs_operator_audit", "screen"),
     ("public.document_jobs_operator_attachment", "screen"),
+    ("public.document_jobs_admin_faxes", "screen"),
+    ("public.document_jobs_admin_fax", "screen"),
+    ("public.document_jobs_operator_faxes", "screen"),
+    ("public.document_jobs_operator_fax", "screen"),
+    ("public.admin_set_fax_rotation", "screen"),
     ("public.document_jobs_health", "operations"),
     ("public.document_jobs_stats", "operations"),
     ("public.set_document_jobs_retention", "operations"),
@@ -125,6 +130,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.admin_record_reconciled_emails", "operations"),
     ("public.count_unprepared_faxes", "operations"),
     ("public.admin_enqueue_prepare_fax_jobs", "operations"),
+    ("public.set_fax_line", "operations"),
+    ("public.remove_fax_line", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

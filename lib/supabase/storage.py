@@ -186,6 +186,29 @@ class Storage:
             raise refusal("sign", response)
         return f"{self._api}{response.json()['signedURL']}&download={quote(download_as, safe='')}"
 
+    def signed_urls(self, keys: list[str], expires_in: int) -> dict[str, str]:
+        """URLs that show the objects (no download name), valid for `expires_in` seconds, in one
+        request (Storage's POST /object/sign/{bucket} with "paths"): {key: url}, leaving out an
+        object that is not there."""
+        if not keys:
+            return {}
+        try:
+            response = self._http.post(
+                f"{self._api}/object/sign/{quote(self.bucket, safe='')}",
+                json={"expiresIn": expires_in, "paths": keys},
+                headers=self._headers,
+                timeout=SIGN_TIMEOUT,
+            )
+        except httpx.HTTPError as error:
+            raise _unreachable("sign", error) from error
+        if not response.is_success:
+            raise refusal("sign", response)
+        signed: dict[str, str] = {}
+        for item in response.json():
+            if isinstance(item, dict) and isinstance(item.get("signedURL"), str) and item.get("path") in keys:
+                signed[item["path"]] = f"{self._api}{item['signedURL']}"
+        return signed
+
     def download(self, key: str) -> bytes:
         # Storage's "Retrieve an object" (GET /object/authenticated/...; the bare /object/... route
         # is its deprecated alias).
