@@ -110,6 +110,11 @@ select set_eq(
         'public.set_fax_line(text,text,text)',
         'public.remove_fax_line(text)',
         -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
+        'document_jobs_internal.fax_number_digits(text,text)'
+        -- originals never replaced: versions, the raw message, and a discard decided under the fence
+        'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
+        'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
+        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)',
         'document_jobs_internal.fax_number_digits(text,text)',
         -- a fax's index fields and the counterparties suggested for them
         'public.set_fax_index(uuid,text,uuid,jsonb,text,integer)',
@@ -208,6 +213,14 @@ select set_eq(
         'document_jobs_internal.record_original_checks(bigint,jsonb)',
         'document_jobs_internal.outage_advice_before_verification(text)',
         'document_jobs_internal.outage_advice_ja_before_verification(text)',
+        'document_jobs_internal.object_recorded(text,text)',
+        'document_jobs_internal.require_not_discarded(text,text)',
+        'document_jobs_internal.record_attachment_version(uuid,text,text,text,integer,bigint,text,text,text)',
+        'document_jobs_internal.hold_fetch_job(uuid,integer,interval)',
+        'document_jobs_internal.require_versions(jsonb,text)',
+        'document_jobs_internal.finding_advice(text)',
+        'document_jobs_internal.finding_advice_ja(text)',
+        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)',
         'document_jobs_internal.fax_document_types()',
         'document_jobs_internal.kana_fold(text)',
         'document_jobs_internal.text_grams(text)',
