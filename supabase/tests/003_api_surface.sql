@@ -110,12 +110,11 @@ select set_eq(
         'public.set_fax_line(text,text,text)',
         'public.remove_fax_line(text)',
         -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
-        'document_jobs_internal.fax_number_digits(text,text)'
+        'document_jobs_internal.fax_number_digits(text,text)',
         -- originals never replaced: versions, the raw message, and a discard decided under the fence
         'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
         'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
         'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)',
-        'document_jobs_internal.fax_number_digits(text,text)',
         -- a fax's index fields and the counterparties suggested for them
         'public.set_fax_index(uuid,text,uuid,jsonb,text,integer)',
         'public.document_jobs_admin_counterparties(text)',
