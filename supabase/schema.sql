@@ -128,7 +128,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text, 'rotate'::text, 'handle'::text, 'bulk_handle'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_handle'::text, 'bulk_retry'::text, 'cancel'::text, 'handle'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
@@ -360,6 +360,71 @@ ALTER TABLE ONLY public.fax_handling_history
 ALTER TABLE public.fax_handling_history ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_handling_history TO service_role;
 
+COMMENT ON TABLE public.fax_index IS 'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
+CREATE TABLE public.fax_index (
+    fax_received_email_id uuid NOT NULL,
+    received timestamp with time zone NOT NULL,
+    transaction_date date,
+    amount bigint,
+    counterparty text,
+    doc_type text,
+    counterparty_folded text GENERATED ALWAYS AS (document_jobs_internal.kana_fold(counterparty)) STORED,
+    version integer DEFAULT 1 NOT NULL,
+    updated_by uuid NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_index_amount CHECK (((amount >= 0) AND (amount <= '999999999999'::bigint))),
+    CONSTRAINT fax_index_counterparty CHECK ((((length(counterparty) >= 1) AND (length(counterparty) <= 200)) AND (counterparty !~ '[[:cntrl:]]'::text) AND (counterparty = btrim(counterparty)))),
+    CONSTRAINT fax_index_doc_type CHECK ((doc_type = ANY (document_jobs_internal.fax_document_types()))),
+    CONSTRAINT fax_index_transaction_date CHECK (((transaction_date >= '1950-01-01'::date) AND (transaction_date <= '2099-12-31'::date)))
+);
+COMMENT ON COLUMN public.fax_index.counterparty_folded IS 'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
+COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
+CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
+CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index TO service_role;
+
+COMMENT ON TABLE public.fax_index_history IS 'Every change of a fax''s index fields, appended by set_fax_index and never changed or deleted (triggers refuse UPDATE and DELETE to every role): the fields before and after, who (the operator''s id and e-mail), when, why (required for a correction of a value entered before) and the version it made.';
+CREATE TABLE public.fax_index_history (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    before jsonb,
+    after jsonb NOT NULL,
+    reason text,
+    version integer NOT NULL,
+    CONSTRAINT fax_index_history_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500)))
+);
+ALTER TABLE public.fax_index_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_index_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_index_history_id_seq IS 'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_pkey PRIMARY KEY (id);
+CREATE INDEX fax_index_history_fax ON public.fax_index_history USING btree (fax_received_email_id, id);
+CREATE TRIGGER fax_index_history_append_only BEFORE DELETE OR UPDATE ON public.fax_index_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_fax_index_history_change();
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index_history TO service_role;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
+
 COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
 CREATE TABLE public.fax_lines (
     address text NOT NULL,
@@ -376,7 +441,7 @@ ALTER TABLE ONLY public.fax_lines
 ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_lines TO service_role;
 
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
+COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -389,20 +454,52 @@ CREATE TABLE public.fax_received_email_attachments (
     storage_path text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
     CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
     CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
 );
 COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
 ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
+    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
 CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
+CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_raw_messages IS 'The e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2, never updated. An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
+CREATE TABLE public.fax_received_email_raw_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    bucket text,
+    storage_path text,
+    size_bytes bigint,
+    sha256 text,
+    unavailable text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
+    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
 
 COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
 CREATE TABLE public.fax_received_emails (
@@ -557,6 +654,24 @@ CREATE TABLE document_jobs_internal.bulk_actions (
 );
 ALTER TABLE ONLY document_jobs_internal.bulk_actions
     ADD CONSTRAINT bulk_actions_pkey PRIMARY KEY (id);
+
+COMMENT ON TABLE document_jobs_internal.discarded_objects IS 'Every object a fetch_email job was allowed to delete as wrong right after uploading it (discard_unrecorded_object_v2): which, by which job and generation, what it had sent (size_bytes and sha256 of the bytes Storage may hold) and why. Only an object no row recorded is ever listed, and a listed key is never recorded afterwards (record_document_attachment_v3 and record_raw_message_v2 refuse it): the delete that follows may reach Storage late, and it still removes nothing a row names. Kept (nothing deletes from it): it says what the product deleted, and that it was never a record.';
+CREATE TABLE document_jobs_internal.discarded_objects (
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    job_id uuid NOT NULL,
+    generation integer NOT NULL,
+    size_bytes bigint,
+    sha256 text,
+    reason text NOT NULL,
+    discarded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT discarded_objects_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500))),
+    CONSTRAINT discarded_objects_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.discarded_objects
+    ADD CONSTRAINT discarded_objects_pkey PRIMARY KEY (bucket, storage_path);
+ALTER TABLE document_jobs_internal.discarded_objects ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
@@ -1147,7 +1262,7 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 -- The worker's calls: what each kind of job and a stopping invocation need besides the queue
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
+COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored (any version), whether its raw message is recorded (stored, or noted unavailable), the keys of its e-mail given up as wrong (discarded_paths: never to be stored at again), and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
 CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1180,16 +1295,179 @@ begin
         'state', 'running',
         'email', v_email,
         'stored_attachment_ids', coalesce(
-            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+            (select jsonb_agg(distinct a.provider_attachment_id)
                from public.fax_received_email_attachments a
               where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'raw_message_recorded', exists (select 1 from public.fax_received_email_raw_messages r
+                                         where r.fax_received_email_id = v_email_row_id),
+        'discarded_paths', coalesce(
+            (select jsonb_agg(jsonb_build_object('bucket', d.bucket, 'storage_path', d.storage_path)
+                              order by d.storage_path)
+               from document_jobs_internal.discarded_objects d
+              where d.fax_received_email_id = v_email_row_id), '[]'::jsonb),
         'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
+COMMENT ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) IS 'Records the stored versions of one attachment of the job''s e-mail (p_versions: [{"version", "size_bytes", "sha256", "bucket", "storage_path"}], each key under fax_received_emails/{e-mail}/), in one transaction, fenced by (p_job_id, p_generation): a worker that lost its job records nothing. Never updates a row: a version recorded with the same values is a no-op, with other values refused (23505), and a key given up as wrong refused (55000). When the call adds a version and the attachment then has more than one, the alert original_differs is posted. With p_lease the lease is renewed and a streak of time-budget releases ends. Answers {"held", "state"}, and while held "added" (rows inserted) and "versions" (the attachment''s versions now).';
+CREATE FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_added int := 0;
+    v_prefix text;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(coalesce(p_provider_attachment_id, '') <> '',
+                                           'p_provider_attachment_id must not be empty');
+    v_prefix := format('fax_received_emails/%s/', v_email_id);
+    perform document_jobs_internal.require_versions(p_versions, v_prefix);
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        if document_jobs_internal.record_attachment_version(
+               v_email_id, p_provider_attachment_id, p_filename, p_content_type, (v_item ->> 'version')::int,
+               (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256', v_item ->> 'bucket',
+               v_item ->> 'storage_path') then
+            v_added := v_added + 1;
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', a.version, 'size_bytes', a.size_bytes, 'sha256', a.sha256,
+                                        'storage_path', a.storage_path) order by a.version)
+      into v_versions
+      from public.fax_received_email_attachments a
+     where a.fax_received_email_id = v_email_id and a.provider_attachment_id = p_provider_attachment_id;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(
+            p_job_id, v_email_id, format('attachment %s (%s)', p_provider_attachment_id,
+                                         coalesce(p_filename, '(no name)')), v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) IS 'Records the job''s e-mail as Resend received it: its stored versions (p_versions, as record_document_attachment_v3 takes them, each key under fax_received_emails/{e-mail}/raw/), or why none is stored (p_unavailable: raw_null, or the failure code that refused it for good), fenced by (p_job_id, p_generation). Never updates a row: the same values again are a no-op, others refused. A version added beside another posts the alert original_differs. With p_lease the lease is renewed. Answers {"held", "state"}, and while held "added" and "versions".';
+CREATE FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text DEFAULT NULL::text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_row public.fax_received_email_raw_messages;
+    v_added int := 0;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require((p_versions is null) <> (p_unavailable is null),
+                                           'either p_versions or p_unavailable');
+    if p_unavailable is not null then
+        perform document_jobs_internal.require(p_unavailable ~ '^[a-z0-9_]{1,64}$',
+                                               'p_unavailable is a code: [a-z0-9_], at most 64 characters');
+        insert into public.fax_received_email_raw_messages (fax_received_email_id, unavailable)
+        values (v_email_id, p_unavailable)
+        on conflict do nothing;
+        if found then
+            return jsonb_build_object('held', true, 'state', 'running', 'added', 1, 'versions', 0);
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = 1;
+        if v_row.unavailable is distinct from p_unavailable then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('the raw message of e-mail %s is recorded already (%s): a record never changes',
+                                 v_email_id, coalesce(v_row.unavailable, 'SHA-256 ' || v_row.sha256));
+        end if;
+        return jsonb_build_object('held', true, 'state', 'running', 'added', 0, 'versions', 0);
+    end if;
+    perform document_jobs_internal.require_versions(p_versions, format('fax_received_emails/%s/raw/', v_email_id));
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        perform document_jobs_internal.require_not_discarded(v_item ->> 'bucket', v_item ->> 'storage_path');
+        insert into public.fax_received_email_raw_messages
+               (fax_received_email_id, version, bucket, storage_path, size_bytes, sha256)
+        values (v_email_id, (v_item ->> 'version')::int, v_item ->> 'bucket', v_item ->> 'storage_path',
+                (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256')
+        on conflict do nothing;
+        if found then
+            v_added := v_added + 1;
+            continue;
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = (v_item ->> 'version')::int;
+        if (v_row.bucket, v_row.storage_path, v_row.size_bytes, v_row.sha256) is distinct from
+           (v_item ->> 'bucket', v_item ->> 'storage_path', (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256') then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('version %s of the raw message of e-mail %s is recorded with other values: '
+                                 'a recorded original never changes', v_item ->> 'version', v_email_id);
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', r.version, 'size_bytes', r.size_bytes, 'sha256', r.sha256,
+                                        'storage_path', r.storage_path) order by r.version)
+      into v_versions
+      from public.fax_received_email_raw_messages r
+     where r.fax_received_email_id = v_email_id and r.unavailable is null;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(p_job_id, v_email_id, 'the raw message', v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) IS 'Whether the fetch_email job may delete an object it uploaded and then found wrong (a body that went on past its listed size once Storage had the listed bytes): "discard" is true only while (p_job_id, p_generation) holds the job, for a key under the job''s own e-mail''s originals (fax_received_emails/{e-mail}/, else 22023), that no row records. A true answer lists the object in discarded_objects (what was sent, and why), under the job row''s lock, and from then on no call records that key: the delete that follows, however late it reaches Storage, can only remove an object no row names. Answers {"held", "state", "discard"}.';
+CREATE FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(coalesce(p_bucket, '') <> '' and coalesce(p_storage_path, '') <> '',
+                                           'p_bucket and p_storage_path must not be empty');
+    perform document_jobs_internal.require(length(p_reason) between 1 and 500,
+                                           'p_reason must be 1 to 500 characters');
+    -- The job's row locked against every recording call of the same job (they share-lock or update it).
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+       for update;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null, 'discard', false);
+    end if;
+    -- Only an original of the job's own e-mail: never a derived file (fax_views/), never another e-mail's.
+    perform document_jobs_internal.require(
+        starts_with(p_storage_path, format('fax_received_emails/%s/', v_email_id)),
+        format('p_storage_path must be under fax_received_emails/%s/: a job discards only its own e-mail''s originals',
+               v_email_id));
+    if document_jobs_internal.object_recorded(p_bucket, p_storage_path) then
+        return jsonb_build_object('held', true, 'state', 'running', 'discard', false);
+    end if;
+    insert into document_jobs_internal.discarded_objects
+           (bucket, storage_path, fax_received_email_id, job_id, generation, size_bytes, sha256, reason)
+    values (p_bucket, p_storage_path, v_email_id, p_job_id, p_generation, p_size_bytes, p_sha256, p_reason)
+    on conflict do nothing;
+    return jsonb_build_object('held', true, 'state', 'running', 'discard', true);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Retired for record_document_attachment_v3, kept for a worker of the previous deploy: records version 1 of an attachment, fenced by (p_job_id, p_generation), never updating a row (the same values again: a no-op; other values: refused, 23505). With p_lease the same statement renews the lease and ends a streak of time-budget releases. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1197,42 +1475,13 @@ CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation
 declare
     v_email_id uuid;
 begin
-    if p_job_id is null or p_generation is null then
-        raise exception using errcode = '22023',
-            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
-    end if;
-    if p_lease is null then
-        select j.fax_received_email_id into v_email_id
-          from public.document_jobs j
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-           for share;
-    else
-        if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
-            raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
-        end if;
-        -- Storing an attachment ends a streak of time-budget releases (release_document_job_v2).
-        update public.document_jobs j
-           set lease_until = now() + p_lease,
-               budget_releases = 0
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-        returning j.fax_received_email_id into v_email_id;
-    end if;
-    if not found then
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
         return jsonb_build_object('held', false, 'state', null);
     end if;
-    insert into public.fax_received_email_attachments as a
-           (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
-            storage_path)
-    values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
-            p_storage_path)
-    on conflict (fax_received_email_id, provider_attachment_id) do update
-       set filename = excluded.filename,
-           content_type = excluded.content_type,
-           size_bytes = excluded.size_bytes,
-           sha256 = excluded.sha256,
-           bucket = excluded.bucket,
-           storage_path = excluded.storage_path,
-           updated_at = now();
+    perform document_jobs_internal.record_attachment_version(
+        v_email_id, p_provider_attachment_id, p_filename, p_content_type, 1, p_size_bytes, p_sha256, p_bucket,
+        p_storage_path);
     return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
@@ -2378,7 +2627,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s).';
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
 CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2388,7 +2637,10 @@ declare
     c_walk constant int := 2000;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
-    v_filter jsonb := document_jobs_internal.faxes_filter(p_filter);
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := document_jobs_internal.faxes_index_filter(p_filter);
+    v_filter jsonb := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
     v_match text := document_jobs_internal.faxes_match_sql(v_filter);
     v_time text := document_jobs_internal.faxes_time_sql(v_filter);
     v_keyset text := 'true';
@@ -2408,7 +2660,26 @@ begin
                            p_after_received_at, p_after_id);
     end if;
 
-    if v_match = 'true' then
+    if v_index <> '{}'::jsonb then
+        -- The law's search: fax_index's own rows, newest first by the received time it holds; the
+        -- e-mail joined only for the inbox's other conditions.
+        v_time := replace(v_time, 'coalesce(e.received_at, e.created_at)', 'i.received');
+        v_keyset := replace(replace(v_keyset, 'coalesce(e.received_at, e.created_at)', 'i.received'), 'e.id',
+                            'i.fax_received_email_id');
+        v_match := format('%s and %s', document_jobs_internal.faxes_index_sql(v_index),
+            case when v_match = 'true' then 'true'
+                 else format('exists (select 1 from public.fax_received_emails e where e.id = i.fax_received_email_id'
+                             ' and %s)', v_match) end);
+        execute format('select array(select i.fax_received_email_id from public.fax_index i where %s and %s and %s'
+                       ' order by i.received desc, i.fax_received_email_id desc limit %s)',
+                       v_match, v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_index i where %s and %s limit %s) c',
+                           v_match, v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    elsif v_match = 'true' then
         -- No condition but the time: the page is a range of the index.
         execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
                        ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
@@ -2501,7 +2772,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it, its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, and its jobs as far as they are kept; null for no such fax.';
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it (with its index fields), its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, its jobs as far as they are kept, its index fields (index, index_version) and their history (index_history, the latest 500, index_history_total) and the document types offered; null for no such fax.';
 CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2540,7 +2811,8 @@ begin
                    order by j.created_at, j.id)
               from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
         'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
-                                  where l.number is not null), '[]'));
+                                  where l.number is not null), '[]'))
+        || document_jobs_internal.fax_index_read(v_email.id);
 end;
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
@@ -2607,6 +2879,110 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
+COMMENT ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) IS 'Sets a fax''s index fields ({"transaction_date", "amount", "counterparty", "doc_type"}: the four as they are to be, a missing or null one empty) by an admin or a clerk of Supabase Auth (checked in this call: acting_operator; a viewer is refused, 42501 role_not_allowed). A change of a value entered before needs p_reason (22023, hint reason_required); every change is appended to fax_index_history (before, after, who, when, why) and audited (action index). p_version: the version the operator saw (0 for none); a write made since wins ("index_changed"). {"changed", "reason"?, "index", "version"}; 22023 for a bad value, P0002 for no such fax.';
+CREATE FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_after jsonb;
+    v_before jsonb;
+    v_row public.fax_index;
+    v_received timestamptz;
+    v_reason text := nullif(btrim(p_reason), '');
+    v_corrected text[];
+    v_version int;
+begin
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(
+        v_reason is null or (length(v_reason) <= 500 and v_reason !~ '[\x01-\x09\x0b-\x1f\x7f]'),
+        'p_reason must be at most 500 characters, with no control characters but line breaks');
+    v_after := document_jobs_internal.fax_index_values(p_values);
+    select coalesce(e.received_at, e.created_at) into v_received
+      from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    -- One writer of a fax's index at a time: the first entry has no row to lock.
+    perform pg_advisory_xact_lock(hashtextextended('fax_index:' || p_fax_id::text, 0));
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    v_before := document_jobs_internal.fax_index_json(v_row);
+    v_version := coalesce(v_row.version, 0);
+    if p_version is not null and p_version <> v_version then
+        return jsonb_build_object('changed', false, 'reason', 'index_changed', 'index', v_before,
+                                  'version', v_version);
+    end if;
+    if v_after = coalesce(v_before, '{"transaction_date": null, "amount": null, "counterparty": null, "doc_type": null}') then
+        return jsonb_build_object('changed', false, 'reason', 'unchanged', 'index', v_before, 'version', v_version);
+    end if;
+    v_corrected := array(select b.key from jsonb_each(coalesce(v_before, '{}')) b
+                          where b.value <> 'null'::jsonb and b.value is distinct from v_after -> b.key
+                          order by b.key);
+    if cardinality(v_corrected) > 0 and v_reason is null then
+        raise exception using errcode = '22023', hint = 'reason_required',
+            message = format('a correction of %s needs a reason: the history keeps why a value entered before was changed',
+                             array_to_string(v_corrected, ', '));
+    end if;
+    insert into public.fax_index as i (fax_received_email_id, received, transaction_date, amount, counterparty,
+                                       doc_type, version, updated_by)
+    values (p_fax_id, v_received, (v_after ->> 'transaction_date')::date, (v_after ->> 'amount')::bigint,
+            v_after ->> 'counterparty', v_after ->> 'doc_type', 1, p_actor_id)
+    on conflict (fax_received_email_id) do update
+       set transaction_date = excluded.transaction_date, amount = excluded.amount,
+           counterparty = excluded.counterparty, doc_type = excluded.doc_type, version = i.version + 1,
+           updated_by = excluded.updated_by, updated_at = now()
+    returning * into v_row;
+    insert into public.fax_index_history (fax_received_email_id, actor_id, actor_email, before, after, reason, version)
+    values (p_fax_id, p_actor_id, p_actor_email, v_before, v_after, v_reason, v_row.version);
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count, reason)
+    values (p_actor_id, p_actor_email, 'index',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'corrected', to_jsonb(v_corrected)), 0, v_reason);
+    return jsonb_build_object('changed', true, 'index', v_after, 'version', v_row.version);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_counterparties(p_number text) IS 'The counterparties (取引先) entered for the latest 200 faxes from a number (ASCII digits), at most 5, the latest first: what the fax''s page suggests.';
+CREATE FUNCTION public.document_jobs_admin_counterparties(p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+begin
+    perform document_jobs_internal.require(p_number ~ '^[0-9]{3,20}$', 'p_number must be 3 to 20 ASCII digits');
+    return coalesce((
+        select jsonb_agg(c.counterparty order by c.latest desc)
+          from (select i.counterparty, max(i.received) latest
+                  from (select e.id from public.fax_received_emails e
+                         where document_jobs_internal.fax_number_digits(e.subject, e.from_address)
+                               like '%' || p_number || '%'
+                         order by coalesce(e.received_at, e.created_at) desc limit 200) e
+                  join public.fax_index i on i.fax_received_email_id = e.id
+                 where i.counterparty is not null
+                 group by i.counterparty
+                 order by max(i.received) desc limit 5) c), '[]');
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) IS 'document_jobs_admin_counterparties for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'clerk', 'viewer']);
+    return public.document_jobs_admin_counterparties(p_number);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) TO service_role;
 
 COMMENT ON FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) IS 'A fax''s handling and its last 50 marks (fax_handling_read), for the CLI (the server key); null when there is no such e-mail.';
 CREATE FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) RETURNS jsonb
@@ -2680,13 +3056,16 @@ $$;
 REVOKE ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) TO service_role;
 
-COMMENT ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) IS 'A bulk mark done''s count: the faxes the inbox''s filter matches (p_scope faxes), or those whose jobs the job list''s filter matches (jobs; each fax once), that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "scope", "fax_count", "filter", "prepared_at", "expires_at"}.';
+COMMENT ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) IS 'A bulk mark done''s count: the faxes the inbox''s filter matches (p_scope faxes; its index keys too, as the list reads them), or those whose jobs the job list''s filter matches (jobs; each fax once), that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "scope", "fax_count", "filter", "prepared_at", "expires_at"}.';
 CREATE FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
     c_max_faxes constant int := 50000;
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := '{}'::jsonb;
     c_not_done constant text := 'not exists (select 1 from public.fax_handling h'
                                 ' where h.fax_received_email_id = %s and h.state = ''done'')';
     v_filter jsonb;
@@ -2695,8 +3074,12 @@ declare
     v_count int;
 begin
     perform document_jobs_internal.require(p_scope in ('faxes', 'jobs'), 'p_scope must be faxes or jobs');
-    v_filter := case p_scope when 'faxes' then document_jobs_internal.faxes_filter(p_filter)
-                             else document_jobs_internal.job_filter(p_filter) end;
+    if p_scope = 'faxes' then
+        v_index := document_jobs_internal.faxes_index_filter(p_filter);
+        v_filter := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
+    else
+        v_filter := document_jobs_internal.job_filter(p_filter);
+    end if;
     perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
     perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
     select left(u.email::text, 320) into v_email from auth.users u where u.id = p_actor_id;
@@ -2711,8 +3094,11 @@ begin
     if p_scope = 'faxes' then
         execute format(
             'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
-             select %L::uuid, e.id from public.fax_received_emails e where %s and %s and %s limit %s',
+             select %L::uuid, e.id from public.fax_received_emails e where %s and %s and %s and %s limit %s',
             v_id, document_jobs_internal.faxes_time_sql(v_filter), document_jobs_internal.faxes_match_sql(v_filter),
+            case when v_index = '{}'::jsonb then 'true'
+                 else format('exists (select 1 from public.fax_index i where i.fax_received_email_id = e.id and %s)',
+                             document_jobs_internal.faxes_index_sql(v_index)) end,
             format(c_not_done, 'e.id'), c_max_faxes + 1);
     else
         execute format(
@@ -3973,6 +4359,15 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_document_types() IS 'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
+CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) IS 'A fax''s handling (fax_handling_summary) with its marks, newest first, at most p_limit (1 to 200): who, when, from and to which state and assignee, the note given. Null when there is no such e-mail.';
 CREATE FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -4020,6 +4415,104 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
+CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case when p_index.fax_received_email_id is not null then jsonb_build_object(
+        'transaction_date', p_index.transaction_date, 'amount', p_index.amount,
+        'counterparty', p_index.counterparty, 'doc_type', p_index.doc_type) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) IS 'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
+CREATE FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_index;
+begin
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    return jsonb_build_object(
+        'index', document_jobs_internal.fax_index_json(v_row),
+        'index_version', coalesce(v_row.version, 0),
+        'index_history', coalesce((
+            select jsonb_agg(jsonb_build_object('id', h.id, 'at', h.at, 'actor_id', h.actor_id,
+                                                'actor_email', h.actor_email, 'before', h.before, 'after', h.after,
+                                                'reason', h.reason, 'version', h.version) order by h.id)
+              from (select * from public.fax_index_history h where h.fax_received_email_id = p_fax_id
+                     order by h.id desc limit 500) h), '[]'),
+        'index_history_total', (select count(*) from public.fax_index_history h
+                                 where h.fax_received_email_id = p_fax_id),
+        'document_types', to_jsonb(document_jobs_internal.fax_document_types()));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) IS 'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
+CREATE FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_date date;
+    v_amount numeric;
+    v_text text;
+    v_type text;
+begin
+    perform document_jobs_internal.require(p_values is not null and jsonb_typeof(p_values) = 'object',
+                                           'p_values must be a JSON object');
+    for v_key in select jsonb_object_keys(p_values) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['transaction_date', 'amount', 'counterparty', 'doc_type']),
+            format('p_values has an unknown key %s (known: transaction_date, amount, counterparty, doc_type)',
+                   to_jsonb(v_key)));
+    end loop;
+    if jsonb_typeof(p_values -> 'transaction_date') is distinct from 'null'
+       and nullif(p_values ->> 'transaction_date', '') is not null then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_values -> 'transaction_date') = 'string'
+            and (p_values ->> 'transaction_date') ~ '^\d{4}-\d{2}-\d{2}$',
+            'transaction_date must be a date, YYYY-MM-DD');
+        begin
+            v_date := (p_values ->> 'transaction_date')::date;
+        exception
+            when datetime_field_overflow or invalid_datetime_format then
+                raise exception using errcode = '22023', message = 'transaction_date must be a date, YYYY-MM-DD';
+        end;
+        perform document_jobs_internal.require(v_date between date '1950-01-01' and date '2099-12-31',
+                                               'transaction_date must be between 1950-01-01 and 2099-12-31');
+    end if;
+    if jsonb_typeof(p_values -> 'amount') is distinct from 'null' and p_values ? 'amount' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'amount') = 'number',
+                                               'amount must be a number of yen');
+        v_amount := (p_values ->> 'amount')::numeric;
+        perform document_jobs_internal.require(v_amount = trunc(v_amount) and v_amount between 0 and 999999999999,
+                                               'amount must be whole yen, 0 to 999,999,999,999');
+    end if;
+    if jsonb_typeof(p_values -> 'counterparty') is distinct from 'null' and p_values ? 'counterparty' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'counterparty') = 'string',
+                                               'counterparty must be text');
+        v_text := nullif(btrim(p_values ->> 'counterparty'), '');
+        perform document_jobs_internal.require(
+            v_text is null or (length(v_text) <= 200 and v_text !~ '[[:cntrl:]]'),
+            'counterparty must be at most 200 characters, with no control characters');
+    end if;
+    if jsonb_typeof(p_values -> 'doc_type') is distinct from 'null' and nullif(p_values ->> 'doc_type', '') is not null
+    then
+        v_type := p_values ->> 'doc_type';
+        perform document_jobs_internal.require(v_type = any (document_jobs_internal.fax_document_types()),
+            format('doc_type must be one of %s', array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+    end if;
+    return jsonb_build_object('transaction_date', v_date, 'amount', v_amount::bigint, 'counterparty', v_text,
+                              'doc_type', v_type);
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
 CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
@@ -4069,7 +4562,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing) and who is dealing with it ("handling", as fax_handling_summary answers it: new for a fax never marked).';
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing), who is dealing with it ("handling", as fax_handling_summary answers it: new for a fax never marked) and its index fields ("index", null before any entry).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4110,7 +4603,9 @@ begin
                from public.fax_handling h where h.fax_received_email_id = p_email.id),
             jsonb_build_object('fax_received_email_id', p_email.id, 'state', 'new', 'assignee_id', null,
                                'assignee_email', null, 'note', null, 'updated_at', null, 'updated_by_email', null)))
-        || document_jobs_internal.fax_storing(p_email.id);
+        || document_jobs_internal.fax_storing(p_email.id)
+        || jsonb_build_object('index', (select document_jobs_internal.fax_index_json(i) from public.fax_index i
+                                              where i.fax_received_email_id = p_email.id));
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
@@ -4235,6 +4730,98 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; the inbox''s other keys (handling and assignee among them) are left to faxes_filter; 22023 for a key no inbox filter knows.';
+CREATE FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_from date;
+    v_to date;
+    v_text text;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'handling', 'assignee',
+                               'date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty', 'doc_type']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q,'
+                   ' handling, assignee, date_from, date_to, amount_min, amount_max, counterparty, doc_type)',
+                   to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    foreach v_key in array array['date_from', 'date_to'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{4}-\d{2}-\d{2}$',
+                format('p_filter.%s must be a date, YYYY-MM-DD', v_key));
+            begin
+                if v_key = 'date_from' then v_from := (p_filter ->> v_key)::date; else v_to := (p_filter ->> v_key)::date; end if;
+            exception
+                when datetime_field_overflow or invalid_datetime_format then
+                    raise exception using errcode = '22023', message = format('p_filter.%s must be a date, YYYY-MM-DD', v_key);
+            end;
+            v_filter := v_filter || jsonb_build_object(v_key, p_filter -> v_key);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from <= v_to,
+        'p_filter.date_from must not be after date_to');
+    foreach v_key in array array['amount_min', 'amount_max'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                (jsonb_typeof(p_filter -> v_key) = 'number' and (p_filter ->> v_key) ~ '^\d{1,12}$')
+                or (jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{1,12}$'),
+                format('p_filter.%s must be whole yen, 0 to 999,999,999,999', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, (p_filter ->> v_key)::bigint);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(
+        not (v_filter ? 'amount_min' and v_filter ? 'amount_max')
+        or (v_filter ->> 'amount_min')::bigint <= (v_filter ->> 'amount_max')::bigint,
+        'p_filter.amount_min must not be more than amount_max');
+    if p_filter ? 'counterparty' then
+        v_text := btrim(p_filter ->> 'counterparty');
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'counterparty') = 'string' and length(v_text) between 1 and 200
+            and v_text !~ '[[:cntrl:]]' and length(document_jobs_internal.kana_fold(v_text)) >= 1,
+            'p_filter.counterparty must be 1 to 200 characters, with no control characters');
+        v_filter := v_filter || jsonb_build_object('counterparty', v_text);
+    end if;
+    if p_filter ? 'doc_type' then
+        perform document_jobs_internal.require(
+            (p_filter ->> 'doc_type') = any (document_jobs_internal.fax_document_types()),
+            format('p_filter.doc_type must be one of %s',
+                   array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+        v_filter := v_filter || jsonb_build_object('doc_type', p_filter ->> 'doc_type');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
+CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'date_from' then format('i.transaction_date >= %L::date', p_filter ->> 'date_from') end,
+        case when p_filter ? 'date_to' then format('i.transaction_date <= %L::date', p_filter ->> 'date_to') end,
+        case when p_filter ? 'amount_min' then format('i.amount >= %s', (p_filter ->> 'amount_min')::bigint) end,
+        case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
+        case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
+        case when p_filter ? 'counterparty' then format(
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
+            document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
+            document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: sender text, number digits, line, search term, handling state (new for a fax never marked) and assignee; "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -4307,6 +4894,28 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.finding_advice(p_code text) IS 'What to do about a finding (an alert a job raises once without failing), in English: lib/failures.py FINDINGS[code].operator_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.finding_advice(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then 'Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id.'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) IS 'finding_advice in Japanese: lib/failures.py FINDINGS[code].operator_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.finding_advice_ja(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then '上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) IS 'The handling a mark leaves: p_before (the fax''s row, all null when it has none) marked p_state by the actor, who becomes its assignee (nobody for new), with p_note (null keeps the note, an empty one clears it). Writes nothing.';
 CREATE FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) RETURNS public.fax_handling
     LANGUAGE plpgsql STABLE
@@ -4367,6 +4976,35 @@ CREATE FUNCTION document_jobs_internal.handling_states() RETURNS text[]
     select array['new', 'in_progress', 'done']
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.handling_states() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
+CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is null then
+        select j.fax_received_email_id into v_email_id
+          from public.document_jobs j
+         where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+           for share;
+        return v_email_id;
+    end if;
+    if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = now() + p_lease,
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+    returning j.fax_received_email_id into v_email_id;
+    return v_email_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
 CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
@@ -4659,6 +5297,19 @@ CREATE FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limi
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.kana_fold(p_text text) IS 'Text as the counterparty search compares it: NFKC, katakana made hiragana, white space dropped, lower case.';
+CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select lower(regexp_replace(
+        translate(normalize(p_text, nfkc),
+                  'ァアィイゥウェエォオカガキギクグケゲコゴサザシジスズセゼソゾタダチヂッツヅテデトドナニヌネノハバパヒビピフブプヘベペホボポマミムメモャヤュユョヨラリルレロヮワヰヱヲンヴヵヶ',
+                  'ぁあぃいぅうぇえぉおかがきぎくぐけげこごさざしじすずせぜそぞただちぢっつづてでとどなにぬねのはばぱひびぴふぶぷへべぺほぼぽまみむめもゃやゅゆょよらりるれろゎわゐゑをんゔゕゖ'),
+        '\s+', '', 'g'))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -4766,6 +5417,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) IS 'Whether a row of the received record (an attachment''s version, a raw message''s) names the object.';
+CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select exists (select 1 from public.fax_received_email_attachments a
+                    where a.bucket = p_bucket and a.storage_path = p_storage_path)
+        or exists (select 1 from public.fax_received_email_raw_messages r
+                    where r.bucket = p_bucket and r.storage_path = p_storage_path)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -4823,6 +5486,58 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) IS 'Posts the alert original_differs (alert_body: its fields, and lines that quote every version''s size, SHA-256 and key, the e-mail''s sender and subject, the CLI command that downloads every version, and the advice in English and Japanese, finding_advice). Called by the recording calls, which run as the owner (they are security definer): post_alert reads Vault. A failure to post is a WARNING: the versions stay recorded.';
+CREATE FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_program constant text := 'document-jobs-admin';
+    v_email public.fax_received_emails;
+    v_lines jsonb;
+    v_version jsonb;
+    v_download text := format('%s download %s', c_program, p_job_id);
+begin
+    select * into v_email from public.fax_received_emails e where e.id = p_email_id;
+    v_lines := jsonb_build_array(
+        jsonb_build_array('Original differs: job ', jsonb_build_object('quote', p_job_id::text),
+                          ' found an object already at the key of ', jsonb_build_object('quote', p_what, 'max', 200),
+                          ' with other bytes than it downloaded; nothing was replaced, and both are kept:'));
+    for v_version in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        v_lines := v_lines || jsonb_build_array(jsonb_build_array(
+            format('Version %s: %s bytes, SHA-256 ', v_version ->> 'version', v_version ->> 'size_bytes'),
+            jsonb_build_object('quote', v_version ->> 'sha256'), ' at ',
+            jsonb_build_object('quote', v_version ->> 'storage_path')));
+    end loop;
+    v_lines := v_lines || jsonb_build_array(
+        jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
+        jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
+        jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                     coalesce(v_email.received_at, v_email.created_at)), '(unknown)')),
+        jsonb_build_array('Download: ', jsonb_build_object('quote', v_download)),
+        jsonb_build_array(document_jobs_internal.finding_advice('original_differs')),
+        jsonb_build_array(document_jobs_internal.finding_advice_ja('original_differs')));
+    perform document_jobs_internal.post_alert(document_jobs_internal.alert_body(
+        jsonb_build_object(
+            'event', 'original_differs',
+            'job', jsonb_build_object('id', p_job_id, 'fax_received_email_id', p_email_id),
+            'email', case when v_email.id is not null then jsonb_build_object(
+                'id', v_email.id, 'provider_email_id', v_email.provider_email_id, 'from', v_email.from_address,
+                'subject', v_email.subject, 'received_at', coalesce(v_email.received_at, v_email.created_at)) end,
+            'original', p_what,
+            'versions', p_versions,
+            'download_command', v_download,
+            'advice', document_jobs_internal.finding_advice('original_differs'),
+            'advice_ja', document_jobs_internal.finding_advice_ja('original_differs'),
+            'sent_at', now()),
+        v_lines));
+exception
+    when others then
+        raise warning 'document jobs: the alert original_differs of job % could not be queued: %', p_job_id, sqlerrm;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) IS 'p_count stored originals (attachment rows) stored since p_since (null: all), drawn at random: up to half among those stored within p_recent (the week since the last weekly run: a new original is read back soon), the rest among all the others.';
 CREATE FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) RETURNS uuid[]
@@ -5086,6 +5801,44 @@ CREATE FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes intege
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) IS 'One version of an attachment recorded: inserted (true), or already recorded with the same values (false, nothing changes); other values for a recorded version, an object another row names (23505) and a key given up as wrong (55000) are refused.';
+CREATE FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_received_email_attachments;
+begin
+    perform document_jobs_internal.require_not_discarded(p_bucket, p_storage_path);
+    insert into public.fax_received_email_attachments
+           (fax_received_email_id, provider_attachment_id, version, filename, content_type, size_bytes, sha256,
+            bucket, storage_path)
+    values (p_email_id, p_provider_attachment_id, p_version, p_filename, p_content_type, p_size_bytes, p_sha256,
+            p_bucket, p_storage_path)
+    on conflict do nothing;
+    if found then
+        return true;
+    end if;
+    select * into v_row from public.fax_received_email_attachments a
+     where a.fax_received_email_id = p_email_id and a.provider_attachment_id = p_provider_attachment_id
+       and a.version = p_version;
+    if v_row.id is null then
+        raise exception using errcode = '23505', hint = 'object_recorded',
+            message = format('%s/%s is recorded for another attachment or version: one object, one record',
+                             p_bucket, p_storage_path);
+    end if;
+    if (v_row.filename, v_row.content_type, v_row.size_bytes, v_row.sha256, v_row.bucket, v_row.storage_path)
+       is distinct from (p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path) then
+        raise exception using errcode = '23505', hint = 'version_recorded',
+            message = format('version %s of attachment %s is recorded with other values (%s bytes, SHA-256 %s): '
+                             'a recorded original never changes', p_version, p_provider_attachment_id,
+                             v_row.size_bytes, v_row.sha256);
+    end if;
+    return false;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5275,6 +6028,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    raise exception using errcode = '42501', hint = 'append_only',
+        message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Trigger fax_handling_history_append_only: the history of marks is never updated or deleted, whoever asks.';
 CREATE FUNCTION document_jobs_internal.refuse_handling_history_change() RETURNS trigger
     LANGUAGE plpgsql
@@ -5361,6 +6126,24 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) IS 'Refuses (55000, hint object_discarded) to record an object listed in discarded_objects: its delete may still be on its way.';
+CREATE FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from document_jobs_internal.discarded_objects d
+                where d.bucket = p_bucket and d.storage_path = p_storage_path) then
+        -- 55000 (object_not_in_prerequisite_state): a worker's database error, retried; its next
+        -- attempt sees the key in start_fetch_email_v2's discarded_paths and stores beside it.
+        raise exception using errcode = '55000', hint = 'object_discarded',
+            message = format('%s/%s was given up as wrong and may be deleted: it is never recorded',
+                             p_bucket, p_storage_path);
+    end if;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.require_note(p_note text) IS 'A mark''s note: at most 500 characters, with no control characters but line breaks and tabs (22023 otherwise).';
 CREATE FUNCTION document_jobs_internal.require_note(p_note text) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
@@ -5401,6 +6184,37 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) IS 'The versions a recording call hands in, checked: 1 to 100 of {"version", "size_bytes", "sha256", "bucket", "storage_path"}, each version once, each key under p_prefix (22023 otherwise).';
+CREATE FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_item jsonb;
+begin
+    perform document_jobs_internal.require(
+        jsonb_typeof(p_versions) = 'array' and jsonb_array_length(p_versions) between 1 and 100,
+        'p_versions must be an array of 1 to 100 versions');
+    for v_item in select value from jsonb_array_elements(p_versions) loop
+        perform document_jobs_internal.require(
+            jsonb_typeof(v_item) = 'object'
+            and jsonb_typeof(v_item -> 'version') = 'number' and (v_item ->> 'version') ~ '^[1-9][0-9]{0,5}$'
+            and jsonb_typeof(v_item -> 'size_bytes') = 'number' and (v_item ->> 'size_bytes') ~ '^[0-9]{1,15}$'
+            and (v_item ->> 'sha256') ~ '^[0-9a-f]{64}$'
+            and coalesce(v_item ->> 'bucket', '') <> ''
+            and starts_with(coalesce(v_item ->> 'storage_path', ''), p_prefix)
+            and length(v_item ->> 'storage_path') > length(p_prefix),
+            format('each version is {"version", "size_bytes", "sha256", "bucket", "storage_path"}, its key under %s',
+                   p_prefix));
+    end loop;
+    perform document_jobs_internal.require(
+        (select count(distinct v.value -> 'version') from jsonb_array_elements(p_versions) v)
+            = jsonb_array_length(p_versions),
+        'p_versions names a version twice');
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) IS 'Reserves the provider''s next slot for one request (rate_limit_slot), unless it is more than p_max_wait_ms away (then nothing is reserved, and the answer says how long it would have been). Answers {"reserved": bool, "wait_ms": int, "limit": the team''s limit as known here}. The row lock is held until the caller''s transaction ends: reservations are served one at a time, in order.';
 CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
@@ -5656,6 +6470,16 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
+CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select case when length(p_term) = 1 then array[p_term]
+                else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.term_grams(p_term text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
@@ -5668,6 +6492,18 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
            end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.text_grams(p_text text) IS 'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
+CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array(select distinct g from (
+        select substr(p_text, i, 1) g from generate_series(1, length(p_text)) i
+        union all
+        select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone

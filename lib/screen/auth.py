@@ -46,7 +46,8 @@ from lib.supabase.keys import request_headers
 ROLE_CLAIM = "document_jobs_role"
 ROLES = ("admin", "clerk", "viewer")
 Role = Literal["admin", "clerk", "viewer"]
-# Who may do what, beyond reading (every role reads): an admin everything, a clerk marks faxes.
+# Who may do what, beyond reading (every role reads): an admin everything, a clerk marks faxes and
+# enters their index fields.
 ADMIN_ONLY: tuple[Role, ...] = ("admin",)
 MARKERS: tuple[Role, ...] = ("admin", "clerk")
 AUDIENCE = "authenticated"
@@ -197,10 +198,11 @@ def current_user(token: str, settings: AdminSettings, http: httpx.Client) -> dic
 
 
 def role_refusal(role: str, allowed: tuple[Role, ...]) -> Refusal:
-    """The 403 for a role that may not do this: an admin's action (not_admin), or a mark (read_only)."""
+    """The 403 for a role that may not do this: an admin's action (not_admin), or a clerk's (read_only:
+    a mark, the index fields)."""
     if allowed == ADMIN_ONLY:
         return Refusal("not_admin", f"only an admin may do this; your role is {role}", 403)
-    return Refusal("read_only", f"a {role} may only read: marking a fax is for a clerk or an admin", 403)
+    return Refusal("read_only", f"a {role} may only read: this is for a clerk or an admin", 403)
 
 
 def confirm_role(

@@ -6,7 +6,7 @@
 /** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */
 /** @typedef {{ en: Said, ja: Said, source?: string, retry?: false }} Explained */
 // retry: false where the advice says a retry cannot help: the screen offers no retry for the code.
-/** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */
+/** @type {Record<"job" | "outage" | "finding" | "refusal" | "auth", Record<string, Explained>>} */
 export const EXPLANATIONS = {
   "job": {
     "attachment_too_large": {
@@ -641,6 +641,20 @@ export const EXPLANATIONS = {
       }
     }
   },
+  "finding": {
+    "original_differs": {
+      "en": {
+        "meaning": "an original was already in Storage at its key with other bytes than those Resend served for the same file: neither replaced the other, and both are kept and recorded, each a version of the attachment with its own SHA-256",
+        "clerk": "One file of this fax is kept in two versions with different contents. Do not delete or replace either, and do not decide yourself which one is right: call your system administrator today with the fax's id.",
+        "operator": "Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id."
+      },
+      "ja": {
+        "meaning": "Storage の同じ保存先に、Resend から取得した内容と異なる原本がすでにありました。どちらも上書きせず、それぞれの SHA-256 とともに添付ファイルの版として両方を保存・記録しています。",
+        "clerk": "この FAX のファイルの1つが、内容の異なる2つの版で保存されています。どちらも削除・差し替えせず、どちらが正しいかを自分で判断しないでください。FAX の ID を添えて、今日中にシステム管理者に連絡してください。",
+        "operator": "上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。"
+      }
+    }
+  },
   "refusal": {
     "already_done": {
       "en": {
@@ -756,6 +770,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "表示した後に、ほかの人がこの FAX の対応状況を変更しました。現在の状況を表示しています。",
         "clerk": "現在の担当者を確認し、必要な場合だけもう一度記録してください。"
+      }
+    },
+    "index_changed": {
+      "en": {
+        "meaning": "someone changed this fax's index since this page was opened",
+        "clerk": "Reload the page, check the values now entered, and correct them again if needed."
+      },
+      "ja": {
+        "meaning": "このページを開いた後に、別の人がこのFAXの帳簿の項目を変更しました。",
+        "clerk": "ページを再読み込みして現在の値を確認し、必要ならもう一度訂正してください。"
       }
     },
     "internal_error": {
@@ -878,7 +902,7 @@ export const EXPLANATIONS = {
         "clerk": "Ask an admin to do it, or to make this account an admin."
       },
       "ja": {
-        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者または担当者です。",
+        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者または事務担当者です。",
         "clerk": "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。"
       }
     },
@@ -914,14 +938,24 @@ export const EXPLANATIONS = {
     },
     "read_only": {
       "en": {
-        "meaning": "this account may only read: marking who is dealing with a fax is for a clerk or an admin",
-        "clerk": "Ask an admin to make this account a clerk.",
-        "operator": "Make it a clerk with document-jobs-admin operators add EMAIL --role clerk."
+        "meaning": "this account may only read: marking who is dealing with a fax and entering its index are for a clerk or an admin",
+        "clerk": "Ask a clerk or an admin to do it, or ask an admin to give this account the clerk role.",
+        "operator": "Give it the clerk role with document-jobs-admin operators add EMAIL --role clerk."
       },
       "ja": {
-        "meaning": "このアカウントは閲覧のみです。FAX の対応状況を記録できるのは担当者と管理者です。",
-        "clerk": "このアカウントを担当者にするよう、管理者に依頼してください。",
-        "operator": "document-jobs-admin operators add EMAIL --role clerk で担当者にしてください。"
+        "meaning": "このアカウントは閲覧のみです。FAX の対応状況の記録と帳簿の項目の入力は、事務担当者か管理者が行います。",
+        "clerk": "事務担当者か管理者に依頼するか、このアカウントを事務担当者にするよう管理者に依頼してください。",
+        "operator": "document-jobs-admin operators add EMAIL --role clerk で事務担当者にしてください。"
+      }
+    },
+    "reason_required": {
+      "en": {
+        "meaning": "a value entered before is being changed: a correction needs its reason",
+        "clerk": "Write why it is corrected in “Reason for the correction”, then press “Save” again."
+      },
+      "ja": {
+        "meaning": "入力済みの値を変更しています。訂正には理由が必要です。",
+        "clerk": "「訂正の理由」に訂正の理由を書いてから、もう一度「保存」を押してください。"
       }
     },
     "session_ended": {

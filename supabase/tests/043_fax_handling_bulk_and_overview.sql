@@ -25,7 +25,7 @@ set local client_min_messages = warning;
 -- The stack's cron jobs wait for this file's rollback (see 009).
 lock table public.document_jobs in exclusive mode;
 set local search_path = public, extensions, t;
-select plan(32);
+select plan(35);
 
 create table t.people (name text primary key, user_id uuid not null default gen_random_uuid(),
                        ord int generated always as identity,
@@ -184,6 +184,15 @@ select is(public.document_jobs_admin_faxes(jsonb_build_object('assignee', upper(
           -> 'count', '2'::jsonb, 'whose: the faxes another clerk closed, however the address is written');
 select throws_ok($$ select public.document_jobs_admin_faxes('{"handling": ["archived"]}') $$, '22023',
                  'p_filter.handling must be a non-empty array of new, in_progress, done', 'an unknown handling state');
+
+-- Beside the law's index fields (20261207150100): a filter of both, and a bulk mark of both.
+select is((public.set_fax_index(t.person('a clerk'), null, t.email_id('other-1'), '{"doc_type": "請求書"}', null, 0)
+           ->> 'changed'), 'true', 'a clerk files a fax as an invoice');
+select is(t.inbox('{"doc_type": "請求書", "handling": ["new"]}'), array['other-1 new'],
+          'the inbox filters by the index and the handling together');
+select is((public.prepare_fax_handling_bulk('faxes', '{"doc_type": "請求書", "handling": ["new"]}',
+                                            t.person('a clerk')) ->> 'fax_count')::int, 1,
+          'a bulk mark counts what that list shows');
 
 -- A bulk mark done of the inbox's filter: every fax not done yet, and then no open problem is left.
 create table t.inbox_bulk as

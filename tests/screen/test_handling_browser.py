@@ -37,7 +37,7 @@ def test_a_clerk_closes_a_lost_fax_in_one_tap_and_a_viewer_sees_no_control(chrom
     watched = Watched(context.new_page())
     page = watched.page
     sign_in(page, stack_env, "CLERK")
-    expect(page.locator(".who")).to_contain_text("担当者")
+    expect(page.locator(".who")).to_contain_text("事務担当者")
 
     # The overview counts the failure as an open problem.
     page.goto(f"{stack_env['ADMIN_URL']}#/overview")
@@ -160,7 +160,7 @@ def test_the_inbox_shows_each_faxs_handling_and_a_clerk_takes_one_from_its_row(c
     watched = Watched(context.new_page())
     page = watched.page
     sign_in(page, stack_env, "CLERK")
-    expect(page.locator(".who")).to_contain_text("担当者")
+    expect(page.locator(".who")).to_contain_text("事務担当者")
     page.goto(f"{stack_env['ADMIN_URL']}#/faxes")
     row = page.locator(f'tr[data-fax-id="{fax}"]')
     expect(row.locator(".badge.handling-new")).to_have_text("未対応")
