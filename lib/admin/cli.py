@@ -163,7 +163,9 @@ def parser() -> argparse.ArgumentParser:
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
     # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
-    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
+    subcommands.add_parser(
+        "operators", help="who may use the admin screen: add, invite, reset-password, list, remove (operators --help)"
+    )
     return root
 
 

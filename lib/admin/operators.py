@@ -1,6 +1,8 @@
-"""Who may use the admin screen: document-jobs-admin operators add | list | remove.
+"""Who may use the admin screen: document-jobs-admin operators add | invite | reset-password | list | remove.
 
-document-jobs-admin operators add EMAIL --role admin|viewer [--password-stdin]
+document-jobs-admin operators add EMAIL --role admin|clerk|viewer [--password-stdin]
+document-jobs-admin operators invite EMAIL --role admin|clerk|viewer [--redirect-to URL]
+document-jobs-admin operators reset-password EMAIL [--redirect-to URL]
 document-jobs-admin operators list [--json]
 document-jobs-admin operators remove EMAIL
 
@@ -12,7 +14,19 @@ password read from standard input (--password-stdin) or asked for at the termina
 existing user it sets the role and leaves the password alone. "remove" takes the role away and
 keeps the user: a removed operator's next request is refused at once, though their token is still
 valid (the admin function asks Auth before every action, and every read checks the role Auth
-stores now in the same database call: document_jobs_operator_*).
+stores now in the same database call: document_jobs_operator_*). "remove" is how a clerk who
+leaves is deactivated.
+
+"invite" is Auth's own invitation (POST /auth/v1/invite, the admin API: docs
+reference/javascript/auth-admin-inviteuserbyemail): Auth creates the account without a password
+and e-mails a link; the role is set at once (PUT /admin/users/{id}), and the link signs the new
+operator in on the screen, which asks them for a password. "reset-password" has Auth e-mail its
+password recovery link (POST /auth/v1/recover: reference/javascript/auth-resetpasswordforemail),
+the very e-mail the sign-in page's 「パスワードをお忘れですか」 sends: the operator sets a new
+password on the screen; nobody else ever knows it. Both links return to --redirect-to when it is
+among the project's Redirect URLs, else to Auth's Site URL (docs/DEPLOY.md: the screen's URL).
+Auth sends the e-mails through the project's SMTP settings and refuses past its rate limits (one
+recovery e-mail a minute per user, and the project's e-mails an hour): the refusal is reported.
 
 "list" says of each operator whether Auth has banned them (banned_until ahead: until when) or
 deleted them (deleted_at), as Auth's admin API answers the user (GoTrue's User: banned_until and
@@ -45,6 +59,8 @@ from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
 from lib.supabase.keys import api_headers
 
+ROLE_HELP = "admin: may do everything; clerk: may read and mark faxes; viewer: may read"
+REDIRECT_HELP = "the admin screen's URL, if Auth's Site URL is not it (it must be among the Redirect URLs)"
 PAGE_SIZE = 1000
 TIMEOUT = httpx.Timeout(20.0, connect=5.0)
 MIN_PASSWORD_LENGTH = 6  # Supabase Auth's default minimum
@@ -55,7 +71,8 @@ class AuthAdmin:
 
     def __init__(self, http: httpx.Client, settings: SupabaseSettings) -> None:
         self.http = http
-        self.base = f"{settings.supabase_url}/auth/v1/admin/users"
+        self.auth = f"{settings.supabase_url}/auth/v1"
+        self.base = f"{self.auth}/admin/users"
         self.headers = api_headers(settings.server_key)
 
     def call(self, method: str, url: str, **kwargs: Any) -> Any:
@@ -88,10 +105,24 @@ class AuthAdmin:
         user: dict[str, Any] = self.call("POST", self.base, json=body)
         return user
 
+    def invite(self, email: str, redirect_to: str | None) -> dict[str, Any]:
+        """Auth's invitation e-mail; the user it made (or already had, unconfirmed)."""
+        user: dict[str, Any] = self.call("POST", f"{self.auth}/invite", params=_redirect(redirect_to),
+                                         json={"email": email, "data": {}})  # fmt: skip
+        return user
+
+    def send_recovery(self, email: str, redirect_to: str | None) -> None:
+        """Auth's password recovery e-mail (what resetPasswordForEmail sends from the sign-in page)."""
+        self.call("POST", f"{self.auth}/recover", params=_redirect(redirect_to), json={"email": email})
+
     def set_role(self, user_id: str, role: str | None) -> dict[str, Any]:
         # Auth merges app_metadata key by key; null removes the key.
         user: dict[str, Any] = self.call("PUT", f"{self.base}/{user_id}", json={"app_metadata": {ROLE_CLAIM: role}})
         return user
+
+
+def _redirect(redirect_to: str | None) -> dict[str, str]:
+    return {"redirect_to": redirect_to} if redirect_to else {}
 
 
 def auth_message(response: httpx.Response) -> str:
@@ -157,6 +188,27 @@ def add(admin: AuthAdmin, email: str, role: str, password: str | None) -> tuple[
     return admin.create(email, password, role), True
 
 
+def invite(admin: AuthAdmin, email: str, role: str, redirect_to: str | None) -> dict[str, Any]:
+    """The invited operator, with their role. An account that is already in use is refused with
+    what to do instead (Auth would refuse it too: email_exists)."""
+    existing = admin.find(email)
+    if existing is not None and existing.get("email_confirmed_at"):
+        raise Refusal("account_exists", f"{email} already has an account: give it a role with "
+                      f"'operators add {email} --role {role}', or send 'operators reset-password {email}'")  # fmt: skip
+    user = admin.invite(email, redirect_to)
+    return admin.set_role(user["id"], role)
+
+
+def reset_password(admin: AuthAdmin, email: str, redirect_to: str | None) -> dict[str, Any]:
+    """Auth's recovery e-mail to an account (an admin's tool: unlike the sign-in page, it says
+    when there is no such account, rather than sending nothing)."""
+    existing = admin.find(email)
+    if existing is None or existing.get("deleted_at"):
+        raise Refusal("no_account", f"{email} has no account")
+    admin.send_recovery(existing["email"], redirect_to)
+    return existing
+
+
 def remove(admin: AuthAdmin, email: str) -> dict[str, Any]:
     existing = admin.find(email)
     if existing is None or role_of(existing) is None:
@@ -180,8 +232,15 @@ def parser(prog: str = f"{PROGRAM} operators") -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
     adding = commands.add_parser("add", help="give an account a role (creating it if needed)")
     adding.add_argument("email")
-    adding.add_argument("--role", choices=ROLES, required=True, help="admin: may act; viewer: may read")
+    adding.add_argument("--role", choices=ROLES, required=True, help=ROLE_HELP)
     adding.add_argument("--password-stdin", action="store_true", help="read a new account's password from stdin")
+    inviting = commands.add_parser("invite", help="have Auth e-mail an invitation; the role is set at once")
+    inviting.add_argument("email")
+    inviting.add_argument("--role", choices=ROLES, required=True, help=ROLE_HELP)
+    inviting.add_argument("--redirect-to", help=REDIRECT_HELP)
+    resetting = commands.add_parser("reset-password", help="have Auth e-mail a link to set a new password")
+    resetting.add_argument("email")
+    resetting.add_argument("--redirect-to", help=REDIRECT_HELP)
     listing = commands.add_parser("list", help="every account with a role, and whether Auth has banned or deleted it")
     listing.add_argument("--json", action="store_true")
     commands.add_parser("remove", help="take an account's role away (the account stays)").add_argument("email")
@@ -201,6 +260,12 @@ def main(argv: Sequence[str]) -> int:
             user, created = add(admin, args.email, args.role, read_password(args.password_stdin))
             print(f"{user['email']} is {'now ' if not created else ''}an operator ({args.role})"
                   + (", with a new account" if created else ""))  # fmt: skip
+        elif args.command == "invite":
+            user = invite(admin, args.email, args.role, args.redirect_to)
+            print(f"{user['email']} is invited ({args.role}): Auth has e-mailed a link to set a password")
+        elif args.command == "reset-password":
+            user = reset_password(admin, args.email, args.redirect_to)
+            print(f"Auth has e-mailed {user['email']} a link to set a new password")
         elif args.command == "remove":
             user = remove(admin, args.email)
             print(f"{user['email']} is no longer an operator (the account stays)")
