@@ -806,6 +806,28 @@ OUTAGES: dict[str, Explanation] = {
         "Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を"
         "依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。",
     ),
+    # A stored original read back (document-jobs-admin verify, the weekly verify_originals job) that is
+    # not what was recorded (check_original_mismatches in 20261207170000_verify_originals.sql).
+    "original_mismatch": Explanation(
+        meaning_en="a stored original, read back from Storage, is not what was recorded when it was stored (it is "
+        "missing, or its size or SHA-256 differs): the kept record of a received fax has changed",
+        meaning_ja="Storage から読み直した保存済みの原本が、保存したときの記録と一致しません"
+        "（原本がない、またはサイズか SHA-256 が違います）。受信した FAX の保存記録が変わっています。",
+        clerk_en="A stored fax may have been changed or removed. Delete nothing, and call your system administrator "
+        "today, with the time shown.",
+        clerk_ja="保存した FAX が変更または削除されたおそれがあります。何も削除せず、表示されている日時を添えて、"
+        "今日中にシステム管理者に連絡してください。",
+        operator_en="Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is "
+        "missing or differs. For each, look at the object in Storage's dashboard (its size and last modified time) "
+        "and in the project's logs (who wrote or deleted it, and when), then put the original back at the same key "
+        "from the office's own copy (the export) and run document-jobs-admin verify again: the outage closes once "
+        "every original reads as recorded. Record what happened under the office's rule.",
+        operator_ja="document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID "
+        "とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、"
+        "プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を"
+        "戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、"
+        "この障害は閉じます。経緯は事務処理規程に従って記録してください。",
+    ),
 }
 
 

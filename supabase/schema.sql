@@ -59,6 +59,7 @@ GRANT ALL ON TABLE public.document_job_kinds TO service_role;
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage', 2);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('prepare_fax', 'count a stored fax''s pages, convert a TIFF into a viewing PDF and render a thumbnail of page 1, under fax_views/', 3);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered', 1);
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('verify_originals', 'read back a sample of the stored originals and compare each with its recorded size and SHA-256', 4);
 
 COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
@@ -103,6 +104,7 @@ CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
+CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
 CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
@@ -328,6 +330,7 @@ ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
@@ -386,6 +389,73 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
+COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
+CREATE TABLE public.original_verification (
+    singleton boolean DEFAULT true NOT NULL,
+    sample integer DEFAULT 100 NOT NULL,
+    recent_days integer DEFAULT 7 NOT NULL,
+    CONSTRAINT original_verification_recent_days CHECK (((recent_days >= 1) AND (recent_days <= 366))),
+    CONSTRAINT original_verification_sample CHECK (((sample >= 1) AND (sample <= 1000))),
+    CONSTRAINT original_verification_singleton_check CHECK (singleton)
+);
+ALTER TABLE ONLY public.original_verification
+    ADD CONSTRAINT original_verification_pkey PRIMARY KEY (singleton);
+ALTER TABLE public.original_verification ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verification TO service_role;
+
+COMMENT ON TABLE public.original_verifications IS 'What a verification run read of one stored original (an attachment row: every version of an attachment is a row of its own): matches, missing (Storage answered 404), size_differs (read_size_bytes, null when it ran past the recorded size) or sha256_differs (read_sha256). Only appended to; no foreign key to the attachment, so that the history outlives nothing it should not and blocks no audited deletion.';
+CREATE TABLE public.original_verifications (
+    run_id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome text NOT NULL,
+    read_size_bytes bigint,
+    read_sha256 text,
+    CONSTRAINT original_verifications_outcome CHECK ((outcome = ANY (ARRAY['matches'::text, 'missing'::text, 'size_differs'::text, 'sha256_differs'::text]))),
+    CONSTRAINT original_verifications_read_sha256 CHECK ((read_sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_pkey PRIMARY KEY (run_id, attachment_id);
+CREATE INDEX original_verifications_of_an_attachment ON public.original_verifications USING btree (attachment_id, checked_at);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.original_verify_runs(id);
+ALTER TABLE public.original_verifications ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verifications TO service_role;
+
+COMMENT ON TABLE public.original_verify_runs IS 'One row per verification run: the weekly job''s (started_by job, its job_id: a job run again goes on with the same run) or document-jobs-admin verify''s (cli). It reads the originals stored since `since` (null: all) that were stored when it started, or, with `sample`, the originals drawn for it (`selected`); total is how many, checked how many it read so far, mismatched how many of those were not as recorded; finished_at when all were read.';
+CREATE TABLE public.original_verify_runs (
+    id bigint NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    started_by text NOT NULL,
+    job_id uuid,
+    since timestamp with time zone,
+    sample integer,
+    selected uuid[],
+    total integer NOT NULL,
+    checked integer DEFAULT 0 NOT NULL,
+    mismatched integer DEFAULT 0 NOT NULL,
+    CONSTRAINT original_verify_runs_job CHECK (((started_by = 'job'::text) = (job_id IS NOT NULL))),
+    CONSTRAINT original_verify_runs_sample CHECK (((sample >= 1) AND (sample <= 100000))),
+    CONSTRAINT original_verify_runs_selected CHECK (((sample IS NULL) = (selected IS NULL))),
+    CONSTRAINT original_verify_runs_started_by CHECK ((started_by = ANY (ARRAY['job'::text, 'cli'::text]))),
+    CONSTRAINT original_verify_runs_total CHECK ((total >= 0))
+);
+ALTER TABLE public.original_verify_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.original_verify_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.original_verify_runs_id_seq IS 'The identity of original_verify_runs.id: the order in which the runs started.';
+ALTER TABLE ONLY public.original_verify_runs
+    ADD CONSTRAINT original_verify_runs_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX original_verify_runs_of_a_job ON public.original_verify_runs USING btree (job_id) WHERE (job_id IS NOT NULL);
+ALTER TABLE public.original_verify_runs ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verify_runs TO service_role;
+
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
     bulk_action_id uuid NOT NULL,
@@ -440,6 +510,28 @@ CREATE TABLE document_jobs_internal.hourly_outcomes (
 ALTER TABLE ONLY document_jobs_internal.hourly_outcomes
     ADD CONSTRAINT hourly_outcomes_pkey PRIMARY KEY (hour);
 
+COMMENT ON TABLE document_jobs_internal.original_mismatches IS 'The mismatches known now, one row per original that the last read of it found not as recorded: the outage original_mismatch holds while there is one, its level the newest row''s id (a mismatch not known before alerts once; found again, it alerts nobody). A read that finds it as recorded again removes its row. State, not the record: the history is original_verifications.';
+CREATE TABLE document_jobs_internal.original_mismatches (
+    id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    outcome text NOT NULL,
+    found_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE document_jobs_internal.original_mismatches ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.original_mismatches_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE document_jobs_internal.original_mismatches_id_seq IS 'The identity of original_mismatches.id: the order in which the mismatches were first found, the outage''s level.';
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_id_key UNIQUE (id);
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_pkey PRIMARY KEY (attachment_id);
+
 COMMENT ON TABLE document_jobs_internal.outages IS 'One row per cause the health check can report: whether it holds now, since when, and when it was last alerted (at most once an hour; a recovered alert only after a down alert of the same episode, so a flapping cause sends at most two alerts an hour).';
 CREATE TABLE document_jobs_internal.outages (
     cause text NOT NULL,
@@ -452,6 +544,7 @@ COMMENT ON COLUMN document_jobs_internal.outages.alerted_level IS 'For a cause c
 ALTER TABLE ONLY document_jobs_internal.outages
     ADD CONSTRAINT outages_pkey PRIMARY KEY (cause);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('database_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('original_mismatch', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
@@ -1442,6 +1535,61 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) IS 'What a verify_originals job reads, fenced like every call after a claim: its run (drawn on its first start, the same on a start again: "run_id", "total") and the originals of it not read yet ("items": id, fax_received_email_id, bucket, storage_path, size_bytes, sha256).';
+CREATE FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_sample int;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select * into v_run from public.original_verify_runs r where r.job_id = p_job_id;
+    if not found then
+        select s.sample into v_sample from public.original_verification s;
+        v_run := document_jobs_internal.start_verify_run('job', p_job_id, null, v_sample);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'run_id', v_run.id, 'total', v_run.total,
+                              'items', document_jobs_internal.verify_items(v_run, null, 1000));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) IS 'What a verify_originals job read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks), fenced by (p_job_id, p_generation), renewing the lease by p_lease when given. Answers {"held", "state"} with "checked", "mismatched", "mismatches" and "alerts".';
+CREATE FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    -- Reading originals is progress: it ends a streak of time-budget releases, as storing one does.
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until),
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(
+        exists (select 1 from public.original_verify_runs r where r.id = p_run_id and r.job_id = p_job_id),
+        format('run %s is not the job''s', p_run_id));
+    return jsonb_build_object('held', true, 'state', 'running')
+           || document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) TO service_role;
 
 
 -- =================================================================================================
@@ -2635,6 +2783,75 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.enqueue_original_verification() IS 'The cron job document-jobs-verify''s call: enqueues a verify_originals job with a kick, unless one is queued or running (then null: at most one at a time).';
+CREATE FUNCTION public.enqueue_original_verification() RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_id uuid;
+begin
+    insert into public.document_jobs (kind, fax_received_email_id)
+    values ('verify_originals', null)
+    on conflict (kind) where kind = 'verify_originals' and status in ('queued', 'running') do nothing
+    returning id into v_id;
+    if v_id is not null then
+        perform document_jobs_internal.post_worker(1);
+    end if;
+    return v_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.enqueue_original_verification() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.enqueue_original_verification() TO service_role;
+
+COMMENT ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) IS 'document-jobs-admin verify''s run: of every original stored since p_since (null: all), or a random sample of p_sample of them (half among the recent ones, as the weekly job draws). Answers {"run_id", "total", "started_at"}.';
+CREATE FUNCTION public.start_original_verification(p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_sample integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    v_run := document_jobs_internal.start_verify_run('cli', null, p_since, p_sample);
+    return jsonb_build_object('run_id', v_run.id, 'total', v_run.total, 'started_at', v_run.started_at);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) TO service_role;
+
+COMMENT ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) IS 'The next p_limit originals of a verification run not read yet, by id after p_after (the cursor: the last id of the previous page): verify_items.';
+CREATE FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 100) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    return document_jobs_internal.verify_items(v_run, p_after, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'What document-jobs-admin verify read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks): a job''s run is recorded only through its fenced call.';
+CREATE FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_by text;
+begin
+    select r.started_by into v_by from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(v_by = 'cli', format('run %s is no run of the CLI''s', p_run_id));
+    return document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) TO service_role;
+
 COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
 CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2677,6 +2894,7 @@ SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_documen
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-verify', '0 18 * * 6', 'select public.enqueue_original_verification()');  -- as postgres, active
 
 
 -- =================================================================================================
@@ -3106,6 +3324,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.check_original_mismatches() IS 'The outage original_mismatch from the mismatches known now (original_mismatches), through set_outage_once: its level is the newest mismatch''s id, so a new one alerts once and one found again does not; none left closes it (with a recovered alert). The summary names the faxes by their short ids (never a sender''s text). Called whenever a run records what it read.';
+CREATE FUNCTION document_jobs_internal.check_original_mismatches() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+declare
+    v_open record;
+begin
+    select count(*) as n, max(m.id) as newest,
+           jsonb_agg(jsonb_build_object('fax', left(a.fax_received_email_id::text, 8), 'attachment_id', m.attachment_id,
+                                        'object', a.bucket || '/' || a.storage_path, 'outcome', m.outcome,
+                                        'found_at', m.found_at) order by m.id desc)
+               filter (where m.id is not null) as shown
+      into v_open
+      from document_jobs_internal.original_mismatches m
+      left join public.fax_received_email_attachments a on a.id = m.attachment_id;
+    return document_jobs_internal.set_outage_once(
+        'original_mismatch',
+        coalesce(v_open.newest, 0),
+        format('%s stored originals are not what was recorded when they were stored (missing, or another size or SHA-256); faxes: %s. document-jobs-admin verify prints each',
+               v_open.n,
+               (select string_agg(s ->> 'fax', ', ') from (select jsonb_array_elements(v_open.shown) s limit 20) x)),
+        'every original found not as recorded reads as recorded again',
+        jsonb_build_object('count', v_open.n, 'originals', coalesce(jsonb_path_query_array(v_open.shown, '$[0 to 19]'), '[]')));
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_original_mismatches() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.check_reconciliation() IS 'The health check''s watch over reconciliation, each cause alerting once (set_outage_once): reconciliation_stalled (no run completed within three of its intervals, or a run under way for over an hour; the last job''s error or the last finding as evidence; closes when a run completes), retention_window_closing (the watermark older than half of retention, and again at three quarters; closes when a run moves it back under half) and reconciliation_unreadable (listing items that could not be read and are neither recorded nor past retention; each new one alerts). The cron job document-jobs-health calls it.';
 CREATE FUNCTION document_jobs_internal.check_reconciliation() RETURNS integer
     LANGUAGE plpgsql
@@ -3416,6 +3662,7 @@ $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3447,6 +3694,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, the line that received it, its pages (its attachments'' views derived from the stored bytes), its page-1 thumbnail''s key (the screen signs it), the code of a view that could not be made, and how it stands (fax_storing).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3483,6 +3731,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, found through its indexes, at most p_limit of them (p_limit means "maybe more"), or null when no index can answer (a term shorter than three characters): by number the digits'' trigram index; by sender or term the distinct senders, the subjects'' trigram index and the provider''s id; an id as itself.';
 CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3572,6 +3821,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3593,6 +3843,7 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) IS 'A normalized inbox filter''s received-time range as SQL over an e-mail row "e" (the received time, else the row''s creation); "true" when it has none.';
 CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -4092,8 +4343,43 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+COMMENT ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) IS 'p_count stored originals (attachment rows) stored since p_since (null: all), drawn at random: up to half among those stored within p_recent (the week since the last weekly run: a new original is read back soon), the rest among all the others.';
+CREATE FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) RETURNS uuid[]
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    with recent as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= greatest(now() - p_recent, coalesce(p_since, '-infinity'))
+         order by random()
+         limit ceil(p_count / 2.0)
+    ), rest as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= coalesce(p_since, '-infinity')
+           and a.id not in (select r.id from recent r)
+         order by random()
+         limit p_count - (select count(*) from recent)
+    )
+    select coalesce(array_agg(s.id), '{}') from (select id from recent union all select id from rest) s
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'The operator''s advice of an outage cause in English (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is missing or differs. For each, look at the object in Storage''s dashboard (its size and last modified time) and in the project''s logs (who wrote or deleted it, and when), then put the original back at the same key from the office''s own copy (the export) and run document-jobs-admin verify again: the outage closes once every original reads as recorded. Record what happened under the office''s rule.'
+           else document_jobs_internal.outage_advice_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -4117,10 +4403,22 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'The operator''s advice of an outage cause in Japanese (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_ja_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、この障害は閉じます。経緯は事務処理規程に従って記録してください。'
+           else document_jobs_internal.outage_advice_ja_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -4144,7 +4442,7 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS te
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outage_details(p_cause text) IS 'What an open outage shows beside its explanation on the screen''s overview, for the causes that have more to show: reconciliation_unreadable its e-mails (unreadable_shown), retention_window_closing its window and command (retention_window), reconciliation_stalled the last completed run and finding; null for the others.';
 CREATE FUNCTION document_jobs_internal.outage_details(p_cause text) RETURNS jsonb
@@ -4338,6 +4636,69 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'Records what a run read of at most 100 originals (p_checks: {"attachment_id", "found", "size_bytes", "sha256"}; size_bytes null when the object ran past its recorded size), judged against each one''s row here (matches, missing, size_differs, sha256_differs), once per original and run; updates the known mismatches (a match removes one) and the outage original_mismatch. Answers {"checked", "mismatched", "mismatches": [{"attachment_id", "outcome"}], "alerts"}.';
+CREATE FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_item jsonb;
+    v_row public.fax_received_email_attachments;
+    v_found boolean;
+    v_size bigint;
+    v_sha256 text;
+    v_outcome text;
+    v_checked int := 0;
+    v_mismatched int := 0;
+    v_mismatches jsonb := '[]'::jsonb;
+begin
+    perform document_jobs_internal.require(jsonb_typeof(p_checks) = 'array', 'p_checks must be a JSON array');
+    perform document_jobs_internal.require(jsonb_array_length(p_checks) <= 100, 'p_checks holds at most 100 reads');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id for update;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    for v_item in select e.value from jsonb_array_elements(p_checks) e loop
+        select * into v_row from public.fax_received_email_attachments a
+         where a.id = document_jobs_internal.try_uuid(v_item ->> 'attachment_id');
+        perform document_jobs_internal.require(found, format('%s is no stored original', v_item ->> 'attachment_id'));
+        perform document_jobs_internal.require(v_run.selected is null or v_row.id = any (v_run.selected),
+                                               format('%s is not in run %s''s sample', v_row.id, p_run_id));
+        v_found := coalesce((v_item ->> 'found')::boolean, false);
+        v_size := (v_item ->> 'size_bytes')::bigint;
+        v_sha256 := nullif(v_item ->> 'sha256', '');
+        -- The database judges by what was read, as lib/originals.py compare does.
+        v_outcome := case when not v_found then 'missing'
+                          when v_size is distinct from v_row.size_bytes then 'size_differs'
+                          when v_sha256 is distinct from v_row.sha256 then 'sha256_differs'
+                          else 'matches' end;
+        insert into public.original_verifications (run_id, attachment_id, outcome, read_size_bytes, read_sha256)
+        values (p_run_id, v_row.id, v_outcome, case when v_found then v_size end, case when v_found then v_sha256 end)
+        on conflict (run_id, attachment_id) do nothing;
+        if not found then
+            continue;  -- read twice in one run (a job run again): the first read stands
+        end if;
+        v_checked := v_checked + 1;
+        if v_outcome = 'matches' then
+            delete from document_jobs_internal.original_mismatches m where m.attachment_id = v_row.id;
+        else
+            v_mismatched := v_mismatched + 1;
+            v_mismatches := v_mismatches || jsonb_build_object('attachment_id', v_row.id, 'outcome', v_outcome);
+            insert into document_jobs_internal.original_mismatches (attachment_id, outcome)
+            values (v_row.id, v_outcome)
+            on conflict (attachment_id) do update set outcome = excluded.outcome, last_seen_at = now();
+        end if;
+    end loop;
+    update public.original_verify_runs r
+       set checked = r.checked + v_checked,
+           mismatched = r.mismatched + v_mismatched,
+           finished_at = case when r.checked + v_checked >= r.total then coalesce(r.finished_at, now()) end
+     where r.id = p_run_id;
+    return jsonb_build_object('checked', v_checked, 'mismatched', v_mismatched, 'mismatches', v_mismatches,
+                              'alerts', document_jobs_internal.check_original_mismatches());
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
@@ -4737,6 +5098,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) IS 'A new verification run: of every original stored since p_since (null: all), or of a sample of p_sample of them drawn now (original_sample).';
+CREATE FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) RETURNS public.original_verify_runs
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_recent interval;
+    v_selected uuid[];
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_sample is null or p_sample between 1 and 100000,
+                                           'p_sample must be between 1 and 100000');
+    perform document_jobs_internal.require(p_since is null or p_since <= now(), 'p_since must not be in the future');
+    if p_sample is not null then
+        select make_interval(days => s.recent_days) into v_recent from public.original_verification s;
+        v_selected := document_jobs_internal.original_sample(p_sample, p_since, v_recent);
+    end if;
+    insert into public.original_verify_runs (started_by, job_id, since, sample, selected, total)
+    values (p_started_by, p_job_id, p_since, p_sample, v_selected,
+            coalesce(cardinality(v_selected),
+                     (select count(*) from public.fax_received_email_attachments a
+                       where a.created_at >= coalesce(p_since, '-infinity'))))
+    returning * into v_run;
+    return v_run;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs of the kinds a worker claims (those with a document_job_kinds.claim_order), at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
@@ -4790,6 +5179,19 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.try_uuid(p_text text) IS 'p_text as a uuid, or null when it is none.';
+CREATE FUNCTION document_jobs_internal.try_uuid(p_text text) RETURNS uuid
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return p_text::uuid;
+exception when invalid_text_representation then
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.try_uuid(p_text text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.unprepared(p_email_id uuid) IS 'Whether the e-mail has a stored attachment no prepare_fax job has looked at (no view of its bytes, prepared or failed): what the backfill enqueues a job for, so that a run again enqueues nothing twice and a file that could not be prepared is not tried again and again.';
 CREATE FUNCTION document_jobs_internal.unprepared(p_email_id uuid) RETURNS boolean
     LANGUAGE sql STABLE
@@ -4814,3 +5216,24 @@ CREATE FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) RETURNS
       from (select * from document_jobs_internal.open_unreadable() o order by o.id desc limit p_limit) u
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) IS 'The next p_limit originals of a run not read yet, by id after p_after: where each is (bucket, storage_path), what it must be (size_bytes, sha256), the sender''s file name (filename: to be shown as inert text) and its fax (fax_received_email_id, whose first 8 characters are the fax''s short id).';
+CREATE FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'id', a.id, 'fax_received_email_id', a.fax_received_email_id, 'filename', a.filename, 'bucket', a.bucket,
+               'storage_path', a.storage_path, 'size_bytes', a.size_bytes, 'sha256', a.sha256)
+             order by a.id), '[]')
+      from (select a.*
+              from public.fax_received_email_attachments a
+             where (p_after is null or a.id > p_after)
+               and case when p_run.selected is not null then a.id = any (p_run.selected)
+                        else a.created_at >= coalesce(p_run.since, '-infinity') and a.created_at <= p_run.started_at end
+               and not exists (select 1 from public.original_verifications v
+                                where v.run_id = p_run.id and v.attachment_id = a.id)
+             order by a.id
+             limit p_limit) a
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) FROM PUBLIC;

@@ -19,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lib.errors import DatabaseError
 from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
+from lib.originals import Read
 from lib.storable import storable_text
 from lib.supabase.rpc import execute, interval
-from lib.worker.records import FaxView, FetchStart, PrepareStart, ReconcileStart, StoredAttachment
+from lib.worker.records import FaxView, FetchStart, PrepareStart, ReconcileStart, StoredAttachment, VerifyStart
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -216,6 +217,27 @@ class Queue:
             p_lease=interval(self.lease),
         )
         self._renewed(job, asked_at)
+
+    def start_verify_originals(self, job: Job) -> VerifyStart:
+        """A verify_originals job's run (drawn on its first start) and the originals of it not read
+        yet, while the job is ours."""
+        fenced = self._fenced("start_verify_originals_v2", job)
+        return VerifyStart.model_validate(fenced.model_extra or {})
+
+    def record_original_checks(self, job: Job, run_id: int, reads: list[Read]) -> dict[str, Any]:
+        """What was read of some originals of the job's run, judged and recorded by the database
+        (which raises the outage original_mismatch), only while the job is ours, renewing the lease
+        in the same call. {"checked", "mismatched", "mismatches", "alerts"}."""
+        asked_at = self._wall()
+        fenced = self._fenced(
+            "record_original_checks_v2",
+            job,
+            p_run_id=run_id,
+            p_checks=[read.model_dump(mode="json") for read in reads],
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+        return dict(fenced.model_extra or {})
 
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations

@@ -18,6 +18,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from lib.attachment_names import DOCUMENT_TYPES, GENERIC_EXTENSION, GENERIC_TYPE
+from lib.originals import Recorded
 from lib.storable import digest
 
 
@@ -180,3 +181,13 @@ VIEWS_PREFIX = "fax_views"
 def view_key(email_row_id: UUID, attachment_row_id: UUID, name: str) -> str:
     """The key of a file derived from an attachment: `name` is one of lib/worker/fax_pages.py's."""
     return f"{VIEWS_PREFIX}/{email_row_id}/{attachment_row_id}/{name}"
+
+
+class VerifyStart(BaseModel):
+    """start_verify_originals_v2's answer: the job's run and the originals of it not read yet."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: int
+    total: int
+    items: list[Recorded]

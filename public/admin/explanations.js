@@ -464,6 +464,18 @@ export const EXPLANATIONS = {
         "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
+    "original_mismatch": {
+      "en": {
+        "meaning": "a stored original, read back from Storage, is not what was recorded when it was stored (it is missing, or its size or SHA-256 differs): the kept record of a received fax has changed",
+        "clerk": "A stored fax may have been changed or removed. Delete nothing, and call your system administrator today, with the time shown.",
+        "operator": "Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is missing or differs. For each, look at the object in Storage's dashboard (its size and last modified time) and in the project's logs (who wrote or deleted it, and when), then put the original back at the same key from the office's own copy (the export) and run document-jobs-admin verify again: the outage closes once every original reads as recorded. Record what happened under the office's rule."
+      },
+      "ja": {
+        "meaning": "Storage から読み直した保存済みの原本が、保存したときの記録と一致しません（原本がない、またはサイズか SHA-256 が違います）。受信した FAX の保存記録が変わっています。",
+        "clerk": "保存した FAX が変更または削除されたおそれがあります。何も削除せず、表示されている日時を添えて、今日中にシステム管理者に連絡してください。",
+        "operator": "document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、この障害は閉じます。経緯は事務処理規程に従って記録してください。"
+      }
+    },
     "queue_stalled": {
       "en": {
         "meaning": "no worker is taking the waiting jobs: the oldest claimable job waited longer than the threshold",

@@ -22,8 +22,10 @@ def reset(admin: psycopg.Connection[dict]) -> None:
         " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"
         " document_jobs_internal.worker_requests, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
         " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes,"
-        " document_jobs_internal.unreadable_listed_emails"
+        " document_jobs_internal.unreadable_listed_emails, public.original_verifications, public.original_verify_runs,"
+        " document_jobs_internal.original_mismatches"
     )
+    admin.execute("update public.original_verification set sample = default, recent_days = default")
     admin.execute(
         "update document_jobs_internal.outages"
         " set active = false, since = null, alerted_at = null, alerted_level = null"

@@ -141,4 +141,4 @@ def test_commands_called_not_provided_yet_are_not_in_the_cli(language: str) -> N
 def test_the_cli_check_would_catch_a_command_that_landed() -> None:
     commands = cli_commands(parser())
     assert {"download", "health", "list"} <= commands
-    assert provided_already(["verify", "download"], commands) == ["download"]
+    assert provided_already(["export", "download"], commands) == ["download"]
