@@ -308,7 +308,7 @@ ALTER TABLE ONLY public.fax_lines
 ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_lines TO service_role;
 
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
+COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -321,20 +321,52 @@ CREATE TABLE public.fax_received_email_attachments (
     storage_path text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
     CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
     CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
 );
 COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
 ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
+    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
 CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
+CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_raw_messages IS 'The e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2, never updated. An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
+CREATE TABLE public.fax_received_email_raw_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    bucket text,
+    storage_path text,
+    size_bytes bigint,
+    sha256 text,
+    unavailable text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
+    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
 
 COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
 CREATE TABLE public.fax_received_emails (
@@ -489,6 +521,24 @@ CREATE TABLE document_jobs_internal.bulk_actions (
 );
 ALTER TABLE ONLY document_jobs_internal.bulk_actions
     ADD CONSTRAINT bulk_actions_pkey PRIMARY KEY (id);
+
+COMMENT ON TABLE document_jobs_internal.discarded_objects IS 'Every object a fetch_email job was allowed to delete as wrong right after uploading it (discard_unrecorded_object_v2): which, by which job and generation, what it had sent (size_bytes and sha256 of the bytes Storage may hold) and why. Only an object no row recorded is ever listed, and a listed key is never recorded afterwards (record_document_attachment_v3 and record_raw_message_v2 refuse it): the delete that follows may reach Storage late, and it still removes nothing a row names. Kept (nothing deletes from it): it says what the product deleted, and that it was never a record.';
+CREATE TABLE document_jobs_internal.discarded_objects (
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    job_id uuid NOT NULL,
+    generation integer NOT NULL,
+    size_bytes bigint,
+    sha256 text,
+    reason text NOT NULL,
+    discarded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT discarded_objects_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500))),
+    CONSTRAINT discarded_objects_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.discarded_objects
+    ADD CONSTRAINT discarded_objects_pkey PRIMARY KEY (bucket, storage_path);
+ALTER TABLE document_jobs_internal.discarded_objects ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
@@ -1044,7 +1094,7 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 -- The worker's calls: what each kind of job and a stopping invocation need besides the queue
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
+COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored (any version), whether its raw message is recorded (stored, or noted unavailable), the keys of its e-mail given up as wrong (discarded_paths: never to be stored at again), and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
 CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1077,16 +1127,179 @@ begin
         'state', 'running',
         'email', v_email,
         'stored_attachment_ids', coalesce(
-            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+            (select jsonb_agg(distinct a.provider_attachment_id)
                from public.fax_received_email_attachments a
               where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'raw_message_recorded', exists (select 1 from public.fax_received_email_raw_messages r
+                                         where r.fax_received_email_id = v_email_row_id),
+        'discarded_paths', coalesce(
+            (select jsonb_agg(jsonb_build_object('bucket', d.bucket, 'storage_path', d.storage_path)
+                              order by d.storage_path)
+               from document_jobs_internal.discarded_objects d
+              where d.fax_received_email_id = v_email_row_id), '[]'::jsonb),
         'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
+COMMENT ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) IS 'Records the stored versions of one attachment of the job''s e-mail (p_versions: [{"version", "size_bytes", "sha256", "bucket", "storage_path"}], each key under fax_received_emails/{e-mail}/), in one transaction, fenced by (p_job_id, p_generation): a worker that lost its job records nothing. Never updates a row: a version recorded with the same values is a no-op, with other values refused (23505), and a key given up as wrong refused (55000). When the call adds a version and the attachment then has more than one, the alert original_differs is posted. With p_lease the lease is renewed and a streak of time-budget releases ends. Answers {"held", "state"}, and while held "added" (rows inserted) and "versions" (the attachment''s versions now).';
+CREATE FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_added int := 0;
+    v_prefix text;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(coalesce(p_provider_attachment_id, '') <> '',
+                                           'p_provider_attachment_id must not be empty');
+    v_prefix := format('fax_received_emails/%s/', v_email_id);
+    perform document_jobs_internal.require_versions(p_versions, v_prefix);
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        if document_jobs_internal.record_attachment_version(
+               v_email_id, p_provider_attachment_id, p_filename, p_content_type, (v_item ->> 'version')::int,
+               (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256', v_item ->> 'bucket',
+               v_item ->> 'storage_path') then
+            v_added := v_added + 1;
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', a.version, 'size_bytes', a.size_bytes, 'sha256', a.sha256,
+                                        'storage_path', a.storage_path) order by a.version)
+      into v_versions
+      from public.fax_received_email_attachments a
+     where a.fax_received_email_id = v_email_id and a.provider_attachment_id = p_provider_attachment_id;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(
+            p_job_id, v_email_id, format('attachment %s (%s)', p_provider_attachment_id,
+                                         coalesce(p_filename, '(no name)')), v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) IS 'Records the job''s e-mail as Resend received it: its stored versions (p_versions, as record_document_attachment_v3 takes them, each key under fax_received_emails/{e-mail}/raw/), or why none is stored (p_unavailable: raw_null, or the failure code that refused it for good), fenced by (p_job_id, p_generation). Never updates a row: the same values again are a no-op, others refused. A version added beside another posts the alert original_differs. With p_lease the lease is renewed. Answers {"held", "state"}, and while held "added" and "versions".';
+CREATE FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text DEFAULT NULL::text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_row public.fax_received_email_raw_messages;
+    v_added int := 0;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require((p_versions is null) <> (p_unavailable is null),
+                                           'either p_versions or p_unavailable');
+    if p_unavailable is not null then
+        perform document_jobs_internal.require(p_unavailable ~ '^[a-z0-9_]{1,64}$',
+                                               'p_unavailable is a code: [a-z0-9_], at most 64 characters');
+        insert into public.fax_received_email_raw_messages (fax_received_email_id, unavailable)
+        values (v_email_id, p_unavailable)
+        on conflict do nothing;
+        if found then
+            return jsonb_build_object('held', true, 'state', 'running', 'added', 1, 'versions', 0);
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = 1;
+        if v_row.unavailable is distinct from p_unavailable then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('the raw message of e-mail %s is recorded already (%s): a record never changes',
+                                 v_email_id, coalesce(v_row.unavailable, 'SHA-256 ' || v_row.sha256));
+        end if;
+        return jsonb_build_object('held', true, 'state', 'running', 'added', 0, 'versions', 0);
+    end if;
+    perform document_jobs_internal.require_versions(p_versions, format('fax_received_emails/%s/raw/', v_email_id));
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        perform document_jobs_internal.require_not_discarded(v_item ->> 'bucket', v_item ->> 'storage_path');
+        insert into public.fax_received_email_raw_messages
+               (fax_received_email_id, version, bucket, storage_path, size_bytes, sha256)
+        values (v_email_id, (v_item ->> 'version')::int, v_item ->> 'bucket', v_item ->> 'storage_path',
+                (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256')
+        on conflict do nothing;
+        if found then
+            v_added := v_added + 1;
+            continue;
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = (v_item ->> 'version')::int;
+        if (v_row.bucket, v_row.storage_path, v_row.size_bytes, v_row.sha256) is distinct from
+           (v_item ->> 'bucket', v_item ->> 'storage_path', (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256') then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('version %s of the raw message of e-mail %s is recorded with other values: '
+                                 'a recorded original never changes', v_item ->> 'version', v_email_id);
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', r.version, 'size_bytes', r.size_bytes, 'sha256', r.sha256,
+                                        'storage_path', r.storage_path) order by r.version)
+      into v_versions
+      from public.fax_received_email_raw_messages r
+     where r.fax_received_email_id = v_email_id and r.unavailable is null;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(p_job_id, v_email_id, 'the raw message', v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) IS 'Whether the fetch_email job may delete an object it uploaded and then found wrong (a body that went on past its listed size once Storage had the listed bytes): "discard" is true only while (p_job_id, p_generation) holds the job, for a key under the job''s own e-mail''s originals (fax_received_emails/{e-mail}/, else 22023), that no row records. A true answer lists the object in discarded_objects (what was sent, and why), under the job row''s lock, and from then on no call records that key: the delete that follows, however late it reaches Storage, can only remove an object no row names. Answers {"held", "state", "discard"}.';
+CREATE FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(coalesce(p_bucket, '') <> '' and coalesce(p_storage_path, '') <> '',
+                                           'p_bucket and p_storage_path must not be empty');
+    perform document_jobs_internal.require(length(p_reason) between 1 and 500,
+                                           'p_reason must be 1 to 500 characters');
+    -- The job's row locked against every recording call of the same job (they share-lock or update it).
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+       for update;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null, 'discard', false);
+    end if;
+    -- Only an original of the job's own e-mail: never a derived file (fax_views/), never another e-mail's.
+    perform document_jobs_internal.require(
+        starts_with(p_storage_path, format('fax_received_emails/%s/', v_email_id)),
+        format('p_storage_path must be under fax_received_emails/%s/: a job discards only its own e-mail''s originals',
+               v_email_id));
+    if document_jobs_internal.object_recorded(p_bucket, p_storage_path) then
+        return jsonb_build_object('held', true, 'state', 'running', 'discard', false);
+    end if;
+    insert into document_jobs_internal.discarded_objects
+           (bucket, storage_path, fax_received_email_id, job_id, generation, size_bytes, sha256, reason)
+    values (p_bucket, p_storage_path, v_email_id, p_job_id, p_generation, p_size_bytes, p_sha256, p_reason)
+    on conflict do nothing;
+    return jsonb_build_object('held', true, 'state', 'running', 'discard', true);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Retired for record_document_attachment_v3, kept for a worker of the previous deploy: records version 1 of an attachment, fenced by (p_job_id, p_generation), never updating a row (the same values again: a no-op; other values: refused, 23505). With p_lease the same statement renews the lease and ends a streak of time-budget releases. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1094,42 +1307,13 @@ CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation
 declare
     v_email_id uuid;
 begin
-    if p_job_id is null or p_generation is null then
-        raise exception using errcode = '22023',
-            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
-    end if;
-    if p_lease is null then
-        select j.fax_received_email_id into v_email_id
-          from public.document_jobs j
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-           for share;
-    else
-        if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
-            raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
-        end if;
-        -- Storing an attachment ends a streak of time-budget releases (release_document_job_v2).
-        update public.document_jobs j
-           set lease_until = now() + p_lease,
-               budget_releases = 0
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-        returning j.fax_received_email_id into v_email_id;
-    end if;
-    if not found then
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
         return jsonb_build_object('held', false, 'state', null);
     end if;
-    insert into public.fax_received_email_attachments as a
-           (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
-            storage_path)
-    values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
-            p_storage_path)
-    on conflict (fax_received_email_id, provider_attachment_id) do update
-       set filename = excluded.filename,
-           content_type = excluded.content_type,
-           size_bytes = excluded.size_bytes,
-           sha256 = excluded.sha256,
-           bucket = excluded.bucket,
-           storage_path = excluded.storage_path,
-           updated_at = now();
+    perform document_jobs_internal.record_attachment_version(
+        v_email_id, p_provider_attachment_id, p_filename, p_content_type, 1, p_size_bytes, p_sha256, p_bucket,
+        p_storage_path);
     return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
@@ -3887,6 +4071,57 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.finding_advice(p_code text) IS 'What to do about a finding (an alert a job raises once without failing), in English: lib/failures.py FINDINGS[code].operator_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.finding_advice(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then 'Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id.'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) IS 'finding_advice in Japanese: lib/failures.py FINDINGS[code].operator_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.finding_advice_ja(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then '上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
+CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is null then
+        select j.fax_received_email_id into v_email_id
+          from public.document_jobs j
+         where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+           for share;
+        return v_email_id;
+    end if;
+    if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = now() + p_lease,
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+    returning j.fax_received_email_id into v_email_id;
+    return v_email_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
 CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -4285,6 +4520,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) IS 'Whether a row of the received record (an attachment''s version, a raw message''s) names the object.';
+CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select exists (select 1 from public.fax_received_email_attachments a
+                    where a.bucket = p_bucket and a.storage_path = p_storage_path)
+        or exists (select 1 from public.fax_received_email_raw_messages r
+                    where r.bucket = p_bucket and r.storage_path = p_storage_path)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -4342,6 +4589,58 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) IS 'Posts the alert original_differs (alert_body: its fields, and lines that quote every version''s size, SHA-256 and key, the e-mail''s sender and subject, the CLI command that downloads every version, and the advice in English and Japanese, finding_advice). Called by the recording calls, which run as the owner (they are security definer): post_alert reads Vault. A failure to post is a WARNING: the versions stay recorded.';
+CREATE FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_program constant text := 'document-jobs-admin';
+    v_email public.fax_received_emails;
+    v_lines jsonb;
+    v_version jsonb;
+    v_download text := format('%s download %s', c_program, p_job_id);
+begin
+    select * into v_email from public.fax_received_emails e where e.id = p_email_id;
+    v_lines := jsonb_build_array(
+        jsonb_build_array('Original differs: job ', jsonb_build_object('quote', p_job_id::text),
+                          ' found an object already at the key of ', jsonb_build_object('quote', p_what, 'max', 200),
+                          ' with other bytes than it downloaded; nothing was replaced, and both are kept:'));
+    for v_version in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        v_lines := v_lines || jsonb_build_array(jsonb_build_array(
+            format('Version %s: %s bytes, SHA-256 ', v_version ->> 'version', v_version ->> 'size_bytes'),
+            jsonb_build_object('quote', v_version ->> 'sha256'), ' at ',
+            jsonb_build_object('quote', v_version ->> 'storage_path')));
+    end loop;
+    v_lines := v_lines || jsonb_build_array(
+        jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
+        jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
+        jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                     coalesce(v_email.received_at, v_email.created_at)), '(unknown)')),
+        jsonb_build_array('Download: ', jsonb_build_object('quote', v_download)),
+        jsonb_build_array(document_jobs_internal.finding_advice('original_differs')),
+        jsonb_build_array(document_jobs_internal.finding_advice_ja('original_differs')));
+    perform document_jobs_internal.post_alert(document_jobs_internal.alert_body(
+        jsonb_build_object(
+            'event', 'original_differs',
+            'job', jsonb_build_object('id', p_job_id, 'fax_received_email_id', p_email_id),
+            'email', case when v_email.id is not null then jsonb_build_object(
+                'id', v_email.id, 'provider_email_id', v_email.provider_email_id, 'from', v_email.from_address,
+                'subject', v_email.subject, 'received_at', coalesce(v_email.received_at, v_email.created_at)) end,
+            'original', p_what,
+            'versions', p_versions,
+            'download_command', v_download,
+            'advice', document_jobs_internal.finding_advice('original_differs'),
+            'advice_ja', document_jobs_internal.finding_advice_ja('original_differs'),
+            'sent_at', now()),
+        v_lines));
+exception
+    when others then
+        raise warning 'document jobs: the alert original_differs of job % could not be queued: %', p_job_id, sqlerrm;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) IS 'p_count stored originals (attachment rows) stored since p_since (null: all), drawn at random: up to half among those stored within p_recent (the week since the last weekly run: a new original is read back soon), the rest among all the others.';
 CREATE FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) RETURNS uuid[]
@@ -4604,6 +4903,44 @@ CREATE FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes intege
                 else format('*/%s * * * *', p_every_minutes) end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) IS 'One version of an attachment recorded: inserted (true), or already recorded with the same values (false, nothing changes); other values for a recorded version, an object another row names (23505) and a key given up as wrong (55000) are refused.';
+CREATE FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_received_email_attachments;
+begin
+    perform document_jobs_internal.require_not_discarded(p_bucket, p_storage_path);
+    insert into public.fax_received_email_attachments
+           (fax_received_email_id, provider_attachment_id, version, filename, content_type, size_bytes, sha256,
+            bucket, storage_path)
+    values (p_email_id, p_provider_attachment_id, p_version, p_filename, p_content_type, p_size_bytes, p_sha256,
+            p_bucket, p_storage_path)
+    on conflict do nothing;
+    if found then
+        return true;
+    end if;
+    select * into v_row from public.fax_received_email_attachments a
+     where a.fax_received_email_id = p_email_id and a.provider_attachment_id = p_provider_attachment_id
+       and a.version = p_version;
+    if v_row.id is null then
+        raise exception using errcode = '23505', hint = 'object_recorded',
+            message = format('%s/%s is recorded for another attachment or version: one object, one record',
+                             p_bucket, p_storage_path);
+    end if;
+    if (v_row.filename, v_row.content_type, v_row.size_bytes, v_row.sha256, v_row.bucket, v_row.storage_path)
+       is distinct from (p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path) then
+        raise exception using errcode = '23505', hint = 'version_recorded',
+            message = format('version %s of attachment %s is recorded with other values (%s bytes, SHA-256 %s): '
+                             'a recorded original never changes', p_version, p_provider_attachment_id,
+                             v_row.size_bytes, v_row.sha256);
+    end if;
+    return false;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
@@ -4868,6 +5205,24 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) IS 'Refuses (55000, hint object_discarded) to record an object listed in discarded_objects: its delete may still be on its way.';
+CREATE FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from document_jobs_internal.discarded_objects d
+                where d.bucket = p_bucket and d.storage_path = p_storage_path) then
+        -- 55000 (object_not_in_prerequisite_state): a worker's database error, retried; its next
+        -- attempt sees the key in start_fetch_email_v2's discarded_paths and stores beside it.
+        raise exception using errcode = '55000', hint = 'object_discarded',
+            message = format('%s/%s was given up as wrong and may be deleted: it is never recorded',
+                             p_bucket, p_storage_path);
+    end if;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE
@@ -4894,6 +5249,37 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) IS 'The versions a recording call hands in, checked: 1 to 100 of {"version", "size_bytes", "sha256", "bucket", "storage_path"}, each version once, each key under p_prefix (22023 otherwise).';
+CREATE FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_item jsonb;
+begin
+    perform document_jobs_internal.require(
+        jsonb_typeof(p_versions) = 'array' and jsonb_array_length(p_versions) between 1 and 100,
+        'p_versions must be an array of 1 to 100 versions');
+    for v_item in select value from jsonb_array_elements(p_versions) loop
+        perform document_jobs_internal.require(
+            jsonb_typeof(v_item) = 'object'
+            and jsonb_typeof(v_item -> 'version') = 'number' and (v_item ->> 'version') ~ '^[1-9][0-9]{0,5}$'
+            and jsonb_typeof(v_item -> 'size_bytes') = 'number' and (v_item ->> 'size_bytes') ~ '^[0-9]{1,15}$'
+            and (v_item ->> 'sha256') ~ '^[0-9a-f]{64}$'
+            and coalesce(v_item ->> 'bucket', '') <> ''
+            and starts_with(coalesce(v_item ->> 'storage_path', ''), p_prefix)
+            and length(v_item ->> 'storage_path') > length(p_prefix),
+            format('each version is {"version", "size_bytes", "sha256", "bucket", "storage_path"}, its key under %s',
+                   p_prefix));
+    end loop;
+    perform document_jobs_internal.require(
+        (select count(distinct v.value -> 'version') from jsonb_array_elements(p_versions) v)
+            = jsonb_array_length(p_versions),
+        'p_versions names a version twice');
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) IS 'Reserves the provider''s next slot for one request (rate_limit_slot), unless it is more than p_max_wait_ms away (then nothing is reserved, and the answer says how long it would have been). Answers {"reserved": bool, "wait_ms": int, "limit": the team''s limit as known here}. The row lock is held until the caller''s transaction ends: reservations are served one at a time, in order.';
 CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb

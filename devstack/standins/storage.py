@@ -4,7 +4,12 @@ lib/screen/endpoint.py, and the admin page following a signed URL), with the rea
 error shape where the code under test depends on them:
 
 - POST /storage/v1/object/<bucket>/<key> with a raw body, its Content-Type the object's;
-  "x-upsert: true" overwrites, otherwise an existing key is a 409 Duplicate.
+  "x-upsert: true" overwrites, otherwise (no header, or "false") an existing key is refused and
+  the object stays as it was: HTTP 400 {"statusCode": "409", "code": "KeyAlreadyExists", "error":
+  "Duplicate", "message": "The resource already exists"} (supabase.com/docs/guides/storage/debugging/
+  error-codes: KeyAlreadyExists, 409; supabase/storage's ERRORS.Duplicate answers it in the older
+  shape, the real status as a string under HTTP 400). The stand-in reads the body before it
+  answers; the worker does not depend on it (it reads the rest of its download itself).
 - Signed URLs (supabase/storage src/http/routes/object/getSignedURL.ts, getSignedObject.ts):
   POST /storage/v1/object/sign/<bucket>/<key> {"expiresIn": seconds} answers {"signedURL":
   "/object/sign/<bucket>/<key>?token=<JWT>"}, the token an HS256 JWT with the project's JWT secret

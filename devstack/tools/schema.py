@@ -76,6 +76,9 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     # The worker's own names before _v2, kept for a deploy that is not atomic (supabase/future_migrations drops them).
     ("public.complete_document_job_and_claim_next", "queue"),
     ("public.start_fetch_email_v2", "worker"),
+    ("public.record_document_attachment_v3", "worker"),
+    ("public.record_raw_message_v2", "worker"),
+    ("public.discard_unrecorded_object_v2", "worker"),
     ("public.record_document_attachment_v2", "worker"),
     ("public.reserve_provider_request", "worker"),
     ("public.note_provider_rate_limit", "worker"),

@@ -22,7 +22,15 @@ from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
 from lib.originals import Read
 from lib.storable import storable_text
 from lib.supabase.rpc import execute, interval
-from lib.worker.records import FaxView, FetchStart, PrepareStart, ReconcileStart, StoredAttachment, VerifyStart
+from lib.worker.records import (
+    FaxView,
+    FetchStart,
+    PrepareStart,
+    ReconcileStart,
+    StoredAttachment,
+    StoredVersion,
+    VerifyStart,
+)
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -282,17 +290,50 @@ class Queue:
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)) if retry_after is not None else None,
         )
 
-    def record_attachment(self, job: Job, attachment: StoredAttachment) -> None:
-        """Records an uploaded attachment of the job's e-mail, only while the job is still ours,
-        and renews the lease in the same call."""
+    def record_attachment(self, job: Job, attachment: StoredAttachment) -> int:
+        """Records the stored versions of an attachment of the job's e-mail (all or none), only
+        while the job is still ours, and renews the lease in the same call; answers how many
+        versions the attachment has now (more than one: the database alerted original_differs)."""
         asked_at = self._wall()
-        self._fenced(
-            "record_document_attachment_v2",
+        fenced = self._fenced(
+            "record_document_attachment_v3",
             job,
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
             p_lease=interval(self.lease),
         )
         self._renewed(job, asked_at)
+        return int((fenced.model_extra or {}).get("versions", 1))
+
+    def record_raw_message(
+        self, job: Job, versions: tuple[StoredVersion, ...] | None, unavailable: str | None = None
+    ) -> None:
+        """Records the stored versions of the job's e-mail's raw message, or why there is none
+        (`unavailable`), only while the job is ours, renewing the lease in the same call."""
+        asked_at = self._wall()
+        self._fenced(
+            "record_raw_message_v2",
+            job,
+            p_versions=None if versions is None else [v.model_dump(mode="json") for v in versions],
+            p_unavailable=unavailable,
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+
+    def may_discard(self, job: Job, bucket: str, key: str, size: int, sha256: str, reason: str) -> bool:
+        """Whether the object the job uploaded at `key` and found wrong may be deleted: the
+        database says yes only while the job is ours and no row records the object, and then
+        never lets that key be recorded (discard_unrecorded_object_v2). LeaseLost once the job is
+        not ours."""
+        fenced = self._fenced(
+            "discard_unrecorded_object_v2",
+            job,
+            p_bucket=bucket,
+            p_storage_path=key,
+            p_size_bytes=size,
+            p_sha256=sha256,
+            p_reason=reason[:500],
+        )
+        return bool((fenced.model_extra or {}).get("discard"))
 
     def release(
         self,

@@ -111,6 +111,10 @@ select set_eq(
         'public.remove_fax_line(text)',
         -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
         'document_jobs_internal.fax_number_digits(text,text)'
+        -- originals never replaced: versions, the raw message, and a discard decided under the fence
+        'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
+        'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
+        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -203,7 +207,15 @@ select set_eq(
         'document_jobs_internal.try_uuid(text)',
         'document_jobs_internal.record_original_checks(bigint,jsonb)',
         'document_jobs_internal.outage_advice_before_verification(text)',
-        'document_jobs_internal.outage_advice_ja_before_verification(text)'
+        'document_jobs_internal.outage_advice_ja_before_verification(text)',
+        'document_jobs_internal.object_recorded(text,text)',
+        'document_jobs_internal.require_not_discarded(text,text)',
+        'document_jobs_internal.record_attachment_version(uuid,text,text,text,integer,bigint,text,text,text)',
+        'document_jobs_internal.hold_fetch_job(uuid,integer,interval)',
+        'document_jobs_internal.require_versions(jsonb,text)',
+        'document_jobs_internal.finding_advice(text)',
+        'document_jobs_internal.finding_advice_ja(text)',
+        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -21,6 +21,7 @@ TABLES = [
     "original_verification",
     "original_verify_runs",
     "original_verifications",
+    "fax_received_email_raw_messages",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -81,6 +82,12 @@ CALLS = {
     "start_original_verification": "select start_original_verification()",
     "original_verification_items": "select original_verification_items(1)",
     "record_original_checks": "select record_original_checks(1, '[]')",
+    # originals never replaced
+    "record_document_attachment_v3":
+        "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
+    "record_raw_message_v2": "select record_raw_message_v2(gen_random_uuid(), 1, null, 'raw_null')",
+    "discard_unrecorded_object_v2":
+        "select discard_unrecorded_object_v2(gen_random_uuid(), 1, 'fax-attachments', 'x', 1, repeat('0', 64), 'x')",
 }  # fmt: skip
 
 
