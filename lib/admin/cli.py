@@ -55,7 +55,7 @@ EXIT_STATUS = {
         2,
     ),
     **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),
-    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unreachable"), 4),
+    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unavailable"), 4),
 }  # fmt: skip
 
 

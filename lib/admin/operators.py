@@ -55,9 +55,9 @@ import httpx
 
 from lib.admin import PROGRAM, display
 from lib.errors import Refusal
+from lib.screen.accounts import AuthAdmin, invite, reset_password
 from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase.accounts import AuthAdmin, invite, reset_password
 
 __all__ = ["AuthAdmin", "add", "invite", "main", "remove", "reset_password"]
 

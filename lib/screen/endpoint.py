@@ -25,7 +25,7 @@ otherwise); before any action the operator's role is also confirmed with Auth (l
 and the action's own database call checks Auth's row of the user again (not deleted, not banned,
 an admin: document_jobs_internal.acting_operator; 401 session_ended, 403 not_admin otherwise).
 Viewers read; only admins act (403 otherwise). The accounts' two calls use Auth's admin API with the
-server key, here on the server only (lib/supabase/accounts.py, as the CLI's operators invite and
+server key, here on the server only (lib/screen/accounts.py, as the CLI's operators invite and
 reset-password); the page never holds that key. Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
@@ -497,26 +497,18 @@ def _redirect_to(body: dict[str, Any]) -> str | None:
 
 
 def _auth_call(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Auth's admin API's call (lib/supabase/accounts.py), its refusals as the screen explains them."""
+    """Auth's admin API's call (lib/screen/accounts.py); past Auth's e-mail limits, the screen's own code."""
     try:
         return call()
     except Refusal as refusal:
-        if refusal.code == "auth_unreachable":
-            raise Refusal("auth_unavailable", refusal.message, 503) from None
-        if refusal.code == "auth_error" and refusal.details.get("auth_code") == "over_email_send_rate_limit":
+        if refusal.code == "auth_refused" and refusal.details.get("auth_code") == "over_email_send_rate_limit":
             raise Refusal("email_rate_limited", refusal.message, 429) from None
-        if refusal.code == "auth_error":
-            raise Refusal("auth_refused", refusal.message, 502) from None
-        if refusal.code == "account_exists":
-            raise Refusal("account_exists", refusal.message, 409) from None
-        if refusal.code == "no_account":
-            raise Refusal("no_account", refusal.message, 404) from None
         raise
 
 
 def invite_operator(context: Context) -> dict[str, Any]:
+    from lib.screen import accounts
     from lib.screen.auth import ROLES
-    from lib.supabase import accounts
 
     body = context.call.body()
     email, redirect_to, role = _account_email(body), _redirect_to(body), body.get("role")
@@ -530,7 +522,7 @@ def invite_operator(context: Context) -> dict[str, Any]:
 
 
 def reset_operator_password(context: Context) -> dict[str, Any]:
-    from lib.supabase import accounts
+    from lib.screen import accounts
 
     body = context.call.body()
     email, redirect_to = _account_email(body), _redirect_to(body)

@@ -4,8 +4,9 @@ never holds the key): the users, a role in app_metadata, and Auth's own e-mails,
 (POST /auth/v1/invite: docs reference/javascript/auth-admin-inviteuserbyemail) and a password
 recovery (POST /auth/v1/recover: reference/javascript/auth-resetpasswordforemail). Their links
 return to redirect_to when it is among the project's Redirect URLs, else to Auth's Site URL
-(guides/auth/redirect-urls; docs/DEPLOY.md). Auth's refusals become a Refusal "auth_error" with
-Auth's own code in its details (auth_code: over_email_send_rate_limit past its e-mail limits)."""
+(guides/auth/redirect-urls; docs/DEPLOY.md). Auth's refusals become a Refusal "auth_refused" with
+Auth's own code in its details (auth_code: over_email_send_rate_limit past its e-mail limits), and
+an Auth out of reach "auth_unavailable", the screen's codes (lib/explanations.py) and the CLI's."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ class AuthAdmin:
             response = self.http.request(method, url, headers=self.headers, timeout=TIMEOUT, **kwargs)
         except httpx.HTTPError as error:
             raise Refusal(
-                "auth_unreachable", f"Supabase Auth could not be reached ({type(error).__name__})", 503
+                "auth_unavailable", f"Supabase Auth could not be reached ({type(error).__name__})", 503
             ) from None
         if not response.is_success:
-            raise Refusal("auth_error", f"Supabase Auth refused: {response.status_code} {auth_message(response)}", 502,
-                          auth_code=auth_code(response))  # fmt: skip
+            said = f"Supabase Auth refused: {response.status_code} {auth_message(response)}"
+            raise Refusal("auth_refused", said, 502, auth_code=auth_code(response))
         return response.json()
 
     def users(self) -> list[dict[str, Any]]:
@@ -110,8 +111,8 @@ def invite(admin: AuthAdmin, email: str, role: str, redirect_to: str | None) -> 
     what to do instead (Auth would refuse it too: email_exists)."""
     existing = admin.find(email)
     if existing is not None and existing.get("email_confirmed_at"):
-        raise Refusal("account_exists", f"{email} already has an account: give it a role with "
-                      f"'operators add {email} --role {role}', or send 'operators reset-password {email}'")  # fmt: skip
+        instead = f"'operators add {email} --role {role}', or send 'operators reset-password {email}'"
+        raise Refusal("account_exists", f"{email} already has an account: give it a role with {instead}", 409)
     user = admin.invite(email, redirect_to)
     return admin.set_role(user["id"], role)
 
@@ -121,6 +122,6 @@ def reset_password(admin: AuthAdmin, email: str, redirect_to: str | None) -> dic
     when there is no such account, rather than sending nothing)."""
     existing = admin.find(email)
     if existing is None or existing.get("deleted_at"):
-        raise Refusal("no_account", f"{email} has no account")
+        raise Refusal("no_account", f"{email} has no account", 404)
     admin.send_recovery(existing["email"], redirect_to)
     return existing
