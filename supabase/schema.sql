@@ -5,7 +5,130 @@
 -- file is not what the migrations build.
 
 -- =================================================================================================
--- Schemas, tables, views and indexes: what is stored, with its constraints, triggers and grants
+-- THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)
+-- =================================================================================================
+
+COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date, with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values). The guard of the record tables lets a row of fax_received_emails or fax_received_email_attachments be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. No function writes it yet: the retention work adds the admin''s action, so that until then nothing deletes a record.';
+CREATE TABLE public.fax_deletions (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    reason text NOT NULL,
+    what jsonb NOT NULL,
+    approved_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_deletions_reason CHECK (((length(btrim(reason)) >= 1) AND (length(btrim(reason)) <= 500))),
+    CONSTRAINT fax_deletions_what CHECK ((jsonb_typeof(what) = 'object'::text))
+);
+COMMENT ON COLUMN public.fax_deletions.fax_received_email_id IS 'The e-mail (fax_received_emails.id) whose rows may be deleted. No foreign key: the row outlives the e-mail it names.';
+COMMENT ON COLUMN public.fax_deletions.what IS 'What was to go, as the action found it before deleting: the e-mail''s and the attachments'' rows, the objects'' keys and SHA-256, the index values.';
+ALTER TABLE public.fax_deletions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_deletions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_deletions_id_seq IS 'The identity of fax_deletions.id: the order in which deletions were approved.';
+ALTER TABLE ONLY public.fax_deletions
+    ADD CONSTRAINT fax_deletions_one_per_email UNIQUE (fax_received_email_id);
+ALTER TABLE ONLY public.fax_deletions
+    ADD CONSTRAINT fax_deletions_pkey PRIMARY KEY (id);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE public.fax_deletions ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_deletions TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_attachments IS 'THE RECORD of each attachment stored in Storage (the private bucket fax-attachments): its key, size, SHA-256, content type and name, written by the worker through record_document_attachment_v2 and never updated or deleted (record_guards; a deletion only as approved in fax_deletions). Unique per e-mail and provider attachment id: recording it again with the same values changes nothing, with other values is refused.';
+CREATE TABLE public.fax_received_email_attachments (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    provider_attachment_id text NOT NULL,
+    filename text,
+    content_type text,
+    size_bytes bigint NOT NULL,
+    sha256 text NOT NULL,
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
+    CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
+);
+COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.updated_at IS 'Always created_at: the row is never updated (the reads that show it as stored_at keep the name).';
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_email_attachments FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('fax_received_email_id');
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_received_email_attachments FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_received_email_attachments FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_received_email_attachments FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
+GRANT SELECT,INSERT ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_emails IS 'THE RECORD of received faxes, one row per inbound e-mail; data is the webhook''s verbatim "data" object (or the listing''s item, found_by reconciliation). Written once by record_email''s INSERT and never updated or deleted (record_guards; a deletion only as approved in fax_deletions). What changes about a fax (its jobs, its views, its handling) lives in tables of its own.';
+CREATE TABLE public.fax_received_emails (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    provider text DEFAULT 'resend'::text NOT NULL,
+    provider_email_id text NOT NULL,
+    webhook_id text,
+    from_address text,
+    to_addresses text[] DEFAULT '{}'::text[] NOT NULL,
+    cc_addresses text[] DEFAULT '{}'::text[] NOT NULL,
+    subject text,
+    message_id text,
+    received_at timestamp with time zone,
+    data jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    found_by text DEFAULT 'webhook'::text NOT NULL,
+    reconciled_at timestamp with time zone,
+    CONSTRAINT fax_received_emails_found_by CHECK ((found_by = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
+    CONSTRAINT fax_received_emails_provider_email_id_check CHECK ((provider_email_id <> ''::text))
+);
+COMMENT ON COLUMN public.fax_received_emails.received_at IS 'The provider''s created_at, when it parses as a timestamp.';
+COMMENT ON COLUMN public.fax_received_emails.found_by IS 'Who recorded the e-mail: webhook, or reconciliation (Resend listed it and no webhook had delivered it; webhook_id is then null). It stays so when the webhook comes later: that delivery is answered duplicate.';
+COMMENT ON COLUMN public.fax_received_emails.reconciled_at IS 'When reconciliation recorded the e-mail (found_by reconciliation), else null.';
+ALTER TABLE ONLY public.fax_received_emails
+    ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
+ALTER TABLE ONLY public.fax_received_emails
+    ADD CONSTRAINT fax_received_emails_provider_provider_email_id_key UNIQUE (provider, provider_email_id);
+CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
+CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
+CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
+CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
+CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
+CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
+CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('id');
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_received_emails FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_received_emails FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
+GRANT SELECT,INSERT ON TABLE public.fax_received_emails TO service_role;
+
+
+-- =================================================================================================
+-- Everything else that is stored (it changes): schemas, tables, views, indexes, triggers and grants
 -- =================================================================================================
 
 COMMENT ON SCHEMA document_jobs_internal IS 'Helpers of the document_jobs functions: not exposed by PostgREST, callable by their owner only.';
@@ -288,69 +411,6 @@ ALTER TABLE ONLY public.fax_attachment_views
     ADD CONSTRAINT fax_attachment_views_attachment_id_fkey FOREIGN KEY (attachment_id) REFERENCES public.fax_received_email_attachments(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
-
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
-CREATE TABLE public.fax_received_email_attachments (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    fax_received_email_id uuid NOT NULL,
-    provider_attachment_id text NOT NULL,
-    filename text,
-    content_type text,
-    size_bytes bigint NOT NULL,
-    sha256 text NOT NULL,
-    bucket text NOT NULL,
-    storage_path text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
-    CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
-);
-COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
-ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
-GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
-
-COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
-CREATE TABLE public.fax_received_emails (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    provider text DEFAULT 'resend'::text NOT NULL,
-    provider_email_id text NOT NULL,
-    webhook_id text,
-    from_address text,
-    to_addresses text[] DEFAULT '{}'::text[] NOT NULL,
-    cc_addresses text[] DEFAULT '{}'::text[] NOT NULL,
-    subject text,
-    message_id text,
-    received_at timestamp with time zone,
-    data jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    found_by text DEFAULT 'webhook'::text NOT NULL,
-    reconciled_at timestamp with time zone,
-    CONSTRAINT fax_received_emails_found_by CHECK ((found_by = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
-    CONSTRAINT fax_received_emails_provider_email_id_check CHECK ((provider_email_id <> ''::text))
-);
-COMMENT ON COLUMN public.fax_received_emails.received_at IS 'The provider''s created_at, when it parses as a timestamp.';
-COMMENT ON COLUMN public.fax_received_emails.found_by IS 'Who recorded the e-mail: webhook, or reconciliation (Resend listed it and no webhook had delivered it; webhook_id is then null). It stays so when the webhook comes later: that delivery is answered duplicate.';
-COMMENT ON COLUMN public.fax_received_emails.reconciled_at IS 'When reconciliation recorded the e-mail (found_by reconciliation), else null.';
-ALTER TABLE ONLY public.fax_received_emails
-    ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
-ALTER TABLE ONLY public.fax_received_emails
-    ADD CONSTRAINT fax_received_emails_provider_provider_email_id_key UNIQUE (provider, provider_email_id);
-CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
-CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
-CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
-CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
-CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
-CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
-CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
-ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
-GRANT ALL ON TABLE public.fax_received_emails TO service_role;
 
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
@@ -959,13 +1019,14 @@ $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s row is refused. The row is written once and never changed: recording it again with the same values changes nothing and answers held (a retry after a crash between the upload and the record, or a worker of the previous deploy), and with any other value (size, SHA-256, key, type, name) is refused (unique_violation, naming both), the first record standing. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
     v_email_id uuid;
+    v_recorded public.fax_received_email_attachments;
 begin
     if p_job_id is null or p_generation is null then
         raise exception using errcode = '22023',
@@ -995,14 +1056,27 @@ begin
             storage_path)
     values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
             p_storage_path)
-    on conflict (fax_received_email_id, provider_attachment_id) do update
-       set filename = excluded.filename,
-           content_type = excluded.content_type,
-           size_bytes = excluded.size_bytes,
-           sha256 = excluded.sha256,
-           bucket = excluded.bucket,
-           storage_path = excluded.storage_path,
-           updated_at = now();
+    on conflict (fax_received_email_id, provider_attachment_id) do nothing;
+    if not found then
+        -- Recorded before: the same values again change nothing (a retry after a crash between the
+        -- upload and this call); other values are refused, and the first record stands.
+        select * into strict v_recorded
+          from public.fax_received_email_attachments a
+         where a.fax_received_email_id = v_email_id and a.provider_attachment_id = p_provider_attachment_id;
+        if (v_recorded.filename, v_recorded.content_type, v_recorded.size_bytes, v_recorded.sha256,
+            v_recorded.bucket, v_recorded.storage_path)
+           is distinct from (p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path) then
+            raise exception using errcode = 'unique_violation',
+                message = format('attachment %s of e-mail %s is recorded already, with other values: a recorded '
+                                 'attachment never changes', p_provider_attachment_id, v_email_id),
+                detail = format('recorded: %s bytes, SHA-256 %s, %s/%s, %s, %s; offered: %s bytes, SHA-256 %s, '
+                                '%s/%s, %s, %s',
+                                v_recorded.size_bytes, v_recorded.sha256, v_recorded.bucket, v_recorded.storage_path,
+                                coalesce(v_recorded.content_type, 'no type'), coalesce(v_recorded.filename, 'no name'),
+                                p_size_bytes, p_sha256, p_bucket, p_storage_path, coalesce(p_content_type, 'no type'),
+                                coalesce(p_filename, 'no name'));
+        end if;
+    end if;
     return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
@@ -1414,44 +1488,15 @@ GRANT ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_gene
 -- The webhook's call: an inbound e-mail recorded and its job enqueued
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) IS 'What the webhook calls: records the e-mail and enqueues its fetch_email job with a kick, atomically, in one round trip. Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null): an e-mail must not be lost over metadata. A redelivered webhook answers duplicate = true with the existing rows and creates nothing.';
+COMMENT ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) IS 'What the webhook calls: records the e-mail (found_by webhook) and enqueues its fetch_email job with a kick, atomically, in one round trip (document_jobs_internal.record_email). Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null): an e-mail must not be lost over metadata. A redelivered webhook answers duplicate = true with the existing rows and creates nothing.';
 CREATE FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) RETURNS TABLE(fax_received_email_id uuid, job_id uuid, duplicate boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
-declare
-    v_email_id uuid;
 begin
-    perform document_jobs_internal.require(
-        nullif(p_provider_email_id, '') is not null, 'p_provider_email_id must not be empty');
-    perform document_jobs_internal.require(jsonb_typeof(p_data) = 'object', 'p_data must be a JSON object');
-
-    insert into public.fax_received_emails as e
-           (provider, provider_email_id, webhook_id, from_address, to_addresses, cc_addresses,
-            subject, message_id, received_at, data)
-    values ('resend', p_provider_email_id, p_webhook_id, p_data ->> 'from',
-            document_jobs_internal.text_array(p_data -> 'to'), document_jobs_internal.text_array(p_data -> 'cc'),
-            p_data ->> 'subject', p_data ->> 'message_id',
-            document_jobs_internal.try_timestamptz(p_data ->> 'created_at'), p_data)
-    on conflict (provider, provider_email_id) do nothing
-    returning e.id into v_email_id;
-
-    if v_email_id is null then
-        -- A redelivery: report what exists, create nothing.
-        return query
-        select e.id,
-               (select j.id from public.document_jobs j
-                 where j.fax_received_email_id = e.id and j.kind = 'fetch_email'
-                 order by j.created_at desc limit 1),
-               true
-          from public.fax_received_emails e
-         where e.provider = 'resend' and e.provider_email_id = p_provider_email_id;
-        return;
-    end if;
-
     return query
-    select v_email_id, q.job_id, false
-      from public.enqueue_document_job('fetch_email', v_email_id, p_kick => true) q;
+    select r.fax_received_email_id, r.job_id, r.duplicate
+      from document_jobs_internal.record_email(p_provider_email_id, p_webhook_id, p_data, 'webhook') r;
 end;
 $$;
 REVOKE ALL ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) FROM PUBLIC;
@@ -3121,6 +3166,78 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.guard_record_tables() IS 'Puts the guards in place on every record table (record_tables), idempotently: creates each trigger of record_guards that is missing, re-creates one whose definition differs, makes each ENABLE ALWAYS, and revokes UPDATE, DELETE, TRUNCATE, REFERENCES and TRIGGER from every role but the owner; answers how many triggers it put back. The outage records_unguarded''s advice, and how a table that becomes a record is guarded (added to record_tables, then this called in the same migration).';
+CREATE FUNCTION document_jobs_internal.guard_record_tables() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_table regclass;
+    v_name name;
+    v_column name;
+    v_grantee name;
+    v_state text;
+    v_put_back int := 0;
+begin
+    /* DDL on tables named at run time: dynamic by nature, and volatile, which plpgsql_check cannot
+     * see through EXECUTE.
+     * @plpgsql_check_options: performance_warnings = false
+     */
+    for v_table, v_name, v_state in
+        select pg_catalog.to_regclass(g.record_table), g.trigger_name,
+               case when tr.oid is null then 'missing'
+                    when pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition then 'altered'
+                    when tr.tgenabled <> 'A' then 'not_enabled' end
+          from document_jobs_internal.record_guards() g
+          left join pg_catalog.pg_trigger tr
+            on tr.tgrelid = pg_catalog.to_regclass(g.record_table) and tr.tgname = g.trigger_name
+         where pg_catalog.to_regclass(g.record_table) is not null
+    loop
+        continue when v_state is null;
+        if v_state = 'altered' then
+            execute format('drop trigger %I on %s', v_name, v_table);
+        end if;
+        if v_state in ('missing', 'altered') then
+            -- record_guards' own text, made of its constants: the one definition health compares with.
+            execute format('%s', (select g.definition from document_jobs_internal.record_guards() g
+                                   where g.record_table = v_table::text and g.trigger_name = v_name));
+        end if;
+        execute format('alter table %s enable always trigger %I', v_table, v_name);
+        v_put_back := v_put_back + 1;
+    end loop;
+    -- Every role but the owner loses what could change a row (or hang a trigger or a foreign key
+    -- on the table), whatever was granted: the clients' roles, and any other the owner granted to.
+    for v_table, v_grantee in
+        select pg_catalog.to_regclass(t.record_table), r.grantee
+          from document_jobs_internal.record_tables() t
+         cross join (values ('public'::name), ('anon'), ('authenticated'), ('service_role')) r(grantee)
+         where pg_catalog.to_regclass(t.record_table) is not null
+        union
+        select c.oid::regclass, case when a.grantee = 0 then 'public'::name else pg_catalog.pg_get_userbyid(a.grantee) end
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(c.relacl) a
+         where a.grantee <> c.relowner
+    loop
+        execute format('revoke update, delete, truncate, references, trigger on table %s from %I', v_table, v_grantee);
+    end loop;
+    for v_table, v_column, v_grantee in
+        select c.oid::regclass, at.attname,
+               case when a.grantee = 0 then 'public'::name else pg_catalog.pg_get_userbyid(a.grantee) end
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+          join pg_catalog.pg_attribute at on at.attrelid = c.oid
+         cross join lateral pg_catalog.aclexplode(at.attacl) a
+         where a.privilege_type in ('UPDATE', 'REFERENCES')
+    loop
+        execute format('revoke update (%I), references (%I) on table %s from %I', v_column, v_column, v_table,
+                       v_grantee);
+    end loop;
+    return v_put_back;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.guard_record_tables() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
 CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -3816,7 +3933,73 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+COMMENT ON FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) IS 'Records an inbound e-mail and enqueues its fetch_email job with a kick, atomically: the webhook''s record_inbound_email (found_by webhook) and reconciliation''s record_reconciled (found_by reconciliation, reconciled_at now) both call it, so that everything the row says is written by its one INSERT (the row is never updated). Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null). An e-mail recorded before answers duplicate = true with the existing rows and creates nothing.';
+CREATE FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) RETURNS TABLE(fax_received_email_id uuid, job_id uuid, duplicate boolean)
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require(
+        nullif(p_provider_email_id, '') is not null, 'p_provider_email_id must not be empty');
+    perform document_jobs_internal.require(jsonb_typeof(p_data) = 'object', 'p_data must be a JSON object');
+    perform document_jobs_internal.require(p_found_by in ('webhook', 'reconciliation'),
+                                           'p_found_by must be webhook or reconciliation');
+
+    insert into public.fax_received_emails as e
+           (provider, provider_email_id, webhook_id, from_address, to_addresses, cc_addresses,
+            subject, message_id, received_at, data, found_by, reconciled_at)
+    values ('resend', p_provider_email_id, p_webhook_id, p_data ->> 'from',
+            document_jobs_internal.text_array(p_data -> 'to'), document_jobs_internal.text_array(p_data -> 'cc'),
+            p_data ->> 'subject', p_data ->> 'message_id',
+            document_jobs_internal.try_timestamptz(p_data ->> 'created_at'), p_data,
+            p_found_by, case when p_found_by = 'reconciliation' then now() end)
+    on conflict (provider, provider_email_id) do nothing
+    returning e.id into v_email_id;
+
+    if v_email_id is null then
+        -- Recorded before (a redelivery, or found both ways): report what exists, create nothing.
+        return query
+        select e.id,
+               (select j.id from public.document_jobs j
+                 where j.fax_received_email_id = e.id and j.kind = 'fetch_email'
+                 order by j.created_at desc limit 1),
+               true
+          from public.fax_received_emails e
+         where e.provider = 'resend' and e.provider_email_id = p_provider_email_id;
+        return;
+    end if;
+
+    return query
+    select v_email_id, q.job_id, false
+      from public.enqueue_document_job('fetch_email', v_email_id, p_kick => true) q;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_guards() IS 'The guard triggers every record table must have, each with its definition exactly as pg_get_triggerdef shows it: what guard_record_tables creates and what record_guard_problems holds the tables to. Each is ENABLE ALWAYS (it fires in a session whose session_replication_role is replica too).';
+CREATE FUNCTION document_jobs_internal.record_guards() RETURNS TABLE(record_table text, trigger_name text, definition text)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select t.record_table, g.name,
+           format('CREATE TRIGGER %s %s ON %s FOR EACH %s EXECUTE FUNCTION %s(%s)', g.name, g.event, t.record_table,
+                  g.level, g.function,
+                  case when g.function = 'document_jobs_internal.refuse_record_delete' and t.email_column is not null
+                       then pg_catalog.quote_literal(t.email_column) else '' end)
+      from document_jobs_internal.record_tables() t
+     cross join (values ('record_not_updated', 'BEFORE UPDATE', 'ROW', 'document_jobs_internal.refuse_record_change'),
+                        ('record_not_updated_by_statement', 'BEFORE UPDATE', 'STATEMENT',
+                         'document_jobs_internal.refuse_record_change'),
+                        ('record_deleted_only_as_approved', 'BEFORE DELETE', 'ROW',
+                         'document_jobs_internal.refuse_record_delete'),
+                        ('record_not_truncated', 'BEFORE TRUNCATE', 'STATEMENT',
+                         'document_jobs_internal.refuse_record_change')) g(name, event, level, function)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_guards() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_email with a null webhook id and found_by reconciliation, written by the insert. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -3853,13 +4036,13 @@ begin
             continue;
         end if;
         select * into v_row
-          from public.record_inbound_email(v_id, null, v_item || jsonb_build_object('email_id', v_id));
+          from document_jobs_internal.record_email(v_id, null, v_item || jsonb_build_object('email_id', v_id),
+                                                   'reconciliation');
         if not v_row.duplicate then
-            update public.fax_received_emails e
-               set found_by = 'reconciliation', reconciled_at = now()
-             where e.id = v_row.fax_received_email_id
-            returning e.received_at, coalesce(e.received_at < now() - v_missing_after, false)
-              into v_received, v_late_one;
+            select e.received_at, coalesce(e.received_at < now() - v_missing_after, false)
+              into v_received, v_late_one
+              from public.fax_received_emails e
+             where e.id = v_row.fax_received_email_id;
             v_recorded := v_recorded + 1;
             v_ids := v_ids || to_jsonb(v_id);
             if v_late_one then
@@ -3886,6 +4069,17 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_tables() IS 'The tables that are THE RECORD of received faxes (qualified names: a health check must still answer when one is gone): their rows are inserted once and never updated, deleted or truncated (record_guards). email_column names the column that says which e-mail a row belongs to, for a deletion approved in fax_deletions; null: the table''s rows are never deleted (fax_deletions itself). Everything else (jobs, attempts, views, handling state) is not the record and stays changeable.';
+CREATE FUNCTION document_jobs_internal.record_tables() RETURNS TABLE(record_table text, email_column text)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    values ('public.fax_received_emails', 'id'),
+           ('public.fax_received_email_attachments', 'fax_received_email_id'),
+           ('public.fax_deletions', null)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_tables() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.refuse_attempt_update() IS 'Trigger document_job_attempts_append_only: no UPDATE of the attempt history, even by the table''s owner, since a history that can be rewritten is not one (rows go only with their job, by the purge).';
 CREATE FUNCTION document_jobs_internal.refuse_attempt_update() RETURNS trigger
     LANGUAGE plpgsql
@@ -3909,6 +4103,55 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_record_change() IS 'Trigger of every record table (record_guards): refuses any UPDATE (row and statement triggers) and any TRUNCATE, whoever asks, the table''s owner and security definer functions included (restrict_violation). The one exception is a test cluster''s reset (document_jobs_test_cluster.reset_tables, which only a test cluster has: its schema owned by a superuser, which a hosted project''s roles cannot make), run by a superuser.';
+CREATE FUNCTION document_jobs_internal.refuse_record_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    -- A test cluster's reset: see document_jobs_test_cluster.reset_tables (devstack/bootstrap.sql).
+    -- Inline, not a helper's call: the trigger runs as whoever changes the table, who may have no
+    -- privilege on document_jobs_internal.
+    if tg_op = 'TRUNCATE'
+       and current_setting('document_jobs_test_cluster.resetting', true) = 'on'
+       and exists (select 1 from pg_catalog.pg_roles r where r.rolname = current_user and r.rolsuper)
+       and exists (select 1
+                     from pg_catalog.pg_namespace n
+                     join pg_catalog.pg_roles r on r.oid = n.nspowner
+                    where n.nspname = 'document_jobs_test_cluster' and r.rolsuper) then
+        return null;
+    end if;
+    raise exception using errcode = 'restrict_violation',
+        message = format('%I.%I is the record of received faxes: its rows are never %s', tg_table_schema,
+                         tg_table_name, case tg_op when 'UPDATE' then 'updated' else 'truncated' end),
+        hint = 'A record is only ever inserted; a deletion after the keep-until date goes through fax_deletions.';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_record_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_record_delete() IS 'Trigger of every record table (record_guards), before each deleted row: refuses the delete (restrict_violation) unless the table names an e-mail column (its one argument, record_tables().email_column) and a row of fax_deletions names the row''s e-mail. Row by row, so that a cascade from an e-mail to its attachments meets it too. Without an argument (fax_deletions) nothing is ever deleted.';
+CREATE FUNCTION document_jobs_internal.refuse_record_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email uuid;
+begin
+    if tg_nargs = 1 then
+        v_email := (pg_catalog.to_jsonb(old) ->> tg_argv[0])::uuid;
+        if exists (select 1 from public.fax_deletions d where d.fax_received_email_id = v_email) then
+            return old;
+        end if;
+    end if;
+    raise exception using errcode = 'restrict_violation',
+        message = format('%I.%I is the record of received faxes: its rows are never deleted%s', tg_table_schema,
+                         tg_table_name, case when tg_nargs = 1
+                                             then format(' (e-mail %s has no approved deletion)', v_email) end),
+        hint = 'A deletion after the keep-until date is an admin''s action that is recorded in fax_deletions first.';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_record_delete() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) IS 'failed -> queued with its attempts and time-budget releases reset (a retry by hand starts the count afresh), for every job of p_job_ids that is failed; returns the ids it changed. The unique index on live jobs refuses a second live job of the same e-mail (unique_violation): callers decide what that means.';
 CREATE FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) RETURNS SETOF uuid

@@ -18,6 +18,7 @@ TABLES = [
     "document_jobs_audit",
     "document_jobs_reconciliation",
     "fax_attachment_views",
+    "fax_deletions",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {

@@ -43,3 +43,19 @@ def test_a_function_without_a_group_stops_the_generation() -> None:
 
 def test_every_group_named_for_a_function_exists() -> None:
     assert {group for _, group in schema.FUNCTION_GROUPS} <= {key for key, _ in schema.GROUPS}
+
+
+def test_the_record_of_received_faxes_is_a_section_of_its_own() -> None:
+    """Which tables are the record (document_jobs_internal.record_tables, read from the database the file is
+    dumped from) is the file's first section, and each says so in its comment; every other table is not."""
+    text = schema.SCHEMA_FILE.read_text()
+    record, tables = text.index(dict(schema.GROUPS)["record"]), text.index(dict(schema.GROUPS)["tables"])
+    for table in ("public.fax_received_emails", "public.fax_received_email_attachments", "public.fax_deletions"):
+        assert record < text.index(f"COMMENT ON TABLE {table} IS 'THE RECORD ") < tables, table
+        assert record < text.index(f"CREATE TABLE {table} (") < tables, table
+    assert tables < text.index("CREATE TABLE public.document_jobs (")
+    assert tables < text.index("CREATE TABLE public.fax_attachment_views (")
+    assert text.count(" IS 'THE RECORD ") == 3
+    records = frozenset({"public.fax_received_emails"})
+    assert schema.group_of("relation", "public.fax_received_emails", records)[0] == "record"
+    assert schema.group_of("relation", "public.document_jobs", records)[0] == "tables"
