@@ -481,6 +481,7 @@ INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, al
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('records_unguarded', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_misconfigured', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_quota_exceeded', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_unauthorized', false, NULL, NULL, NULL);
@@ -2133,7 +2134,7 @@ GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
+COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); which of the Vault secrets the database reads exist (names only, never a value); and the guards of the record of received faxes, how many there are and each that is not in place now (record_guard_problems). Security definer: only postgres may read Vault and the health check''s tables.';
 CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2157,6 +2158,9 @@ begin
         'vault_secrets', (
             select jsonb_object_agg(n.name, exists (select 1 from vault.secrets s where s.name = n.name))
               from unnest(array['document_jobs_url', 'internal_function_secret', 'document_jobs_alert_url']) n(name)),
+        'record_guards', jsonb_build_object(
+            'guards', (select count(*) from document_jobs_internal.record_guards()),
+            'problems', document_jobs_internal.record_guard_problems()),
         'checked_at', now());
 end;
 $$;
@@ -2418,7 +2422,7 @@ GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_a
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
-SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation() + document_jobs_internal.check_record_guards()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
 
@@ -2919,6 +2923,29 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_reconciliation() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.check_record_guards() IS 'The health check''s watch over the record: the outage records_unguarded holds while record_guard_problems finds any guard out of place (alerting as set_outage does, at most once an hour while it holds), and closes when all are back. The cron job document-jobs-health calls it. A guard switched off and back on between two runs is not seen: the outage says what is, not what was.';
+CREATE FUNCTION document_jobs_internal.check_record_guards() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_problems jsonb := document_jobs_internal.record_guard_problems();
+begin
+    return document_jobs_internal.set_outage(
+        'records_unguarded',
+        jsonb_array_length(v_problems) > 0,
+        format('%s guards of the record of received faxes are not in place: %s', jsonb_array_length(v_problems),
+               (select string_agg(format('%s %s %s%s', p ->> 'table', p ->> 'guard', p ->> 'problem',
+                                         case when p ? 'grantee'
+                                              then format(' (%s to %s)', p ->> 'privilege', p ->> 'grantee') end),
+                                  '; ')
+                  from jsonb_array_elements(v_problems) p)),
+        'every guard of the record of received faxes is in place again',
+        jsonb_build_object('problems', v_problems));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_record_guards() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail that Resend had received more than webhooks_missing_after before, received after the outage last closed (missing_received_at: one received before belongs to the outage already told, and is only counted, late_after_close); closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
 CREATE FUNCTION document_jobs_internal.check_webhooks_missing() RETURNS integer
@@ -3707,6 +3734,8 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Before the date the alert names, run the command it names (document-jobs-admin reconcile --since ...; health prints it too), then find why the scheduled reconciliation does not keep up (reconciliation_stalled).'
         when 'reconciliation_unreadable' then
             'Look each one up in the Resend dashboard (Emails, Receiving) by what health and the overview show of it (id, time, sender, subject). If it is a fax, save its attachments from there or ask the sender to send it again. Report the listing to the developers: Resend''s list did not have its documented shape.'
+        when 'records_unguarded' then
+            'Run document-jobs-admin health: it names each guard that is not in place. Only the tables'' owner (postgres: a migration, the SQL editor) can do this: find out who did and why (the database''s logs in the Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the database: check the originals against their SHA-256 and record what happened under the office''s rules.'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
@@ -3734,6 +3763,8 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS te
             '通知に書かれた日時より前に、通知に書かれたコマンド（document-jobs-admin reconcile --since ...。health にも表示されます）を実行してください。そのうえで、定期的な照合が追いつかない原因を確認してください（reconciliation_stalled）。'
         when 'reconciliation_unreadable' then
             'health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。'
+        when 'records_unguarded' then
+            'document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これができるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認してください（Supabase のダッシュボードのデータベースのログ）。postgres で select document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
@@ -3977,6 +4008,51 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_guard_problems() IS 'Every guard of the record tables that is not in place, as [{"table", "guard", "problem"}]: a record table missing; a trigger of record_guards missing, altered (its definition is not the one record_guards gives), disabled, or not_always (ENABLE ALWAYS undone: a session with session_replication_role replica skips it); a role other than the owner granted UPDATE, DELETE or TRUNCATE on the table or UPDATE on a column (problem granted, with privilege and grantee). Empty when all are in place. Only the tables'' owner can cause any of these; document_jobs_health shows them and check_record_guards alerts.';
+CREATE FUNCTION document_jobs_internal.record_guard_problems() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(p.problem order by p.problem ->> 'table', p.problem ->> 'guard'), '[]'::jsonb)
+      from (
+        -- A record table that is gone takes its guards with it: the table is the problem.
+        select jsonb_build_object('table', t.record_table, 'guard', 'table', 'problem', 'missing') as problem
+          from document_jobs_internal.record_tables() t
+         where pg_catalog.to_regclass(t.record_table) is null
+        union all
+        select jsonb_build_object(
+                   'table', g.record_table, 'guard', g.trigger_name,
+                   'problem', case when tr.oid is null then 'missing'
+                                   when pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition then 'altered'
+                                   when tr.tgenabled = 'D' then 'disabled'
+                                   -- O: skipped in a session whose session_replication_role is replica;
+                                   -- R: fires only in one.
+                                   else 'not_always' end)
+          from document_jobs_internal.record_guards() g
+          left join pg_catalog.pg_trigger tr
+            on tr.tgrelid = pg_catalog.to_regclass(g.record_table) and tr.tgname = g.trigger_name
+         where pg_catalog.to_regclass(g.record_table) is not null
+           and (tr.oid is null or pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition or tr.tgenabled <> 'A')
+        union all
+        select jsonb_build_object('table', t.record_table, 'guard', 'privileges', 'problem', 'granted',
+                                  'privilege', a.privilege_type,
+                                  'grantee', case when a.grantee = 0 then 'PUBLIC' else a.grantee::regrole::text end)
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(c.relacl) a
+         where a.grantee <> c.relowner and a.privilege_type in ('UPDATE', 'DELETE', 'TRUNCATE')
+        union all
+        select jsonb_build_object('table', t.record_table, 'guard', 'privileges', 'problem', 'granted',
+                                  'privilege', format('UPDATE (%s)', at.attname),
+                                  'grantee', case when a.grantee = 0 then 'PUBLIC' else a.grantee::regrole::text end)
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_attribute at on at.attrelid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(at.attacl) a
+         where a.privilege_type = 'UPDATE'
+      ) p
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_guard_problems() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.record_guards() IS 'The guard triggers every record table must have, each with its definition exactly as pg_get_triggerdef shows it: what guard_record_tables creates and what record_guard_problems holds the tables to. Each is ENABLE ALWAYS (it fires in a session whose session_replication_role is replica too).';
 CREATE FUNCTION document_jobs_internal.record_guards() RETURNS TABLE(record_table text, trigger_name text, definition text)

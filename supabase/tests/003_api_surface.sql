@@ -178,7 +178,9 @@ select set_eq(
         'document_jobs_internal.record_guards()',
         'document_jobs_internal.refuse_record_change()',
         'document_jobs_internal.refuse_record_delete()',
-        'document_jobs_internal.guard_record_tables()'
+        'document_jobs_internal.guard_record_tables()',
+        'document_jobs_internal.record_guard_problems()',
+        'document_jobs_internal.check_record_guards()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
