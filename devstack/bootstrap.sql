@@ -220,12 +220,12 @@ set search_path = ''
 as $$
 begin
     perform pg_catalog.set_config('document_jobs_test_cluster.resetting', 'on', true);
-    execute 'truncate ' || (select pg_catalog.string_agg(t::text, ', ') from unnest(p_tables) t);
+    execute 'truncate ' || (select pg_catalog.string_agg(t::text, ', ') from unnest(p_tables) t) || ' cascade';
     perform pg_catalog.set_config('document_jobs_test_cluster.resetting', '', true);
 end;
 $$;
 comment on function document_jobs_test_cluster.reset_tables(regclass[]) is
-    'Empties p_tables, the record tables among them, in one TRUNCATE: the tests'' one reset (tests/support/database.py reset, bench/common.py).';
+    'Empties p_tables, the record tables among them, in one TRUNCATE, with every table that refers to one of them (cascade: a new table of the flow is emptied too): the tests'' one reset (tests/support/database.py reset, bench/common.py).';
 revoke all on function document_jobs_test_cluster.reset_tables(regclass[]) from public;
 grant usage on schema document_jobs_test_cluster to postgres;
 grant execute on function document_jobs_test_cluster.reset_tables(regclass[]) to postgres;

@@ -1,5 +1,5 @@
 -- The record of received faxes cannot change: every table of record_tables() (the e-mails, their
--- attachments, the approved deletions) refuses UPDATE, DELETE and TRUNCATE to anon, authenticated
+-- attachments, their raw messages, the approved deletions) refuses UPDATE, DELETE and TRUNCATE to anon, authenticated
 -- and service_role (no privilege) and to the owner postgres, a security definer function and even
 -- the cluster's superuser (the guard triggers), in a replica session too; a deletion goes only as
 -- approved in fax_deletions, a cascade included; and a test cluster's reset is the one TRUNCATE
@@ -11,15 +11,19 @@ set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(90);
+select plan(109);
 
--- Two faxes as the product records them, each with an attachment and a job.
+-- Two faxes as the product records them, each with an attachment, its raw message and a job.
 select record_inbound_email('em_1', 'msg_1', '{"from": "ABC商事 <fax@abc.example.jp>", "subject": "注文書"}');
 select record_inbound_email('em_2', 'msg_2', '{"from": "XYZ <fax@xyz.example.jp>", "subject": "請求書"}');
 insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename, content_type,
                                             size_bytes, sha256, bucket, storage_path)
 select email_id(e), 'att_1', '注文書.pdf', 'application/pdf', 908, repeat('a', 64), 'fax-attachments',
        'fax_received_emails/' || email_id(e) || '/att_1.pdf'
+  from unnest(array['em_1', 'em_2']) e;
+insert into fax_received_email_raw_messages (fax_received_email_id, bucket, storage_path, size_bytes, sha256)
+select email_id(e), 'fax-attachments', 'fax_received_emails/' || email_id(e) || '/raw/message.eml', 4096,
+       repeat('c', 64)
   from unnest(array['em_1', 'em_2']) e;
 -- A deletion approved for em_2, as the retention's admin action will record it; em_1 has none.
 insert into fax_deletions (fax_received_email_id, actor_id, actor_email, reason, what)
@@ -28,6 +32,7 @@ values (email_id('em_2'), gen_random_uuid(), 'admin@example.jp', 'kept past its 
 create table t.before as
 select (select jsonb_agg(e order by e.id) from fax_received_emails e) as emails,
        (select jsonb_agg(a order by a.id) from fax_received_email_attachments a) as attachments,
+       (select jsonb_agg(r order by r.id) from fax_received_email_raw_messages r) as raw_messages,
        (select jsonb_agg(d order by d.id) from fax_deletions d) as deletions;
 
 -- Every change of every record table, each meeting rows (a DELETE of no row would refuse nothing).
@@ -36,12 +41,13 @@ select format('%s of %s', op, tbl) as change,
        format(case op when 'UPDATE' then 'update %1$s set %2$I = %2$I' when 'DELETE' then 'delete from %1$s'
                       else 'truncate %1$s cascade' end, tbl, col) as statement
   from (values ('public.fax_received_emails', 'subject'), ('public.fax_received_email_attachments', 'sha256'),
-               ('public.fax_deletions', 'reason')) r(tbl, col)
+               ('public.fax_received_email_raw_messages', 'sha256'), ('public.fax_deletions', 'reason')) r(tbl, col)
  cross join unnest(array['UPDATE', 'DELETE', 'TRUNCATE']) op;
-select is((select count(*)::int from t.changes), 9, 'three changes of three tables');
+select is((select count(*)::int from t.changes), 12, 'three changes of four tables');
 select is(array(select record_table from document_jobs_internal.record_tables() order by 1),
-          array['public.fax_deletions', 'public.fax_received_email_attachments', 'public.fax_received_emails'],
-          'the record is these three tables');
+          array['public.fax_deletions', 'public.fax_received_email_attachments',
+                'public.fax_received_email_raw_messages', 'public.fax_received_emails'],
+          'the record is these four tables');
 grant usage on schema t to anon, authenticated, service_role;
 grant select on t.changes to anon, authenticated, service_role;
 
@@ -86,7 +92,7 @@ select is((select array_agg(distinct tgenabled) from pg_trigger
 select is((select count(*)::int from pg_trigger
             where tgname like 'record\_%' and tgrelid in (select record_table::regclass
                                                           from document_jobs_internal.record_tables())),
-          12, '... four guards on each of the three tables');
+          16, '... four guards on each of the four tables');
 set local role postgres;
 
 -- What a guard catches besides the plain statements.
@@ -113,8 +119,9 @@ select throws_ok($$ delete from fax_received_email_attachments where fax_receive
 select is((select jsonb_build_array(
               (select jsonb_agg(e order by e.id) from fax_received_emails e where e.provider_email_id <> 'em_3'),
               (select jsonb_agg(a order by a.id) from fax_received_email_attachments a),
+              (select jsonb_agg(r order by r.id) from fax_received_email_raw_messages r),
               (select jsonb_agg(d order by d.id) from fax_deletions d))),
-          (select jsonb_build_array(emails, attachments, deletions) from t.before),
+          (select jsonb_build_array(emails, attachments, raw_messages, deletions) from t.before),
           'after every refusal, every record row is as it was');
 
 -- Jobs are not the record: they may be deleted (the retention purges them); the e-mail stays.
@@ -122,8 +129,8 @@ select lives_ok($$ delete from document_jobs where fax_received_email_id = t.ema
                 'a job may be deleted');
 select is((select count(*)::int from fax_received_emails where provider_email_id = 'em_1'), 1, '... its e-mail stays');
 
--- The deletion approved in fax_deletions: em_2 goes, with its attachment and its job (a cascade
--- meets the attachment's guard, which reads the same approval).
+-- The deletion approved in fax_deletions: em_2 goes, with its attachment, its raw message and its
+-- job (a cascade meets the attachment's and the raw message's guards, which read the same approval).
 select is((select count(*)::int from document_jobs where fax_received_email_id = email_id('em_2')), 1,
           'em_2 has a job');
 select lives_ok($$ delete from fax_received_emails where provider_email_id = 'em_2' $$,
@@ -131,6 +138,9 @@ select lives_ok($$ delete from fax_received_emails where provider_email_id = 'em
 select is((select count(*)::int from fax_received_email_attachments a
             where a.fax_received_email_id = (select d.fax_received_email_id from fax_deletions d)), 0,
           '... its attachment with it (the cascade)');
+select is((select count(*)::int from fax_received_email_raw_messages r
+            where r.fax_received_email_id = (select d.fax_received_email_id from fax_deletions d)), 0,
+          '... and its raw message');
 select is((select count(*)::int from document_jobs j
             where j.fax_received_email_id = (select d.fax_received_email_id from fax_deletions d)), 0,
           '... and its jobs');
@@ -147,6 +157,7 @@ alter schema document_jobs_test_cluster rename to t_moved_test_cluster;
 create schema document_jobs_test_cluster authorization postgres;
 select throws_ok($$ select t_moved_test_cluster.reset_tables('{public.fax_received_emails, public.document_jobs,
                                                                 public.fax_received_email_attachments,
+                                                                public.fax_received_email_raw_messages,
                                                                 public.fax_attachment_views,
                                                                 public.document_job_attempts}') $$,
                  '23001', null, 'where the schema that marks a test cluster is not a superuser''s, the reset is refused');
@@ -155,6 +166,7 @@ alter schema t_moved_test_cluster rename to document_jobs_test_cluster;
 set local role postgres;
 select lives_ok($$ select document_jobs_test_cluster.reset_tables('{public.fax_received_emails, public.document_jobs,
                                                                     public.fax_received_email_attachments,
+                                                                    public.fax_received_email_raw_messages,
                                                                     public.fax_attachment_views,
                                                                     public.document_job_attempts,
                                                                     public.fax_deletions}') $$,

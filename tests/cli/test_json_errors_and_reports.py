@@ -16,7 +16,7 @@ import pytest
 from lib.admin import cli as admin
 from lib.explanations import outage_explanation
 from tests.support.database import add_jobs
-from tests.support.emails import email_with_job, failed_email
+from tests.support.emails import email_with_job, failed_email, stored_attachment
 from tests.support.emails import stored_job as _stored
 from tests.support.operators import admin_api
 
@@ -281,15 +281,11 @@ def test_download_names_the_file_as_the_screen_does_safe_and_by_its_stored_type(
 ) -> None:
     content = b"%PDF-1.4 a fax"
     job_id, _ = _stored(db, stack_env, content, filename="scan.pdf.exe")
-    db.execute(
-        """insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename,
-                  content_type, size_bytes, sha256, bucket, storage_path)
-           select fax_received_email_id, 'att_2', E'FAX-invoice\u202efdp.exe', content_type, size_bytes, sha256,
-                  bucket, storage_path from fax_received_email_attachments
-           union all
-           select fax_received_email_id, 'att_3', 'SCAN.pdf.EXE', content_type, size_bytes, sha256, bucket, storage_path
-             from fax_received_email_attachments where provider_attachment_id = 'att_1'"""
-    )
+    email_id = db.execute("select fax_received_email_id::text as id from document_jobs where id = %s", (job_id,))
+    email_row_id = email_id.fetchone()["id"]
+    # Two more attachments with the same bytes, each its own object (one object, one record).
+    stored_attachment(db, stack_env, email_row_id, "att_2", "FAX-invoice\u202efdp.exe", content)
+    stored_attachment(db, stack_env, email_row_id, "att_3", "SCAN.pdf.EXE", content)
     status, out, _ = cli("--json", "download", job_id, "-o", str(tmp_path))
     assert status == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FAX-invoicefdp.pdf", "SCAN.pdf.pdf", "scan.pdf (2).pdf"]
