@@ -294,7 +294,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text, 'rotate'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_retry'::text, 'cancel'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
@@ -457,6 +457,71 @@ ALTER TABLE ONLY public.fax_attachment_views
     ADD CONSTRAINT fax_attachment_views_attachment_id_fkey FOREIGN KEY (attachment_id) REFERENCES public.fax_received_email_attachments(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
+
+COMMENT ON TABLE public.fax_index IS 'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
+CREATE TABLE public.fax_index (
+    fax_received_email_id uuid NOT NULL,
+    received timestamp with time zone NOT NULL,
+    transaction_date date,
+    amount bigint,
+    counterparty text,
+    doc_type text,
+    counterparty_folded text GENERATED ALWAYS AS (document_jobs_internal.kana_fold(counterparty)) STORED,
+    version integer DEFAULT 1 NOT NULL,
+    updated_by uuid NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_index_amount CHECK (((amount >= 0) AND (amount <= '999999999999'::bigint))),
+    CONSTRAINT fax_index_counterparty CHECK ((((length(counterparty) >= 1) AND (length(counterparty) <= 200)) AND (counterparty !~ '[[:cntrl:]]'::text) AND (counterparty = btrim(counterparty)))),
+    CONSTRAINT fax_index_doc_type CHECK ((doc_type = ANY (document_jobs_internal.fax_document_types()))),
+    CONSTRAINT fax_index_transaction_date CHECK (((transaction_date >= '1950-01-01'::date) AND (transaction_date <= '2099-12-31'::date)))
+);
+COMMENT ON COLUMN public.fax_index.counterparty_folded IS 'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
+COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
+CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
+CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index TO service_role;
+
+COMMENT ON TABLE public.fax_index_history IS 'Every change of a fax''s index fields, appended by set_fax_index and never changed or deleted (triggers refuse UPDATE and DELETE to every role): the fields before and after, who (the operator''s id and e-mail), when, why (required for a correction of a value entered before) and the version it made.';
+CREATE TABLE public.fax_index_history (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    before jsonb,
+    after jsonb NOT NULL,
+    reason text,
+    version integer NOT NULL,
+    CONSTRAINT fax_index_history_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500)))
+);
+ALTER TABLE public.fax_index_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_index_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_index_history_id_seq IS 'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_pkey PRIMARY KEY (id);
+CREATE INDEX fax_index_history_fax ON public.fax_index_history USING btree (fax_received_email_id, id);
+CREATE TRIGGER fax_index_history_append_only BEFORE DELETE OR UPDATE ON public.fax_index_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_fax_index_history_change();
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index_history TO service_role;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
 
 COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
 CREATE TABLE public.fax_lines (
@@ -2489,7 +2554,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s).';
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
 CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2499,7 +2564,10 @@ declare
     c_walk constant int := 2000;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
-    v_filter jsonb := document_jobs_internal.faxes_filter(p_filter);
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := document_jobs_internal.faxes_index_filter(p_filter);
+    v_filter jsonb := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
     v_match text := document_jobs_internal.faxes_match_sql(v_filter);
     v_time text := document_jobs_internal.faxes_time_sql(v_filter);
     v_keyset text := 'true';
@@ -2519,7 +2587,26 @@ begin
                            p_after_received_at, p_after_id);
     end if;
 
-    if v_match = 'true' then
+    if v_index <> '{}'::jsonb then
+        -- The law's search: fax_index's own rows, newest first by the received time it holds; the
+        -- e-mail joined only for the inbox's other conditions.
+        v_time := replace(v_time, 'coalesce(e.received_at, e.created_at)', 'i.received');
+        v_keyset := replace(replace(v_keyset, 'coalesce(e.received_at, e.created_at)', 'i.received'), 'e.id',
+                            'i.fax_received_email_id');
+        v_match := format('%s and %s', document_jobs_internal.faxes_index_sql(v_index),
+            case when v_match = 'true' then 'true'
+                 else format('exists (select 1 from public.fax_received_emails e where e.id = i.fax_received_email_id'
+                             ' and %s)', v_match) end);
+        execute format('select array(select i.fax_received_email_id from public.fax_index i where %s and %s and %s'
+                       ' order by i.received desc, i.fax_received_email_id desc limit %s)',
+                       v_match, v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_index i where %s and %s limit %s) c',
+                           v_match, v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    elsif v_match = 'true' then
         -- No condition but the time: the page is a range of the index.
         execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
                        ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
@@ -2612,7 +2699,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it, its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, and its jobs as far as they are kept; null for no such fax.';
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it (with its index fields), its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, its jobs as far as they are kept, its index fields (index, index_version) and their history (index_history, the latest 500, index_history_total) and the document types offered; null for no such fax.';
 CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2651,7 +2738,8 @@ begin
                    order by j.created_at, j.id)
               from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
         'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
-                                  where l.number is not null), '[]'));
+                                  where l.number is not null), '[]'))
+        || document_jobs_internal.fax_index_read(v_email.id);
 end;
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
@@ -2718,6 +2806,110 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
+COMMENT ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) IS 'Sets a fax''s index fields ({"transaction_date", "amount", "counterparty", "doc_type"}: the four as they are to be, a missing or null one empty) by an admin or a clerk of Supabase Auth (checked in this call: acting_operator; a viewer is refused, 42501 role_not_allowed). A change of a value entered before needs p_reason (22023, hint reason_required); every change is appended to fax_index_history (before, after, who, when, why) and audited (action index). p_version: the version the operator saw (0 for none); a write made since wins ("index_changed"). {"changed", "reason"?, "index", "version"}; 22023 for a bad value, P0002 for no such fax.';
+CREATE FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_after jsonb;
+    v_before jsonb;
+    v_row public.fax_index;
+    v_received timestamptz;
+    v_reason text := nullif(btrim(p_reason), '');
+    v_corrected text[];
+    v_version int;
+begin
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(
+        v_reason is null or (length(v_reason) <= 500 and v_reason !~ '[\x01-\x09\x0b-\x1f\x7f]'),
+        'p_reason must be at most 500 characters, with no control characters but line breaks');
+    v_after := document_jobs_internal.fax_index_values(p_values);
+    select coalesce(e.received_at, e.created_at) into v_received
+      from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    -- One writer of a fax's index at a time: the first entry has no row to lock.
+    perform pg_advisory_xact_lock(hashtextextended('fax_index:' || p_fax_id::text, 0));
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    v_before := document_jobs_internal.fax_index_json(v_row);
+    v_version := coalesce(v_row.version, 0);
+    if p_version is not null and p_version <> v_version then
+        return jsonb_build_object('changed', false, 'reason', 'index_changed', 'index', v_before,
+                                  'version', v_version);
+    end if;
+    if v_after = coalesce(v_before, '{"transaction_date": null, "amount": null, "counterparty": null, "doc_type": null}') then
+        return jsonb_build_object('changed', false, 'reason', 'unchanged', 'index', v_before, 'version', v_version);
+    end if;
+    v_corrected := array(select b.key from jsonb_each(coalesce(v_before, '{}')) b
+                          where b.value <> 'null'::jsonb and b.value is distinct from v_after -> b.key
+                          order by b.key);
+    if cardinality(v_corrected) > 0 and v_reason is null then
+        raise exception using errcode = '22023', hint = 'reason_required',
+            message = format('a correction of %s needs a reason: the history keeps why a value entered before was changed',
+                             array_to_string(v_corrected, ', '));
+    end if;
+    insert into public.fax_index as i (fax_received_email_id, received, transaction_date, amount, counterparty,
+                                       doc_type, version, updated_by)
+    values (p_fax_id, v_received, (v_after ->> 'transaction_date')::date, (v_after ->> 'amount')::bigint,
+            v_after ->> 'counterparty', v_after ->> 'doc_type', 1, p_actor_id)
+    on conflict (fax_received_email_id) do update
+       set transaction_date = excluded.transaction_date, amount = excluded.amount,
+           counterparty = excluded.counterparty, doc_type = excluded.doc_type, version = i.version + 1,
+           updated_by = excluded.updated_by, updated_at = now()
+    returning * into v_row;
+    insert into public.fax_index_history (fax_received_email_id, actor_id, actor_email, before, after, reason, version)
+    values (p_fax_id, p_actor_id, p_actor_email, v_before, v_after, v_reason, v_row.version);
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count, reason)
+    values (p_actor_id, p_actor_email, 'index',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'corrected', to_jsonb(v_corrected)), 0, v_reason);
+    return jsonb_build_object('changed', true, 'index', v_after, 'version', v_row.version);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_counterparties(p_number text) IS 'The counterparties (取引先) entered for the latest 200 faxes from a number (ASCII digits), at most 5, the latest first: what the fax''s page suggests.';
+CREATE FUNCTION public.document_jobs_admin_counterparties(p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+begin
+    perform document_jobs_internal.require(p_number ~ '^[0-9]{3,20}$', 'p_number must be 3 to 20 ASCII digits');
+    return coalesce((
+        select jsonb_agg(c.counterparty order by c.latest desc)
+          from (select i.counterparty, max(i.received) latest
+                  from (select e.id from public.fax_received_emails e
+                         where document_jobs_internal.fax_number_digits(e.subject, e.from_address)
+                               like '%' || p_number || '%'
+                         order by coalesce(e.received_at, e.created_at) desc limit 200) e
+                  join public.fax_index i on i.fax_received_email_id = e.id
+                 where i.counterparty is not null
+                 group by i.counterparty
+                 order by max(i.received) desc limit 5) c), '[]');
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) IS 'document_jobs_admin_counterparties for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'clerk', 'viewer']);
+    return public.document_jobs_admin_counterparties(p_number);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) TO service_role;
 
 
 -- =================================================================================================
@@ -3896,6 +4088,113 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_document_types() IS 'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
+CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
+CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case when p_index.fax_received_email_id is not null then jsonb_build_object(
+        'transaction_date', p_index.transaction_date, 'amount', p_index.amount,
+        'counterparty', p_index.counterparty, 'doc_type', p_index.doc_type) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) IS 'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
+CREATE FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_index;
+begin
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    return jsonb_build_object(
+        'index', document_jobs_internal.fax_index_json(v_row),
+        'index_version', coalesce(v_row.version, 0),
+        'index_history', coalesce((
+            select jsonb_agg(jsonb_build_object('id', h.id, 'at', h.at, 'actor_id', h.actor_id,
+                                                'actor_email', h.actor_email, 'before', h.before, 'after', h.after,
+                                                'reason', h.reason, 'version', h.version) order by h.id)
+              from (select * from public.fax_index_history h where h.fax_received_email_id = p_fax_id
+                     order by h.id desc limit 500) h), '[]'),
+        'index_history_total', (select count(*) from public.fax_index_history h
+                                 where h.fax_received_email_id = p_fax_id),
+        'document_types', to_jsonb(document_jobs_internal.fax_document_types()));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) IS 'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
+CREATE FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_date date;
+    v_amount numeric;
+    v_text text;
+    v_type text;
+begin
+    perform document_jobs_internal.require(p_values is not null and jsonb_typeof(p_values) = 'object',
+                                           'p_values must be a JSON object');
+    for v_key in select jsonb_object_keys(p_values) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['transaction_date', 'amount', 'counterparty', 'doc_type']),
+            format('p_values has an unknown key %s (known: transaction_date, amount, counterparty, doc_type)',
+                   to_jsonb(v_key)));
+    end loop;
+    if jsonb_typeof(p_values -> 'transaction_date') is distinct from 'null'
+       and nullif(p_values ->> 'transaction_date', '') is not null then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_values -> 'transaction_date') = 'string'
+            and (p_values ->> 'transaction_date') ~ '^\d{4}-\d{2}-\d{2}$',
+            'transaction_date must be a date, YYYY-MM-DD');
+        begin
+            v_date := (p_values ->> 'transaction_date')::date;
+        exception
+            when datetime_field_overflow or invalid_datetime_format then
+                raise exception using errcode = '22023', message = 'transaction_date must be a date, YYYY-MM-DD';
+        end;
+        perform document_jobs_internal.require(v_date between date '1950-01-01' and date '2099-12-31',
+                                               'transaction_date must be between 1950-01-01 and 2099-12-31');
+    end if;
+    if jsonb_typeof(p_values -> 'amount') is distinct from 'null' and p_values ? 'amount' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'amount') = 'number',
+                                               'amount must be a number of yen');
+        v_amount := (p_values ->> 'amount')::numeric;
+        perform document_jobs_internal.require(v_amount = trunc(v_amount) and v_amount between 0 and 999999999999,
+                                               'amount must be whole yen, 0 to 999,999,999,999');
+    end if;
+    if jsonb_typeof(p_values -> 'counterparty') is distinct from 'null' and p_values ? 'counterparty' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'counterparty') = 'string',
+                                               'counterparty must be text');
+        v_text := nullif(btrim(p_values ->> 'counterparty'), '');
+        perform document_jobs_internal.require(
+            v_text is null or (length(v_text) <= 200 and v_text !~ '[[:cntrl:]]'),
+            'counterparty must be at most 200 characters, with no control characters');
+    end if;
+    if jsonb_typeof(p_values -> 'doc_type') is distinct from 'null' and nullif(p_values ->> 'doc_type', '') is not null
+    then
+        v_type := p_values ->> 'doc_type';
+        perform document_jobs_internal.require(v_type = any (document_jobs_internal.fax_document_types()),
+            format('doc_type must be one of %s', array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+    end if;
+    return jsonb_build_object('transaction_date', v_date, 'amount', v_amount::bigint, 'counterparty', v_text,
+                              'doc_type', v_type);
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
 CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -3976,7 +4275,9 @@ begin
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1))
-        || document_jobs_internal.fax_storing(p_email.id);
+        || document_jobs_internal.fax_storing(p_email.id)
+        || jsonb_build_object('index', (select document_jobs_internal.fax_index_json(i) from public.fax_index i
+                                              where i.fax_received_email_id = p_email.id));
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
@@ -4070,6 +4371,97 @@ begin
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; 22023 for a key no inbox filter knows.';
+CREATE FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_from date;
+    v_to date;
+    v_text text;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'date_from', 'date_to',
+                               'amount_min', 'amount_max', 'counterparty', 'doc_type']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q,'
+                   ' date_from, date_to, amount_min, amount_max, counterparty, doc_type)', to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    foreach v_key in array array['date_from', 'date_to'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{4}-\d{2}-\d{2}$',
+                format('p_filter.%s must be a date, YYYY-MM-DD', v_key));
+            begin
+                if v_key = 'date_from' then v_from := (p_filter ->> v_key)::date; else v_to := (p_filter ->> v_key)::date; end if;
+            exception
+                when datetime_field_overflow or invalid_datetime_format then
+                    raise exception using errcode = '22023', message = format('p_filter.%s must be a date, YYYY-MM-DD', v_key);
+            end;
+            v_filter := v_filter || jsonb_build_object(v_key, p_filter -> v_key);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from <= v_to,
+        'p_filter.date_from must not be after date_to');
+    foreach v_key in array array['amount_min', 'amount_max'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                (jsonb_typeof(p_filter -> v_key) = 'number' and (p_filter ->> v_key) ~ '^\d{1,12}$')
+                or (jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{1,12}$'),
+                format('p_filter.%s must be whole yen, 0 to 999,999,999,999', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, (p_filter ->> v_key)::bigint);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(
+        not (v_filter ? 'amount_min' and v_filter ? 'amount_max')
+        or (v_filter ->> 'amount_min')::bigint <= (v_filter ->> 'amount_max')::bigint,
+        'p_filter.amount_min must not be more than amount_max');
+    if p_filter ? 'counterparty' then
+        v_text := btrim(p_filter ->> 'counterparty');
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'counterparty') = 'string' and length(v_text) between 1 and 200
+            and v_text !~ '[[:cntrl:]]' and length(document_jobs_internal.kana_fold(v_text)) >= 1,
+            'p_filter.counterparty must be 1 to 200 characters, with no control characters');
+        v_filter := v_filter || jsonb_build_object('counterparty', v_text);
+    end if;
+    if p_filter ? 'doc_type' then
+        perform document_jobs_internal.require(
+            (p_filter ->> 'doc_type') = any (document_jobs_internal.fax_document_types()),
+            format('p_filter.doc_type must be one of %s',
+                   array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+        v_filter := v_filter || jsonb_build_object('doc_type', p_filter ->> 'doc_type');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
+CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'date_from' then format('i.transaction_date >= %L::date', p_filter ->> 'date_from') end,
+        case when p_filter ? 'date_to' then format('i.transaction_date <= %L::date', p_filter ->> 'date_to') end,
+        case when p_filter ? 'amount_min' then format('i.amount >= %s', (p_filter ->> 'amount_min')::bigint) end,
+        case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
+        case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
+        case when p_filter ? 'counterparty' then format(
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
+            document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
+            document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
@@ -4550,6 +4942,19 @@ CREATE FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limi
         and lower(replace(e.provider_email_id, '-', '')) ~<~ b.high limit p_limit)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.kana_fold(p_text text) IS 'Text as the counterparty search compares it: NFKC, katakana made hiragana, white space dropped, lower case.';
+CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select lower(regexp_replace(
+        translate(normalize(p_text, nfkc),
+                  'ァアィイゥウェエォオカガキギクグケゲコゴサザシジスズセゼソゾタダチヂッツヅテデトドナニヌネノハバパヒビピフブプヘベペホボポマミムメモャヤュユョヨラリルレロヮワヰヱヲンヴヵヶ',
+                  'ぁあぃいぅうぇえぉおかがきぎくぐけげこごさざしじすずせぜそぞただちぢっつづてでとどなにぬねのはばぱひびぴふぶぷへべぺほぼぽまみむめもゃやゅゆょよらりるれろゎわゐゑをんゔゕゖ'),
+        '\s+', '', 'g'))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
@@ -5396,6 +5801,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    raise exception using errcode = '42501', hint = 'append_only',
+        message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.refuse_record_change() IS 'Trigger of every record table (record_guards): refuses any UPDATE (row and statement triggers) and any TRUNCATE, whoever asks, the table''s owner and security definer functions included (restrict_violation). The one exception is a test cluster''s reset (document_jobs_test_cluster.reset_tables, which only a test cluster has: its schema owned by a superuser, which a hosted project''s roles cannot make), run by a superuser.';
 CREATE FUNCTION document_jobs_internal.refuse_record_change() RETURNS trigger
     LANGUAGE plpgsql
@@ -5849,6 +6266,16 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
+CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select case when length(p_term) = 1 then array[p_term]
+                else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.term_grams(p_term text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
@@ -5861,6 +6288,18 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
            end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.text_grams(p_text text) IS 'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
+CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array(select distinct g from (
+        select substr(p_text, i, 1) g from generate_series(1, length(p_text)) i
+        union all
+        select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone

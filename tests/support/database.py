@@ -18,8 +18,8 @@ def connect(conninfo: str) -> psycopg.Connection[dict]:
 # TRUNCATE to every role; document_jobs_test_cluster.reset_tables, which only a test cluster has
 # (devstack/bootstrap.sql), is the one way its guard lets through.
 RESET_TABLES = (
-    "public.document_job_attempts", "public.document_jobs", "public.fax_attachment_views",
-    "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
+    "public.document_job_attempts", "public.document_jobs", "public.fax_attachment_views", "public.fax_index",
+    "public.fax_index_history", "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
     "document_jobs_internal.discarded_objects", "public.fax_view_rotations", "public.fax_lines",
     "public.fax_received_emails", "public.fax_deletions", "net.http_request_queue", "net._http_response",
     "vault.secrets", "document_jobs_internal.worker_requests", "public.document_jobs_audit",
