@@ -11,7 +11,7 @@ set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(109);
+select plan(112);
 
 -- Two faxes as the product records them, each with an attachment, its raw message and a job.
 select record_inbound_email('em_1', 'msg_1', '{"from": "ABC商事 <fax@abc.example.jp>", "subject": "注文書"}');
