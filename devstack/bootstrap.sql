@@ -160,6 +160,13 @@ create table auth.users (
     banned_until timestamptz null,
     deleted_at timestamptz null,
     is_anonymous boolean not null default false,
+    -- The e-mailed links' token hashes and when they were sent (00_init_auth_schema), which
+    -- /recover, /invite and /verify use.
+    confirmation_token varchar(255) null,
+    confirmation_sent_at timestamptz null,
+    recovery_token varchar(255) null,
+    recovery_sent_at timestamptz null,
+    invited_at timestamptz null,
     constraint users_pkey primary key (id)
 );
 comment on table auth.users is 'Auth: Stores user login data within a secure schema.';

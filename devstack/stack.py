@@ -190,6 +190,10 @@ def add_operators(stack: Stack) -> None:
             add(AuthAdmin(http, settings), email, role, password)
             stack.env[f"DEVSTACK_{name}_EMAIL"], stack.env[f"DEVSTACK_{name}_PASSWORD"] = email, password
     stack.env["ADMIN_URL"] = stack.env["FUNCTIONS_URL"] + ADMIN_PATH
+    # Auth's Site URL is the screen's, as docs/DEPLOY.md asks of a project: the e-mailed links of a
+    # recovery or an invitation return to it.
+    httpx.post(f"{stack.env['SUPABASE_URL']}/_control/auth", json={"site_url": stack.env["ADMIN_URL"]},
+               timeout=10).raise_for_status()  # fmt: skip
     stack.save()
 
 

@@ -519,9 +519,6 @@ ALTER TABLE ONLY public.fax_index_history
     ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
 ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_index_history TO service_role;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
 
 COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
 CREATE TABLE public.fax_lines (

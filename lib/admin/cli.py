@@ -56,7 +56,7 @@ EXIT_STATUS = {
         2,
     ),
     **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),
-    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unreachable"), 4),
+    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unavailable"), 4),
 }  # fmt: skip
 
 
@@ -184,7 +184,9 @@ def parser() -> argparse.ArgumentParser:
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
     # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
-    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
+    subcommands.add_parser(
+        "operators", help="who may use the admin screen: add, invite, reset-password, list, remove (operators --help)"
+    )
     return root
 
 

@@ -43,8 +43,8 @@ from lib.settings import AdminSettings
 from lib.supabase.keys import request_headers
 
 ROLE_CLAIM = "document_jobs_role"
-ROLES = ("admin", "viewer")
-Role = Literal["admin", "viewer"]
+ROLES = ("admin", "clerk", "viewer")
+Role = Literal["admin", "clerk", "viewer"]
 AUDIENCE = "authenticated"
 ASYMMETRIC = ("ES256", "RS256")
 JWKS_LIFESPAN_S = 600

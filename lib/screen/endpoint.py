@@ -16,6 +16,8 @@ POST /api/admin/jobs/<id>/cancel    {"reason"}                admins
 POST /api/admin/bulk                {"action", "query"}       admins: count the jobs and keep their ids
 POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, for up to 8 s a call
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
+POST /api/admin/operators/invite {"email", "role", "redirect_to"}   admins: Auth e-mails an invitation
+POST /api/admin/operators/reset-password {"email", "redirect_to"}   admins: Auth e-mails a recovery link
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
 every request. Every read is one call of a document_jobs_operator_* function with the token's user
@@ -24,7 +26,9 @@ deleted nor banned, and their role as stored now allows the view (401 session_en
 otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py),
 and the action's own database call checks Auth's row of the user again (not deleted, not banned,
 an admin: document_jobs_internal.acting_operator; 401 session_ended, 403 not_admin otherwise).
-Viewers read; only admins act (403 otherwise). Answers are JSON with
+Viewers read; only admins act (403 otherwise). The accounts' two calls use Auth's admin API with the
+server key, here on the server only (lib/screen/accounts.py, as the CLI's operators invite and
+reset-password); the page never holds that key. Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -488,6 +492,67 @@ def rotation(context: Context) -> dict[str, Any]:
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 
+# -- accounts (Supabase Auth) -------------------------------------------------------------------
+
+MAX_EMAIL_LENGTH = 255  # Auth's own limit (GoTrue's validateEmail)
+MAX_URL_LENGTH = 2048
+
+
+def _account_email(body: dict[str, Any]) -> str:
+    value = body.get("email")
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_EMAIL_LENGTH or "@" not in value:
+        raise Refusal("bad_request", "email must be an e-mail address", 400)
+    return value.strip().lower()
+
+
+def _redirect_to(body: dict[str, Any]) -> str | None:
+    """Where Auth's link returns: the screen's own URL, as the page gives it; Auth itself accepts it
+    only among the project's Redirect URLs (else its Site URL)."""
+    value = body.get("redirect_to")
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_URL_LENGTH or not re.match(r"https?://[^\s]+$", value):
+        raise Refusal("bad_request", "redirect_to must be an http(s) URL", 400)
+    return value
+
+
+def _auth_call(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Auth's admin API's call (lib/screen/accounts.py); past Auth's e-mail limits, the screen's own code."""
+    try:
+        return call()
+    except Refusal as refusal:
+        if refusal.code == "auth_refused" and refusal.details.get("auth_code") == "over_email_send_rate_limit":
+            raise Refusal("email_rate_limited", refusal.message, 429) from None
+        raise
+
+
+def invite_operator(context: Context) -> dict[str, Any]:
+    from lib.screen import accounts
+    from lib.screen.auth import ROLES
+
+    body = context.call.body()
+    email, redirect_to, role = _account_email(body), _redirect_to(body), body.get("role")
+    if role not in ROLES:
+        raise Refusal("bad_request", f"role must be one of {', '.join(ROLES)}", 400)
+    context.require_admin()
+    admin = accounts.AuthAdmin(context.http, context.settings)
+    user = _auth_call(lambda: accounts.invite(admin, email, str(role), redirect_to))
+    log.event("operator_invited", logging.INFO, by=context.operator.user_id, user=user["id"], role=role)
+    return {"email": user["email"], "role": role}
+
+
+def reset_operator_password(context: Context) -> dict[str, Any]:
+    from lib.screen import accounts
+
+    body = context.call.body()
+    email, redirect_to = _account_email(body), _redirect_to(body)
+    context.require_admin()
+    admin = accounts.AuthAdmin(context.http, context.settings)
+    user = _auth_call(lambda: accounts.reset_password(admin, email, redirect_to))
+    log.event("operator_password_reset_sent", logging.INFO, by=context.operator.user_id, user=user["id"])
+    return {"email": user["email"]}
+
+
 def index(context: Context) -> dict[str, Any]:
     """A fax's index fields entered or corrected; a correction needs a reason (the database says
     which: 400 bad_request); a write made since the page read its version is a 409 index_changed."""
@@ -554,6 +619,8 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("POST", "bulk"): bulk_prepare,
     ("POST", "bulk/{id}/apply"): bulk_apply,
     ("POST", "attachments/{id}/download"): download,
+    ("POST", "operators/invite"): invite_operator,
+    ("POST", "operators/reset-password"): reset_operator_password,
 }
 
 

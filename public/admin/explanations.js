@@ -660,6 +660,18 @@ export const EXPLANATIONS = {
     }
   },
   "refusal": {
+    "account_exists": {
+      "en": {
+        "meaning": "this e-mail address already has an account: it cannot be invited again",
+        "clerk": "To let them in again, send them “Send a password reset e-mail”.",
+        "operator": "To let them in again, send them “Send a password reset e-mail”; to change their role, use document-jobs-admin operators add EMAIL --role ROLE."
+      },
+      "ja": {
+        "meaning": "このメールアドレスにはすでにアカウントがあります。もう一度招待することはできません。",
+        "clerk": "入れるようにするには「パスワード再設定メールを送る」を送ってください。",
+        "operator": "入れるようにするには「パスワード再設定メールを送る」を送ってください。役割を変えるには document-jobs-admin operators add EMAIL --role ROLE を使います。"
+      }
+    },
     "another_job_of_the_same_email": {
       "en": {
         "meaning": "a newer job of the same e-mail was retried instead",
@@ -678,6 +690,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "同じメールの別のジョブが待機中か実行中です。",
         "clerk": "そのジョブの完了を待つか、先にそのジョブの画面で「ジョブを取消…」を押してください。"
+      }
+    },
+    "auth_refused": {
+      "en": {
+        "meaning": "Supabase Auth refused the request (its message says why)",
+        "clerk": "Check the e-mail address and try again."
+      },
+      "ja": {
+        "meaning": "Supabase Auth が要求を断りました（理由は Auth のメッセージにあります）。",
+        "clerk": "メールアドレスを確認して、もう一度お試しください。"
       }
     },
     "auth_unavailable": {
@@ -742,6 +764,18 @@ export const EXPLANATIONS = {
         "meaning": "データベースが想定どおりに応答しませんでした。",
         "clerk": "少し待ってからもう一度お試しください。続く場合はシステム管理者に連絡してください。",
         "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com と Vercel の関数のログを確認してください。"
+      }
+    },
+    "email_rate_limited": {
+      "en": {
+        "meaning": "Supabase Auth has sent as many e-mails as it may for now",
+        "clerk": "Wait a minute and try again.",
+        "operator": "Wait a minute and try again; if it persists, the project needs its own SMTP server (docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour)."
+      },
+      "ja": {
+        "meaning": "Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        "clerk": "1分ほど待ってから、もう一度お試しください。",
+        "operator": "1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定してください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。"
       }
     },
     "forbidden": {
@@ -866,6 +900,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "要求にアクセストークンがありませんでした。",
         "clerk": "もう一度ログインしてください。"
+      }
+    },
+    "no_account": {
+      "en": {
+        "meaning": "this e-mail address has no account",
+        "clerk": "Check the address, or invite them with “Send the invitation”."
+      },
+      "ja": {
+        "meaning": "このメールアドレスのアカウントはありません。",
+        "clerk": "アドレスを確認するか、「招待メールを送る」で招待してください。"
       }
     },
     "no_role": {
@@ -1019,13 +1063,13 @@ export const EXPLANATIONS = {
     "invalid_credentials": {
       "en": {
         "meaning": "the e-mail address or the password is wrong",
-        "clerk": "Check both and try again; if you forgot the password, ask your system administrator for a new one.",
-        "operator": "Check both and try again; an admin can set a new password (document-jobs-admin operators)."
+        "clerk": "Check both and try again; if you forgot the password, press “Forgot your password?” and set a new one with the link that is e-mailed to you.",
+        "operator": "Check both and try again; “Forgot your password?” e-mails a link to set a new one (an admin can send it too: document-jobs-admin operators reset-password)."
       },
       "ja": {
         "meaning": "メールアドレスまたはパスワードが違います。",
-        "clerk": "両方を確認して、もう一度お試しください。パスワードを忘れた場合は、システム管理者に再設定を依頼してください。",
-        "operator": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（document-jobs-admin operators）。"
+        "clerk": "両方を確認して、もう一度お試しください。パスワードを忘れた場合は、「パスワードをお忘れですか」を押し、メールで届くリンクから新しいパスワードを設定してください。",
+        "operator": "両方を確認して、もう一度お試しください。「パスワードをお忘れですか」から新しいパスワードを設定するリンクがメールで届きます（管理者も送れます: document-jobs-admin operators reset-password）。"
       }
     },
     "no_authorization": {
@@ -1036,6 +1080,28 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "要求にアクセストークンがありませんでした。",
         "clerk": "もう一度ログインしてください。"
+      }
+    },
+    "otp_expired": {
+      "en": {
+        "meaning": "the e-mailed link is not valid any more (used already, or more than a day old)",
+        "clerk": "Ask for a new e-mail with “Forgot your password?”, and use the newest link."
+      },
+      "ja": {
+        "meaning": "メールのリンクは使えなくなっています（使用済みか、1日以上前のものです）。",
+        "clerk": "「パスワードをお忘れですか」からもう一度メールを送り、いちばん新しいリンクを使ってください。"
+      }
+    },
+    "over_email_send_rate_limit": {
+      "en": {
+        "meaning": "Supabase Auth has sent as many e-mails as it may for now",
+        "clerk": "Wait a minute, check your inbox (and its spam folder), then try again.",
+        "operator": "Wait a minute and try again; if it persists, the project needs its own SMTP server (docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour)."
+      },
+      "ja": {
+        "meaning": "Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        "clerk": "1分ほど待ち、受信トレイ（迷惑メールのフォルダも）を確認してから、もう一度お試しください。",
+        "operator": "1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定してください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。"
       }
     },
     "over_request_rate_limit": {
@@ -1076,6 +1142,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "Supabase Auth の応答に時間がかかりすぎました。",
         "clerk": "少し待ってからもう一度お試しください。"
+      }
+    },
+    "same_password": {
+      "en": {
+        "meaning": "the new password is the one the account already has",
+        "clerk": "Choose a different password."
+      },
+      "ja": {
+        "meaning": "新しいパスワードが、いまのパスワードと同じです。",
+        "clerk": "別のパスワードにしてください。"
       }
     },
     "session_expired": {
@@ -1138,6 +1214,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "メールアドレスまたはパスワードが空か、正しい形式ではありません。",
         "clerk": "メールアドレスとパスワードを入力してください。"
+      }
+    },
+    "weak_password": {
+      "en": {
+        "meaning": "the new password is too short or too weak for this project",
+        "clerk": "Choose a longer password (at least the length Supabase Auth's message gives)."
+      },
+      "ja": {
+        "meaning": "新しいパスワードが短すぎるか、このプロジェクトの条件を満たしていません。",
+        "clerk": "もっと長いパスワードにしてください（Supabase Auth のメッセージにある文字数以上）。"
       }
     }
   }

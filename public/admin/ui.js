@@ -13,7 +13,7 @@ import { dateTime, language, t } from "./i18n.js";
  * @typedef {object} Operator
  * @property {string} user_id
  * @property {string | null} email
- * @property {"admin" | "viewer"} role
+ * @property {"admin" | "clerk" | "viewer"} role
  * @property {string[]} kinds the jobs' kinds, for the filter
  * @property {string[]} error_codes every error code a job can end with, for the filter
  */

@@ -16,7 +16,7 @@ import pytest
 from lib.admin import cli as admin
 from lib.explanations import outage_explanation
 from tests.support.database import add_jobs
-from tests.support.emails import email_with_job, failed_email, stored_attachment
+from tests.support.emails import email_with_job, failed_email, receive_email, stored_attachment
 from tests.support.emails import stored_job as _stored
 from tests.support.operators import admin_api
 
@@ -279,13 +279,13 @@ def test_download_writes_the_stored_fax(cli, db, stack_env, tmp_path: Path) -> N
 def test_download_names_the_file_as_the_screen_does_safe_and_by_its_stored_type(
     cli, db, stack_env, tmp_path: Path
 ) -> None:
-    content = b"%PDF-1.4 a fax"
-    job_id, _ = _stored(db, stack_env, content, filename="scan.pdf.exe")
-    email_id = db.execute("select fax_received_email_id::text as id from document_jobs where id = %s", (job_id,))
-    email_row_id = email_id.fetchone()["id"]
-    # Two more attachments with the same bytes, each its own object (one object, one record).
-    stored_attachment(db, stack_env, email_row_id, "att_2", "FAX-invoice\u202efdp.exe", content)
-    stored_attachment(db, stack_env, email_row_id, "att_3", "SCAN.pdf.EXE", content)
+    # Three objects of their own (a row records one object), named as a sender may name them.
+    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    names = {"att_1": "scan.pdf.exe", "att_2": "FAX-invoice\u202efdp.exe", "att_3": "SCAN.pdf.EXE"}
+    email_id = str(email["fax_received_email_id"])
+    for attachment_id, filename in names.items():
+        stored_attachment(db, stack_env, email_id, attachment_id, filename, b"%PDF-1.4 a fax")
+    job_id = str(email["job_id"])
     status, out, _ = cli("--json", "download", job_id, "-o", str(tmp_path))
     assert status == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FAX-invoicefdp.pdf", "SCAN.pdf.pdf", "scan.pdf (2).pdf"]
