@@ -824,6 +824,32 @@ OUTAGES: dict[str, Explanation] = {
         "Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を"
         "依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。",
     ),
+    # The record of received faxes refuses every change in the database (record_guards in
+    # supabase/migrations/20261207110100_records_that_cannot_change.sql), but the tables' owner can
+    # still switch a guard off: this cause says so within a minute.
+    "records_unguarded": Explanation(
+        meaning_en="a guard that keeps the record of received faxes from being changed or deleted is not in place: "
+        "a trigger of a record table is missing, disabled or altered, or a role was granted UPDATE, DELETE or "
+        "TRUNCATE on one (only the tables' owner can do either)",
+        meaning_ja="受信した FAX の記録を変更・削除から守る仕組みが外れています。記録のテーブルのトリガーが"
+        "ないか、無効にされたか、書き換えられたか、またはロールに UPDATE・DELETE・TRUNCATE の権限が与えられて"
+        "います（どちらもテーブルの所有者にしかできません）。",
+        clerk_en="Faxes still come in as usual. The protection of the stored faxes against changes is off: call your "
+        "system administrator today.",
+        clerk_ja="FAX は通常どおり届きます。保存した FAX を変更から守る仕組みが外れているため、今日中にシステム"
+        "管理者に連絡してください。",
+        operator_en="Run document-jobs-admin health: it names each guard that is not in place. Only the tables' owner "
+        "(postgres: a migration, the SQL editor) can do this: find out who did and why (the database's logs in the "
+        "Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard "
+        "back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the "
+        "database: check the originals against their SHA-256 and record what happened under the office's rules.",
+        operator_ja="document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これが"
+        "できるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認して"
+        "ください（Supabase のダッシュボードのデータベースのログ）。postgres で select "
+        "document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り"
+        "直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録"
+        "した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。",
+    ),
     # A stored original read back (document-jobs-admin verify, the weekly verify_originals job) that is
     # not what was recorded (check_original_mismatches in 20261207170000_verify_originals.sql).
     "original_mismatch": Explanation(

@@ -37,9 +37,9 @@ EXIT_STATUSES = """exit status:
   3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
      not a server key)
   4  the database or Storage, or Auth, could not be reached
-  5  health: an outage is open, or a required Vault secret (document_jobs_url,
-     internal_function_secret) is missing; without the optional document_jobs_alert_url
-     alerts are off, which is not an error (0)
+  5  health: an outage is open, a guard of the record of received faxes is not in place,
+     or a required Vault secret (document_jobs_url, internal_function_secret) is missing;
+     without the optional document_jobs_alert_url alerts are off, which is not an error (0)
   6  verify: a stored original is missing from Storage, or its size or SHA-256 is not the recorded one
   141  standard output was closed before all was written (a pipe into head): as a command
        stopped by SIGPIPE, with nothing on standard error

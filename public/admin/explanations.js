@@ -520,6 +520,18 @@ export const EXPLANATIONS = {
         "operator": "health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。"
       }
     },
+    "records_unguarded": {
+      "en": {
+        "meaning": "a guard that keeps the record of received faxes from being changed or deleted is not in place: a trigger of a record table is missing, disabled or altered, or a role was granted UPDATE, DELETE or TRUNCATE on one (only the tables' owner can do either)",
+        "clerk": "Faxes still come in as usual. The protection of the stored faxes against changes is off: call your system administrator today.",
+        "operator": "Run document-jobs-admin health: it names each guard that is not in place. Only the tables' owner (postgres: a migration, the SQL editor) can do this: find out who did and why (the database's logs in the Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the database: check the originals against their SHA-256 and record what happened under the office's rules."
+      },
+      "ja": {
+        "meaning": "受信した FAX の記録を変更・削除から守る仕組みが外れています。記録のテーブルのトリガーがないか、無効にされたか、書き換えられたか、またはロールに UPDATE・DELETE・TRUNCATE の権限が与えられています（どちらもテーブルの所有者にしかできません）。",
+        "clerk": "FAX は通常どおり届きます。保存した FAX を変更から守る仕組みが外れているため、今日中にシステム管理者に連絡してください。",
+        "operator": "document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これができるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認してください（Supabase のダッシュボードのデータベースのログ）。postgres で select document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。"
+      }
+    },
     "resend_misconfigured": {
       "en": {
         "meaning": "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",

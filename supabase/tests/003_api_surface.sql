@@ -210,6 +210,14 @@ select set_eq(
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
         'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.record_email(text,text,jsonb,text)',
+        'document_jobs_internal.record_tables()',
+        'document_jobs_internal.record_guards()',
+        'document_jobs_internal.refuse_record_change()',
+        'document_jobs_internal.refuse_record_delete()',
+        'document_jobs_internal.guard_record_tables()',
+        'document_jobs_internal.record_guard_problems()',
+        'document_jobs_internal.check_record_guards()',
         'document_jobs_internal.original_sample(integer,timestamp with time zone,interval)',
         'document_jobs_internal.start_verify_run(text,uuid,timestamp with time zone,integer)',
         'document_jobs_internal.verify_items(public.original_verify_runs,uuid,integer)',
@@ -248,7 +256,7 @@ select set_eq(
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
-    ' the admin screen''s filter and batches)');
+    ' the admin screen''s filter and batches, the record''s guards)');
 
 select is_empty(
     $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,

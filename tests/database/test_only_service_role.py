@@ -20,6 +20,7 @@ TABLES = [
     "fax_attachment_views",
     "fax_handling",
     "fax_handling_history",
+    "fax_deletions",
     "original_verification",
     "original_verify_runs",
     "original_verifications",
