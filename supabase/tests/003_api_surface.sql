@@ -101,7 +101,7 @@ select set_eq(
         'public.record_original_checks_v2(uuid,integer,bigint,jsonb,interval)',
         'public.start_original_verification(timestamp with time zone,integer)',
         'public.original_verification_items(bigint,uuid,integer)',
-        'public.record_original_checks(bigint,jsonb)',
+        'public.record_verified_originals(bigint,jsonb)',
         'public.document_jobs_admin_fax(uuid)',
         'public.document_jobs_admin_faxes(jsonb,timestamp with time zone,uuid,integer)',
         'public.document_jobs_operator_fax(uuid,uuid,uuid)',

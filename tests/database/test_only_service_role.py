@@ -87,7 +87,7 @@ CALLS = {
     "record_original_checks_v2": "select record_original_checks_v2(gen_random_uuid(), 1, 1, '[]')",
     "start_original_verification": "select start_original_verification()",
     "original_verification_items": "select original_verification_items(1)",
-    "record_original_checks": "select record_original_checks(1, '[]')",
+    "record_verified_originals": "select record_verified_originals(1, '[]')",
     # originals never replaced
     "record_document_attachment_v3":
         "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
@@ -154,7 +154,7 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
                 "gen_random_uuid(), gen_random_uuid()",
                 f"(select id from fax_received_emails where provider_email_id = 'em_x'), '{actor['id']}'",
             )
-        if name in {"original_verification_items", "record_original_checks"}:  # the run start_... began
+        if name in {"original_verification_items", "record_verified_originals"}:  # the run start_... began
             call = call.replace("(1", "((select max(id) from original_verify_runs)")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
