@@ -59,6 +59,7 @@ GRANT ALL ON TABLE public.document_job_kinds TO service_role;
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage', 2);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('prepare_fax', 'count a stored fax''s pages, convert a TIFF into a viewing PDF and render a thumbnail of page 1, under fax_views/', 3);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered', 1);
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('verify_originals', 'read back a sample of the stored originals and compare each with its recorded size and SHA-256', 4);
 
 COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
@@ -103,6 +104,7 @@ CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
+CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
 CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
@@ -126,12 +128,13 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_retry'::text, 'cancel'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
 COMMENT ON COLUMN public.document_jobs_audit.actor_id IS 'The Supabase Auth user who acted (the screen''s operator, the CLI''s --as). Null only for a retry through retry_document_job, the public API''s call: its caller holds the service-role key and is not named (document_jobs_audit_actor_named).';
+COMMENT ON COLUMN public.document_jobs_audit.filter IS 'A bulk action''s filter, as the database normalized it; for a rotation, the fax and the rotation before and after ({"fax_received_email_id", "from", "to"}).';
 ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.document_jobs_audit_id_seq
     START WITH 1
@@ -289,7 +292,88 @@ ALTER TABLE ONLY public.fax_attachment_views
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
+COMMENT ON TABLE public.fax_index IS 'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
+CREATE TABLE public.fax_index (
+    fax_received_email_id uuid NOT NULL,
+    received timestamp with time zone NOT NULL,
+    transaction_date date,
+    amount bigint,
+    counterparty text,
+    doc_type text,
+    counterparty_folded text GENERATED ALWAYS AS (document_jobs_internal.kana_fold(counterparty)) STORED,
+    version integer DEFAULT 1 NOT NULL,
+    updated_by uuid NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_index_amount CHECK (((amount >= 0) AND (amount <= '999999999999'::bigint))),
+    CONSTRAINT fax_index_counterparty CHECK ((((length(counterparty) >= 1) AND (length(counterparty) <= 200)) AND (counterparty !~ '[[:cntrl:]]'::text) AND (counterparty = btrim(counterparty)))),
+    CONSTRAINT fax_index_doc_type CHECK ((doc_type = ANY (document_jobs_internal.fax_document_types()))),
+    CONSTRAINT fax_index_transaction_date CHECK (((transaction_date >= '1950-01-01'::date) AND (transaction_date <= '2099-12-31'::date)))
+);
+COMMENT ON COLUMN public.fax_index.counterparty_folded IS 'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
+COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
+CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
+CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index TO service_role;
+
+COMMENT ON TABLE public.fax_index_history IS 'Every change of a fax''s index fields, appended by set_fax_index and never changed or deleted (triggers refuse UPDATE and DELETE to every role): the fields before and after, who (the operator''s id and e-mail), when, why (required for a correction of a value entered before) and the version it made.';
+CREATE TABLE public.fax_index_history (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    before jsonb,
+    after jsonb NOT NULL,
+    reason text,
+    version integer NOT NULL,
+    CONSTRAINT fax_index_history_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500)))
+);
+ALTER TABLE public.fax_index_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_index_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_index_history_id_seq IS 'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_pkey PRIMARY KEY (id);
+CREATE INDEX fax_index_history_fax ON public.fax_index_history USING btree (fax_received_email_id, id);
+CREATE TRIGGER fax_index_history_append_only BEFORE DELETE OR UPDATE ON public.fax_index_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_fax_index_history_change();
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index_history TO service_role;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
+
+COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
+CREATE TABLE public.fax_lines (
+    address text NOT NULL,
+    name text NOT NULL,
+    number text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_lines_address CHECK (((address = lower(btrim(address))) AND (address ~ '^[^@\s<>]+@[^@\s<>]+$'::text) AND (length(address) <= 254))),
+    CONSTRAINT fax_lines_name CHECK ((((length(btrim(name)) >= 1) AND (length(btrim(name)) <= 50)) AND (name !~ '[[:cntrl:]]'::text))),
+    CONSTRAINT fax_lines_number CHECK ((number ~ '^[0-9]{3,20}$'::text))
+);
+COMMENT ON COLUMN public.fax_lines.number IS 'The line''s own fax number, ASCII digits only (lib/fax/senders.py Number.canonical), or null.';
+ALTER TABLE ONLY public.fax_lines
+    ADD CONSTRAINT fax_lines_pkey PRIMARY KEY (address);
+ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_lines TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -302,19 +386,52 @@ CREATE TABLE public.fax_received_email_attachments (
     storage_path text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
     CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
     CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
 );
 COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
 ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
+    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
+CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_raw_messages IS 'The e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2, never updated. An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
+CREATE TABLE public.fax_received_email_raw_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    bucket text,
+    storage_path text,
+    size_bytes bigint,
+    sha256 text,
+    unavailable text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
+    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
 
 COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
 CREATE TABLE public.fax_received_emails (
@@ -347,10 +464,94 @@ CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emai
 CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
 CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
 CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
+CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
+CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_emails TO service_role;
+
+COMMENT ON TABLE public.fax_view_rotations IS 'The rotation a fax''s pages are shown at (degrees clockwise), remembered per fax once an operator turned it (faxes arrive sideways and upside down): set only through admin_set_fax_rotation, audited. A table of its own: the received record''s rows never change for it.';
+CREATE TABLE public.fax_view_rotations (
+    fax_received_email_id uuid NOT NULL,
+    rotation integer NOT NULL,
+    set_by uuid NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_view_rotations_rotation_check CHECK ((rotation = ANY (ARRAY[0, 90, 180, 270])))
+);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
+
+COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
+CREATE TABLE public.original_verification (
+    singleton boolean DEFAULT true NOT NULL,
+    sample integer DEFAULT 100 NOT NULL,
+    recent_days integer DEFAULT 7 NOT NULL,
+    CONSTRAINT original_verification_recent_days CHECK (((recent_days >= 1) AND (recent_days <= 366))),
+    CONSTRAINT original_verification_sample CHECK (((sample >= 1) AND (sample <= 1000))),
+    CONSTRAINT original_verification_singleton_check CHECK (singleton)
+);
+ALTER TABLE ONLY public.original_verification
+    ADD CONSTRAINT original_verification_pkey PRIMARY KEY (singleton);
+ALTER TABLE public.original_verification ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verification TO service_role;
+
+COMMENT ON TABLE public.original_verifications IS 'What a verification run read of one stored original (an attachment row: every version of an attachment is a row of its own): matches, missing (Storage answered 404), size_differs (read_size_bytes, null when it ran past the recorded size) or sha256_differs (read_sha256). Only appended to; no foreign key to the attachment, so that the history outlives nothing it should not and blocks no audited deletion.';
+CREATE TABLE public.original_verifications (
+    run_id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome text NOT NULL,
+    read_size_bytes bigint,
+    read_sha256 text,
+    CONSTRAINT original_verifications_outcome CHECK ((outcome = ANY (ARRAY['matches'::text, 'missing'::text, 'size_differs'::text, 'sha256_differs'::text]))),
+    CONSTRAINT original_verifications_read_sha256 CHECK ((read_sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_pkey PRIMARY KEY (run_id, attachment_id);
+CREATE INDEX original_verifications_of_an_attachment ON public.original_verifications USING btree (attachment_id, checked_at);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.original_verify_runs(id);
+ALTER TABLE public.original_verifications ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verifications TO service_role;
+
+COMMENT ON TABLE public.original_verify_runs IS 'One row per verification run: the weekly job''s (started_by job, its job_id: a job run again goes on with the same run) or document-jobs-admin verify''s (cli). It reads the originals stored since `since` (null: all) that were stored when it started, or, with `sample`, the originals drawn for it (`selected`); total is how many, checked how many it read so far, mismatched how many of those were not as recorded; finished_at when all were read.';
+CREATE TABLE public.original_verify_runs (
+    id bigint NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    started_by text NOT NULL,
+    job_id uuid,
+    since timestamp with time zone,
+    sample integer,
+    selected uuid[],
+    total integer NOT NULL,
+    checked integer DEFAULT 0 NOT NULL,
+    mismatched integer DEFAULT 0 NOT NULL,
+    CONSTRAINT original_verify_runs_job CHECK (((started_by = 'job'::text) = (job_id IS NOT NULL))),
+    CONSTRAINT original_verify_runs_sample CHECK (((sample >= 1) AND (sample <= 100000))),
+    CONSTRAINT original_verify_runs_selected CHECK (((sample IS NULL) = (selected IS NULL))),
+    CONSTRAINT original_verify_runs_started_by CHECK ((started_by = ANY (ARRAY['job'::text, 'cli'::text]))),
+    CONSTRAINT original_verify_runs_total CHECK ((total >= 0))
+);
+ALTER TABLE public.original_verify_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.original_verify_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.original_verify_runs_id_seq IS 'The identity of original_verify_runs.id: the order in which the runs started.';
+ALTER TABLE ONLY public.original_verify_runs
+    ADD CONSTRAINT original_verify_runs_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX original_verify_runs_of_a_job ON public.original_verify_runs USING btree (job_id) WHERE (job_id IS NOT NULL);
+ALTER TABLE public.original_verify_runs ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verify_runs TO service_role;
 
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
@@ -386,6 +587,24 @@ CREATE TABLE document_jobs_internal.bulk_actions (
 ALTER TABLE ONLY document_jobs_internal.bulk_actions
     ADD CONSTRAINT bulk_actions_pkey PRIMARY KEY (id);
 
+COMMENT ON TABLE document_jobs_internal.discarded_objects IS 'Every object a fetch_email job was allowed to delete as wrong right after uploading it (discard_unrecorded_object_v2): which, by which job and generation, what it had sent (size_bytes and sha256 of the bytes Storage may hold) and why. Only an object no row recorded is ever listed, and a listed key is never recorded afterwards (record_document_attachment_v3 and record_raw_message_v2 refuse it): the delete that follows may reach Storage late, and it still removes nothing a row names. Kept (nothing deletes from it): it says what the product deleted, and that it was never a record.';
+CREATE TABLE document_jobs_internal.discarded_objects (
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    job_id uuid NOT NULL,
+    generation integer NOT NULL,
+    size_bytes bigint,
+    sha256 text,
+    reason text NOT NULL,
+    discarded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT discarded_objects_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500))),
+    CONSTRAINT discarded_objects_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.discarded_objects
+    ADD CONSTRAINT discarded_objects_pkey PRIMARY KEY (bucket, storage_path);
+ALTER TABLE document_jobs_internal.discarded_objects ENABLE ROW LEVEL SECURITY;
+
 COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
     from_address text NOT NULL
@@ -406,6 +625,28 @@ CREATE TABLE document_jobs_internal.hourly_outcomes (
 ALTER TABLE ONLY document_jobs_internal.hourly_outcomes
     ADD CONSTRAINT hourly_outcomes_pkey PRIMARY KEY (hour);
 
+COMMENT ON TABLE document_jobs_internal.original_mismatches IS 'The mismatches known now, one row per original that the last read of it found not as recorded: the outage original_mismatch holds while there is one, its level the newest row''s id (a mismatch not known before alerts once; found again, it alerts nobody). A read that finds it as recorded again removes its row. State, not the record: the history is original_verifications.';
+CREATE TABLE document_jobs_internal.original_mismatches (
+    id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    outcome text NOT NULL,
+    found_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE document_jobs_internal.original_mismatches ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.original_mismatches_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE document_jobs_internal.original_mismatches_id_seq IS 'The identity of original_mismatches.id: the order in which the mismatches were first found, the outage''s level.';
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_id_key UNIQUE (id);
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_pkey PRIMARY KEY (attachment_id);
+
 COMMENT ON TABLE document_jobs_internal.outages IS 'One row per cause the health check can report: whether it holds now, since when, and when it was last alerted (at most once an hour; a recovered alert only after a down alert of the same episode, so a flapping cause sends at most two alerts an hour).';
 CREATE TABLE document_jobs_internal.outages (
     cause text NOT NULL,
@@ -418,6 +659,7 @@ COMMENT ON COLUMN document_jobs_internal.outages.alerted_level IS 'For a cause c
 ALTER TABLE ONLY document_jobs_internal.outages
     ADD CONSTRAINT outages_pkey PRIMARY KEY (cause);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('database_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('original_mismatch', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
@@ -917,7 +1159,7 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 -- The worker's calls: what each kind of job and a stopping invocation need besides the queue
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
+COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored (any version), whether its raw message is recorded (stored, or noted unavailable), the keys of its e-mail given up as wrong (discarded_paths: never to be stored at again), and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
 CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -950,16 +1192,179 @@ begin
         'state', 'running',
         'email', v_email,
         'stored_attachment_ids', coalesce(
-            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+            (select jsonb_agg(distinct a.provider_attachment_id)
                from public.fax_received_email_attachments a
               where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'raw_message_recorded', exists (select 1 from public.fax_received_email_raw_messages r
+                                         where r.fax_received_email_id = v_email_row_id),
+        'discarded_paths', coalesce(
+            (select jsonb_agg(jsonb_build_object('bucket', d.bucket, 'storage_path', d.storage_path)
+                              order by d.storage_path)
+               from document_jobs_internal.discarded_objects d
+              where d.fax_received_email_id = v_email_row_id), '[]'::jsonb),
         'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
+COMMENT ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) IS 'Records the stored versions of one attachment of the job''s e-mail (p_versions: [{"version", "size_bytes", "sha256", "bucket", "storage_path"}], each key under fax_received_emails/{e-mail}/), in one transaction, fenced by (p_job_id, p_generation): a worker that lost its job records nothing. Never updates a row: a version recorded with the same values is a no-op, with other values refused (23505), and a key given up as wrong refused (55000). When the call adds a version and the attachment then has more than one, the alert original_differs is posted. With p_lease the lease is renewed and a streak of time-budget releases ends. Answers {"held", "state"}, and while held "added" (rows inserted) and "versions" (the attachment''s versions now).';
+CREATE FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_added int := 0;
+    v_prefix text;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(coalesce(p_provider_attachment_id, '') <> '',
+                                           'p_provider_attachment_id must not be empty');
+    v_prefix := format('fax_received_emails/%s/', v_email_id);
+    perform document_jobs_internal.require_versions(p_versions, v_prefix);
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        if document_jobs_internal.record_attachment_version(
+               v_email_id, p_provider_attachment_id, p_filename, p_content_type, (v_item ->> 'version')::int,
+               (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256', v_item ->> 'bucket',
+               v_item ->> 'storage_path') then
+            v_added := v_added + 1;
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', a.version, 'size_bytes', a.size_bytes, 'sha256', a.sha256,
+                                        'storage_path', a.storage_path) order by a.version)
+      into v_versions
+      from public.fax_received_email_attachments a
+     where a.fax_received_email_id = v_email_id and a.provider_attachment_id = p_provider_attachment_id;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(
+            p_job_id, v_email_id, format('attachment %s (%s)', p_provider_attachment_id,
+                                         coalesce(p_filename, '(no name)')), v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) IS 'Records the job''s e-mail as Resend received it: its stored versions (p_versions, as record_document_attachment_v3 takes them, each key under fax_received_emails/{e-mail}/raw/), or why none is stored (p_unavailable: raw_null, or the failure code that refused it for good), fenced by (p_job_id, p_generation). Never updates a row: the same values again are a no-op, others refused. A version added beside another posts the alert original_differs. With p_lease the lease is renewed. Answers {"held", "state"}, and while held "added" and "versions".';
+CREATE FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text DEFAULT NULL::text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_row public.fax_received_email_raw_messages;
+    v_added int := 0;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require((p_versions is null) <> (p_unavailable is null),
+                                           'either p_versions or p_unavailable');
+    if p_unavailable is not null then
+        perform document_jobs_internal.require(p_unavailable ~ '^[a-z0-9_]{1,64}$',
+                                               'p_unavailable is a code: [a-z0-9_], at most 64 characters');
+        insert into public.fax_received_email_raw_messages (fax_received_email_id, unavailable)
+        values (v_email_id, p_unavailable)
+        on conflict do nothing;
+        if found then
+            return jsonb_build_object('held', true, 'state', 'running', 'added', 1, 'versions', 0);
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = 1;
+        if v_row.unavailable is distinct from p_unavailable then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('the raw message of e-mail %s is recorded already (%s): a record never changes',
+                                 v_email_id, coalesce(v_row.unavailable, 'SHA-256 ' || v_row.sha256));
+        end if;
+        return jsonb_build_object('held', true, 'state', 'running', 'added', 0, 'versions', 0);
+    end if;
+    perform document_jobs_internal.require_versions(p_versions, format('fax_received_emails/%s/raw/', v_email_id));
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        perform document_jobs_internal.require_not_discarded(v_item ->> 'bucket', v_item ->> 'storage_path');
+        insert into public.fax_received_email_raw_messages
+               (fax_received_email_id, version, bucket, storage_path, size_bytes, sha256)
+        values (v_email_id, (v_item ->> 'version')::int, v_item ->> 'bucket', v_item ->> 'storage_path',
+                (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256')
+        on conflict do nothing;
+        if found then
+            v_added := v_added + 1;
+            continue;
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = (v_item ->> 'version')::int;
+        if (v_row.bucket, v_row.storage_path, v_row.size_bytes, v_row.sha256) is distinct from
+           (v_item ->> 'bucket', v_item ->> 'storage_path', (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256') then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('version %s of the raw message of e-mail %s is recorded with other values: '
+                                 'a recorded original never changes', v_item ->> 'version', v_email_id);
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', r.version, 'size_bytes', r.size_bytes, 'sha256', r.sha256,
+                                        'storage_path', r.storage_path) order by r.version)
+      into v_versions
+      from public.fax_received_email_raw_messages r
+     where r.fax_received_email_id = v_email_id and r.unavailable is null;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(p_job_id, v_email_id, 'the raw message', v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) IS 'Whether the fetch_email job may delete an object it uploaded and then found wrong (a body that went on past its listed size once Storage had the listed bytes): "discard" is true only while (p_job_id, p_generation) holds the job, for a key under the job''s own e-mail''s originals (fax_received_emails/{e-mail}/, else 22023), that no row records. A true answer lists the object in discarded_objects (what was sent, and why), under the job row''s lock, and from then on no call records that key: the delete that follows, however late it reaches Storage, can only remove an object no row names. Answers {"held", "state", "discard"}.';
+CREATE FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(coalesce(p_bucket, '') <> '' and coalesce(p_storage_path, '') <> '',
+                                           'p_bucket and p_storage_path must not be empty');
+    perform document_jobs_internal.require(length(p_reason) between 1 and 500,
+                                           'p_reason must be 1 to 500 characters');
+    -- The job's row locked against every recording call of the same job (they share-lock or update it).
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+       for update;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null, 'discard', false);
+    end if;
+    -- Only an original of the job's own e-mail: never a derived file (fax_views/), never another e-mail's.
+    perform document_jobs_internal.require(
+        starts_with(p_storage_path, format('fax_received_emails/%s/', v_email_id)),
+        format('p_storage_path must be under fax_received_emails/%s/: a job discards only its own e-mail''s originals',
+               v_email_id));
+    if document_jobs_internal.object_recorded(p_bucket, p_storage_path) then
+        return jsonb_build_object('held', true, 'state', 'running', 'discard', false);
+    end if;
+    insert into document_jobs_internal.discarded_objects
+           (bucket, storage_path, fax_received_email_id, job_id, generation, size_bytes, sha256, reason)
+    values (p_bucket, p_storage_path, v_email_id, p_job_id, p_generation, p_size_bytes, p_sha256, p_reason)
+    on conflict do nothing;
+    return jsonb_build_object('held', true, 'state', 'running', 'discard', true);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Retired for record_document_attachment_v3, kept for a worker of the previous deploy: records version 1 of an attachment, fenced by (p_job_id, p_generation), never updating a row (the same values again: a no-op; other values: refused, 23505). With p_lease the same statement renews the lease and ends a streak of time-budget releases. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -967,42 +1372,13 @@ CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation
 declare
     v_email_id uuid;
 begin
-    if p_job_id is null or p_generation is null then
-        raise exception using errcode = '22023',
-            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
-    end if;
-    if p_lease is null then
-        select j.fax_received_email_id into v_email_id
-          from public.document_jobs j
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-           for share;
-    else
-        if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
-            raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
-        end if;
-        -- Storing an attachment ends a streak of time-budget releases (release_document_job_v2).
-        update public.document_jobs j
-           set lease_until = now() + p_lease,
-               budget_releases = 0
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-        returning j.fax_received_email_id into v_email_id;
-    end if;
-    if not found then
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
         return jsonb_build_object('held', false, 'state', null);
     end if;
-    insert into public.fax_received_email_attachments as a
-           (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
-            storage_path)
-    values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
-            p_storage_path)
-    on conflict (fax_received_email_id, provider_attachment_id) do update
-       set filename = excluded.filename,
-           content_type = excluded.content_type,
-           size_bytes = excluded.size_bytes,
-           sha256 = excluded.sha256,
-           bucket = excluded.bucket,
-           storage_path = excluded.storage_path,
-           updated_at = now();
+    perform document_jobs_internal.record_attachment_version(
+        v_email_id, p_provider_attachment_id, p_filename, p_content_type, 1, p_size_bytes, p_sha256, p_bucket,
+        p_storage_path);
     return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
@@ -1408,6 +1784,61 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) IS 'What a verify_originals job reads, fenced like every call after a claim: its run (drawn on its first start, the same on a start again: "run_id", "total") and the originals of it not read yet ("items": id, fax_received_email_id, bucket, storage_path, size_bytes, sha256).';
+CREATE FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_sample int;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select * into v_run from public.original_verify_runs r where r.job_id = p_job_id;
+    if not found then
+        select s.sample into v_sample from public.original_verification s;
+        v_run := document_jobs_internal.start_verify_run('job', p_job_id, null, v_sample);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'run_id', v_run.id, 'total', v_run.total,
+                              'items', document_jobs_internal.verify_items(v_run, null, 1000));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) IS 'What a verify_originals job read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks), fenced by (p_job_id, p_generation), renewing the lease by p_lease when given. Answers {"held", "state"} with "checked", "mismatched", "mismatches" and "alerts".';
+CREATE FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    -- Reading originals is progress: it ends a streak of time-budget releases, as storing one does.
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until),
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(
+        exists (select 1 from public.original_verify_runs r where r.id = p_run_id and r.job_id = p_job_id),
+        format('run %s is not the job''s', p_run_id));
+    return jsonb_build_object('held', true, 'state', 'running')
+           || document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) TO service_role;
 
 
 -- =================================================================================================
@@ -2083,6 +2514,363 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
+CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+declare
+    c_walk constant int := 2000;
+    c_candidates constant int := 5000;
+    c_count_cap constant int := 10000;
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := document_jobs_internal.faxes_index_filter(p_filter);
+    v_filter jsonb := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
+    v_match text := document_jobs_internal.faxes_match_sql(v_filter);
+    v_time text := document_jobs_internal.faxes_time_sql(v_filter);
+    v_keyset text := 'true';
+    v_candidates uuid[];
+    v_ids uuid[];
+    v_count int;
+    v_partial boolean := false;
+    v_oldest_at timestamptz;
+    v_oldest_id uuid;
+    v_next jsonb;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
+    perform document_jobs_internal.require((p_after_received_at is null) = (p_after_id is null),
+        'p_after_received_at and p_after_id go together');
+    if p_after_id is not null then
+        v_keyset := format('(coalesce(e.received_at, e.created_at), e.id) < (%L::timestamptz, %L::uuid)',
+                           p_after_received_at, p_after_id);
+    end if;
+
+    if v_index <> '{}'::jsonb then
+        -- The law's search: fax_index's own rows, newest first by the received time it holds; the
+        -- e-mail joined only for the inbox's other conditions.
+        v_time := replace(v_time, 'coalesce(e.received_at, e.created_at)', 'i.received');
+        v_keyset := replace(replace(v_keyset, 'coalesce(e.received_at, e.created_at)', 'i.received'), 'e.id',
+                            'i.fax_received_email_id');
+        v_match := format('%s and %s', document_jobs_internal.faxes_index_sql(v_index),
+            case when v_match = 'true' then 'true'
+                 else format('exists (select 1 from public.fax_received_emails e where e.id = i.fax_received_email_id'
+                             ' and %s)', v_match) end);
+        execute format('select array(select i.fax_received_email_id from public.fax_index i where %s and %s and %s'
+                       ' order by i.received desc, i.fax_received_email_id desc limit %s)',
+                       v_match, v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_index i where %s and %s limit %s) c',
+                           v_match, v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    elsif v_match = 'true' then
+        -- No condition but the time: the page is a range of the index.
+        execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
+                       ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
+                       v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
+                           v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    else
+        if not v_filter ? 'number' then
+            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
+            -- one; a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+        end if;
+        if v_ids is null or v_partial then
+            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
+                v_partial := false;
+                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
+                   into v_ids using v_candidates;
+                if p_after_id is null then
+                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
+                                   ' and %s and %s', v_time, v_match)
+                       into v_count using v_candidates;
+                end if;
+            elsif v_ids is null then
+                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
+                execute format(
+                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
+                   into v_ids;
+                if cardinality(v_ids) <= p_limit then
+                    execute format('select coalesce(e.received_at, e.created_at), e.id'
+                                   ' from public.fax_received_emails e where %s and %s'
+                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
+                                   v_time, v_keyset, c_walk - 1)
+                       into v_oldest_at, v_oldest_id;
+                    v_partial := v_oldest_id is not null;
+                end if;
+            end if;
+        end if;
+        if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
+            v_count := cardinality(v_ids);
+        end if;
+    end if;
+
+    if v_partial then
+        v_next := jsonb_build_object('received_at', v_oldest_at, 'id', v_oldest_id);
+    elsif cardinality(v_ids) > p_limit then
+        v_ids := v_ids[1:p_limit];
+        select jsonb_build_object('received_at', coalesce(e.received_at, e.created_at), 'id', e.id) into v_next
+          from public.fax_received_emails e where e.id = v_ids[p_limit];
+    end if;
+
+    return jsonb_build_object(
+        'faxes', coalesce((
+            select jsonb_agg(document_jobs_internal.fax_summary(e)
+                             order by coalesce(e.received_at, e.created_at) desc, e.id desc)
+              from public.fax_received_emails e where e.id = any (v_ids)), '[]'),
+        'next', v_next,
+        'partial', v_partial,
+        'searched_until', case when v_partial then v_oldest_at end,
+        'count', case when v_count <= c_count_cap then v_count end,
+        'count_capped', coalesce(v_count > c_count_cap, false),
+        'filter', v_filter,
+        'lines', coalesce((select jsonb_agg(jsonb_build_object('address', l.address, 'name', l.name,
+                                                               'number', l.number) order by l.name, l.address)
+                             from public.fax_lines l), '[]'));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it (with its index fields), its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, its jobs as far as they are kept, its index fields (index, index_version) and their history (index_history, the latest 500, index_history_total) and the document types offered; null for no such fax.';
+CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    select * into v_email from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        return null;
+    end if;
+    return jsonb_build_object(
+        'fax', document_jobs_internal.fax_summary(v_email) || jsonb_build_object(
+            'to_all', to_jsonb(v_email.to_addresses), 'cc', to_jsonb(v_email.cc_addresses),
+            'provider_email_id', v_email.provider_email_id, 'message_id', v_email.message_id,
+            'recorded_at', v_email.created_at, 'provider_received_at', v_email.received_at,
+            'rotation', coalesce((select r.rotation from public.fax_view_rotations r
+                                   where r.fax_received_email_id = v_email.id), 0)),
+        'attachments', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'id', a.id, 'filename', a.filename, 'content_type', a.content_type,
+                       'size_bytes', a.size_bytes, 'sha256', a.sha256, 'bucket', a.bucket,
+                       'storage_path', a.storage_path,
+                       'page_count', v.page_count, 'view_path', v.view_path, 'thumbnail_path', v.thumbnail_path,
+                       'view_error_code', v.error_code)
+                   order by a.created_at, a.id)
+              from public.fax_received_email_attachments a
+              left join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+             where a.fax_received_email_id = v_email.id), '[]'),
+        'jobs', coalesce((
+            select jsonb_agg(jsonb_build_object('id', j.id, 'kind', j.kind, 'status', j.status,
+                                                'last_error_code', j.last_error_code, 'created_at', j.created_at,
+                                                'finished_at', j.finished_at)
+                   order by j.created_at, j.id)
+              from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
+        'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
+                                  where l.number is not null), '[]'))
+        || document_jobs_internal.fax_index_read(v_email.id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'document_jobs_admin_faxes for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_faxes(p_filter, p_after_received_at, p_after_id, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_fax(p_fax_id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
+CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_before int;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(p_rotation in (0, 90, 180, 270), 'p_rotation must be 0, 90, 180 or 270');
+    perform 1 from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    select r.rotation into v_before from public.fax_view_rotations r where r.fax_received_email_id = p_fax_id
+       for update;
+    if coalesce(v_before, 0) = p_rotation then
+        return jsonb_build_object('changed', false, 'rotation', p_rotation);
+    end if;
+    insert into public.fax_view_rotations (fax_received_email_id, rotation, set_by)
+    values (p_fax_id, p_rotation, p_actor_id)
+    on conflict (fax_received_email_id) do update set rotation = excluded.rotation, set_by = excluded.set_by,
+                                                      set_at = now();
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
+    values (p_actor_id, p_actor_email, 'rotate',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'from', coalesce(v_before, 0), 'to', p_rotation), 0);
+    return jsonb_build_object('changed', true, 'rotation', p_rotation);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
+COMMENT ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) IS 'Sets a fax''s index fields ({"transaction_date", "amount", "counterparty", "doc_type"}: the four as they are to be, a missing or null one empty) by an admin or a clerk of Supabase Auth (checked in this call: acting_operator; a viewer is refused, 42501 role_not_allowed). A change of a value entered before needs p_reason (22023, hint reason_required); every change is appended to fax_index_history (before, after, who, when, why) and audited (action index). p_version: the version the operator saw (0 for none); a write made since wins ("index_changed"). {"changed", "reason"?, "index", "version"}; 22023 for a bad value, P0002 for no such fax.';
+CREATE FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_after jsonb;
+    v_before jsonb;
+    v_row public.fax_index;
+    v_received timestamptz;
+    v_reason text := nullif(btrim(p_reason), '');
+    v_corrected text[];
+    v_version int;
+begin
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(
+        v_reason is null or (length(v_reason) <= 500 and v_reason !~ '[\x01-\x09\x0b-\x1f\x7f]'),
+        'p_reason must be at most 500 characters, with no control characters but line breaks');
+    v_after := document_jobs_internal.fax_index_values(p_values);
+    select coalesce(e.received_at, e.created_at) into v_received
+      from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    -- One writer of a fax's index at a time: the first entry has no row to lock.
+    perform pg_advisory_xact_lock(hashtextextended('fax_index:' || p_fax_id::text, 0));
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    v_before := document_jobs_internal.fax_index_json(v_row);
+    v_version := coalesce(v_row.version, 0);
+    if p_version is not null and p_version <> v_version then
+        return jsonb_build_object('changed', false, 'reason', 'index_changed', 'index', v_before,
+                                  'version', v_version);
+    end if;
+    if v_after = coalesce(v_before, '{"transaction_date": null, "amount": null, "counterparty": null, "doc_type": null}') then
+        return jsonb_build_object('changed', false, 'reason', 'unchanged', 'index', v_before, 'version', v_version);
+    end if;
+    v_corrected := array(select b.key from jsonb_each(coalesce(v_before, '{}')) b
+                          where b.value <> 'null'::jsonb and b.value is distinct from v_after -> b.key
+                          order by b.key);
+    if cardinality(v_corrected) > 0 and v_reason is null then
+        raise exception using errcode = '22023', hint = 'reason_required',
+            message = format('a correction of %s needs a reason: the history keeps why a value entered before was changed',
+                             array_to_string(v_corrected, ', '));
+    end if;
+    insert into public.fax_index as i (fax_received_email_id, received, transaction_date, amount, counterparty,
+                                       doc_type, version, updated_by)
+    values (p_fax_id, v_received, (v_after ->> 'transaction_date')::date, (v_after ->> 'amount')::bigint,
+            v_after ->> 'counterparty', v_after ->> 'doc_type', 1, p_actor_id)
+    on conflict (fax_received_email_id) do update
+       set transaction_date = excluded.transaction_date, amount = excluded.amount,
+           counterparty = excluded.counterparty, doc_type = excluded.doc_type, version = i.version + 1,
+           updated_by = excluded.updated_by, updated_at = now()
+    returning * into v_row;
+    insert into public.fax_index_history (fax_received_email_id, actor_id, actor_email, before, after, reason, version)
+    values (p_fax_id, p_actor_id, p_actor_email, v_before, v_after, v_reason, v_row.version);
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count, reason)
+    values (p_actor_id, p_actor_email, 'index',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'corrected', to_jsonb(v_corrected)), 0, v_reason);
+    return jsonb_build_object('changed', true, 'index', v_after, 'version', v_row.version);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_counterparties(p_number text) IS 'The counterparties (取引先) entered for the latest 200 faxes from a number (ASCII digits), at most 5, the latest first: what the fax''s page suggests.';
+CREATE FUNCTION public.document_jobs_admin_counterparties(p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+begin
+    perform document_jobs_internal.require(p_number ~ '^[0-9]{3,20}$', 'p_number must be 3 to 20 ASCII digits');
+    return coalesce((
+        select jsonb_agg(c.counterparty order by c.latest desc)
+          from (select i.counterparty, max(i.received) latest
+                  from (select e.id from public.fax_received_emails e
+                         where document_jobs_internal.fax_number_digits(e.subject, e.from_address)
+                               like '%' || p_number || '%'
+                         order by coalesce(e.received_at, e.created_at) desc limit 200) e
+                  join public.fax_index i on i.fax_received_email_id = e.id
+                 where i.counterparty is not null
+                 group by i.counterparty
+                 order by max(i.received) desc limit 5) c), '[]');
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) IS 'document_jobs_admin_counterparties for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'clerk', 'viewer']);
+    return public.document_jobs_admin_counterparties(p_number);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) TO service_role;
+
 
 -- =================================================================================================
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
@@ -2371,11 +3159,118 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.enqueue_original_verification() IS 'The cron job document-jobs-verify''s call: enqueues a verify_originals job with a kick, unless one is queued or running (then null: at most one at a time).';
+CREATE FUNCTION public.enqueue_original_verification() RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_id uuid;
+begin
+    insert into public.document_jobs (kind, fax_received_email_id)
+    values ('verify_originals', null)
+    on conflict (kind) where kind = 'verify_originals' and status in ('queued', 'running') do nothing
+    returning id into v_id;
+    if v_id is not null then
+        perform document_jobs_internal.post_worker(1);
+    end if;
+    return v_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.enqueue_original_verification() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.enqueue_original_verification() TO service_role;
+
+COMMENT ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) IS 'document-jobs-admin verify''s run: of every original stored since p_since (null: all), or a random sample of p_sample of them (half among the recent ones, as the weekly job draws). Answers {"run_id", "total", "started_at"}.';
+CREATE FUNCTION public.start_original_verification(p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_sample integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    v_run := document_jobs_internal.start_verify_run('cli', null, p_since, p_sample);
+    return jsonb_build_object('run_id', v_run.id, 'total', v_run.total, 'started_at', v_run.started_at);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) TO service_role;
+
+COMMENT ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) IS 'The next p_limit originals of a verification run not read yet, by id after p_after (the cursor: the last id of the previous page): verify_items.';
+CREATE FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 100) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    return document_jobs_internal.verify_items(v_run, p_after, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'What document-jobs-admin verify read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks): a job''s run is recorded only through its fenced call.';
+CREATE FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_by text;
+begin
+    select r.started_by into v_by from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(v_by = 'cli', format('run %s is no run of the CLI''s', p_run_id));
+    return document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) TO service_role;
+
+COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
+CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_line public.fax_lines;
+begin
+    perform document_jobs_internal.require(p_address is not null and p_name is not null,
+                                           'p_address and p_name must not be null');
+    insert into public.fax_lines as l (address, name, number)
+    values (document_jobs_internal.address_of(p_address), btrim(p_name), nullif(p_number, ''))
+    on conflict (address) do update set name = excluded.name, number = excluded.number, updated_at = now()
+    returning * into v_line;
+    return to_jsonb(v_line);
+exception
+    when check_violation then
+        raise exception using errcode = '22023', message = format(
+            'not a line: the address must be one e-mail address, the name 1 to 50 characters, the number 3 to 20 ASCII digits (%s)',
+            sqlerrm);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.remove_fax_line(p_address text) IS 'Forgets one of the office''s lines (its faxes stay, shown by their To address); true when there was one.';
+CREATE FUNCTION public.remove_fax_line(p_address text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    with gone as (delete from public.fax_lines l where l.address = document_jobs_internal.address_of(p_address)
+                  returning 1)
+    select exists (select 1 from gone)
+$$;
+REVOKE ALL ON FUNCTION public.remove_fax_line(p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-verify', '0 18 * * 6', 'select public.enqueue_original_verification()');  -- as postgres, active
 
 
 -- =================================================================================================
@@ -2418,6 +3313,15 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.address_of(p_entry text) IS 'The address of a recipient as the e-mail row stores it (a bare address, or a display name and <address>), lower case: what fax_lines.address names.';
+CREATE FUNCTION document_jobs_internal.address_of(p_entry text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select lower(btrim(coalesce(substring(p_entry from '<([^<>]*)>\s*$'), p_entry)))
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.address_of(p_entry text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) IS 'The alert''s JSON: its machine-readable fields (raw values) merged with the chat message of the configured receiver (document_jobs_settings.alert_receiver, through chat_message).';
 CREATE FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) RETURNS jsonb
@@ -2796,6 +3700,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.check_original_mismatches() IS 'The outage original_mismatch from the mismatches known now (original_mismatches), through set_outage_once: its level is the newest mismatch''s id, so a new one alerts once and one found again does not; none left closes it (with a recovered alert). The summary names the faxes by their short ids (never a sender''s text). Called whenever a run records what it read.';
+CREATE FUNCTION document_jobs_internal.check_original_mismatches() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+declare
+    v_open record;
+begin
+    select count(*) as n, max(m.id) as newest,
+           jsonb_agg(jsonb_build_object('fax', left(a.fax_received_email_id::text, 8), 'attachment_id', m.attachment_id,
+                                        'object', a.bucket || '/' || a.storage_path, 'outcome', m.outcome,
+                                        'found_at', m.found_at) order by m.id desc)
+               filter (where m.id is not null) as shown
+      into v_open
+      from document_jobs_internal.original_mismatches m
+      left join public.fax_received_email_attachments a on a.id = m.attachment_id;
+    return document_jobs_internal.set_outage_once(
+        'original_mismatch',
+        coalesce(v_open.newest, 0),
+        format('%s stored originals are not what was recorded when they were stored (missing, or another size or SHA-256); faxes: %s. document-jobs-admin verify prints each',
+               v_open.n,
+               (select string_agg(s ->> 'fax', ', ') from (select jsonb_array_elements(v_open.shown) s limit 20) x)),
+        'every original found not as recorded reads as recorded again',
+        jsonb_build_object('count', v_open.n, 'originals', coalesce(jsonb_path_query_array(v_open.shown, '$[0 to 19]'), '[]')));
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_original_mismatches() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.check_reconciliation() IS 'The health check''s watch over reconciliation, each cause alerting once (set_outage_once): reconciliation_stalled (no run completed within three of its intervals, or a run under way for over an hour; the last job''s error or the last finding as evidence; closes when a run completes), retention_window_closing (the watermark older than half of retention, and again at three quarters; closes when a run moves it back under half) and reconciliation_unreadable (listing items that could not be read and are neither recorded nor past retention; each new one alerts). The cron job document-jobs-health calls it.';
 CREATE FUNCTION document_jobs_internal.check_reconciliation() RETURNS integer
     LANGUAGE plpgsql
@@ -3090,6 +4022,416 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_document_types() IS 'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
+CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
+CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case when p_index.fax_received_email_id is not null then jsonb_build_object(
+        'transaction_date', p_index.transaction_date, 'amount', p_index.amount,
+        'counterparty', p_index.counterparty, 'doc_type', p_index.doc_type) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) IS 'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
+CREATE FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_index;
+begin
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    return jsonb_build_object(
+        'index', document_jobs_internal.fax_index_json(v_row),
+        'index_version', coalesce(v_row.version, 0),
+        'index_history', coalesce((
+            select jsonb_agg(jsonb_build_object('id', h.id, 'at', h.at, 'actor_id', h.actor_id,
+                                                'actor_email', h.actor_email, 'before', h.before, 'after', h.after,
+                                                'reason', h.reason, 'version', h.version) order by h.id)
+              from (select * from public.fax_index_history h where h.fax_received_email_id = p_fax_id
+                     order by h.id desc limit 500) h), '[]'),
+        'index_history_total', (select count(*) from public.fax_index_history h
+                                 where h.fax_received_email_id = p_fax_id),
+        'document_types', to_jsonb(document_jobs_internal.fax_document_types()));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) IS 'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
+CREATE FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_date date;
+    v_amount numeric;
+    v_text text;
+    v_type text;
+begin
+    perform document_jobs_internal.require(p_values is not null and jsonb_typeof(p_values) = 'object',
+                                           'p_values must be a JSON object');
+    for v_key in select jsonb_object_keys(p_values) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['transaction_date', 'amount', 'counterparty', 'doc_type']),
+            format('p_values has an unknown key %s (known: transaction_date, amount, counterparty, doc_type)',
+                   to_jsonb(v_key)));
+    end loop;
+    if jsonb_typeof(p_values -> 'transaction_date') is distinct from 'null'
+       and nullif(p_values ->> 'transaction_date', '') is not null then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_values -> 'transaction_date') = 'string'
+            and (p_values ->> 'transaction_date') ~ '^\d{4}-\d{2}-\d{2}$',
+            'transaction_date must be a date, YYYY-MM-DD');
+        begin
+            v_date := (p_values ->> 'transaction_date')::date;
+        exception
+            when datetime_field_overflow or invalid_datetime_format then
+                raise exception using errcode = '22023', message = 'transaction_date must be a date, YYYY-MM-DD';
+        end;
+        perform document_jobs_internal.require(v_date between date '1950-01-01' and date '2099-12-31',
+                                               'transaction_date must be between 1950-01-01 and 2099-12-31');
+    end if;
+    if jsonb_typeof(p_values -> 'amount') is distinct from 'null' and p_values ? 'amount' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'amount') = 'number',
+                                               'amount must be a number of yen');
+        v_amount := (p_values ->> 'amount')::numeric;
+        perform document_jobs_internal.require(v_amount = trunc(v_amount) and v_amount between 0 and 999999999999,
+                                               'amount must be whole yen, 0 to 999,999,999,999');
+    end if;
+    if jsonb_typeof(p_values -> 'counterparty') is distinct from 'null' and p_values ? 'counterparty' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'counterparty') = 'string',
+                                               'counterparty must be text');
+        v_text := nullif(btrim(p_values ->> 'counterparty'), '');
+        perform document_jobs_internal.require(
+            v_text is null or (length(v_text) <= 200 and v_text !~ '[[:cntrl:]]'),
+            'counterparty must be at most 200 characters, with no control characters');
+    end if;
+    if jsonb_typeof(p_values -> 'doc_type') is distinct from 'null' and nullif(p_values ->> 'doc_type', '') is not null
+    then
+        v_type := p_values ->> 'doc_type';
+        perform document_jobs_internal.require(v_type = any (document_jobs_internal.fax_document_types()),
+            format('doc_type must be one of %s', array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+    end if;
+    return jsonb_build_object('transaction_date', v_date, 'amount', v_amount::bigint, 'counterparty', v_text,
+                              'doc_type', v_type);
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
+CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select regexp_replace(
+               regexp_replace(
+                   translate(coalesce(p_subject, '') || '|' || coalesce(p_from, ''),
+                             '０１２３４５６７８９（）＋‐‑‒–—―−﹘﹣－ーｰ─　',
+                             '0123456789()+------------- '),
+                   '[^0-9()+ -]+', '|', 'g'),
+               '[()+ -]+', '', 'g')
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
+GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
+CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return (
+    with fetch_job as (
+        select f.id, f.status, f.last_error_code
+          from (select j.id, j.status, j.last_error_code, 0 as rank, j.created_at from public.document_jobs j
+                 where j.kind = 'fetch_email' and j.fax_received_email_id = p_email_id
+                   and j.status in ('queued', 'running')
+                union all
+                (select j.id, j.status, j.last_error_code, 1, j.created_at from public.document_jobs j
+                  where j.fax_received_email_id = p_email_id and j.status in ('completed', 'failed')
+                    and j.kind = 'fetch_email'
+                  order by j.created_at desc limit 1)) f
+         order by f.rank, f.created_at desc
+         limit 1
+    )
+    select jsonb_build_object(
+        'storing', coalesce((select case f.status when 'failed' then 'failed' when 'completed' then 'stored'
+                                                  else 'fetching' end from fetch_job f), 'stored'),
+        'error_code', (select f.last_error_code from fetch_job f where f.status = 'failed'),
+        'job_id', (select f.id from fetch_job f),
+        'preparing', exists (select 1 from public.document_jobs j
+                              where j.kind = 'prepare_fax' and j.fax_received_email_id = p_email_id
+                                and j.status in ('queued', 'running'))));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, the line that received it, its pages (its attachments'' views derived from the stored bytes), its page-1 thumbnail''s key (the screen signs it), the code of a view that could not be made, and how it stands (fax_storing).';
+CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return jsonb_build_object(
+        'id', p_email.id,
+        'received_at', coalesce(p_email.received_at, p_email.created_at),
+        'from', left(p_email.from_address, 300),
+        'subject', left(p_email.subject, 300),
+        'to', (select left(t, 300) from unnest(p_email.to_addresses) t limit 1),
+        'line', (select jsonb_build_object('address', l.address, 'name', l.name, 'number', l.number)
+                   from unnest(p_email.to_addresses) with ordinality t(entry, n)
+                   join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
+                  order by t.n limit 1),
+        'found_by', p_email.found_by,
+        'reconciled_at', p_email.reconciled_at,
+        'attachments', (select count(*) from public.fax_received_email_attachments a
+                         where a.fax_received_email_id = p_email.id),
+        'pages', (select sum(v.page_count) from public.fax_received_email_attachments a
+                    join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                   where a.fax_received_email_id = p_email.id),
+        'thumbnail', (select jsonb_build_object('bucket', a.bucket, 'path', v.thumbnail_path)
+                        from public.fax_received_email_attachments a
+                        join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                       where a.fax_received_email_id = p_email.id and v.thumbnail_path is not null
+                       order by a.created_at, a.id limit 1),
+        'view_error_code', (select v.error_code from public.fax_received_email_attachments a
+                              join public.fax_attachment_views v on v.attachment_id = a.id
+                             where a.fax_received_email_id = p_email.id and v.error_code is not null
+                             order by a.created_at, a.id limit 1))
+        || document_jobs_internal.fax_storing(p_email.id)
+        || jsonb_build_object('index', (select document_jobs_internal.fax_index_json(i) from public.fax_index i
+                                              where i.fax_received_email_id = p_email.id));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, found through its indexes, at most p_limit of them (p_limit means "maybe more"), or null when no index can answer (a term shorter than three characters): by number the digits'' trigram index; by sender or term the distinct senders, the subjects'' trigram index and the provider''s id; an id as itself.';
+CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_found uuid[];
+begin
+    if p_filter ? 'number' and length(p_filter ->> 'number') >= 3 then
+        execute format('select array(select e.id from public.fax_received_emails e'
+                       ' where document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L limit %s)',
+                       '%' || (p_filter ->> 'number') || '%', p_limit)
+           into v_found;
+        return v_found;
+    end if;
+    if p_filter ? 'q' and (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        return array[(p_filter ->> 'q')::uuid] || document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    if p_filter ? 'sender' and length(p_filter ->> 'sender') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'sender', p_limit);
+    end if;
+    if p_filter ? 'q' and length(p_filter ->> 'q') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    return null;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q"}, every key optional; anything else is refused with 22023 naming the key.';
+CREATE FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_text text;
+    v_from timestamptz;
+    v_to timestamptz;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q)',
+                   to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    begin
+        v_from := (p_filter ->> 'received_from')::timestamptz;
+        v_to := (p_filter ->> 'received_to')::timestamptz;
+    exception
+        when invalid_datetime_format or datetime_field_overflow or invalid_text_representation then
+            raise exception using errcode = '22023',
+                message = 'p_filter.received_from and received_to must be timestamps (ISO 8601, e.g. 2026-12-01T09:00:00+09:00)';
+    end;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from < v_to,
+        'p_filter.received_from must be before received_to');
+    if v_from is not null then
+        v_filter := v_filter || jsonb_build_object('received_from', v_from);
+    end if;
+    if v_to is not null then
+        v_filter := v_filter || jsonb_build_object('received_to', v_to);
+    end if;
+    foreach v_key in array array['sender', 'q', 'line'] loop
+        if p_filter ? v_key then
+            v_text := btrim(p_filter ->> v_key);
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and length(v_text) between 1 and 200
+                and v_text !~ '[[:cntrl:]]',
+                format('p_filter.%s must be 1 to 200 characters, with no control characters', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key,
+                case when v_key = 'line' then document_jobs_internal.address_of(v_text) else v_text end);
+        end if;
+    end loop;
+    if p_filter ? 'number' then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'number') = 'string' and (p_filter ->> 'number') ~ '^[0-9]{1,20}$',
+            'p_filter.number must be 1 to 20 ASCII digits');
+        v_filter := v_filter || jsonb_build_object('number', p_filter ->> 'number');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; 22023 for a key no inbox filter knows.';
+CREATE FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_from date;
+    v_to date;
+    v_text text;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'date_from', 'date_to',
+                               'amount_min', 'amount_max', 'counterparty', 'doc_type']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q,'
+                   ' date_from, date_to, amount_min, amount_max, counterparty, doc_type)', to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    foreach v_key in array array['date_from', 'date_to'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{4}-\d{2}-\d{2}$',
+                format('p_filter.%s must be a date, YYYY-MM-DD', v_key));
+            begin
+                if v_key = 'date_from' then v_from := (p_filter ->> v_key)::date; else v_to := (p_filter ->> v_key)::date; end if;
+            exception
+                when datetime_field_overflow or invalid_datetime_format then
+                    raise exception using errcode = '22023', message = format('p_filter.%s must be a date, YYYY-MM-DD', v_key);
+            end;
+            v_filter := v_filter || jsonb_build_object(v_key, p_filter -> v_key);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from <= v_to,
+        'p_filter.date_from must not be after date_to');
+    foreach v_key in array array['amount_min', 'amount_max'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                (jsonb_typeof(p_filter -> v_key) = 'number' and (p_filter ->> v_key) ~ '^\d{1,12}$')
+                or (jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{1,12}$'),
+                format('p_filter.%s must be whole yen, 0 to 999,999,999,999', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, (p_filter ->> v_key)::bigint);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(
+        not (v_filter ? 'amount_min' and v_filter ? 'amount_max')
+        or (v_filter ->> 'amount_min')::bigint <= (v_filter ->> 'amount_max')::bigint,
+        'p_filter.amount_min must not be more than amount_max');
+    if p_filter ? 'counterparty' then
+        v_text := btrim(p_filter ->> 'counterparty');
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'counterparty') = 'string' and length(v_text) between 1 and 200
+            and v_text !~ '[[:cntrl:]]' and length(document_jobs_internal.kana_fold(v_text)) >= 1,
+            'p_filter.counterparty must be 1 to 200 characters, with no control characters');
+        v_filter := v_filter || jsonb_build_object('counterparty', v_text);
+    end if;
+    if p_filter ? 'doc_type' then
+        perform document_jobs_internal.require(
+            (p_filter ->> 'doc_type') = any (document_jobs_internal.fax_document_types()),
+            format('p_filter.doc_type must be one of %s',
+                   array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+        v_filter := v_filter || jsonb_build_object('doc_type', p_filter ->> 'doc_type');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
+CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'date_from' then format('i.transaction_date >= %L::date', p_filter ->> 'date_from') end,
+        case when p_filter ? 'date_to' then format('i.transaction_date <= %L::date', p_filter ->> 'date_to') end,
+        case when p_filter ? 'amount_min' then format('i.amount >= %s', (p_filter ->> 'amount_min')::bigint) end,
+        case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
+        case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
+        case when p_filter ? 'counterparty' then format(
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
+            document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
+            document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
+CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'sender' then format('(e.from_address ilike %1$L or e.subject ilike %1$L)',
+            document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'number' then format(
+            'document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L',
+            '%' || (p_filter ->> 'number') || '%') end,
+        case when p_filter ? 'line' then format(
+            'exists (select 1 from unnest(e.to_addresses) t where document_jobs_internal.address_of(t) = %L)',
+            p_filter ->> 'line') end,
+        case when p_filter ? 'q' then format(
+            '(%s e.provider_email_id = %L or e.from_address ilike %3$L or e.subject ilike %3$L)',
+            case when (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                 then format('e.id = %L::uuid or', p_filter ->> 'q') else '' end,
+            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end)
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) IS 'A normalized inbox filter''s received-time range as SQL over an e-mail row "e" (the received time, else the row''s creation); "true" when it has none.';
+CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'received_from' then format('coalesce(e.received_at, e.created_at) >= %L::timestamptz',
+                                                         p_filter ->> 'received_from') end,
+        case when p_filter ? 'received_to' then format('coalesce(e.received_at, e.created_at) < %L::timestamptz',
+                                                       p_filter ->> 'received_to') end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fill_hourly_outcomes() IS 'Computes the settled hours of the last 7 days missing from hourly_outcomes (an hour that ended more than 10 minutes ago) and keeps them; returns how many it computed (none, on almost every call).';
 CREATE FUNCTION document_jobs_internal.fill_hourly_outcomes() RETURNS integer
     LANGUAGE plpgsql
@@ -3120,6 +4462,57 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice(p_code text) IS 'What to do about a finding (an alert a job raises once without failing), in English: lib/failures.py FINDINGS[code].operator_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.finding_advice(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then 'Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id.'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) IS 'finding_advice in Japanese: lib/failures.py FINDINGS[code].operator_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.finding_advice_ja(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then '上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
+CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is null then
+        select j.fax_received_email_id into v_email_id
+          from public.document_jobs j
+         where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+           for share;
+        return v_email_id;
+    end if;
+    if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = now() + p_lease,
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+    returning j.fax_received_email_id into v_email_id;
+    return v_email_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
 CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
@@ -3232,7 +4625,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject).';
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject), "fax_jobs_only" true leaves out the jobs of no e-mail (the queue''s own: reconcile_emails).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3250,8 +4643,8 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q']),
-            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q)',
+            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q', 'fax_jobs_only']),
+            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q, fax_jobs_only)',
                    to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
@@ -3303,12 +4696,19 @@ begin
             v_filter := v_filter || jsonb_build_object(v_key, v_text);
         end if;
     end loop;
+    if p_filter ? 'fax_jobs_only' then
+        perform document_jobs_internal.require(jsonb_typeof(p_filter -> 'fax_jobs_only') = 'boolean',
+            'p_filter.fax_jobs_only must be true or false');
+        if (p_filter ->> 'fax_jobs_only')::boolean then
+            v_filter := v_filter || jsonb_build_object('fax_jobs_only', true);
+        end if;
+    end if;
     return v_filter;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search, the jobs of an e-mail only); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3325,6 +4725,7 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
             'j.fax_received_email_id in (select se.id from document_jobs_internal.email_senders ss'
             ' join public.fax_received_emails se on se.from_address = ss.from_address where ss.from_address ilike %L)',
             document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'fax_jobs_only' then 'j.fax_received_email_id is not null' end,
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
@@ -3403,6 +4804,19 @@ CREATE FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limi
         and lower(replace(e.provider_email_id, '-', '')) ~<~ b.high limit p_limit)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.kana_fold(p_text text) IS 'Text as the counterparty search compares it: NFKC, katakana made hiragana, white space dropped, lower case.';
+CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select lower(regexp_replace(
+        translate(normalize(p_text, nfkc),
+                  'ァアィイゥウェエォオカガキギクグケゲコゴサザシジスズセゼソゾタダチヂッツヅテデトドナニヌネノハバパヒビピフブプヘベペホボポマミムメモャヤュユョヨラリルレロヮワヰヱヲンヴヵヶ',
+                  'ぁあぃいぅうぇえぉおかがきぎくぐけげこごさざしじすずせぜそぞただちぢっつづてでとどなにぬねのはばぱひびぴふぶぷへべぺほぼぽまみむめもゃやゅゆょよらりるれろゎわゐゑをんゔゕゖ'),
+        '\s+', '', 'g'))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
@@ -3511,6 +4925,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) IS 'Whether a row of the received record (an attachment''s version, a raw message''s) names the object.';
+CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select exists (select 1 from public.fax_received_email_attachments a
+                    where a.bucket = p_bucket and a.storage_path = p_storage_path)
+        or exists (select 1 from public.fax_received_email_raw_messages r
+                    where r.bucket = p_bucket and r.storage_path = p_storage_path)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -3569,8 +4995,95 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+COMMENT ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) IS 'Posts the alert original_differs (alert_body: its fields, and lines that quote every version''s size, SHA-256 and key, the e-mail''s sender and subject, the CLI command that downloads every version, and the advice in English and Japanese, finding_advice). Called by the recording calls, which run as the owner (they are security definer): post_alert reads Vault. A failure to post is a WARNING: the versions stay recorded.';
+CREATE FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_program constant text := 'document-jobs-admin';
+    v_email public.fax_received_emails;
+    v_lines jsonb;
+    v_version jsonb;
+    v_download text := format('%s download %s', c_program, p_job_id);
+begin
+    select * into v_email from public.fax_received_emails e where e.id = p_email_id;
+    v_lines := jsonb_build_array(
+        jsonb_build_array('Original differs: job ', jsonb_build_object('quote', p_job_id::text),
+                          ' found an object already at the key of ', jsonb_build_object('quote', p_what, 'max', 200),
+                          ' with other bytes than it downloaded; nothing was replaced, and both are kept:'));
+    for v_version in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        v_lines := v_lines || jsonb_build_array(jsonb_build_array(
+            format('Version %s: %s bytes, SHA-256 ', v_version ->> 'version', v_version ->> 'size_bytes'),
+            jsonb_build_object('quote', v_version ->> 'sha256'), ' at ',
+            jsonb_build_object('quote', v_version ->> 'storage_path')));
+    end loop;
+    v_lines := v_lines || jsonb_build_array(
+        jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
+        jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
+        jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                     coalesce(v_email.received_at, v_email.created_at)), '(unknown)')),
+        jsonb_build_array('Download: ', jsonb_build_object('quote', v_download)),
+        jsonb_build_array(document_jobs_internal.finding_advice('original_differs')),
+        jsonb_build_array(document_jobs_internal.finding_advice_ja('original_differs')));
+    perform document_jobs_internal.post_alert(document_jobs_internal.alert_body(
+        jsonb_build_object(
+            'event', 'original_differs',
+            'job', jsonb_build_object('id', p_job_id, 'fax_received_email_id', p_email_id),
+            'email', case when v_email.id is not null then jsonb_build_object(
+                'id', v_email.id, 'provider_email_id', v_email.provider_email_id, 'from', v_email.from_address,
+                'subject', v_email.subject, 'received_at', coalesce(v_email.received_at, v_email.created_at)) end,
+            'original', p_what,
+            'versions', p_versions,
+            'download_command', v_download,
+            'advice', document_jobs_internal.finding_advice('original_differs'),
+            'advice_ja', document_jobs_internal.finding_advice_ja('original_differs'),
+            'sent_at', now()),
+        v_lines));
+exception
+    when others then
+        raise warning 'document jobs: the alert original_differs of job % could not be queued: %', p_job_id, sqlerrm;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) IS 'p_count stored originals (attachment rows) stored since p_since (null: all), drawn at random: up to half among those stored within p_recent (the week since the last weekly run: a new original is read back soon), the rest among all the others.';
+CREATE FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) RETURNS uuid[]
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    with recent as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= greatest(now() - p_recent, coalesce(p_since, '-infinity'))
+         order by random()
+         limit ceil(p_count / 2.0)
+    ), rest as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= coalesce(p_since, '-infinity')
+           and a.id not in (select r.id from recent r)
+         order by random()
+         limit p_count - (select count(*) from recent)
+    )
+    select coalesce(array_agg(s.id), '{}') from (select id from recent union all select id from rest) s
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'The operator''s advice of an outage cause in English (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is missing or differs. For each, look at the object in Storage''s dashboard (its size and last modified time) and in the project''s logs (who wrote or deleted it, and when), then put the original back at the same key from the office''s own copy (the export) and run document-jobs-admin verify again: the outage closes once every original reads as recorded. Record what happened under the office''s rule.'
+           else document_jobs_internal.outage_advice_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -3594,10 +5107,22 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'The operator''s advice of an outage cause in Japanese (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_ja_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、この障害は閉じます。経緯は事務処理規程に従って記録してください。'
+           else document_jobs_internal.outage_advice_ja_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -3621,7 +5146,7 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS te
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outage_details(p_cause text) IS 'What an open outage shows beside its explanation on the screen''s overview, for the causes that have more to show: reconciliation_unreadable its e-mails (unreadable_shown), retention_window_closing its window and command (retention_window), reconciliation_stalled the last completed run and finding; null for the others.';
 CREATE FUNCTION document_jobs_internal.outage_details(p_cause text) RETURNS jsonb
@@ -3784,6 +5309,44 @@ CREATE FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes intege
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) IS 'One version of an attachment recorded: inserted (true), or already recorded with the same values (false, nothing changes); other values for a recorded version, an object another row names (23505) and a key given up as wrong (55000) are refused.';
+CREATE FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_received_email_attachments;
+begin
+    perform document_jobs_internal.require_not_discarded(p_bucket, p_storage_path);
+    insert into public.fax_received_email_attachments
+           (fax_received_email_id, provider_attachment_id, version, filename, content_type, size_bytes, sha256,
+            bucket, storage_path)
+    values (p_email_id, p_provider_attachment_id, p_version, p_filename, p_content_type, p_size_bytes, p_sha256,
+            p_bucket, p_storage_path)
+    on conflict do nothing;
+    if found then
+        return true;
+    end if;
+    select * into v_row from public.fax_received_email_attachments a
+     where a.fax_received_email_id = p_email_id and a.provider_attachment_id = p_provider_attachment_id
+       and a.version = p_version;
+    if v_row.id is null then
+        raise exception using errcode = '23505', hint = 'object_recorded',
+            message = format('%s/%s is recorded for another attachment or version: one object, one record',
+                             p_bucket, p_storage_path);
+    end if;
+    if (v_row.filename, v_row.content_type, v_row.size_bytes, v_row.sha256, v_row.bucket, v_row.storage_path)
+       is distinct from (p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path) then
+        raise exception using errcode = '23505', hint = 'version_recorded',
+            message = format('version %s of attachment %s is recorded with other values (%s bytes, SHA-256 %s): '
+                             'a recorded original never changes', p_version, p_provider_attachment_id,
+                             v_row.size_bytes, v_row.sha256);
+    end if;
+    return false;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3815,6 +5378,69 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'Records what a run read of at most 100 originals (p_checks: {"attachment_id", "found", "size_bytes", "sha256"}; size_bytes null when the object ran past its recorded size), judged against each one''s row here (matches, missing, size_differs, sha256_differs), once per original and run; updates the known mismatches (a match removes one) and the outage original_mismatch. Answers {"checked", "mismatched", "mismatches": [{"attachment_id", "outcome"}], "alerts"}.';
+CREATE FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_item jsonb;
+    v_row public.fax_received_email_attachments;
+    v_found boolean;
+    v_size bigint;
+    v_sha256 text;
+    v_outcome text;
+    v_checked int := 0;
+    v_mismatched int := 0;
+    v_mismatches jsonb := '[]'::jsonb;
+begin
+    perform document_jobs_internal.require(jsonb_typeof(p_checks) = 'array', 'p_checks must be a JSON array');
+    perform document_jobs_internal.require(jsonb_array_length(p_checks) <= 100, 'p_checks holds at most 100 reads');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id for update;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    for v_item in select e.value from jsonb_array_elements(p_checks) e loop
+        select * into v_row from public.fax_received_email_attachments a
+         where a.id = document_jobs_internal.try_uuid(v_item ->> 'attachment_id');
+        perform document_jobs_internal.require(found, format('%s is no stored original', v_item ->> 'attachment_id'));
+        perform document_jobs_internal.require(v_run.selected is null or v_row.id = any (v_run.selected),
+                                               format('%s is not in run %s''s sample', v_row.id, p_run_id));
+        v_found := coalesce((v_item ->> 'found')::boolean, false);
+        v_size := (v_item ->> 'size_bytes')::bigint;
+        v_sha256 := nullif(v_item ->> 'sha256', '');
+        -- The database judges by what was read, as lib/originals.py compare does.
+        v_outcome := case when not v_found then 'missing'
+                          when v_size is distinct from v_row.size_bytes then 'size_differs'
+                          when v_sha256 is distinct from v_row.sha256 then 'sha256_differs'
+                          else 'matches' end;
+        insert into public.original_verifications (run_id, attachment_id, outcome, read_size_bytes, read_sha256)
+        values (p_run_id, v_row.id, v_outcome, case when v_found then v_size end, case when v_found then v_sha256 end)
+        on conflict (run_id, attachment_id) do nothing;
+        if not found then
+            continue;  -- read twice in one run (a job run again): the first read stands
+        end if;
+        v_checked := v_checked + 1;
+        if v_outcome = 'matches' then
+            delete from document_jobs_internal.original_mismatches m where m.attachment_id = v_row.id;
+        else
+            v_mismatched := v_mismatched + 1;
+            v_mismatches := v_mismatches || jsonb_build_object('attachment_id', v_row.id, 'outcome', v_outcome);
+            insert into document_jobs_internal.original_mismatches (attachment_id, outcome)
+            values (v_row.id, v_outcome)
+            on conflict (attachment_id) do update set outcome = excluded.outcome, last_seen_at = now();
+        end if;
+    end loop;
+    update public.original_verify_runs r
+       set checked = r.checked + v_checked,
+           mismatched = r.mismatched + v_mismatched,
+           finished_at = case when r.checked + v_checked >= r.total then coalesce(r.finished_at, now()) end
+     where r.id = p_run_id;
+    return jsonb_build_object('checked', v_checked, 'mismatched', v_mismatched, 'mismatches', v_mismatches,
+                              'alerts', document_jobs_internal.check_original_mismatches());
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
@@ -3910,6 +5536,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    raise exception using errcode = '42501', hint = 'append_only',
+        message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) IS 'failed -> queued with its attempts and time-budget releases reset (a retry by hand starts the count afresh), for every job of p_job_ids that is failed; returns the ids it changed. The unique index on live jobs refuses a second live job of the same e-mail (unique_violation): callers decide what that means.';
 CREATE FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) RETURNS SETOF uuid
     LANGUAGE plpgsql
@@ -3984,6 +5622,24 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) IS 'Refuses (55000, hint object_discarded) to record an object listed in discarded_objects: its delete may still be on its way.';
+CREATE FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from document_jobs_internal.discarded_objects d
+                where d.bucket = p_bucket and d.storage_path = p_storage_path) then
+        -- 55000 (object_not_in_prerequisite_state): a worker's database error, retried; its next
+        -- attempt sees the key in start_fetch_email_v2's discarded_paths and stores beside it.
+        raise exception using errcode = '55000', hint = 'object_discarded',
+            message = format('%s/%s was given up as wrong and may be deleted: it is never recorded',
+                             p_bucket, p_storage_path);
+    end if;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE
@@ -4010,6 +5666,37 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) IS 'The versions a recording call hands in, checked: 1 to 100 of {"version", "size_bytes", "sha256", "bucket", "storage_path"}, each version once, each key under p_prefix (22023 otherwise).';
+CREATE FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_item jsonb;
+begin
+    perform document_jobs_internal.require(
+        jsonb_typeof(p_versions) = 'array' and jsonb_array_length(p_versions) between 1 and 100,
+        'p_versions must be an array of 1 to 100 versions');
+    for v_item in select value from jsonb_array_elements(p_versions) loop
+        perform document_jobs_internal.require(
+            jsonb_typeof(v_item) = 'object'
+            and jsonb_typeof(v_item -> 'version') = 'number' and (v_item ->> 'version') ~ '^[1-9][0-9]{0,5}$'
+            and jsonb_typeof(v_item -> 'size_bytes') = 'number' and (v_item ->> 'size_bytes') ~ '^[0-9]{1,15}$'
+            and (v_item ->> 'sha256') ~ '^[0-9a-f]{64}$'
+            and coalesce(v_item ->> 'bucket', '') <> ''
+            and starts_with(coalesce(v_item ->> 'storage_path', ''), p_prefix)
+            and length(v_item ->> 'storage_path') > length(p_prefix),
+            format('each version is {"version", "size_bytes", "sha256", "bucket", "storage_path"}, its key under %s',
+                   p_prefix));
+    end loop;
+    perform document_jobs_internal.require(
+        (select count(distinct v.value -> 'version') from jsonb_array_elements(p_versions) v)
+            = jsonb_array_length(p_versions),
+        'p_versions names a version twice');
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) IS 'Reserves the provider''s next slot for one request (rate_limit_slot), unless it is more than p_max_wait_ms away (then nothing is reserved, and the answer says how long it would have been). Answers {"reserved": bool, "wait_ms": int, "limit": the team''s limit as known here}. The row lock is held until the caller''s transaction ends: reservations are served one at a time, in order.';
 CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb
@@ -4214,6 +5901,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) IS 'A new verification run: of every original stored since p_since (null: all), or of a sample of p_sample of them drawn now (original_sample).';
+CREATE FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) RETURNS public.original_verify_runs
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_recent interval;
+    v_selected uuid[];
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_sample is null or p_sample between 1 and 100000,
+                                           'p_sample must be between 1 and 100000');
+    perform document_jobs_internal.require(p_since is null or p_since <= now(), 'p_since must not be in the future');
+    if p_sample is not null then
+        select make_interval(days => s.recent_days) into v_recent from public.original_verification s;
+        v_selected := document_jobs_internal.original_sample(p_sample, p_since, v_recent);
+    end if;
+    insert into public.original_verify_runs (started_by, job_id, since, sample, selected, total)
+    values (p_started_by, p_job_id, p_since, p_sample, v_selected,
+            coalesce(cardinality(v_selected),
+                     (select count(*) from public.fax_received_email_attachments a
+                       where a.created_at >= coalesce(p_since, '-infinity'))))
+    returning * into v_run;
+    return v_run;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs of the kinds a worker claims (those with a document_job_kinds.claim_order), at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
@@ -4237,6 +5952,16 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
+CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select case when length(p_term) = 1 then array[p_term]
+                else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.term_grams(p_term text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
@@ -4249,6 +5974,18 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
            end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.text_grams(p_text text) IS 'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
+CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array(select distinct g from (
+        select substr(p_text, i, 1) g from generate_series(1, length(p_text)) i
+        union all
+        select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone
@@ -4266,6 +6003,19 @@ exception
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.try_uuid(p_text text) IS 'p_text as a uuid, or null when it is none.';
+CREATE FUNCTION document_jobs_internal.try_uuid(p_text text) RETURNS uuid
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return p_text::uuid;
+exception when invalid_text_representation then
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.try_uuid(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.unprepared(p_email_id uuid) IS 'Whether the e-mail has a stored attachment no prepare_fax job has looked at (no view of its bytes, prepared or failed): what the backfill enqueues a job for, so that a run again enqueues nothing twice and a file that could not be prepared is not tried again and again.';
 CREATE FUNCTION document_jobs_internal.unprepared(p_email_id uuid) RETURNS boolean
@@ -4291,3 +6041,24 @@ CREATE FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) RETURNS
       from (select * from document_jobs_internal.open_unreadable() o order by o.id desc limit p_limit) u
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) IS 'The next p_limit originals of a run not read yet, by id after p_after: where each is (bucket, storage_path), what it must be (size_bytes, sha256), the sender''s file name (filename: to be shown as inert text) and its fax (fax_received_email_id, whose first 8 characters are the fax''s short id).';
+CREATE FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'id', a.id, 'fax_received_email_id', a.fax_received_email_id, 'filename', a.filename, 'bucket', a.bucket,
+               'storage_path', a.storage_path, 'size_bytes', a.size_bytes, 'sha256', a.sha256)
+             order by a.id), '[]')
+      from (select a.*
+              from public.fax_received_email_attachments a
+             where (p_after is null or a.id > p_after)
+               and case when p_run.selected is not null then a.id = any (p_run.selected)
+                        else a.created_at >= coalesce(p_run.since, '-infinity') and a.created_at <= p_run.started_at end
+               and not exists (select 1 from public.original_verifications v
+                                where v.run_id = p_run.id and v.attachment_id = a.id)
+             order by a.id
+             limit p_limit) a
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) FROM PUBLIC;
