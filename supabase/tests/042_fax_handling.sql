@@ -169,7 +169,8 @@ set local role postgres;
 select throws_ok($$ update public.fax_handling_history set note = 'changed' $$, '42501',
                  'fax_handling_history is append-only: its rows are never updated or deleted',
                  'the history is append-only, whoever asks');
-select throws_ok($$ delete from public.fax_received_emails where provider_email_id = 'hd-1' $$, '23503', null,
+-- (the record's guard refuses first; past an approved deletion, the handling's foreign key would)
+select throws_ok($$ delete from public.fax_received_emails where provider_email_id = 'hd-1' $$, '23001', null,
                  'a fax with a handling cannot be deleted from under it');
 select is(array(select e::text || ' ' || e.ctid::text from public.fax_received_emails e order by 1), array(select r.row from t.email_rows r order by 1),
           'the e-mails'' rows are the versions recorded: no mark updated them');
