@@ -619,6 +619,19 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
+COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports). Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
+CREATE TABLE public.office_settings (
+    singleton boolean DEFAULT true NOT NULL,
+    time_zone text DEFAULT 'Asia/Tokyo'::text NOT NULL,
+    CONSTRAINT office_settings_singleton_check CHECK (singleton),
+    CONSTRAINT office_settings_time_zone CHECK (document_jobs_internal.is_time_zone(time_zone))
+);
+ALTER TABLE ONLY public.office_settings
+    ADD CONSTRAINT office_settings_pkey PRIMARY KEY (singleton);
+ALTER TABLE public.office_settings ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.office_settings TO service_role;
+INSERT INTO public.office_settings (singleton, time_zone) VALUES (true, 'Asia/Tokyo');
+
 COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
 CREATE TABLE public.original_verification (
     singleton boolean DEFAULT true NOT NULL,
@@ -5189,6 +5202,19 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.invocations_in_flight() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.is_time_zone(p_name text) IS 'Whether p_name is an IANA time zone the server knows (pg_timezone_names), e.g. Asia/Tokyo: for the check of office_settings.time_zone.';
+CREATE FUNCTION document_jobs_internal.is_time_zone(p_name text) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    -- pg_timezone_names lists the IANA names the server knows; an abbreviation (JST) or an offset
+    -- (+09) is refused: an abbreviation is ambiguous and an offset ignores a zone's rules.
+    return exists (select from pg_catalog.pg_timezone_names where name = p_name);
+end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.is_time_zone(p_name text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) IS 'The failure alert of one job (alert_body): its machine-readable fields, and the receiver''s message made of quoted lines (the job and its error; its e-mail''s sender, subject and file names, at most 5; the CLI commands that retry it and show its history). PL/pgSQL rather than SQL: it keeps its plans, where a SQL function with SET is planned again on every call.';
 CREATE FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -5563,6 +5589,13 @@ CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_
                     where r.bucket = p_bucket and r.storage_path = p_storage_path)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.office_time_zone() IS 'The office''s time zone (office_settings.time_zone): the one place SQL reads it from.';
+CREATE FUNCTION document_jobs_internal.office_time_zone() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$ select time_zone from public.office_settings $$;
+REVOKE ALL ON FUNCTION document_jobs_internal.office_time_zone() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text

@@ -39,6 +39,7 @@ SCHEMAS = ("public", "document_jobs_internal")
 SEEDED_TABLES = (
     "public.document_job_kinds",
     "public.document_jobs_settings",
+    "public.office_settings",
     "public.document_jobs_reconciliation",
     "document_jobs_internal.outages",
     "document_jobs_internal.release_causes",

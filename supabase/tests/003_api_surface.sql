@@ -252,7 +252,9 @@ select set_eq(
         'document_jobs_internal.handling_changes(public.fax_handling,public.fax_handling)',
         'document_jobs_internal.write_handling(public.fax_handling,public.fax_handling,text,bigint)',
         'document_jobs_internal.require_note(text)',
-        'document_jobs_internal.handling_bulk_progress(uuid)'
+        'document_jobs_internal.handling_bulk_progress(uuid)',
+        'document_jobs_internal.is_time_zone(text)',
+        'document_jobs_internal.office_time_zone()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
