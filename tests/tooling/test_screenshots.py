@@ -21,7 +21,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_the_images_folder_holds_exactly_the_tools_pictures() -> None:
     names = screenshots.file_names()
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 20
     assert sorted(path.name for path in screenshots.IMAGES.glob("*.png")) == sorted(names)
 
 
@@ -35,5 +35,7 @@ def test_each_picture_is_a_png_of_its_viewports_width() -> None:
 
 
 def test_the_sizes_are_a_phone_and_a_desktop() -> None:
-    assert screenshots.VIEWS["phone-jobs"] == (390, 844)
-    assert {size for view, size in screenshots.VIEWS.items() if view != "phone-jobs"} == {(1280, 800)}
+    phone = {view for view in screenshots.VIEWS if view.startswith("phone-")}
+    assert phone == {"phone-inbox", "phone-fax"}
+    assert {screenshots.VIEWS[view] for view in phone} == {(390, 844)}
+    assert {size for view, size in screenshots.VIEWS.items() if view not in phone} == {(1280, 800)}
