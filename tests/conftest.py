@@ -22,16 +22,12 @@ from tests.support.receiver import Receiver, receiver
 from tests.support.vault import store_secrets
 
 STACK_VARIABLES = ("DATABASE_URL", "DEVSTACK_ADMIN_DATABASE_URL", "SUPABASE_URL", "SUPABASE_SECRET_KEY")
-# The environment as the run began: a test outside the shared stack's lane runs without the stack's
-# settings (tests/support/lanes.py), and may still be the first on its worker to ask for `stack_env`.
-STARTING_ENVIRONMENT = pytest.StashKey[dict[str, str]]()
-SHARED_STACK_NAMES = pytest.StashKey[frozenset[str]]()
 RECONCILIATION_PAUSED = pytest.StashKey[ExitStack]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[STARTING_ENVIRONMENT] = dict(os.environ)
-    config.stash[SHARED_STACK_NAMES] = lanes.stack_variables()
+    config.stash[lanes.STARTING_ENVIRONMENT] = dict(os.environ)
+    config.stash[lanes.SHARED_STACK_NAMES] = lanes.stack_variables()
     # pytest-xdist hands out the lanes in the order the workers collected them (tests/support/lanes.py),
     # not biggest group first: the shared stack's lane has the most tests, but the own stacks' lane,
     # with a dozen, is the next longest.
@@ -46,7 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
-    with lanes.out_of_reach(item, item.config.stash[SHARED_STACK_NAMES]):
+    with lanes.kept_to_its_lane(item, item.config.stash[lanes.SHARED_STACK_NAMES]):
         return (yield)
 
 
@@ -68,7 +64,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def stack_env(pytestconfig: pytest.Config) -> dict[str, str]:
     """The stack `make test` started: asking for it puts a test in the shared stack's lane."""
-    environment = pytestconfig.stash[STARTING_ENVIRONMENT]
+    environment = pytestconfig.stash[lanes.STARTING_ENVIRONMENT]
     missing = [name for name in STACK_VARIABLES if not environment.get(name)]
     if missing:
         pytest.fail(

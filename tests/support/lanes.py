@@ -14,10 +14,11 @@
 - Every other test runs beside anything, its module on one worker (module fixtures, such as a
   `vercel build` or a virtualenv, are made once).
 
-A test outside SHARED_STACK cannot reach the shared stack by accident: while it runs, the settings
-`devstack run` exported (DATABASE_URL, SUPABASE_URL, PGHOST, ...) are out of the environment its code
-and its subprocesses see, so a test that uses the stack without asking for `stack_env` fails in
-every run, on one worker or several, instead of racing the stack's own tests now and then.
+A test cannot leave its lane by accident. Outside SHARED_STACK, the settings `devstack run`
+exported (DATABASE_URL, SUPABASE_URL, PGHOST, ...) are out of the environment its code and its
+subprocesses see; outside OWN_STACKS, a start of a stack (devstack/stack.py) is refused. So a test
+that uses the shared stack without asking for `stack_env`, or starts a stack without the mark, fails
+in every run, on one worker or several, instead of racing another test now and then.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ from pathlib import Path
 
 import pytest
 
+from devstack import stack
+
 SHARED_STACK = "shared_stack"
 OWN_STACKS = "own_stacks"
 OWN_STACK_MARK = "own_stack"
 STACK_FIXTURE = "stack_env"
+# The environment as the run began (a test outside the shared stack's lane runs without the stack's
+# settings, and may still be the first on its worker to ask for `stack_env`), and those settings' names.
+STARTING_ENVIRONMENT = pytest.StashKey[dict[str, str]]()
+SHARED_STACK_NAMES = pytest.StashKey[frozenset[str]]()
 
 
 def lane(item: pytest.Item) -> str:
@@ -70,13 +77,22 @@ def stack_variables(environ: Mapping[str, str] = os.environ) -> frozenset[str]:
 
 
 @contextmanager
-def out_of_reach(item: pytest.Item, names: frozenset[str]) -> Iterator[None]:
-    """The shared stack's settings out of the environment while `item` runs, unless it is in SHARED_STACK."""
-    if lane(item) == SHARED_STACK or not names:
-        yield
-        return
-    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+def kept_to_its_lane(item: pytest.Item, names: frozenset[str]) -> Iterator[None]:
+    """While `item` runs: the shared stack's settings (`names`) out of the environment unless it is in
+    SHARED_STACK, and a start of a stack refused unless it is in OWN_STACKS."""
+    its_lane = lane(item)
+    touched = (names if its_lane != SHARED_STACK else frozenset()) | {stack.NO_NEW_STACKS}
+    saved = {name: os.environ[name] for name in touched if name in os.environ}
+    for name in touched:
+        os.environ.pop(name, None)
+    if its_lane != OWN_STACKS:
+        os.environ[stack.NO_NEW_STACKS] = (
+            f"{item.nodeid} starts a stack of its own: mark it own_stack (tests/support/lanes.py), "
+            "so that it never runs beside another test that starts one"
+        )
     try:
         yield
     finally:
+        for name in touched:
+            os.environ.pop(name, None)
         os.environ.update(saved)
