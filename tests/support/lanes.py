@@ -2,17 +2,18 @@
 `--dist loadgroup`; docs/LOCAL_STACK.md says how), and each test is in one lane:
 
 - SHARED_STACK: every test that asks for the stack `make test` started (the `stack_env` fixture,
-  directly or through `admin`, `db`, `env`, `hook`, `cli`, ...). They run one after another on one
-  worker, in the order they are collected: they empty the queue's tables, store and delete Vault
-  secrets, pause cron jobs, change the rate limit and the settings, restart the database, and count
-  what the stand-ins saw, so two of them at once would see each other's rows and requests.
+  directly or through `admin`, `db`, `env`, `hook`, `cli`, ...), and the rest of its module. They
+  run one after another on one worker, in the order they are collected: they empty the queue's
+  tables, store and delete Vault secrets, pause cron jobs, change the rate limit and the settings,
+  restart the database, and count what the stand-ins saw, so two of them at once would see each
+  other's rows and requests. The module's other tests come along so that its module fixtures (a
+  `vercel build`, a virtualenv) are made once.
 - OWN_STACKS: tests marked `own_stack` (they start whole stacks of their own: `devstack run`/`up`/
   `down`, the demo, the chaos run, `stack.start()`). One at a time, on one worker: their stacks are
   recorded in the checkout's `.devstack/stacks/`, where the next start reaps what a killed one left
   (the lifecycle tests count exactly that), and each loads both cores. They may run beside the
   shared stack's tests: they never touch its stack.
-- Every other test runs beside anything, its module on one worker (module fixtures, such as a
-  `vercel build` or a virtualenv, are made once).
+- Every other test runs beside anything, its module on one worker (its module fixtures made once).
 
 A test cannot leave its lane by accident. Outside SHARED_STACK, the settings `devstack run`
 exported (DATABASE_URL, SUPABASE_URL, PGHOST, ...) are out of the environment its code and its
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,12 +44,30 @@ STARTING_ENVIRONMENT = pytest.StashKey[dict[str, str]]()
 SHARED_STACK_NAMES = pytest.StashKey[frozenset[str]]()
 
 
+def module_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def lanes_of(items: Sequence[pytest.Item]) -> dict[str, str]:
+    """Each test's lane, by node id. A module with any test that asks for the stack runs wholly in the
+    shared stack's lane, so that its module fixtures (a `vercel build`, a virtualenv) are made once."""
+    shared_modules = {module_of(item) for item in items if STACK_FIXTURE in getattr(item, "fixturenames", ())}
+    lanes = {}
+    for item in items:
+        if item.get_closest_marker(OWN_STACK_MARK):
+            lanes[item.nodeid] = OWN_STACKS
+        elif module_of(item) in shared_modules:
+            lanes[item.nodeid] = SHARED_STACK
+        else:
+            lanes[item.nodeid] = module_of(item)
+    return lanes
+
+
 def lane(item: pytest.Item) -> str:
-    if item.get_closest_marker(OWN_STACK_MARK):
-        return OWN_STACKS
-    if STACK_FIXTURE in getattr(item, "fixturenames", ()):
-        return SHARED_STACK
-    return item.nodeid.split("::", 1)[0]  # its module
+    """The lane group() gave `item`."""
+    marker = item.get_closest_marker("xdist_group")
+    assert marker is not None and marker.args, f"{item.nodeid} has no lane: tests/conftest.py gives every test one"
+    return str(marker.args[0])
 
 
 # The longest lanes start first, one on each worker: pytest-xdist hands out the groups in the order
@@ -60,10 +79,18 @@ def group(items: list[pytest.Item], for_workers: bool) -> None:
     """Each test's lane as its xdist_group (what `--dist loadgroup` schedules by); on a worker of
     pytest-xdist, the shared stack's lane first and the own stacks' second, each in its own order."""
     for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(lane(item)))
+        if item.get_closest_marker("xdist_group"):
+            raise pytest.UsageError(f"{item.nodeid}: a test's lane comes from tests/support/lanes.py, not xdist_group")
+    lanes = lanes_of(items)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(lanes[item.nodeid]))
     if for_workers:
-        items.sort(key=lambda item: FIRST.get(lane(item), len(FIRST)))  # stable: each lane keeps its order
+        in_start_order(items)
+
+
+def in_start_order(items: list[pytest.Item]) -> None:
+    """The shared stack's lane first, the own stacks' next, then the rest, each in its own order."""
+    items.sort(key=lambda item: FIRST.get(lane(item), len(FIRST)))  # a stable sort
 
 
 def stack_variables(environ: Mapping[str, str] = os.environ) -> frozenset[str]:
