@@ -1,8 +1,10 @@
 """Admin screen: server time of its views on a big table, and the queries' plans.
 
 1,000,000 finished jobs (1 % failed, across a dozen error codes; 3 % of the completed ones retried
-once on the way; received over 30 days, from 1,000 senders, Japanese subjects) and 50,000 queued,
-each with its e-mail and attempt history. The admin function runs in a warm instance of Vercel's
+once on the way; received over 30 days, from 1,000 senders, Japanese subjects, a quarter of them
+with the sender's number as an eFax-style service writes it) and 50,000 queued, each with its
+e-mail and attempt history; the e-mails sent to two lines, half each, and 1 in 500 to a third. The
+inbox's views read the same e-mails (1,050,000 faxes). The admin function runs in a warm instance of Vercel's
 Python runtime (devstack's function host, the real `vercel build`), reached with an operator's
 access token from the Auth stand-in. The figure is the function's own Server-Timing ("app": from
 the function receiving the request to its answer, token verification and the database included).
@@ -64,9 +66,13 @@ def fill(conn: psycopg.Connection, settings: Settings) -> float:
                                                 created_at, received_at)
         select 'bench-' || i,
                format('取引先%s株式会社 <fax%s@example.jp>', lpad((i % {SENDERS})::text, 4, '0'), i % {SENDERS}),
-               '{{orders@example.com}}',
-               format('FAX受信: %s (%s枚)', (array['注文書', '請求書', '見積書', '納品書', '発注書'])[1 + i % 5],
-                      1 + i % 9),
+               case when i % 500 = 0 then '{{shiten@office.example.jp}}'
+                    when i % 2 = 0 then '{{honsha@office.example.jp}}' else '{{eigyo@office.example.jp}}' end::text[],
+               format('FAX受信: %s (%s枚)%s', (array['注文書', '請求書', '見積書', '納品書', '発注書'])[1 + i % 5],
+                      1 + i % 9,
+                      case when i % 4 = 0
+                           then format(' 送信元 0%s-%s-%s', 3 + i % 7, lpad((i % 9000 + 1000)::text, 4, '0'),
+                                       lpad((i % 7919)::text, 4, '0')) else '' end),
                '{{}}', r.at, r.at
           from generate_series(1, {total}) i
          cross join lateral (
@@ -104,6 +110,12 @@ def fill(conn: psycopg.Connection, settings: Settings) -> float:
                case when j.status = 'failed' then j.last_error_code end,
                case when j.status = 'failed' then j.last_error_message end, 'bench'
           from public.document_jobs j where j.status in ('completed', 'failed')""")
+    for address, name in (
+        ("honsha@office.example.jp", "本社"),
+        ("eigyo@office.example.jp", "営業部"),
+        ("shiten@office.example.jp", "支店"),
+    ):
+        conn.execute("select public.set_fax_line(%s, %s)", (address, name))
     conn.execute("vacuum analyze public.document_jobs, public.fax_received_emails, public.document_job_attempts")
     return time.monotonic() - started
 
@@ -147,7 +159,39 @@ def views(conn: psycopg.Connection, settings: Settings) -> dict[str, str]:
         "search: the provider's e-mail id": {"q": provider},
         "search: two characters (searched in steps)": {"q": "見積"},
     }
-    return {name: "overview" if query is None else f"jobs?{urlencode(query)}" for name, query in queries.items()}
+    paths = {name: "overview" if query is None else f"jobs?{urlencode(query)}" for name, query in queries.items()}
+    return paths | inbox_views(conn)
+
+
+def inbox_views(conn: psycopg.Connection) -> dict[str, str]:
+    """The inbox's views as the page asks for them (public/admin/inbox.js apiQuery): its first page,
+    the next, each filter, and the search."""
+    newest = conn.execute("""select coalesce(received_at, created_at), id from public.fax_received_emails
+                              order by coalesce(received_at, created_at) desc, id desc offset 49 limit 1""").fetchone()
+    today = conn.execute("select date_trunc('day', now() at time zone 'Asia/Tokyo') at time zone 'Asia/Tokyo'"
+                         ).fetchone()[0]  # fmt: skip
+    day = today - timedelta(days=10)
+    # A number that is there: that of an e-mail of some hours ago, typed in full-width characters.
+    found = conn.execute("""select substring(subject from '送信元 ([0-9-]+)') from public.fax_received_emails
+                             where subject like '%%送信元%%' order by created_at desc offset 100 limit 1""").fetchone()
+    number = found[0]
+    full_width = number.translate(str.maketrans("0123456789-", "０１２３４５６７８９－"))
+    queries: dict[str, dict[str, str]] = {
+        "inbox, first page (newest first)": {},
+        "inbox, second page (keyset)": {"after_time": newest[0].isoformat(), "after_id": str(newest[1])},
+        "inbox, today": {"from": today.isoformat(), "to": (today + timedelta(days=1)).isoformat()},
+        "inbox, one day 10 days ago": {"from": day.isoformat(), "to": (day + timedelta(days=1)).isoformat()},
+        "inbox, a sender's name (1 in 1,000)": {"sender": "取引先0417株式会社"},
+        "inbox, a fax number typed in full-width": {"sender": full_width},
+        "inbox, the start of a number (6 digits)": {"sender": number.replace("-", "")[:6]},
+        "inbox, a line (half the faxes)": {"line": "honsha@office.example.jp"},
+        "inbox, a rare line (1 in 500; walked)": {"line": "shiten@office.example.jp"},
+        "inbox, search: a common subject word": {"q": "請求書"},
+        "inbox, search: two characters (walked)": {"q": "見積"},
+        "inbox, one day and a line": {"from": day.isoformat(), "to": (day + timedelta(days=1)).isoformat(),
+                                      "line": "eigyo@office.example.jp"},
+    }  # fmt: skip
+    return {name: f"faxes?{urlencode(query)}" for name, query in queries.items()}
 
 
 def measure(client: httpx.Client, paths: dict[str, str], settings: Settings) -> dict[str, tuple[float, ...]]:
@@ -165,7 +209,8 @@ def measure(client: httpx.Client, paths: dict[str, str], settings: Settings) -> 
             response.raise_for_status()
             samples[name].append(server_ms(response))
             body = response.json()
-            rows[name] = len(body["jobs"]) if "jobs" in body else len(body["hours"])
+            rows[name] = len(body["jobs"]) if "jobs" in body else len(body["faxes"]) if "faxes" in body else len(
+                body["hours"])  # fmt: skip
     measured = {}
     for name in names:
         app = [sample[0] for sample in samples[name]]
@@ -182,6 +227,7 @@ def planned(conn: psycopg.Connection, token: str) -> dict[str, tuple[str, tuple[
     page1 = conn.execute("""select created_at, id from public.document_jobs
                              order by created_at desc, id desc offset 49 limit 1""").fetchone()  # fmt: skip
     jobs = "select public.document_jobs_operator_jobs(%s, %s, %s, %s, %s, 50)"
+    faxes = "select public.document_jobs_operator_faxes(%s, %s, %s, null, null, 50)"
     failed_one_code = '{"states": ["failed"], "error_code": "storage_rejected"}'
     return {
         "overview": ("select public.document_jobs_operator_overview(%s, %s)", viewer),
@@ -191,6 +237,9 @@ def planned(conn: psycopg.Connection, token: str) -> dict[str, tuple[str, tuple[
         "jobs, one sender (its filter; 1 in 1,000)": (jobs, (*viewer, '{"sender": "取引先0417株式会社"}', None, None)),
         "search: a sender (1 in 1,000)": (jobs, (*viewer, '{"q": "取引先0417株式会社"}', None, None)),
         "search: two characters (searched in steps)": (jobs, (*viewer, '{"q": "見積"}', None, None)),
+        "inbox, first page (newest first)": (faxes, (*viewer, "{}")),
+        "inbox, a fax number": (faxes, (*viewer, '{"number": "0612345"}')),
+        "inbox, a rare line (walked)": (faxes, (*viewer, '{"line": "shiten@office.example.jp"}')),
     }
 
 

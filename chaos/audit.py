@@ -167,7 +167,8 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
             problems.append(f"e-mail {data['email_id']}: attachment rows differ from the provider's list")
             continue
         folder = storage / "fax_received_emails" / stored[0]["email_row"]
-        files = [p for p in folder.glob("*") if not p.name.endswith("#meta.json")]
+        # The attachments' objects (the e-mail's raw message is in a folder of its own, raw/).
+        files = [p for p in folder.glob("*") if p.is_file() and not p.name.endswith("#meta.json")]
         if len(files) != len(stored):
             problems.append(f"e-mail {data['email_id']}: {len(files)} objects for {len(stored)} attachments")
         for row in stored:

@@ -1,9 +1,9 @@
 """Every code the admin screen can show, with its meaning and what to do, in English and Japanese:
-a job's error codes and the health check's outages (lib/failures.py), the admin API's refusals,
-the reasons a bulk action or an action did not change a job, and Supabase Auth's refusals of a
-sign-in (by GoTrue's error `code`). What to do is said twice: the clerk's advice, which the screen
-shows to everyone, and the operator's, which it shows to admins, the CLI prints and the outage
-alerts carry.
+a job's error codes, the health check's outages and what a job finds and alerts once without
+failing (lib/failures.py), the admin API's refusals, the reasons a bulk action or an action did
+not change a job, and Supabase Auth's refusals of a sign-in (by GoTrue's error `code`). What to
+do is said twice: the clerk's advice, which the screen shows to everyone, and the operator's,
+which it shows to admins, the CLI prints and the outage alerts carry.
 
 A text names a label of the screen by its key in public/admin/i18n.js ("{job.retry}"); this
 module puts the screen's own label in, quoted as the screen's language quotes it (「再実行」,
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from lib.failures import DATABASE_CODES, FAILURES, OUTAGES, Explanation, FailureCode
+from lib.failures import DATABASE_CODES, FAILURES, FINDINGS, OUTAGES, Explanation, FailureCode
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "public" / "admin" / "explanations.js"
@@ -430,6 +430,12 @@ def outage_codes(labels: Labels | None = None) -> dict[str, Explanation]:
     return {cause: resolved(said, labels) for cause, said in written.items()}
 
 
+def finding_codes(labels: Labels | None = None) -> dict[str, Explanation]:
+    """What a job records and alerts once without failing (lib/failures.py FINDINGS), as shown."""
+    labels = screen_labels() if labels is None else labels
+    return {code: resolved(said, labels) for code, said in FINDINGS.items()}
+
+
 def refusal_codes(labels: Labels | None = None) -> dict[str, Explanation]:
     """The admin API's refusals, as shown."""
     labels = screen_labels() if labels is None else labels
@@ -464,11 +470,12 @@ def _said(explanation: Explanation) -> dict[str, dict[str, str]]:
 
 
 def table() -> dict[str, dict[str, dict[str, Any]]]:
-    """The page's table: group (job, outage, refusal, auth), then code."""
+    """The page's table: group (job, outage, finding, refusal, auth), then code."""
     labels = screen_labels()
     return {
         "job": {code: {"source": source(code), **_said(said)} for code, said in sorted(job_codes(labels).items())},
         "outage": {code: _said(said) for code, said in sorted(outage_codes(labels).items())},
+        "finding": {code: _said(said) for code, said in sorted(finding_codes(labels).items())},
         "refusal": {code: _said(said) for code, said in sorted(refusal_codes(labels).items())},
         "auth": {code: _said(said) for code, said in sorted(auth_codes(labels).items())},
     }
@@ -484,7 +491,7 @@ def script() -> str:
         "// clerk's advice for everyone, and the operator's (when it says more) for admins.\n\n"
         "/** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */\n"
         "/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */\n"
-        '/** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */\n'
+        '/** @type {Record<"job" | "outage" | "finding" | "refusal" | "auth", Record<string, Explained>>} */\n'
         f"export const EXPLANATIONS = {body};\n"
     )
 

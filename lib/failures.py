@@ -806,6 +806,61 @@ OUTAGES: dict[str, Explanation] = {
         "Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を"
         "依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。",
     ),
+    # A stored original read back (document-jobs-admin verify, the weekly verify_originals job) that is
+    # not what was recorded (check_original_mismatches in 20261207170000_verify_originals.sql).
+    "original_mismatch": Explanation(
+        meaning_en="a stored original, read back from Storage, is not what was recorded when it was stored (it is "
+        "missing, or its size or SHA-256 differs): the kept record of a received fax has changed",
+        meaning_ja="Storage から読み直した保存済みの原本が、保存したときの記録と一致しません"
+        "（原本がない、またはサイズか SHA-256 が違います）。受信した FAX の保存記録が変わっています。",
+        clerk_en="A stored fax may have been changed or removed. Delete nothing, and call your system administrator "
+        "today, with the time shown.",
+        clerk_ja="保存した FAX が変更または削除されたおそれがあります。何も削除せず、表示されている日時を添えて、"
+        "今日中にシステム管理者に連絡してください。",
+        operator_en="Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is "
+        "missing or differs. For each, look at the object in Storage's dashboard (its size and last modified time) "
+        "and in the project's logs (who wrote or deleted it, and when), then put the original back at the same key "
+        "from the office's own copy (the export) and run document-jobs-admin verify again: the outage closes once "
+        "every original reads as recorded. Record what happened under the office's rule.",
+        operator_ja="document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID "
+        "とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、"
+        "プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を"
+        "戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、"
+        "この障害は閉じます。経緯は事務処理規程に従って記録してください。",
+    ),
+}
+
+
+# What a job finds and records without failing: the database alerts each once, with the operator's
+# advice in both languages (its copy: finding_advice and finding_advice_ja, held to these texts by
+# tests/database/test_advice_is_lib_advice.py).
+FINDINGS: dict[str, Explanation] = {
+    # lib/worker/fetch_email.py: an object already at an original's key whose SHA-256 is not the
+    # download's. Neither is replaced: the new bytes go beside it, and both are recorded as versions.
+    "original_differs": Explanation(
+        meaning_en="an original was already in Storage at its key with other bytes than those Resend served for "
+        "the same file: neither replaced the other, and both are kept and recorded, each a version of the "
+        "attachment with its own SHA-256",
+        meaning_ja="Storage の同じ保存先に、Resend から取得した内容と異なる原本がすでにありました。どちらも上書き"
+        "せず、それぞれの SHA-256 とともに添付ファイルの版として両方を保存・記録しています。",
+        clerk_en="One file of this fax is kept in two versions with different contents. Do not delete or replace "
+        "either, and do not decide yourself which one is right: call your system administrator today with the "
+        "fax's id.",
+        clerk_ja="この FAX のファイルの1つが、内容の異なる2つの版で保存されています。どちらも削除・差し替えせず、"
+        "どちらが正しいかを自分で判断しないでください。FAX の ID を添えて、今日中にシステム管理者に連絡して"
+        "ください。",
+        operator_en="Nothing was overwritten. Download each version (document-jobs-admin download with the job id "
+        "writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, "
+        "Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against "
+        "improper correction and deletion asks. A worker that stopped between an upload and its record leaves such "
+        "an object; if versions keep appearing, report it to the developers with the job id.",
+        operator_ja="上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin "
+        "download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に "
+        "Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、"
+        "訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まった"
+        "ワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡して"
+        "ください。",
+    ),
 }
 
 

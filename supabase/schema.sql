@@ -126,12 +126,13 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text, 'rotate'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
 COMMENT ON COLUMN public.document_jobs_audit.actor_id IS 'The Supabase Auth user who acted (the screen''s operator, the CLI''s --as). Null only for a retry through retry_document_job, the public API''s call: its caller holds the service-role key and is not named (document_jobs_audit_actor_named).';
+COMMENT ON COLUMN public.document_jobs_audit.filter IS 'A bulk action''s filter, as the database normalized it; for a rotation, the fax and the rotation before and after ({"fax_received_email_id", "from", "to"}).';
 ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.document_jobs_audit_id_seq
     START WITH 1
@@ -289,7 +290,23 @@ ALTER TABLE ONLY public.fax_attachment_views
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per attachment stored in Storage (the private bucket fax-attachments), written by the worker through record_document_attachment_v2. Unique per e-mail and provider attachment id: a job run again updates its row instead of adding one.';
+COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
+CREATE TABLE public.fax_lines (
+    address text NOT NULL,
+    name text NOT NULL,
+    number text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_lines_address CHECK (((address = lower(btrim(address))) AND (address ~ '^[^@\s<>]+@[^@\s<>]+$'::text) AND (length(address) <= 254))),
+    CONSTRAINT fax_lines_name CHECK ((((length(btrim(name)) >= 1) AND (length(btrim(name)) <= 50)) AND (name !~ '[[:cntrl:]]'::text))),
+    CONSTRAINT fax_lines_number CHECK ((number ~ '^[0-9]{3,20}$'::text))
+);
+COMMENT ON COLUMN public.fax_lines.number IS 'The line''s own fax number, ASCII digits only (lib/fax/senders.py Number.canonical), or null.';
+ALTER TABLE ONLY public.fax_lines
+    ADD CONSTRAINT fax_lines_pkey PRIMARY KEY (address);
+ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_lines TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -302,19 +319,51 @@ CREATE TABLE public.fax_received_email_attachments (
     storage_path text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
     CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
     CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0))
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
 );
 COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
 ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachment_fax_received_email_id_provide_key UNIQUE (fax_received_email_id, provider_attachment_id);
+    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_raw_messages IS 'The e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2, never updated. An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
+CREATE TABLE public.fax_received_email_raw_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    bucket text,
+    storage_path text,
+    size_bytes bigint,
+    sha256 text,
+    unavailable text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
+    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
 
 COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
 CREATE TABLE public.fax_received_emails (
@@ -347,10 +396,27 @@ CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emai
 CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
 CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
 CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
+CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
+CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_received_emails TO service_role;
+
+COMMENT ON TABLE public.fax_view_rotations IS 'The rotation a fax''s pages are shown at (degrees clockwise), remembered per fax once an operator turned it (faxes arrive sideways and upside down): set only through admin_set_fax_rotation, audited. A table of its own: the received record''s rows never change for it.';
+CREATE TABLE public.fax_view_rotations (
+    fax_received_email_id uuid NOT NULL,
+    rotation integer NOT NULL,
+    set_by uuid NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_view_rotations_rotation_check CHECK ((rotation = ANY (ARRAY[0, 90, 180, 270])))
+);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY public.fax_view_rotations
+    ADD CONSTRAINT fax_view_rotations_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
+GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
@@ -385,6 +451,24 @@ CREATE TABLE document_jobs_internal.bulk_actions (
 );
 ALTER TABLE ONLY document_jobs_internal.bulk_actions
     ADD CONSTRAINT bulk_actions_pkey PRIMARY KEY (id);
+
+COMMENT ON TABLE document_jobs_internal.discarded_objects IS 'Every object a fetch_email job was allowed to delete as wrong right after uploading it (discard_unrecorded_object_v2): which, by which job and generation, what it had sent (size_bytes and sha256 of the bytes Storage may hold) and why. Only an object no row recorded is ever listed, and a listed key is never recorded afterwards (record_document_attachment_v3 and record_raw_message_v2 refuse it): the delete that follows may reach Storage late, and it still removes nothing a row names. Kept (nothing deletes from it): it says what the product deleted, and that it was never a record.';
+CREATE TABLE document_jobs_internal.discarded_objects (
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    job_id uuid NOT NULL,
+    generation integer NOT NULL,
+    size_bytes bigint,
+    sha256 text,
+    reason text NOT NULL,
+    discarded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT discarded_objects_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500))),
+    CONSTRAINT discarded_objects_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.discarded_objects
+    ADD CONSTRAINT discarded_objects_pkey PRIMARY KEY (bucket, storage_path);
+ALTER TABLE document_jobs_internal.discarded_objects ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
@@ -917,7 +1001,7 @@ GRANT ALL ON FUNCTION public.complete_document_job_and_claim_next(p_job_id uuid,
 -- The worker's calls: what each kind of job and a stopping invocation need besides the queue
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored, and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
+COMMENT ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) IS 'What a fetch_email job needs before it calls Resend, in one round trip: its e-mail''s provider id, the provider ids of the attachments already stored (any version), whether its raw message is recorded (stored, or noted unavailable), the keys of its e-mail given up as wrong (discarded_paths: never to be stored at again), and the slot of its listing request from the Resend limiter (reserve_request, waiting at most p_max_wait_ms). Fenced like every call after a claim: {"held": false, "state": null} once (p_job_id, p_generation) no longer holds the job, else {"held": true, "state": "running"} with those members. "email" is null when the e-mail row is gone, and then no slot is reserved.';
 CREATE FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -950,16 +1034,179 @@ begin
         'state', 'running',
         'email', v_email,
         'stored_attachment_ids', coalesce(
-            (select jsonb_agg(a.provider_attachment_id order by a.provider_attachment_id)
+            (select jsonb_agg(distinct a.provider_attachment_id)
                from public.fax_received_email_attachments a
               where a.fax_received_email_id = v_email_row_id), '[]'::jsonb),
+        'raw_message_recorded', exists (select 1 from public.fax_received_email_raw_messages r
+                                         where r.fax_received_email_id = v_email_row_id),
+        'discarded_paths', coalesce(
+            (select jsonb_agg(jsonb_build_object('bucket', d.bucket, 'storage_path', d.storage_path)
+                              order by d.storage_path)
+               from document_jobs_internal.discarded_objects d
+              where d.fax_received_email_id = v_email_row_id), '[]'::jsonb),
         'resend', document_jobs_internal.reserve_request('resend', p_max_wait_ms));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_fetch_email_v2(p_job_id uuid, p_generation integer, p_max_wait_ms integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Records (or updates) a stored attachment of the job''s e-mail, fenced by (p_job_id, p_generation): a stale worker''s upload may have overwritten the object (same key, same bytes), but its row is refused. With p_lease (the worker always passes it) the same statement renews the lease for the next attachment and ends a streak of time-budget releases, storing an attachment being progress. Answers {"held", "state"}.';
+COMMENT ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) IS 'Records the stored versions of one attachment of the job''s e-mail (p_versions: [{"version", "size_bytes", "sha256", "bucket", "storage_path"}], each key under fax_received_emails/{e-mail}/), in one transaction, fenced by (p_job_id, p_generation): a worker that lost its job records nothing. Never updates a row: a version recorded with the same values is a no-op, with other values refused (23505), and a key given up as wrong refused (55000). When the call adds a version and the attachment then has more than one, the alert original_differs is posted. With p_lease the lease is renewed and a streak of time-budget releases ends. Answers {"held", "state"}, and while held "added" (rows inserted) and "versions" (the attachment''s versions now).';
+CREATE FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_added int := 0;
+    v_prefix text;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(coalesce(p_provider_attachment_id, '') <> '',
+                                           'p_provider_attachment_id must not be empty');
+    v_prefix := format('fax_received_emails/%s/', v_email_id);
+    perform document_jobs_internal.require_versions(p_versions, v_prefix);
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        if document_jobs_internal.record_attachment_version(
+               v_email_id, p_provider_attachment_id, p_filename, p_content_type, (v_item ->> 'version')::int,
+               (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256', v_item ->> 'bucket',
+               v_item ->> 'storage_path') then
+            v_added := v_added + 1;
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', a.version, 'size_bytes', a.size_bytes, 'sha256', a.sha256,
+                                        'storage_path', a.storage_path) order by a.version)
+      into v_versions
+      from public.fax_received_email_attachments a
+     where a.fax_received_email_id = v_email_id and a.provider_attachment_id = p_provider_attachment_id;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(
+            p_job_id, v_email_id, format('attachment %s (%s)', p_provider_attachment_id,
+                                         coalesce(p_filename, '(no name)')), v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_document_attachment_v3(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_versions jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) IS 'Records the job''s e-mail as Resend received it: its stored versions (p_versions, as record_document_attachment_v3 takes them, each key under fax_received_emails/{e-mail}/raw/), or why none is stored (p_unavailable: raw_null, or the failure code that refused it for good), fenced by (p_job_id, p_generation). Never updates a row: the same values again are a no-op, others refused. A version added beside another posts the alert original_differs. With p_lease the lease is renewed. Answers {"held", "state"}, and while held "added" and "versions".';
+CREATE FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text DEFAULT NULL::text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+declare
+    v_email_id uuid;
+    v_item jsonb;
+    v_row public.fax_received_email_raw_messages;
+    v_added int := 0;
+    v_versions jsonb;
+begin
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require((p_versions is null) <> (p_unavailable is null),
+                                           'either p_versions or p_unavailable');
+    if p_unavailable is not null then
+        perform document_jobs_internal.require(p_unavailable ~ '^[a-z0-9_]{1,64}$',
+                                               'p_unavailable is a code: [a-z0-9_], at most 64 characters');
+        insert into public.fax_received_email_raw_messages (fax_received_email_id, unavailable)
+        values (v_email_id, p_unavailable)
+        on conflict do nothing;
+        if found then
+            return jsonb_build_object('held', true, 'state', 'running', 'added', 1, 'versions', 0);
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = 1;
+        if v_row.unavailable is distinct from p_unavailable then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('the raw message of e-mail %s is recorded already (%s): a record never changes',
+                                 v_email_id, coalesce(v_row.unavailable, 'SHA-256 ' || v_row.sha256));
+        end if;
+        return jsonb_build_object('held', true, 'state', 'running', 'added', 0, 'versions', 0);
+    end if;
+    perform document_jobs_internal.require_versions(p_versions, format('fax_received_emails/%s/raw/', v_email_id));
+    for v_item in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        perform document_jobs_internal.require_not_discarded(v_item ->> 'bucket', v_item ->> 'storage_path');
+        insert into public.fax_received_email_raw_messages
+               (fax_received_email_id, version, bucket, storage_path, size_bytes, sha256)
+        values (v_email_id, (v_item ->> 'version')::int, v_item ->> 'bucket', v_item ->> 'storage_path',
+                (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256')
+        on conflict do nothing;
+        if found then
+            v_added := v_added + 1;
+            continue;
+        end if;
+        select * into v_row from public.fax_received_email_raw_messages r
+         where r.fax_received_email_id = v_email_id and r.version = (v_item ->> 'version')::int;
+        if (v_row.bucket, v_row.storage_path, v_row.size_bytes, v_row.sha256) is distinct from
+           (v_item ->> 'bucket', v_item ->> 'storage_path', (v_item ->> 'size_bytes')::bigint, v_item ->> 'sha256') then
+            raise exception using errcode = '23505', hint = 'version_recorded',
+                message = format('version %s of the raw message of e-mail %s is recorded with other values: '
+                                 'a recorded original never changes', v_item ->> 'version', v_email_id);
+        end if;
+    end loop;
+    select jsonb_agg(jsonb_build_object('version', r.version, 'size_bytes', r.size_bytes, 'sha256', r.sha256,
+                                        'storage_path', r.storage_path) order by r.version)
+      into v_versions
+      from public.fax_received_email_raw_messages r
+     where r.fax_received_email_id = v_email_id and r.unavailable is null;
+    if v_added > 0 and jsonb_array_length(v_versions) > 1 then
+        perform document_jobs_internal.original_differs_alert(p_job_id, v_email_id, 'the raw message', v_versions);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'added', v_added,
+                              'versions', jsonb_array_length(v_versions));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_raw_message_v2(p_job_id uuid, p_generation integer, p_versions jsonb, p_unavailable text, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) IS 'Whether the fetch_email job may delete an object it uploaded and then found wrong (a body that went on past its listed size once Storage had the listed bytes): "discard" is true only while (p_job_id, p_generation) holds the job, for a key under the job''s own e-mail''s originals (fax_received_emails/{e-mail}/, else 22023), that no row records. A true answer lists the object in discarded_objects (what was sent, and why), under the job row''s lock, and from then on no call records that key: the delete that follows, however late it reaches Storage, can only remove an object no row names. Answers {"held", "state", "discard"}.';
+CREATE FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(coalesce(p_bucket, '') <> '' and coalesce(p_storage_path, '') <> '',
+                                           'p_bucket and p_storage_path must not be empty');
+    perform document_jobs_internal.require(length(p_reason) between 1 and 500,
+                                           'p_reason must be 1 to 500 characters');
+    -- The job's row locked against every recording call of the same job (they share-lock or update it).
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+       for update;
+    if not found then
+        return jsonb_build_object('held', false, 'state', null, 'discard', false);
+    end if;
+    -- Only an original of the job's own e-mail: never a derived file (fax_views/), never another e-mail's.
+    perform document_jobs_internal.require(
+        starts_with(p_storage_path, format('fax_received_emails/%s/', v_email_id)),
+        format('p_storage_path must be under fax_received_emails/%s/: a job discards only its own e-mail''s originals',
+               v_email_id));
+    if document_jobs_internal.object_recorded(p_bucket, p_storage_path) then
+        return jsonb_build_object('held', true, 'state', 'running', 'discard', false);
+    end if;
+    insert into document_jobs_internal.discarded_objects
+           (bucket, storage_path, fax_received_email_id, job_id, generation, size_bytes, sha256, reason)
+    values (p_bucket, p_storage_path, v_email_id, p_job_id, p_generation, p_size_bytes, p_sha256, p_reason)
+    on conflict do nothing;
+    return jsonb_build_object('held', true, 'state', 'running', 'discard', true);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.discard_unrecorded_object_v2(p_job_id uuid, p_generation integer, p_bucket text, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval) IS 'Retired for record_document_attachment_v3, kept for a worker of the previous deploy: records version 1 of an attachment, fenced by (p_job_id, p_generation), never updating a row (the same values again: a no-op; other values: refused, 23505). With p_lease the same statement renews the lease and ends a streak of time-budget releases. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation integer, p_provider_attachment_id text, p_filename text, p_content_type text, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -967,42 +1214,13 @@ CREATE FUNCTION public.record_document_attachment_v2(p_job_id uuid, p_generation
 declare
     v_email_id uuid;
 begin
-    if p_job_id is null or p_generation is null then
-        raise exception using errcode = '22023',
-            message = format('%s must not be null', case when p_job_id is null then 'p_job_id' else 'p_generation' end);
-    end if;
-    if p_lease is null then
-        select j.fax_received_email_id into v_email_id
-          from public.document_jobs j
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-           for share;
-    else
-        if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
-            raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
-        end if;
-        -- Storing an attachment ends a streak of time-budget releases (release_document_job_v2).
-        update public.document_jobs j
-           set lease_until = now() + p_lease,
-               budget_releases = 0
-         where j.id = p_job_id and j.generation = p_generation and j.status = 'running'
-        returning j.fax_received_email_id into v_email_id;
-    end if;
-    if not found then
+    v_email_id := document_jobs_internal.hold_fetch_job(p_job_id, p_generation, p_lease);
+    if v_email_id is null then
         return jsonb_build_object('held', false, 'state', null);
     end if;
-    insert into public.fax_received_email_attachments as a
-           (fax_received_email_id, provider_attachment_id, filename, content_type, size_bytes, sha256, bucket,
-            storage_path)
-    values (v_email_id, p_provider_attachment_id, p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket,
-            p_storage_path)
-    on conflict (fax_received_email_id, provider_attachment_id) do update
-       set filename = excluded.filename,
-           content_type = excluded.content_type,
-           size_bytes = excluded.size_bytes,
-           sha256 = excluded.sha256,
-           bucket = excluded.bucket,
-           storage_path = excluded.storage_path,
-           updated_at = now();
+    perform document_jobs_internal.record_attachment_version(
+        v_email_id, p_provider_attachment_id, p_filename, p_content_type, 1, p_size_bytes, p_sha256, p_bucket,
+        p_storage_path);
     return jsonb_build_object('held', true, 'state', 'running');
 end;
 $$;
@@ -2083,6 +2301,236 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s).';
+CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+declare
+    c_walk constant int := 2000;
+    c_candidates constant int := 5000;
+    c_count_cap constant int := 10000;
+    v_filter jsonb := document_jobs_internal.faxes_filter(p_filter);
+    v_match text := document_jobs_internal.faxes_match_sql(v_filter);
+    v_time text := document_jobs_internal.faxes_time_sql(v_filter);
+    v_keyset text := 'true';
+    v_candidates uuid[];
+    v_ids uuid[];
+    v_count int;
+    v_partial boolean := false;
+    v_oldest_at timestamptz;
+    v_oldest_id uuid;
+    v_next jsonb;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
+    perform document_jobs_internal.require((p_after_received_at is null) = (p_after_id is null),
+        'p_after_received_at and p_after_id go together');
+    if p_after_id is not null then
+        v_keyset := format('(coalesce(e.received_at, e.created_at), e.id) < (%L::timestamptz, %L::uuid)',
+                           p_after_received_at, p_after_id);
+    end if;
+
+    if v_match = 'true' then
+        -- No condition but the time: the page is a range of the index.
+        execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
+                       ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
+                       v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
+                           v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    else
+        if not v_filter ? 'number' then
+            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
+            -- one; a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+        end if;
+        if v_ids is null or v_partial then
+            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
+                v_partial := false;
+                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
+                   into v_ids using v_candidates;
+                if p_after_id is null then
+                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
+                                   ' and %s and %s', v_time, v_match)
+                       into v_count using v_candidates;
+                end if;
+            elsif v_ids is null then
+                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
+                execute format(
+                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
+                   into v_ids;
+                if cardinality(v_ids) <= p_limit then
+                    execute format('select coalesce(e.received_at, e.created_at), e.id'
+                                   ' from public.fax_received_emails e where %s and %s'
+                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
+                                   v_time, v_keyset, c_walk - 1)
+                       into v_oldest_at, v_oldest_id;
+                    v_partial := v_oldest_id is not null;
+                end if;
+            end if;
+        end if;
+        if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
+            v_count := cardinality(v_ids);
+        end if;
+    end if;
+
+    if v_partial then
+        v_next := jsonb_build_object('received_at', v_oldest_at, 'id', v_oldest_id);
+    elsif cardinality(v_ids) > p_limit then
+        v_ids := v_ids[1:p_limit];
+        select jsonb_build_object('received_at', coalesce(e.received_at, e.created_at), 'id', e.id) into v_next
+          from public.fax_received_emails e where e.id = v_ids[p_limit];
+    end if;
+
+    return jsonb_build_object(
+        'faxes', coalesce((
+            select jsonb_agg(document_jobs_internal.fax_summary(e)
+                             order by coalesce(e.received_at, e.created_at) desc, e.id desc)
+              from public.fax_received_emails e where e.id = any (v_ids)), '[]'),
+        'next', v_next,
+        'partial', v_partial,
+        'searched_until', case when v_partial then v_oldest_at end,
+        'count', case when v_count <= c_count_cap then v_count end,
+        'count_capped', coalesce(v_count > c_count_cap, false),
+        'filter', v_filter,
+        'lines', coalesce((select jsonb_agg(jsonb_build_object('address', l.address, 'name', l.name,
+                                                               'number', l.number) order by l.name, l.address)
+                             from public.fax_lines l), '[]'));
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it, its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, and its jobs as far as they are kept; null for no such fax.';
+CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    select * into v_email from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        return null;
+    end if;
+    return jsonb_build_object(
+        'fax', document_jobs_internal.fax_summary(v_email) || jsonb_build_object(
+            'to_all', to_jsonb(v_email.to_addresses), 'cc', to_jsonb(v_email.cc_addresses),
+            'provider_email_id', v_email.provider_email_id, 'message_id', v_email.message_id,
+            'recorded_at', v_email.created_at, 'provider_received_at', v_email.received_at,
+            'rotation', coalesce((select r.rotation from public.fax_view_rotations r
+                                   where r.fax_received_email_id = v_email.id), 0)),
+        'attachments', coalesce((
+            select jsonb_agg(jsonb_build_object(
+                       'id', a.id, 'filename', a.filename, 'content_type', a.content_type,
+                       'size_bytes', a.size_bytes, 'sha256', a.sha256, 'bucket', a.bucket,
+                       'storage_path', a.storage_path,
+                       'page_count', v.page_count, 'view_path', v.view_path, 'thumbnail_path', v.thumbnail_path,
+                       'view_error_code', v.error_code)
+                   order by a.created_at, a.id)
+              from public.fax_received_email_attachments a
+              left join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+             where a.fax_received_email_id = v_email.id), '[]'),
+        'jobs', coalesce((
+            select jsonb_agg(jsonb_build_object('id', j.id, 'kind', j.kind, 'status', j.status,
+                                                'last_error_code', j.last_error_code, 'created_at', j.created_at,
+                                                'finished_at', j.finished_at)
+                   order by j.created_at, j.id)
+              from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
+        'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
+                                  where l.number is not null), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'document_jobs_admin_faxes for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_faxes(p_filter, p_after_received_at, p_after_id, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return public.document_jobs_admin_fax(p_fax_id);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
+CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_before int;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(p_rotation in (0, 90, 180, 270), 'p_rotation must be 0, 90, 180 or 270');
+    perform 1 from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    select r.rotation into v_before from public.fax_view_rotations r where r.fax_received_email_id = p_fax_id
+       for update;
+    if coalesce(v_before, 0) = p_rotation then
+        return jsonb_build_object('changed', false, 'rotation', p_rotation);
+    end if;
+    insert into public.fax_view_rotations (fax_received_email_id, rotation, set_by)
+    values (p_fax_id, p_rotation, p_actor_id)
+    on conflict (fax_received_email_id) do update set rotation = excluded.rotation, set_by = excluded.set_by,
+                                                      set_at = now();
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count)
+    values (p_actor_id, p_actor_email, 'rotate',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'from', coalesce(v_before, 0), 'to', p_rotation), 0);
+    return jsonb_build_object('changed', true, 'rotation', p_rotation);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
 
 -- =================================================================================================
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
@@ -2371,6 +2819,43 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
+CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_line public.fax_lines;
+begin
+    perform document_jobs_internal.require(p_address is not null and p_name is not null,
+                                           'p_address and p_name must not be null');
+    insert into public.fax_lines as l (address, name, number)
+    values (document_jobs_internal.address_of(p_address), btrim(p_name), nullif(p_number, ''))
+    on conflict (address) do update set name = excluded.name, number = excluded.number, updated_at = now()
+    returning * into v_line;
+    return to_jsonb(v_line);
+exception
+    when check_violation then
+        raise exception using errcode = '22023', message = format(
+            'not a line: the address must be one e-mail address, the name 1 to 50 characters, the number 3 to 20 ASCII digits (%s)',
+            sqlerrm);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.remove_fax_line(p_address text) IS 'Forgets one of the office''s lines (its faxes stay, shown by their To address); true when there was one.';
+CREATE FUNCTION public.remove_fax_line(p_address text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    with gone as (delete from public.fax_lines l where l.address = document_jobs_internal.address_of(p_address)
+                  returning 1)
+    select exists (select 1 from gone)
+$$;
+REVOKE ALL ON FUNCTION public.remove_fax_line(p_address text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
@@ -2418,6 +2903,15 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.address_of(p_entry text) IS 'The address of a recipient as the e-mail row stores it (a bare address, or a display name and <address>), lower case: what fax_lines.address names.';
+CREATE FUNCTION document_jobs_internal.address_of(p_entry text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select lower(btrim(coalesce(substring(p_entry from '<([^<>]*)>\s*$'), p_entry)))
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.address_of(p_entry text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) IS 'The alert''s JSON: its machine-readable fields (raw values) merged with the chat message of the configured receiver (document_jobs_settings.alert_receiver, through chat_message).';
 CREATE FUNCTION document_jobs_internal.alert_body(p_fields jsonb, p_lines jsonb) RETURNS jsonb
@@ -3090,6 +3584,211 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
+CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select regexp_replace(
+               regexp_replace(
+                   translate(coalesce(p_subject, '') || '|' || coalesce(p_from, ''),
+                             '０１２３４５６７８９（）＋‐‑‒–—―−﹘﹣－ーｰ─　',
+                             '0123456789()+------------- '),
+                   '[^0-9()+ -]+', '|', 'g'),
+               '[()+ -]+', '', 'g')
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
+GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
+
+CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return (
+    with fetch_job as (
+        select f.id, f.status, f.last_error_code
+          from (select j.id, j.status, j.last_error_code, 0 as rank, j.created_at from public.document_jobs j
+                 where j.kind = 'fetch_email' and j.fax_received_email_id = p_email_id
+                   and j.status in ('queued', 'running')
+                union all
+                (select j.id, j.status, j.last_error_code, 1, j.created_at from public.document_jobs j
+                  where j.fax_received_email_id = p_email_id and j.status in ('completed', 'failed')
+                    and j.kind = 'fetch_email'
+                  order by j.created_at desc limit 1)) f
+         order by f.rank, f.created_at desc
+         limit 1
+    )
+    select jsonb_build_object(
+        'storing', coalesce((select case f.status when 'failed' then 'failed' when 'completed' then 'stored'
+                                                  else 'fetching' end from fetch_job f), 'stored'),
+        'error_code', (select f.last_error_code from fetch_job f where f.status = 'failed'),
+        'job_id', (select f.id from fetch_job f),
+        'preparing', exists (select 1 from public.document_jobs j
+                              where j.kind = 'prepare_fax' and j.fax_received_email_id = p_email_id
+                                and j.status in ('queued', 'running'))));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return jsonb_build_object(
+        'id', p_email.id,
+        'received_at', coalesce(p_email.received_at, p_email.created_at),
+        'from', left(p_email.from_address, 300),
+        'subject', left(p_email.subject, 300),
+        'to', (select left(t, 300) from unnest(p_email.to_addresses) t limit 1),
+        'line', (select jsonb_build_object('address', l.address, 'name', l.name, 'number', l.number)
+                   from unnest(p_email.to_addresses) with ordinality t(entry, n)
+                   join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
+                  order by t.n limit 1),
+        'found_by', p_email.found_by,
+        'reconciled_at', p_email.reconciled_at,
+        'attachments', (select count(*) from public.fax_received_email_attachments a
+                         where a.fax_received_email_id = p_email.id),
+        'pages', (select sum(v.page_count) from public.fax_received_email_attachments a
+                    join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                   where a.fax_received_email_id = p_email.id),
+        'thumbnail', (select jsonb_build_object('bucket', a.bucket, 'path', v.thumbnail_path)
+                        from public.fax_received_email_attachments a
+                        join public.fax_attachment_views v on v.attachment_id = a.id and v.source_sha256 = a.sha256
+                       where a.fax_received_email_id = p_email.id and v.thumbnail_path is not null
+                       order by a.created_at, a.id limit 1),
+        'view_error_code', (select v.error_code from public.fax_received_email_attachments a
+                              join public.fax_attachment_views v on v.attachment_id = a.id
+                             where a.fax_received_email_id = p_email.id and v.error_code is not null
+                             order by a.created_at, a.id limit 1))
+        || document_jobs_internal.fax_storing(p_email.id);
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_found uuid[];
+begin
+    if p_filter ? 'number' and length(p_filter ->> 'number') >= 3 then
+        execute format('select array(select e.id from public.fax_received_emails e'
+                       ' where document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L limit %s)',
+                       '%' || (p_filter ->> 'number') || '%', p_limit)
+           into v_found;
+        return v_found;
+    end if;
+    if p_filter ? 'q' and (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        return array[(p_filter ->> 'q')::uuid] || document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    if p_filter ? 'sender' and length(p_filter ->> 'sender') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'sender', p_limit);
+    end if;
+    if p_filter ? 'q' and length(p_filter ->> 'q') >= 3 then
+        return document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
+    end if;
+    return null;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q"}, every key optional; anything else is refused with 22023 naming the key.';
+CREATE FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_text text;
+    v_from timestamptz;
+    v_to timestamptz;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q)',
+                   to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    begin
+        v_from := (p_filter ->> 'received_from')::timestamptz;
+        v_to := (p_filter ->> 'received_to')::timestamptz;
+    exception
+        when invalid_datetime_format or datetime_field_overflow or invalid_text_representation then
+            raise exception using errcode = '22023',
+                message = 'p_filter.received_from and received_to must be timestamps (ISO 8601, e.g. 2026-12-01T09:00:00+09:00)';
+    end;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from < v_to,
+        'p_filter.received_from must be before received_to');
+    if v_from is not null then
+        v_filter := v_filter || jsonb_build_object('received_from', v_from);
+    end if;
+    if v_to is not null then
+        v_filter := v_filter || jsonb_build_object('received_to', v_to);
+    end if;
+    foreach v_key in array array['sender', 'q', 'line'] loop
+        if p_filter ? v_key then
+            v_text := btrim(p_filter ->> v_key);
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and length(v_text) between 1 and 200
+                and v_text !~ '[[:cntrl:]]',
+                format('p_filter.%s must be 1 to 200 characters, with no control characters', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key,
+                case when v_key = 'line' then document_jobs_internal.address_of(v_text) else v_text end);
+        end if;
+    end loop;
+    if p_filter ? 'number' then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'number') = 'string' and (p_filter ->> 'number') ~ '^[0-9]{1,20}$',
+            'p_filter.number must be 1 to 20 ASCII digits');
+        v_filter := v_filter || jsonb_build_object('number', p_filter ->> 'number');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'sender' then format('(e.from_address ilike %1$L or e.subject ilike %1$L)',
+            document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'number' then format(
+            'document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L',
+            '%' || (p_filter ->> 'number') || '%') end,
+        case when p_filter ? 'line' then format(
+            'exists (select 1 from unnest(e.to_addresses) t where document_jobs_internal.address_of(t) = %L)',
+            p_filter ->> 'line') end,
+        case when p_filter ? 'q' then format(
+            '(%s e.provider_email_id = %L or e.from_address ilike %3$L or e.subject ilike %3$L)',
+            case when (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                 then format('e.id = %L::uuid or', p_filter ->> 'q') else '' end,
+            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end)
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
+
+CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'received_from' then format('coalesce(e.received_at, e.created_at) >= %L::timestamptz',
+                                                         p_filter ->> 'received_from') end,
+        case when p_filter ? 'received_to' then format('coalesce(e.received_at, e.created_at) < %L::timestamptz',
+                                                       p_filter ->> 'received_to') end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fill_hourly_outcomes() IS 'Computes the settled hours of the last 7 days missing from hourly_outcomes (an hour that ended more than 10 minutes ago) and keeps them; returns how many it computed (none, on almost every call).';
 CREATE FUNCTION document_jobs_internal.fill_hourly_outcomes() RETURNS integer
     LANGUAGE plpgsql
@@ -3120,6 +3819,57 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fill_hourly_outcomes() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice(p_code text) IS 'What to do about a finding (an alert a job raises once without failing), in English: lib/failures.py FINDINGS[code].operator_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.finding_advice(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then 'Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id.'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) IS 'finding_advice in Japanese: lib/failures.py FINDINGS[code].operator_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.finding_advice_ja(p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case p_code
+        when 'original_differs' then '上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。'
+    end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
+CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is null then
+        select j.fax_received_email_id into v_email_id
+          from public.document_jobs j
+         where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+           for share;
+        return v_email_id;
+    end if;
+    if p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    update public.document_jobs j
+       set lease_until = now() + p_lease,
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'fetch_email'
+    returning j.fax_received_email_id into v_email_id;
+    return v_email_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.id_prefix(p_text text) IS 'A term as an id prefix: lower case, without hyphens, when it is 6 to 32 hex characters then; else null.';
 CREATE FUNCTION document_jobs_internal.id_prefix(p_text text) RETURNS text
@@ -3232,7 +3982,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_failed_alert(p_job public.document_jobs) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject).';
+COMMENT ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) IS 'A filter, checked and normalized: {"states": [...], "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only"}, every key optional; anything else is refused with 22023 and a message naming the key. "Received" is when the webhook recorded the e-mail (the job''s created_at); "sender" is text of the e-mail''s sender (its From line), "q" the search term (ids, sender or subject), "fax_jobs_only" true leaves out the jobs of no e-mail (the queue''s own: reconcile_emails).';
 CREATE FUNCTION document_jobs_internal.job_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3250,8 +4000,8 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q']),
-            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q)',
+            v_key = any (array['states', 'kind', 'error_code', 'received_from', 'received_to', 'sender', 'q', 'fax_jobs_only']),
+            format('p_filter has an unknown key %s (known: states, kind, error_code, received_from, received_to, sender, q, fax_jobs_only)',
                    to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
@@ -3303,12 +4053,19 @@ begin
             v_filter := v_filter || jsonb_build_object(v_key, v_text);
         end if;
     end loop;
+    if p_filter ? 'fax_jobs_only' then
+        perform document_jobs_internal.require(jsonb_typeof(p_filter -> 'fax_jobs_only') = 'boolean',
+            'p_filter.fax_jobs_only must be true or false');
+        if (p_filter ->> 'fax_jobs_only')::boolean then
+            v_filter := v_filter || jsonb_build_object('fax_jobs_only', true);
+        end if;
+    end if;
     return v_filter;
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
+COMMENT ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) IS 'A normalized filter as one SQL condition over a job row "j" (states, kind, error code, received time, sender, search, the jobs of an e-mail only); "true" when it has none. The meaning of a filter, in one place: the sender as the set of its e-mails (email_senders and the hash index on the sender), the walks check it job by job (sender_match_sql), with the same meaning.';
 CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3325,6 +4082,7 @@ CREATE FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) RETURNS te
             'j.fax_received_email_id in (select se.id from document_jobs_internal.email_senders ss'
             ' join public.fax_received_emails se on se.from_address = ss.from_address where ss.from_address ilike %L)',
             document_jobs_internal.like_pattern(p_filter ->> 'sender')) end,
+        case when p_filter ? 'fax_jobs_only' then 'j.fax_received_email_id is not null' end,
         case when p_filter ? 'q' then document_jobs_internal.job_search_sql(p_filter ->> 'q') end)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.job_filter_sql(p_filter jsonb) FROM PUBLIC;
@@ -3511,6 +4269,18 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) IS 'Whether a row of the received record (an attachment''s version, a raw message''s) names the object.';
+CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select exists (select 1 from public.fax_received_email_attachments a
+                    where a.bucket = p_bucket and a.storage_path = p_storage_path)
+        or exists (select 1 from public.fax_received_email_raw_messages r
+                    where r.bucket = p_bucket and r.storage_path = p_storage_path)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) IS 'One line of at most p_max characters: control characters removed, every kind of line break and tab a space, bidirectional controls (which reorder what is shown) dropped, spaces collapsed.';
 CREATE FUNCTION document_jobs_internal.one_line(p_text text, p_max integer) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -3568,6 +4338,58 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) IS 'Posts the alert original_differs (alert_body: its fields, and lines that quote every version''s size, SHA-256 and key, the e-mail''s sender and subject, the CLI command that downloads every version, and the advice in English and Japanese, finding_advice). Called by the recording calls, which run as the owner (they are security definer): post_alert reads Vault. A failure to post is a WARNING: the versions stay recorded.';
+CREATE FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    c_program constant text := 'document-jobs-admin';
+    v_email public.fax_received_emails;
+    v_lines jsonb;
+    v_version jsonb;
+    v_download text := format('%s download %s', c_program, p_job_id);
+begin
+    select * into v_email from public.fax_received_emails e where e.id = p_email_id;
+    v_lines := jsonb_build_array(
+        jsonb_build_array('Original differs: job ', jsonb_build_object('quote', p_job_id::text),
+                          ' found an object already at the key of ', jsonb_build_object('quote', p_what, 'max', 200),
+                          ' with other bytes than it downloaded; nothing was replaced, and both are kept:'));
+    for v_version in select value from jsonb_array_elements(p_versions) order by (value ->> 'version')::int loop
+        v_lines := v_lines || jsonb_build_array(jsonb_build_array(
+            format('Version %s: %s bytes, SHA-256 ', v_version ->> 'version', v_version ->> 'size_bytes'),
+            jsonb_build_object('quote', v_version ->> 'sha256'), ' at ',
+            jsonb_build_object('quote', v_version ->> 'storage_path')));
+    end loop;
+    v_lines := v_lines || jsonb_build_array(
+        jsonb_build_array('From: ', jsonb_build_object('quote', v_email.from_address)),
+        jsonb_build_array('Subject: ', jsonb_build_object('quote', v_email.subject)),
+        jsonb_build_array('Received: ', coalesce(document_jobs_internal.alert_time(
+                                                     coalesce(v_email.received_at, v_email.created_at)), '(unknown)')),
+        jsonb_build_array('Download: ', jsonb_build_object('quote', v_download)),
+        jsonb_build_array(document_jobs_internal.finding_advice('original_differs')),
+        jsonb_build_array(document_jobs_internal.finding_advice_ja('original_differs')));
+    perform document_jobs_internal.post_alert(document_jobs_internal.alert_body(
+        jsonb_build_object(
+            'event', 'original_differs',
+            'job', jsonb_build_object('id', p_job_id, 'fax_received_email_id', p_email_id),
+            'email', case when v_email.id is not null then jsonb_build_object(
+                'id', v_email.id, 'provider_email_id', v_email.provider_email_id, 'from', v_email.from_address,
+                'subject', v_email.subject, 'received_at', coalesce(v_email.received_at, v_email.created_at)) end,
+            'original', p_what,
+            'versions', p_versions,
+            'download_command', v_download,
+            'advice', document_jobs_internal.finding_advice('original_differs'),
+            'advice_ja', document_jobs_internal.finding_advice_ja('original_differs'),
+            'sent_at', now()),
+        v_lines));
+exception
+    when others then
+        raise warning 'document jobs: the alert original_differs of job % could not be queued: %', p_job_id, sqlerrm;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
@@ -3784,6 +4606,44 @@ CREATE FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes intege
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.reconcile_schedule(p_every_minutes integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) IS 'One version of an attachment recorded: inserted (true), or already recorded with the same values (false, nothing changes); other values for a recorded version, an object another row names (23505) and a key given up as wrong (55000) are refused.';
+CREATE FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_received_email_attachments;
+begin
+    perform document_jobs_internal.require_not_discarded(p_bucket, p_storage_path);
+    insert into public.fax_received_email_attachments
+           (fax_received_email_id, provider_attachment_id, version, filename, content_type, size_bytes, sha256,
+            bucket, storage_path)
+    values (p_email_id, p_provider_attachment_id, p_version, p_filename, p_content_type, p_size_bytes, p_sha256,
+            p_bucket, p_storage_path)
+    on conflict do nothing;
+    if found then
+        return true;
+    end if;
+    select * into v_row from public.fax_received_email_attachments a
+     where a.fax_received_email_id = p_email_id and a.provider_attachment_id = p_provider_attachment_id
+       and a.version = p_version;
+    if v_row.id is null then
+        raise exception using errcode = '23505', hint = 'object_recorded',
+            message = format('%s/%s is recorded for another attachment or version: one object, one record',
+                             p_bucket, p_storage_path);
+    end if;
+    if (v_row.filename, v_row.content_type, v_row.size_bytes, v_row.sha256, v_row.bucket, v_row.storage_path)
+       is distinct from (p_filename, p_content_type, p_size_bytes, p_sha256, p_bucket, p_storage_path) then
+        raise exception using errcode = '23505', hint = 'version_recorded',
+            message = format('version %s of attachment %s is recorded with other values (%s bytes, SHA-256 %s): '
+                             'a recorded original never changes', p_version, p_provider_attachment_id,
+                             v_row.size_bytes, v_row.sha256);
+    end if;
+    return false;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_attachment_version(p_email_id uuid, p_provider_attachment_id text, p_filename text, p_content_type text, p_version integer, p_size_bytes bigint, p_sha256 text, p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_attempt() IS 'Trigger document_jobs_record_attempt: when an attempt ends (a running job leaves running, or is claimed again once its lease passed), its row goes into document_job_attempts with the outcome the ending function stored in attempt_outcome (lease_expired for a takeover, failed for an UPDATE by hand that stored none). Security definer: service_role may update document_jobs directly, and still must not be able to write history. It never raises on a duplicate (on conflict do nothing): a queue state change must not fail over its history.';
 CREATE FUNCTION document_jobs_internal.record_attempt() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3984,6 +4844,24 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_kind(p_kind text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) IS 'Refuses (55000, hint object_discarded) to record an object listed in discarded_objects: its delete may still be on its way.';
+CREATE FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    if exists (select 1 from document_jobs_internal.discarded_objects d
+                where d.bucket = p_bucket and d.storage_path = p_storage_path) then
+        -- 55000 (object_not_in_prerequisite_state): a worker's database error, retried; its next
+        -- attempt sees the key in start_fetch_email_v2's discarded_paths and stores beside it.
+        raise exception using errcode = '55000', hint = 'object_discarded',
+            message = format('%s/%s was given up as wrong and may be deleted: it is never recorded',
+                             p_bucket, p_storage_path);
+    end if;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE
@@ -4010,6 +4888,37 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_retry_after(p_retry_after interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) IS 'The versions a recording call hands in, checked: 1 to 100 of {"version", "size_bytes", "sha256", "bucket", "storage_path"}, each version once, each key under p_prefix (22023 otherwise).';
+CREATE FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_item jsonb;
+begin
+    perform document_jobs_internal.require(
+        jsonb_typeof(p_versions) = 'array' and jsonb_array_length(p_versions) between 1 and 100,
+        'p_versions must be an array of 1 to 100 versions');
+    for v_item in select value from jsonb_array_elements(p_versions) loop
+        perform document_jobs_internal.require(
+            jsonb_typeof(v_item) = 'object'
+            and jsonb_typeof(v_item -> 'version') = 'number' and (v_item ->> 'version') ~ '^[1-9][0-9]{0,5}$'
+            and jsonb_typeof(v_item -> 'size_bytes') = 'number' and (v_item ->> 'size_bytes') ~ '^[0-9]{1,15}$'
+            and (v_item ->> 'sha256') ~ '^[0-9a-f]{64}$'
+            and coalesce(v_item ->> 'bucket', '') <> ''
+            and starts_with(coalesce(v_item ->> 'storage_path', ''), p_prefix)
+            and length(v_item ->> 'storage_path') > length(p_prefix),
+            format('each version is {"version", "size_bytes", "sha256", "bucket", "storage_path"}, its key under %s',
+                   p_prefix));
+    end loop;
+    perform document_jobs_internal.require(
+        (select count(distinct v.value -> 'version') from jsonb_array_elements(p_versions) v)
+            = jsonb_array_length(p_versions),
+        'p_versions names a version twice');
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_versions(p_versions jsonb, p_prefix text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) IS 'Reserves the provider''s next slot for one request (rate_limit_slot), unless it is more than p_max_wait_ms away (then nothing is reserved, and the answer says how long it would have been). Answers {"reserved": bool, "wait_ms": int, "limit": the team''s limit as known here}. The row lock is held until the caller''s transaction ends: reservations are served one at a time, in order.';
 CREATE FUNCTION document_jobs_internal.reserve_request(p_provider text, p_max_wait_ms integer) RETURNS jsonb

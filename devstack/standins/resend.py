@@ -23,13 +23,18 @@ endpoints (/_control/...). Its refusals are the ones Resend documents today:
 - resend.com/docs/dashboard/receiving/attachments and the SDK's resend/emails/_received_email.py:
   each listed attachment has id, filename, content_type, content_disposition, content_id,
   download_url (valid for an hour), expires_at, and `size`, which the SDK types NotRequired.
+- resend.com/docs/api-reference/emails/retrieve-received-email: GET /emails/receiving/{id}
+  answers the e-mail with `raw`, "object | null": {"download_url": a signed URL of the original
+  message (the .eml, attachments included), "expires_at": ISO 8601}. The stand-in serves the
+  message from its download host (an RFC 5322 message with its attachments in base64, the same
+  bytes every time), or answers `raw` null for an e-mail added with "raw": false.
 
 An e-mail added through the control endpoint (POST /_control/emails) is received without any
 webhook: the tests deliver the webhook themselves (devstack/tools/inbound.py), or not at all. Its
 body says what the e-mail is: {"attachments": n} sample PDFs, or {"attachments": [{"filename",
 "content_type", "content_base64"}, ...]} the files given (a real TIFF, as `make faxes FILE=...`
 sends), or {"sample": "efax" | "invoice"} one of the faxes of devstack/standins/sample_faxes.py;
-and "from", "to", "subject" override the sample's.
+and "from", "to", "subject" override the sample's; "raw": false makes Resend offer no raw message.
 The key it accepts can be marked deleted (POST /_control/key {"deleted": true}) and restored.
 Faults that Resend does not choose to answer (5xx, timeouts, lying lengths, edited listings) are
 not the stand-in's: a fault layer wraps its two hosts' handlers (Hosts, devstack/standins/layer.py).
@@ -46,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import email.utils
 import hashlib
 import hmac
 import json
@@ -91,6 +97,40 @@ class SampleEmail:
     to: tuple[str, ...] = ("faxes@example.com",)
     subject: str = "FAX受信"
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    raw: bool = True  # whether the retrieve answer offers the raw message (else `raw` is null)
+
+    def raw_message(self) -> bytes:
+        """The e-mail as Resend received it: an RFC 5322 message, MIME multipart/mixed, its text and
+        its attachments in base64; the same bytes every time (a boundary of the e-mail's own)."""
+        boundary = "=_" + hashlib.sha256(self.email_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        created = datetime.fromisoformat(self.created_at)
+        lines = [
+            f"From: {_header_text(self.sender)}",
+            f"To: {', '.join(_header_text(to) for to in self.to)}",
+            f"Subject: {_encoded_word(self.subject)}",
+            f"Date: {email.utils.format_datetime(created if created.tzinfo else created.replace(tzinfo=UTC))}",
+            f"Message-ID: <{_header_text(self.email_id)}@fax.example.jp>",
+            "MIME-Version: 1.0",
+            f'Content-Type: multipart/mixed; boundary="{boundary}"',
+            "",
+            f"--{boundary}",
+            "Content-Type: text/plain; charset=UTF-8",
+            "Content-Transfer-Encoding: base64",
+            "",
+            *_base64_lines("FAXを受信しました。\n".encode()),
+        ]
+        for attachment in self.attachments:
+            name = "" if attachment.filename is None else f'; filename="{_encoded_word(attachment.filename)}"'
+            lines += [
+                f"--{boundary}",
+                f"Content-Type: {_header_text(attachment.content_type)}",
+                "Content-Transfer-Encoding: base64",
+                f"Content-Disposition: attachment{name}",
+                "",
+                *_base64_lines(attachment.content),
+            ]
+        lines += [f"--{boundary}--", ""]
+        return "\r\n".join(lines).encode("ascii")
 
     def list_item(self) -> dict[str, Any]:
         """The e-mail as GET /emails/receiving lists it: metadata, no download URLs."""
@@ -128,6 +168,22 @@ class SampleEmail:
                 for a in self.attachments
             ],
         }  # fmt: skip
+
+
+def _header_text(text: str) -> str:
+    """Text a header can hold as it is: printable ASCII, anything else as "?"."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
+
+
+def _encoded_word(text: str) -> str:
+    """RFC 2047's B encoding of UTF-8 text (a lone surrogate as U+FFFD)."""
+    data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode()
+    return f"=?UTF-8?B?{base64.b64encode(data).decode()}?="
+
+
+def _base64_lines(data: bytes) -> list[str]:
+    encoded = base64.b64encode(data).decode()
+    return [encoded[start : start + 76] for start in range(0, len(encoded), 76)]
 
 
 def listing_time(iso: str) -> str:
@@ -352,6 +408,17 @@ class ResendProvider:
         signature = hmac.new(self._signing_key, payload, hashlib.sha256).hexdigest()
         return f"{self.downloads_url}/_downloads/{base64.urlsafe_b64encode(payload).decode()}?signature={signature}"
 
+    def _raw_item(self, email: SampleEmail) -> dict[str, Any] | None:
+        """The retrieve answer's `raw`: the original message's download URL (an empty attachment id
+        in its token names the message: no attachment's id is empty), or null."""
+        if not email.raw:
+            return None
+        expires = int(time.time()) + self.url_ttl_s
+        return {
+            "download_url": self.download_url(email.email_id, "", expires),
+            "expires_at": datetime.fromtimestamp(expires, UTC).isoformat(),
+        }
+
     def _attachment_item(self, email: SampleEmail, attachment: SampleAttachment) -> dict[str, Any]:
         expires = int(time.time()) + self.url_ttl_s
         return {
@@ -416,7 +483,7 @@ class ResendProvider:
         if email is None or (len(path) >= 4 and path[3] != "attachments"):
             return error(404, "not_found", "Email not found")
         if kind == "email":
-            body = email.webhook_data() | {"object": "email", "id": email.email_id}
+            body = email.webhook_data() | {"object": "email", "id": email.email_id, "raw": self._raw_item(email)}
             return _json(200, body)
         if kind == "attachment":
             found = [a for a in email.attachments if a.id == path[4]]
@@ -477,6 +544,8 @@ class ResendProvider:
         if not hmac.compare_digest(expected, signature) or int(expires) < time.time():
             return EXPIRED
         email = self._emails.get(email_id)
+        if email is not None and attachment_id == "" and email.raw:
+            return 200, {"Content-Type": "message/rfc822"}, email.raw_message()
         found = [a for a in email.attachments if a.id == attachment_id] if email else []
         if not found:
             return 404, {"Content-Type": "application/xml"}, b"<Error><Code>NoSuchKey</Code></Error>"
@@ -531,6 +600,8 @@ class ResendProvider:
             email = replace(email, to=tuple(str(to) for to in request["to"]))
         if request.get("subject") is not None:
             email = replace(email, subject=str(request["subject"]))
+        if request.get("raw") is not None:
+            email = replace(email, raw=bool(request["raw"]))
         if request.get("age_seconds"):
             at = datetime.now(UTC).timestamp() - float(request["age_seconds"])
             email = replace(email, created_at=datetime.fromtimestamp(at, UTC).isoformat())

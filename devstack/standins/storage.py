@@ -4,7 +4,12 @@ lib/screen/endpoint.py, and the admin page following a signed URL), with the rea
 error shape where the code under test depends on them:
 
 - POST /storage/v1/object/<bucket>/<key> with a raw body, its Content-Type the object's;
-  "x-upsert: true" overwrites, otherwise an existing key is a 409 Duplicate.
+  "x-upsert: true" overwrites, otherwise (no header, or "false") an existing key is refused and
+  the object stays as it was: HTTP 400 {"statusCode": "409", "code": "KeyAlreadyExists", "error":
+  "Duplicate", "message": "The resource already exists"} (supabase.com/docs/guides/storage/debugging/
+  error-codes: KeyAlreadyExists, 409; supabase/storage's ERRORS.Duplicate answers it in the older
+  shape, the real status as a string under HTTP 400). The stand-in reads the body before it
+  answers; the worker does not depend on it (it reads the rest of its download itself).
 - Signed URLs (supabase/storage src/http/routes/object/getSignedURL.ts, getSignedObject.ts):
   POST /storage/v1/object/sign/<bucket>/<key> {"expiresIn": seconds} answers {"signedURL":
   "/object/sign/<bucket>/<key>?token=<JWT>"}, the token an HS256 JWT with the project's JWT secret
@@ -12,7 +17,14 @@ error shape where the code under test depends on them:
   [&download=<name>] serves the object to anyone holding it until exp (400 "Invalid JWT" after,
   400 "InvalidSignature" for another object), with Expires, and with download
   Content-Disposition: attachment; filename=<encoded>; filename*=UTF-8''<encoded>; (the
-  renderer's handleDownload). text/html is served as text/plain, as Storage's renderer does.
+  renderer's handleDownload), and with Access-Control-Allow-Origin: * as Storage answers object
+  downloads (its CORS plugin allows every origin). text/html is served as text/plain, as
+  Storage's renderer does.
+- Signed URLs of several objects at once (src/http/routes/object/getSignedURLs.ts; supabase-js's
+  createSignedUrls): POST /storage/v1/object/sign/<bucket> {"expiresIn": seconds, "paths": [keys]}
+  answers a list, one item per path in its order, {"path", "signedURL", "error": null}, or for an
+  object that is not there {"path", "signedURL": null, "error": "Either the object does not exist
+  or you do not have access to it"}; the URLs are those of the single route.
 - Buckets are the rows of storage.buckets (migrations insert them); file_size_limit and
   allowed_mime_types are enforced. Keys must match Supabase's key rule (ASCII only).
 - Errors are mostly HTTP 400 with the real status as a string in the body:
@@ -133,6 +145,8 @@ class Storage:
 
     def route(self, request: Request) -> Response:
         segments = request.path.split("/")
+        if segments[:2] == ["object", "sign"] and len(segments) == 3 and request.method == "POST":
+            return self.sign_many(request, segments[2])
         if segments[:2] == ["object", "sign"] and len(segments) >= 4:
             bucket, key = segments[2], "/".join(segments[3:])
             if request.method == "POST":
@@ -206,6 +220,33 @@ class Storage:
         token = jwt.encode({"url": url, "iat": issued, "exp": issued + expires_in}, self.backend.jwt_secret)
         return Response.json(200, {"signedURL": f"/object/sign/{quote(url)}?token={token}"})
 
+    def sign_many(self, request: Request, raw_bucket: str) -> Response:
+        self.require_writer(request)
+        bucket = self.bucket(unquote(raw_bucket))
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = None
+        expires_in = body.get("expiresIn") if isinstance(body, dict) else None
+        paths = body.get("paths") if isinstance(body, dict) else None
+        if not isinstance(expires_in, int) or isinstance(expires_in, bool) or expires_in < 1:
+            raise StorageError("400", "InvalidRequest", "Bad Request", "body/expiresIn must be >= 1")
+        if not isinstance(paths, list) or not paths or not all(isinstance(path, str) for path in paths):
+            raise StorageError("400", "InvalidRequest", "Bad Request", "body/paths must NOT have fewer than 1 items")
+        issued = int(time.time())
+        items = []
+        for path in paths:
+            try:
+                self.load(bucket, decode_key(path))
+            except StorageError:
+                items.append({"path": path, "signedURL": None,
+                              "error": "Either the object does not exist or you do not have access to it"})  # fmt: skip
+                continue
+            url = f"{bucket.id}/{path}"
+            token = jwt.encode({"url": url, "iat": issued, "exp": issued + expires_in}, self.backend.jwt_secret)
+            items.append({"path": path, "signedURL": f"/object/sign/{quote(url)}?token={token}", "error": None})
+        return Response.json(200, items)
+
     def signed_download(self, request: Request, raw_bucket: str, raw_key: str) -> Response:
         query = dict(request.query)
         try:
@@ -223,6 +264,9 @@ class Storage:
             "ETag": f'"{meta["etag"]}"',
             "Last-Modified": meta["last_modified"],
             "Expires": datetime.fromtimestamp(payload["exp"], UTC).strftime("%a, %d %b %Y %H:%M:%S GMT"),
+            # Storage answers object downloads to any origin (the fax viewer fetches a signed URL
+            # from the screen's origin: PDF.js, and a picture drawn into a canvas, need it).
+            "Access-Control-Allow-Origin": "*",
         }
         if "download" in query:
             name = quote(query["download"], safe="!~*'()")  # as encodeURIComponent

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, prepare, reconcile
+from lib.admin import PROGRAM, bulk, commands, prepare, reconcile, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
@@ -39,6 +39,7 @@ EXIT_STATUSES = """exit status:
   5  health: an outage is open, or a required Vault secret (document_jobs_url,
      internal_function_secret) is missing; without the optional document_jobs_alert_url
      alerts are off, which is not an error (0)
+  6  verify: a stored original is missing from Storage, or its size or SHA-256 is not the recorded one
   141  standard output was closed before all was written (a pipe into head): as a command
        stopped by SIGPIPE, with nothing on standard error
 
@@ -147,6 +148,19 @@ def parser() -> argparse.ArgumentParser:
     preparing.add_argument("--dry-run", action="store_true", help="count the faxes not yet prepared; enqueue nothing")
     preparing.add_argument("--batch", type=positive, default=prepare.BATCH,
                            help=f"e-mails a batch looks at, 1 to 1000 (default {prepare.BATCH})")  # fmt: skip
+    verifying = command(
+        "verify",
+        verify.run,
+        "read the stored originals back from Storage and compare each with its recorded size and SHA-256: every "
+        "one, those stored --since, or a random --sample; each mismatch printed with its fax's short id (exit 6)",
+    )
+    verifying.add_argument("--since", type=since_or_until, help="only those stored since: ISO 8601, or an age (7d)")
+    verifying.add_argument(
+        "--sample",
+        type=positive,
+        metavar="N",
+        help=f"a random N of them, half among recent ones (1 to {verify.MAX_SAMPLE:,})",
+    )
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command(
         "health",

@@ -570,8 +570,10 @@ def _reconciliation_line(status: Row, now: datetime) -> str:
 
 
 def exit_status(data: Any) -> int:
-    """0, or 5 for a health answer that is not healthy."""
-    return 5 if isinstance(data, dict) and data.get("healthy") is False else 0
+    """0, or 5 for a health answer that is not healthy, or 6 for a verification that found a mismatch."""
+    if isinstance(data, dict) and data.get("healthy") is False:
+        return 5
+    return 6 if isinstance(data, dict) and isinstance(data.get("mismatched"), int) and data["mismatched"] > 0 else 0
 
 
 # --- retention, purge -------------------------------------------------------------------------

@@ -32,7 +32,9 @@ def _read(rpc: Rpc, functions: tuple[str, str], viewer: Viewer | None, params: d
 
 # The keys of a filter (document_jobs_internal.job_filter checks and normalizes it): the list's,
 # and the bulk actions', on the screen and on the command line alike.
-FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q")
+FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only")
+# The inbox's filter (document_jobs_internal.faxes_filter checks and normalizes it).
+FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q")
 ACTIONS = ("retry", "cancel")
 
 
@@ -62,6 +64,89 @@ def jobs(
         "p_filter": dict(filter), "p_after_created_at": after_created_at, "p_after_id": after_id, "p_limit": limit,
     })  # fmt: skip
     return page
+
+
+def fax_filter(values: Mapping[str, Any]) -> dict[str, Any]:
+    """An inbox filter of these keys, those without a value left out. A sender that is a number,
+    or the start of one, as a clerk types it (full-width digits and hyphens too, "(03", "+81 3 1234") is looked for
+    as the number's digits (lib/fax/senders.py search_digits), any other text as text."""
+    from lib.fax.senders import search_digits
+
+    unknown = set(values) - set(FAX_FILTER_KEYS)
+    if unknown:
+        raise ValueError(f"not a key of an inbox filter: {', '.join(sorted(unknown))}")
+    found = {key: value for key, value in values.items() if value not in (None, "", [])}
+    sender = found.get("sender")
+    if isinstance(sender, str) and "number" not in found and (digits := search_digits(sender)) is not None:
+        del found["sender"]
+        found["number"] = digits
+    return found
+
+
+def sender_of(fax: Mapping[str, Any], own_numbers: set[str]) -> dict[str, Any]:
+    """Who sent a fax, as the inbox shows it: what its subject and From name say
+    (lib/fax/senders.py); for a subject of no known format, the From line's name (the sender's own
+    mail), else its address. A station ID that is one of the office's own line numbers is the
+    forwarding machine's, never the sender's: no number then."""
+    from email.utils import parseaddr
+
+    from lib.fax.senders import WITHHELD_LABELS, inert, parse_sender
+
+    sender = parse_sender(fax.get("subject"), fax.get("from"))
+    number, display = sender.number, sender.number_display
+    if number is not None and sender.number_source == "station_id" and number in own_numbers:
+        number = display = None
+    name = sender.name
+    if name is None and sender.format is None and fax.get("from"):
+        shown_name, address = parseaddr(str(fax["from"]))
+        name = inert(shown_name or address) or None
+    return {
+        "name": name,
+        "number": number,
+        "number_display": display,
+        "withheld": WITHHELD_LABELS[sender.withheld] if sender.withheld else None,
+        "format": sender.format,
+        "part": sender.part.model_dump() if sender.part else None,
+    }
+
+
+def faxes(
+    rpc: Rpc,
+    filter: Mapping[str, Any],
+    after_received_at: str | None,
+    after_id: str | None,
+    limit: int,
+    viewer: Viewer | None = None,
+) -> dict[str, Any]:
+    """A page of the inbox: {"faxes", "next", "count", "count_capped", "partial", "searched_until",
+    "filter", "lines"}, each fax with its sender as sender_of reads it."""
+    page: dict[str, Any] = _read(rpc, ("document_jobs_admin_faxes", "document_jobs_operator_faxes"), viewer, {
+        "p_filter": dict(filter), "p_after_received_at": after_received_at, "p_after_id": after_id, "p_limit": limit,
+    })  # fmt: skip
+    own = {line["number"] for line in page.get("lines") or [] if line.get("number")}
+    for fax in page.get("faxes") or []:
+        fax["sender"] = sender_of(fax, own)
+    return page
+
+
+def fax(rpc: Rpc, fax_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:
+    """A fax, its attachments (each with its download name) and its jobs; None for no such fax."""
+    found: dict[str, Any] | None = _read(rpc, ("document_jobs_admin_fax", "document_jobs_operator_fax"), viewer,
+                                         {"p_fax_id": fax_id})  # fmt: skip
+    if found is None:
+        return None
+    found["fax"]["sender"] = sender_of(found["fax"], set(found.get("own_numbers") or []))
+    for attachment in found.get("attachments") or []:
+        attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
+    return found
+
+
+def set_rotation(rpc: Rpc, fax_id: str, rotation: int, actor_id: str, actor_email: str | None) -> dict[str, Any]:
+    """The rotation a fax is shown at, remembered and audited: {"changed", "rotation"}."""
+    answer: dict[str, Any] = rpc("admin_set_fax_rotation", {
+        "p_actor_id": actor_id, "p_actor_email": actor_email, "p_fax_id": fax_id, "p_rotation": rotation,
+    })  # fmt: skip
+    return answer
 
 
 def job(rpc: Rpc, job_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:

@@ -3,7 +3,10 @@
 GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
-GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&after_time=&after_id=&limit=
+GET  /api/admin/faxes?from=&to=&sender=&line=&q=&after_time=&after_id=&limit=   the inbox
+GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
+POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
+GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
 POST /api/admin/jobs/<id>/retry     {"reason"?}               admins
@@ -54,6 +57,8 @@ MAX_BODY_BYTES = 64 * 1024
 APPLY_BUDGET_S = 8.0  # one apply call's batches; the page calls again until done (maxDuration 60 s)
 BULK_BATCH_SIZE = 500
 SIGNED_URL_SECONDS = 60
+# A thumbnail or a page to view: the list and the viewer may stay open a while before they load them.
+SIGNED_VIEW_SECONDS = 600
 LIST_LIMIT, MAX_LIST_LIMIT = 50, 200
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
@@ -61,6 +66,8 @@ API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
 FILTER_PARAMETERS = {
     "kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "sender": "sender", "q": "q",
 }  # fmt: skip
+# The inbox's query parameters and the keys of document_jobs_internal.faxes_filter (calls.FAX_FILTER_KEYS).
+FAX_FILTER_PARAMETERS = {"from": "received_from", "to": "received_to", "sender": "sender", "line": "line", "q": "q"}
 
 
 @dataclass
@@ -276,18 +283,113 @@ def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
         values = [value for value in query.get(parameter, []) if value.strip()]
         if values:
             found[key] = values[0]
+    # The screen's jobs console leaves the queue's own jobs (reconciliation's) out unless asked.
+    if (query.get("queue_jobs") or [""])[0] == "hide":
+        found["fax_jobs_only"] = True
     return found
+
+
+def faxes_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The inbox's query parameters as a filter of document_jobs_internal.faxes_filter."""
+    check_text(query, "the filter")
+    found: dict[str, Any] = {}
+    for parameter, key in FAX_FILTER_PARAMETERS.items():
+        values = [value for value in query.get(parameter, []) if value.strip()]
+        if values:
+            found[key] = values[0]
+    return calls.fax_filter(found)
 
 
 def jobs(context: Context) -> dict[str, Any]:
     call = context.call
     limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
+    after_time, after_id = _cursor(call)
+    return calls.jobs(context.rpc, jobs_filter(call.query), after_time, after_id, limit, context.viewer())
+
+
+def _cursor(call: Call) -> tuple[str | None, str | None]:
     after_time, after_id = call.first("after_time"), call.first("after_id")
     if (after_time is None) != (after_id is None) or (after_id is not None and not _UUID.match(after_id)):
-        raise Refusal("bad_cursor", "after_time and after_id go together, after_id a job id", 400)
+        raise Refusal("bad_cursor", "after_time and after_id go together, after_id an id", 400)
     if after_time is not None and not _is_timestamp(after_time):
         raise Refusal("bad_cursor", "after_time must be an ISO 8601 time with its offset, as a page gave it", 400)
-    return calls.jobs(context.rpc, jobs_filter(call.query), after_time, after_id, limit, context.viewer())
+    return after_time, after_id
+
+
+def _storage(context: Context, bucket: str) -> Any:
+    from lib.supabase.storage import Storage
+
+    return Storage(context.http, context.settings.supabase_url, context.settings.server_key, bucket)
+
+
+def _signed(context: Context, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """View URLs (no download name) for (bucket, key) pairs, one Storage request per bucket; a
+    thumbnail that cannot be signed now is left out (the page shows none), never the whole page."""
+    from lib.supabase.storage import StorageError
+
+    signed: dict[tuple[str, str], str] = {}
+    for bucket in sorted({b for b, _ in wanted}):
+        keys = sorted({k for b, k in wanted if b == bucket})
+        try:
+            urls = _storage(context, bucket).signed_urls(keys, SIGNED_VIEW_SECONDS)
+        except StorageError as error:
+            log.event("admin_sign_failed", logging.WARNING, status=error.status, count=len(keys))
+            continue
+        signed.update({(bucket, key): url for key, url in urls.items()})
+    return signed
+
+
+def faxes(context: Context) -> dict[str, Any]:
+    call = context.call
+    limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
+    after_time, after_id = _cursor(call)
+    page = calls.faxes(context.rpc, faxes_filter(call.query), after_time, after_id, limit, context.viewer())
+    thumbnails = [(t["bucket"], t["path"]) for fax in page["faxes"] if (t := fax.get("thumbnail"))]
+    signed = _signed(context, thumbnails)
+    for fax in page["faxes"]:
+        thumbnail = fax.pop("thumbnail", None)
+        fax["thumbnail_url"] = signed.get((thumbnail["bucket"], thumbnail["path"])) if thumbnail else None
+    return page
+
+
+# What the viewer draws of an attachment: its viewing PDF when the job made one (a TIFF), else the
+# original when the browser draws it (PDF.js for a PDF, an image element for a JPEG or PNG).
+_DRAWN_AS_IS = {"application/pdf": "pdf", "image/jpeg": "picture", "image/png": "picture"}
+
+
+def fax(context: Context) -> dict[str, Any]:
+    found = calls.fax(context.rpc, _id(context.call), context.viewer())
+    if found is None:
+        raise Refusal("not_found", "no such fax", 404)
+    wanted: list[tuple[str, str]] = []
+    for attachment in found["attachments"]:
+        kind = "pdf" if attachment.get("view_path") else _DRAWN_AS_IS.get(attachment.get("content_type") or "")
+        if attachment.get("view_error_code"):
+            kind = None  # a file PDF.js or PDFium could not read: listed and downloadable, not drawn
+        attachment["view_kind"] = kind or "none"
+        if kind:
+            attachment["view_key"] = attachment.get("view_path") or attachment["storage_path"]
+            wanted.append((attachment["bucket"], attachment["view_key"]))
+        if attachment.get("thumbnail_path"):
+            wanted.append((attachment["bucket"], attachment["thumbnail_path"]))
+    thumbnail = found["fax"].pop("thumbnail", None)
+    if thumbnail:
+        wanted.append((thumbnail["bucket"], thumbnail["path"]))
+    signed = _signed(context, wanted)
+    found["fax"]["thumbnail_url"] = signed.get((thumbnail["bucket"], thumbnail["path"])) if thumbnail else None
+    for attachment in found["attachments"]:
+        bucket = attachment.pop("bucket")
+        view_key = attachment.pop("view_key", None)
+        attachment["view_url"] = signed.get((bucket, view_key)) if view_key else None
+        if view_key and attachment["view_url"] is None:
+            attachment["view_kind"] = "none"
+        thumbnail_path = attachment.pop("thumbnail_path", None)
+        attachment["thumbnail_url"] = signed.get((bucket, thumbnail_path)) if thumbnail_path else None
+        # Where the objects are is the server's: the page asks for a download by the attachment's id.
+        attachment.pop("storage_path", None)
+        attachment.pop("view_path", None)
+    found.pop("own_numbers", None)
+    return found
 
 
 def job(context: Context) -> dict[str, Any]:
@@ -357,6 +459,15 @@ def cancel(context: Context) -> dict[str, Any]:
     return _changed_or_conflict(calls.cancel(context.rpc, _id(context.call), who.user_id, who.email, text))
 
 
+def rotation(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    value = body.get("rotation")
+    if value not in (0, 90, 180, 270) or isinstance(value, bool):
+        raise Refusal("bad_request", "rotation must be 0, 90, 180 or 270", 400)
+    who = context.require_admin()
+    return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
+
+
 def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
     if not result.get("changed"):
         reason_code = str(result.get("reason"))
@@ -394,6 +505,9 @@ def bulk_apply(context: Context) -> dict[str, Any]:
 ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("GET", "me"): me,
     ("GET", "overview"): overview,
+    ("GET", "faxes"): faxes,
+    ("GET", "faxes/{id}"): fax,
+    ("POST", "faxes/{id}/rotation"): rotation,
     ("GET", "jobs"): jobs,
     ("GET", "jobs/{id}"): job,
     ("GET", "audit"): audit,

@@ -7,10 +7,15 @@ invocation's deadline, and there is no part header that a sender's text could re
 be an iterator of chunks (the worker streams a download through): with its length stated, a body
 that ends short or runs long fails as a request (httpx refuses to send it, and Storage never sees
 a whole object); without, it goes chunked.
+
+An upload never replaces an object unless its caller asks (`upsert`, for files derived again from
+an original): without x-upsert Storage refuses a key that holds an object, 409 Duplicate in its
+error shape (StorageError.duplicate), and an original once stored stays as it was stored.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 from urllib.parse import quote
@@ -33,6 +38,24 @@ class Sink(Protocol):
     """Where a download goes, chunk by chunk (a file, or one that hashes what it is given)."""
 
     def write(self, chunk: bytes, /) -> object: ...
+
+
+class Digest:
+    """A Sink that keeps only the SHA-256 and the size of what it is given: an object read back to
+    be compared with a download, never held whole."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, chunk: bytes, /) -> int:
+        self._digest.update(chunk)
+        self.size += len(chunk)
+        return len(chunk)
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
 
 
 class BodyLengthMismatch(ValueError):
@@ -71,9 +94,16 @@ class StorageError(Exception):
         """The error's name: Storage's `error`, else the `message` (all the API gateway in front says)."""
         return self.error or self.message
 
+    @property
+    def duplicate(self) -> bool:
+        """An upload without upsert to a key that holds an object: {"statusCode": "409", "code":
+        "KeyAlreadyExists", "error": "Duplicate"} under HTTP 400 (older bodies: the status and the
+        error only)."""
+        return self.code == "KeyAlreadyExists" or (self.status == 409 and self.error == "Duplicate")
+
 
 class Storage:
-    """One bucket, as the server key. Uploads upsert: a repeated upload overwrites."""
+    """One bucket, as the server key. An upload replaces nothing unless told to (`upsert`)."""
 
     def __init__(self, http: httpx.Client, supabase_url: str, server_key: str, bucket: str) -> None:
         self._http = http
@@ -91,11 +121,14 @@ class Storage:
         content_type: str,
         deadline: Deadline | None = None,
         length: int | None = None,
+        *,
+        upsert: bool = False,
     ) -> None:
         """Stores `body` (bytes, or chunks of them: `length` then states their total, else they go
-        chunked). StorageError when Storage refuses or cannot be reached; DeadlinePassed when the
-        invocation's time ran out first; BodyLengthMismatch when the chunks do not add up to
-        `length`; whatever iterating `body` raises, as it is."""
+        chunked) at a key that holds no object, or with `upsert` at any key, replacing what is there.
+        StorageError when Storage refuses (`duplicate`: the key holds an object) or cannot be
+        reached; DeadlinePassed when the invocation's time ran out first; BodyLengthMismatch when
+        the chunks do not add up to `length`; whatever iterating `body` raises, as it is."""
         deadline = deadline or Deadline(float("inf"))  # the configured timeouts alone
         deadline.check("upload")
         if isinstance(body, bytes):
@@ -104,7 +137,7 @@ class Storage:
             **self._headers,
             "Content-Type": content_type,
             "Cache-Control": "max-age=3600",
-            "x-upsert": "true",
+            "x-upsert": "true" if upsert else "false",
         }
         if length is not None:
             headers["Content-Length"] = str(length)  # stated, so that the body is not sent chunked
@@ -152,6 +185,29 @@ class Storage:
         if not response.is_success:
             raise refusal("sign", response)
         return f"{self._api}{response.json()['signedURL']}&download={quote(download_as, safe='')}"
+
+    def signed_urls(self, keys: list[str], expires_in: int) -> dict[str, str]:
+        """URLs that show the objects (no download name), valid for `expires_in` seconds, in one
+        request (Storage's POST /object/sign/{bucket} with "paths"): {key: url}, leaving out an
+        object that is not there."""
+        if not keys:
+            return {}
+        try:
+            response = self._http.post(
+                f"{self._api}/object/sign/{quote(self.bucket, safe='')}",
+                json={"expiresIn": expires_in, "paths": keys},
+                headers=self._headers,
+                timeout=SIGN_TIMEOUT,
+            )
+        except httpx.HTTPError as error:
+            raise _unreachable("sign", error) from error
+        if not response.is_success:
+            raise refusal("sign", response)
+        signed: dict[str, str] = {}
+        for item in response.json():
+            if isinstance(item, dict) and isinstance(item.get("signedURL"), str) and item.get("path") in keys:
+                signed[item["path"]] = f"{self._api}{item['signedURL']}"
+        return signed
 
     def download(self, key: str) -> bytes:
         # Storage's "Retrieve an object" (GET /object/authenticated/...; the bare /object/... route

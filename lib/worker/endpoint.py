@@ -18,7 +18,7 @@ from lib.failures import FailureCode
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.storage import Storage
-from lib.worker import fetch_email, prepare_fax, reconcile
+from lib.worker import fetch_email, prepare_fax, reconcile, verify_originals
 from lib.worker.auth import is_authorized
 from lib.worker.kinds import KINDS, Contexts, runner
 from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
@@ -92,5 +92,6 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
             return Storage(http, settings.supabase_url, settings.server_key, bucket)
 
         preparing = prepare_fax.PrepareContext(queue=queue, storage=storage, max_bytes=settings.attachment_max_bytes)
-        run_job = runner(Contexts(reconcile=reconciling, fetch=context, prepare=preparing))
+        verifying = verify_originals.VerifyContext(queue=queue, storage=storage)
+        run_job = runner(Contexts(reconcile=reconciling, fetch=context, prepare=preparing, verify=verifying))
         yield queue, run_job

@@ -179,7 +179,8 @@ def _upload(storage: Storage, email_id: UUID, attachment_id: UUID, file: Path | 
     key = view_key(email_id, attachment_id, file.name)
     content_type = fax_pages.VIEW_TYPE if file.name == fax_pages.VIEW_NAME else fax_pages.THUMBNAIL_TYPE
     try:
-        storage.upload(key, _chunks(file), content_type, checkpoint.deadline, length=file.stat().st_size)
+        # An upsert: a derived file may be derived again, and its key is never an original's (view_key).
+        storage.upload(key, _chunks(file), content_type, checkpoint.deadline, length=file.stat().st_size, upsert=True)
     except StorageError as error:
         raise storage_failure(error) from error
     return key

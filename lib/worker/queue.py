@@ -19,9 +19,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lib.errors import DatabaseError
 from lib.limits import DEFAULT_LEASE, MAX_RETRY_AFTER
+from lib.originals import Read
 from lib.storable import storable_text
 from lib.supabase.rpc import execute, interval
-from lib.worker.records import FaxView, FetchStart, PrepareStart, ReconcileStart, StoredAttachment
+from lib.worker.records import (
+    FaxView,
+    FetchStart,
+    PrepareStart,
+    ReconcileStart,
+    StoredAttachment,
+    StoredVersion,
+    VerifyStart,
+)
 
 if TYPE_CHECKING:
     from supabase import Client
@@ -217,6 +226,27 @@ class Queue:
         )
         self._renewed(job, asked_at)
 
+    def start_verify_originals(self, job: Job) -> VerifyStart:
+        """A verify_originals job's run (drawn on its first start) and the originals of it not read
+        yet, while the job is ours."""
+        fenced = self._fenced("start_verify_originals_v2", job)
+        return VerifyStart.model_validate(fenced.model_extra or {})
+
+    def record_original_checks(self, job: Job, run_id: int, reads: list[Read]) -> dict[str, Any]:
+        """What was read of some originals of the job's run, judged and recorded by the database
+        (which raises the outage original_mismatch), only while the job is ours, renewing the lease
+        in the same call. {"checked", "mismatched", "mismatches", "alerts"}."""
+        asked_at = self._wall()
+        fenced = self._fenced(
+            "record_original_checks_v2",
+            job,
+            p_run_id=run_id,
+            p_checks=[read.model_dump(mode="json") for read in reads],
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+        return dict(fenced.model_extra or {})
+
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""
@@ -260,17 +290,50 @@ class Queue:
             p_retry_after=interval(min(retry_after, MAX_RETRY_AFTER)) if retry_after is not None else None,
         )
 
-    def record_attachment(self, job: Job, attachment: StoredAttachment) -> None:
-        """Records an uploaded attachment of the job's e-mail, only while the job is still ours,
-        and renews the lease in the same call."""
+    def record_attachment(self, job: Job, attachment: StoredAttachment) -> int:
+        """Records the stored versions of an attachment of the job's e-mail (all or none), only
+        while the job is still ours, and renews the lease in the same call; answers how many
+        versions the attachment has now (more than one: the database alerted original_differs)."""
         asked_at = self._wall()
-        self._fenced(
-            "record_document_attachment_v2",
+        fenced = self._fenced(
+            "record_document_attachment_v3",
             job,
             **{f"p_{name}": value for name, value in attachment.model_dump(mode="json").items()},
             p_lease=interval(self.lease),
         )
         self._renewed(job, asked_at)
+        return int((fenced.model_extra or {}).get("versions", 1))
+
+    def record_raw_message(
+        self, job: Job, versions: tuple[StoredVersion, ...] | None, unavailable: str | None = None
+    ) -> None:
+        """Records the stored versions of the job's e-mail's raw message, or why there is none
+        (`unavailable`), only while the job is ours, renewing the lease in the same call."""
+        asked_at = self._wall()
+        self._fenced(
+            "record_raw_message_v2",
+            job,
+            p_versions=None if versions is None else [v.model_dump(mode="json") for v in versions],
+            p_unavailable=unavailable,
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+
+    def may_discard(self, job: Job, bucket: str, key: str, size: int, sha256: str, reason: str) -> bool:
+        """Whether the object the job uploaded at `key` and found wrong may be deleted: the
+        database says yes only while the job is ours and no row records the object, and then
+        never lets that key be recorded (discard_unrecorded_object_v2). LeaseLost once the job is
+        not ours."""
+        fenced = self._fenced(
+            "discard_unrecorded_object_v2",
+            job,
+            p_bucket=bucket,
+            p_storage_path=key,
+            p_size_bytes=size,
+            p_sha256=sha256,
+            p_reason=reason[:500],
+        )
+        return bool((fenced.model_extra or {}).get("discard"))
 
     def release(
         self,

@@ -3,10 +3,12 @@ before a job calls Resend (with the Resend limiter's slot), and the row of a sto
 (written through the fenced RPCs in lib/worker/queue.py), with its object's key and stored type.
 
 Supabase Storage rejects keys outside `^[A-Za-z0-9_/!.*'() &$=@;:+,?-]*$` (a Japanese file name
-gives 400 InvalidKey), so the original name lives only in the database. A key that depends only
-on the e-mail row and the provider's attachment id makes a repeated upload overwrite, never
-duplicate. The content type is the sender's choice: it is held to an allow-list of document
-types before it is stored or served, and the key's extension follows it.
+gives 400 InvalidKey), so the original name lives only in the database. A key depends only on the
+e-mail row, the provider's attachment id and the version: a repeated upload meets the object it
+uploaded before (Storage refuses an existing key without upsert), and a version beside another
+has a key of its own, never the other's. The e-mail's raw message has its own keys in its own
+folder. The content type is the sender's choice: it is held to an allow-list of document types
+before it is stored or served, and the key's extension follows it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from lib.attachment_names import DOCUMENT_TYPES, GENERIC_EXTENSION, GENERIC_TYPE
+from lib.originals import Recorded
 from lib.storable import digest
 
 
@@ -39,14 +42,25 @@ class ReceivedEmail(BaseModel):
     provider_email_id: str
 
 
+class ObjectKey(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    bucket: str
+    storage_path: str
+
+
 class FetchStart(BaseModel):
     """start_fetch_email's answer: the job's e-mail (None when its row is gone), the provider ids
-    of the attachments already stored, and the slot of the listing request (None without an e-mail)."""
+    of the attachments already stored (any version), whether its raw message is recorded, the keys
+    given up as wrong (never to be stored at again), and the slot of the listing request (None
+    without an e-mail)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     email: ReceivedEmail | None
     stored_attachment_ids: frozenset[str] = frozenset()
+    raw_message_recorded: bool = False
+    discarded_paths: frozenset[ObjectKey] = frozenset()
     resend: Slot | None = None
 
 
@@ -63,18 +77,28 @@ class ReconcileStart(BaseModel):
     now: datetime
 
 
+class StoredVersion(BaseModel):
+    """One stored object of an original (an attachment, or the raw message): a version of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int = Field(ge=1)
+    size_bytes: int = Field(ge=0)
+    sha256: str
+    bucket: str
+    storage_path: str
+
+
 class StoredAttachment(BaseModel):
-    """A row of fax_received_email_attachments (the e-mail is the job's)."""
+    """The rows of fax_received_email_attachments of one attachment (the e-mail is the job's): one
+    per version, most often one."""
 
     model_config = ConfigDict(frozen=True)
 
     provider_attachment_id: str
     filename: str | None
     content_type: str | None
-    size_bytes: int
-    sha256: str
-    bucket: str
-    storage_path: str
+    versions: tuple[StoredVersion, ...] = Field(min_length=1)
 
 
 # Always used with fullmatch: with match, "$" also matches before a trailing newline, so
@@ -118,12 +142,30 @@ def stored_content_type(declared: str | None, filename: str | None) -> str:
     return GENERIC_TYPE
 
 
-def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str) -> str:
-    """The object's key; its extension follows `content_type` (a stored_content_type)."""
+# Where every original of an e-mail lives: its attachments, and its raw message in RAW_FOLDER.
+ORIGINALS_PREFIX = "fax_received_emails"
+RAW_FOLDER = "raw"
+RAW_MESSAGE_TYPE = "message/rfc822"
+
+
+def _versioned(stem: str, extension: str, version: int) -> str:
+    # Version 1 is the plain name; another sits beside it. A stem never holds a dot (a safe id, or
+    # "message"), so no version's key is another original's.
+    return f"{stem}.{extension}" if version == 1 else f"{stem}.v{version}.{extension}"
+
+
+def attachment_key(email_row_id: UUID, attachment_id: str, content_type: str, version: int = 1) -> str:
+    """The key of an attachment's version; its extension follows `content_type` (a stored_content_type)."""
     # The provider's id is input: use it only when it is a plain token, else a digest of it (one
     # for an id with a lone surrogate too: lib/storable.py).
     safe_id = attachment_id if _SAFE_ID.fullmatch(attachment_id) else digest(attachment_id)
-    return f"fax_received_emails/{email_row_id}/{safe_id}.{DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION)}"
+    name = _versioned(safe_id, DOCUMENT_TYPES.get(content_type, GENERIC_EXTENSION), version)
+    return f"{ORIGINALS_PREFIX}/{email_row_id}/{name}"
+
+
+def raw_message_key(email_row_id: UUID, version: int = 1) -> str:
+    """The key of a version of the e-mail's raw message (the .eml Resend received)."""
+    return f"{ORIGINALS_PREFIX}/{email_row_id}/{RAW_FOLDER}/{_versioned('message', 'eml', version)}"
 
 
 class StoredOriginal(BaseModel):
@@ -180,3 +222,13 @@ VIEWS_PREFIX = "fax_views"
 def view_key(email_row_id: UUID, attachment_row_id: UUID, name: str) -> str:
     """The key of a file derived from an attachment: `name` is one of lib/worker/fax_pages.py's."""
     return f"{VIEWS_PREFIX}/{email_row_id}/{attachment_row_id}/{name}"
+
+
+class VerifyStart(BaseModel):
+    """start_verify_originals_v2's answer: the job's run and the originals of it not read yet."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: int
+    total: int
+    items: list[Recorded]

@@ -11,6 +11,10 @@ resend/emails/_received_email.py) is fetched with its size unknown, and an item 
 fetched at all (no id, no download URL) is named, field by field, without losing the others. The
 list of received e-mails is read the same way: an item that cannot be recorded is set apart with
 what can be read of it (UnreadableEmail), and its page's other items go on.
+
+A received e-mail's own answer (resend.com/docs/api-reference/emails/retrieve-received-email)
+carries `raw`: {"download_url", "expires_at"}, a signed URL of the original message (the .eml,
+its attachments included), or null; it is downloaded like an attachment, its size unknown.
 """
 
 from __future__ import annotations
@@ -82,6 +86,17 @@ class InvalidEmailId(ValueError):
     HTTP client into another endpoint of Resend's API."""
 
 
+def fetchable_url(value: str) -> str:
+    """A download URL the worker may GET: http(s), with a host (ValueError otherwise)."""
+    try:
+        url = httpx.URL(value)
+    except (httpx.InvalidURL, UnicodeError):
+        raise ValueError("is not a URL") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("is not an http(s) URL with a host")
+    return value
+
+
 class Attachment(BaseModel):
     """An item of GET /emails/receiving/{id}/attachments. download_url is valid for one hour: never store it.
 
@@ -108,13 +123,22 @@ class Attachment(BaseModel):
     @field_validator("download_url")
     @classmethod
     def _fetchable(cls, value: str) -> str:
-        try:
-            url = httpx.URL(value)
-        except (httpx.InvalidURL, UnicodeError):
-            raise ValueError("is not a URL") from None
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError("is not an http(s) URL with a host")
-        return value
+        return fetchable_url(value)
+
+
+class RawMessage(BaseModel):
+    """The `raw` of GET /emails/receiving/{id}: where the original message can be downloaded, for a
+    while (never store the URL)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    download_url: str
+    expires_at: str | None = None
+
+    @field_validator("download_url")
+    @classmethod
+    def _fetchable(cls, value: str) -> str:
+        return fetchable_url(value)
 
 
 @dataclass(frozen=True)
@@ -340,11 +364,16 @@ def _parse_page(content: bytes, what: str = "attachment list") -> tuple[bool, li
     return has_more, document["data"]
 
 
-def email_path(email_id: str) -> str:
-    """The listing's path for an e-mail id, every character of the id escaped."""
+def received_email_path(email_id: str) -> str:
+    """The received e-mail's path for an e-mail id, every character of the id escaped."""
     if email_id in ("", ".", ".."):
         raise InvalidEmailId(f"the e-mail id {email_id!r} cannot name a Resend e-mail")
-    return f"/emails/receiving/{quote(email_id, safe='')}/attachments"
+    return f"/emails/receiving/{quote(email_id, safe='')}"
+
+
+def email_path(email_id: str) -> str:
+    """The listing's path for an e-mail id, every character of the id escaped."""
+    return f"{received_email_path(email_id)}/attachments"
 
 
 class Pacing(Protocol):
@@ -400,6 +429,25 @@ class ResendClient:
         for position, raw in enumerate(self._iter_items(email_id, deadline), start=1):
             _item(raw, position, listing)
         return listing
+
+    def raw_message(self, email_id: str, deadline: Deadline | None = None) -> RawMessage | None:
+        """The `raw` of the received e-mail (GET /emails/receiving/{id}): where its original message
+        downloads from, or None when Resend offers none (null, or no such member)."""
+        content = self._get_json(received_email_path(email_id), {}, deadline)
+        try:
+            document = json.loads(content)
+        except (ValueError, RecursionError):
+            raise MalformedResponse("received e-mail: not JSON") from None
+        if not isinstance(document, dict):
+            raise MalformedResponse("received e-mail: not an object")
+        raw = document.get("raw")
+        if raw is None:
+            return None
+        try:
+            return RawMessage.model_validate(raw)
+        except ValidationError as error:
+            fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'raw'}: {e['msg']}" for e in error.errors())
+            raise MalformedResponse(f"received e-mail: raw: {fields}") from None
 
     def _iter_items(self, email_id: str, deadline: Deadline | None) -> Iterator[Any]:
         path = email_path(email_id)

@@ -1,11 +1,14 @@
 // @ts-check
 // The admin screen: sign-in, the header (views, language, the operator), and routing by the URL's
-// fragment (#/overview, #/jobs?..., #/jobs/<id>, #/audit), so that every view is a deep link.
+// fragment (#/faxes?..., #/faxes/<id>, #/overview, #/jobs?..., #/jobs/<id>, #/audit), so that every
+// view is a deep link. The inbox (#/faxes) is the first view, for every role.
 
 import { api } from "./api.js";
 import * as audit from "./audit.js";
 import { h, replace } from "./dom.js";
+import * as fax from "./fax.js";
 import { LANGUAGES, language, setLanguage, t } from "./i18n.js";
+import * as inbox from "./inbox.js";
 import * as job from "./job.js";
 import * as jobs from "./jobs.js";
 import * as overview from "./overview.js";
@@ -48,7 +51,8 @@ function header(view) {
       focusHeading();
     } }, t("nav.skip")) : null,
     h("h1", {}, t("title")),
-    who ? h("nav", { class: "views" }, link("overview", "#/overview"), link("jobs", "#/jobs"), link("audit", "#/audit")) : null,
+    who ? h("nav", { class: "views" }, link("faxes", "#/faxes"), link("overview", "#/overview"), link("jobs", "#/jobs"),
+      link("audit", "#/audit")) : null,
     h("div", { class: "session" },
       languageSwitch(),
       who ? h("span", { class: "who" }, who.email ?? who.user_id, " ",
@@ -104,16 +108,18 @@ async function route() {
     showSignIn();
     return;
   }
-  const [path, query = ""] = (location.hash.replace(/^#/, "") || "/overview").split("?");
+  const [path, query = ""] = (location.hash.replace(/^#/, "") || "/faxes").split("?");
   const params = new URLSearchParams(query);
   const parts = path.split("/").filter(Boolean);
-  const view = parts[0] === "jobs" ? "jobs" : parts[0] === "audit" ? "audit" : "overview";
+  const view = ["jobs", "audit", "overview"].includes(parts[0]) ? parts[0] : "faxes";
   const main = h("main", {});
   replace(root, header(view), main);
-  if (parts[0] === "jobs" && parts[1]) await job.render(main, parts[1]);
+  if (view === "faxes" && parts[1]) await fax.render(main, parts[1]);
+  else if (view === "faxes") await inbox.render(main, params);
+  else if (parts[0] === "jobs" && parts[1]) await job.render(main, parts[1]);
   else if (view === "jobs") await jobs.render(main, params);
   else if (view === "audit") await audit.render(main, params);
-  else await overview.render(main, params);
+  else if (view === "overview") await overview.render(main, params);
   focusHeading();
 }
 

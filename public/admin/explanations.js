@@ -5,7 +5,7 @@
 
 /** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */
 /** @typedef {{ en: Said, ja: Said, source?: string }} Explained */
-/** @type {Record<"job" | "outage" | "refusal" | "auth", Record<string, Explained>>} */
+/** @type {Record<"job" | "outage" | "finding" | "refusal" | "auth", Record<string, Explained>>} */
 export const EXPLANATIONS = {
   "job": {
     "attachment_too_large": {
@@ -464,6 +464,18 @@ export const EXPLANATIONS = {
         "operator": "Vercel の SUPABASE_SECRET_KEY に、このプロジェクトのシークレットキー（Project Settings → API Keys。旧方式なら SUPABASE_SERVICE_ROLE_KEY に service_role キー）を設定し（公開用の publishable キーではなく）、再デプロイしてください。待機中のジョブは10分ごとに再試行され、自然に処理されます。"
       }
     },
+    "original_mismatch": {
+      "en": {
+        "meaning": "a stored original, read back from Storage, is not what was recorded when it was stored (it is missing, or its size or SHA-256 differs): the kept record of a received fax has changed",
+        "clerk": "A stored fax may have been changed or removed. Delete nothing, and call your system administrator today, with the time shown.",
+        "operator": "Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is missing or differs. For each, look at the object in Storage's dashboard (its size and last modified time) and in the project's logs (who wrote or deleted it, and when), then put the original back at the same key from the office's own copy (the export) and run document-jobs-admin verify again: the outage closes once every original reads as recorded. Record what happened under the office's rule."
+      },
+      "ja": {
+        "meaning": "Storage から読み直した保存済みの原本が、保存したときの記録と一致しません（原本がない、またはサイズか SHA-256 が違います）。受信した FAX の保存記録が変わっています。",
+        "clerk": "保存した FAX が変更または削除されたおそれがあります。何も削除せず、表示されている日時を添えて、今日中にシステム管理者に連絡してください。",
+        "operator": "document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、この障害は閉じます。経緯は事務処理規程に従って記録してください。"
+      }
+    },
     "queue_stalled": {
       "en": {
         "meaning": "no worker is taking the waiting jobs: the oldest claimable job waited longer than the threshold",
@@ -618,6 +630,20 @@ export const EXPLANATIONS = {
         "meaning": "ワーカーがデータベースからの呼び出しを拒否しています（401）。",
         "clerk": "FAX の取り込みが止まっています。直れば、待っている FAX は自動で取り込まれます。表示されているコードと開始時刻を添えて、早めにシステム管理者に連絡してください。",
         "operator": "Vault のシークレット internal_function_secret と Vercel の INTERNAL_FUNCTION_SECRET が違う（または未設定で、その場合はワーカーのログに名前が出ます）可能性が高いです。両方に同じ値を設定してください（README: Rotating INTERNAL_FUNCTION_SECRET）。"
+      }
+    }
+  },
+  "finding": {
+    "original_differs": {
+      "en": {
+        "meaning": "an original was already in Storage at its key with other bytes than those Resend served for the same file: neither replaced the other, and both are kept and recorded, each a version of the attachment with its own SHA-256",
+        "clerk": "One file of this fax is kept in two versions with different contents. Do not delete or replace either, and do not decide yourself which one is right: call your system administrator today with the fax's id.",
+        "operator": "Nothing was overwritten. Download each version (document-jobs-admin download with the job id writes them all; the alert names their SHA-256), compare them with the fax in the Resend dashboard (Emails, Receiving) while Resend still keeps it, and record which one the office relies on, as its rule against improper correction and deletion asks. A worker that stopped between an upload and its record leaves such an object; if versions keep appearing, report it to the developers with the job id."
+      },
+      "ja": {
+        "meaning": "Storage の同じ保存先に、Resend から取得した内容と異なる原本がすでにありました。どちらも上書きせず、それぞれの SHA-256 とともに添付ファイルの版として両方を保存・記録しています。",
+        "clerk": "この FAX のファイルの1つが、内容の異なる2つの版で保存されています。どちらも削除・差し替えせず、どちらが正しいかを自分で判断しないでください。FAX の ID を添えて、今日中にシステム管理者に連絡してください。",
+        "operator": "上書きされたものはありません。各版をダウンロードし（ジョブIDを指定した document-jobs-admin download ですべて書き出せます。各版の SHA-256 は通知に記載されています）、Resend に残っている間に Resend のダッシュボード（Emails → Receiving）の FAX と照合して、事務所がどちらに依拠するかを、訂正削除の防止に関する事務処理規程に従って記録してください。アップロードから記録までの間に止まったワーカーがこのような版を残すことがあります。繰り返し起きる場合は、ジョブIDを添えて開発者に連絡してください。"
       }
     }
   },

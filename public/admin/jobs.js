@@ -1,6 +1,8 @@
 // @ts-check
 // Jobs: filters (state, kind, error code, received time, search) kept in the URL, keyset pages,
-// auto-refresh that pauses, and the bulk actions on everything the filter matches.
+// auto-refresh that pauses, and the bulk actions on everything the filter matches. The queue's own
+// jobs (reconciliation's, of no e-mail) are left out unless asked for (queue_jobs=show) or their
+// kind is chosen.
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
@@ -8,7 +10,7 @@ import { absoluteTime, dateTime, number, t } from "./i18n.js";
 import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, shortId, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
-const FILTER_KEYS = ["state", "kind", "code", "from", "to", "sender", "q"];
+const FILTER_KEYS = ["state", "kind", "code", "from", "to", "sender", "q", "queue_jobs"];
 const REFRESH_MS = 10000;
 const AUTO_REFRESH_KEY = "document-jobs-admin-auto-refresh";
 const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
@@ -51,6 +53,17 @@ function filterOf(params) {
   const filter = new URLSearchParams();
   for (const key of FILTER_KEYS) for (const value of params.getAll(key)) if (value) filter.append(key, value);
   return filter;
+}
+
+/**
+ * The filter as the API takes it: the URL's, and the queue's own jobs left out unless asked for.
+ * @param {URLSearchParams} filter
+ */
+function apiFilter(filter) {
+  const query = new URLSearchParams(filter);
+  query.delete("queue_jobs");
+  if (filter.get("queue_jobs") !== "show" && filter.get("kind") !== "reconcile_emails") query.set("queue_jobs", "hide");
+  return query;
 }
 
 /**
@@ -131,6 +144,7 @@ function filterForm(filter, kinds, codes) {
   const to = time("to");
   const sender = h("input", { name: "sender", type: "search", value: filter.get("sender") ?? "", autocomplete: "off", size: 24, maxlength: 200 });
   const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("jobs.searchHint"), size: 40, maxlength: 200 });
+  const queueJobs = h("input", { name: "queue_jobs", type: "checkbox", checked: filter.get("queue_jobs") === "show" });
   const form = h(
     "form",
     { class: "filters", role: "search" },
@@ -142,6 +156,7 @@ function filterForm(filter, kinds, codes) {
     h("small", { id: "time-format", class: "time-format" }, t("jobs.timeFormat", { offset: zoneOffset() })),
     h("label", {}, t("filter.sender"), sender),
     h("label", { class: "wide" }, t("jobs.search"), q),
+    h("label", { class: "auto-refresh" }, queueJobs, " ", t("jobs.queueJobs")),
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
       h("button", { type: "button", onclick: () => { location.hash = "#/jobs"; } }, t("jobs.clear"))),
@@ -159,7 +174,8 @@ function filterForm(filter, kinds, codes) {
     const state = filter.get("state");
     if (state) next.set("state", state);
     for (const [name, value] of [["kind", kind.value], ["code", code.value.trim()], ["from", times[0] ?? ""],
-      ["to", times[1] ?? ""], ["sender", sender.value.trim()], ["q", q.value.trim()]]) {
+      ["to", times[1] ?? ""], ["sender", sender.value.trim()], ["q", q.value.trim()],
+      ["queue_jobs", queueJobs.checked ? "show" : ""]]) {
       if (value) next.set(name, value);
     }
     location.hash = hashFor(next);
@@ -219,7 +235,7 @@ function pager(filter, page, cursor) {
  * @param {() => unknown} rerender
  */
 async function bulk(action, filter, report, rerender) {
-  const query = filter.toString();
+  const query = apiFilter(filter).toString();
   replace(report, notice(t("bulk.counting")));
   /** @type {BulkPrepared} */
   let prepared;
@@ -284,7 +300,7 @@ export async function render(container, params) {
     stackFilter = filter.toString();
     if (!cursor) olderStack = [];
   }
-  const apiParams = new URLSearchParams(filter);
+  const apiParams = apiFilter(filter);
   if (cursor) {
     apiParams.set("after_time", cursor.created_at);
     apiParams.set("after_id", cursor.id);

@@ -102,6 +102,7 @@ const FILTER_LABELS = /** @type {Record<string, string>} */ ({
  */
 export function filterSummary(filter) {
   return Object.entries(filter ?? {}).map(([key, value]) => {
+    if (key === "fax_jobs_only") return t("filter.faxJobsOnly");
     const values = Array.isArray(value) ? value : [value];
     const shown = values.map((v) => key === "states" ? t(`state.${v}`)
       : key === "received_from" || key === "received_to" ? dateTime(v)

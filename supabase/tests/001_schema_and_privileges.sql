@@ -32,7 +32,7 @@ select is(pg_get_expr(i.indpred, i.indrelid), '(status = ANY (ARRAY[''queued''::
 select has_table('public', 'fax_received_emails', 'fax_received_emails exists');
 select has_table('public', 'fax_received_email_attachments', 'fax_received_email_attachments exists');
 select col_is_unique('public', 'fax_received_emails', array['provider', 'provider_email_id']);
-select col_is_unique('public', 'fax_received_email_attachments', array['fax_received_email_id', 'provider_attachment_id']);
+select col_is_unique('public', 'fax_received_email_attachments', array['fax_received_email_id', 'provider_attachment_id', 'version']);
 select has_column('public', 'fax_received_email_attachments', 'sha256', 'attachments keep their sha256');
 select has_column('public', 'fax_received_email_attachments', 'filename', 'attachments keep their original name');
 

@@ -94,13 +94,40 @@ select set_eq(
         'public.start_prepare_fax_v2(uuid,integer)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
-        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)'
+        'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
+        -- verifying the stored originals (verify_originals, document-jobs-admin verify)
+        'public.enqueue_original_verification()',
+        'public.start_verify_originals_v2(uuid,integer)',
+        'public.record_original_checks_v2(uuid,integer,bigint,jsonb,interval)',
+        'public.start_original_verification(timestamp with time zone,integer)',
+        'public.original_verification_items(bigint,uuid,integer)',
+        'public.record_original_checks(bigint,jsonb)',
+        'public.document_jobs_admin_fax(uuid)',
+        'public.document_jobs_admin_faxes(jsonb,timestamp with time zone,uuid,integer)',
+        'public.document_jobs_operator_fax(uuid,uuid,uuid)',
+        'public.document_jobs_operator_faxes(uuid,uuid,jsonb,timestamp with time zone,uuid,integer)',
+        'public.admin_set_fax_rotation(uuid,text,uuid,integer)',
+        'public.set_fax_line(text,text,text)',
+        'public.remove_fax_line(text)',
+        -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
+        'document_jobs_internal.fax_number_digits(text,text)'
+        -- originals never replaced: versions, the raw message, and a discard decided under the fence
+        'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
+        'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
+        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
 select set_eq(
     $$ select signature from project_functions where executors = '{}' $$,
     array[
+        'document_jobs_internal.address_of(text)',
+        'document_jobs_internal.faxes_filter(jsonb)',
+        'document_jobs_internal.faxes_match_sql(jsonb)',
+        'document_jobs_internal.faxes_time_sql(jsonb)',
+        'document_jobs_internal.faxes_candidates(jsonb,integer)',
+        'document_jobs_internal.fax_storing(uuid)',
+        'document_jobs_internal.fax_summary(public.fax_received_emails)',
         'document_jobs_internal.require(boolean,text)',
         'document_jobs_internal.require_holder(uuid,integer)',
         'document_jobs_internal.require_kind(text)',
@@ -172,7 +199,23 @@ select set_eq(
         'document_jobs_internal.set_outage_once(text,bigint,text,text,jsonb)',
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
-        'document_jobs_internal.unprepared(uuid)'
+        'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.original_sample(integer,timestamp with time zone,interval)',
+        'document_jobs_internal.start_verify_run(text,uuid,timestamp with time zone,integer)',
+        'document_jobs_internal.verify_items(public.original_verify_runs,uuid,integer)',
+        'document_jobs_internal.check_original_mismatches()',
+        'document_jobs_internal.try_uuid(text)',
+        'document_jobs_internal.record_original_checks(bigint,jsonb)',
+        'document_jobs_internal.outage_advice_before_verification(text)',
+        'document_jobs_internal.outage_advice_ja_before_verification(text)',
+        'document_jobs_internal.object_recorded(text,text)',
+        'document_jobs_internal.require_not_discarded(text,text)',
+        'document_jobs_internal.record_attachment_version(uuid,text,text,text,integer,bigint,text,text,text)',
+        'document_jobs_internal.hold_fetch_job(uuid,integer,interval)',
+        'document_jobs_internal.require_versions(jsonb,text)',
+        'document_jobs_internal.finding_advice(text)',
+        'document_jobs_internal.finding_advice_ja(text)',
+        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
@@ -197,8 +240,9 @@ select set_eq(
     ' records an e-mail');
 
 select is_empty(
-    $$ select signature from project_functions where executors = '{service_role}' and not prosecdef $$,
-    'every function service_role calls is security definer');
+    $$ select signature from project_functions where executors = '{service_role}' and not prosecdef
+          and signature <> 'document_jobs_internal.fax_number_digits(text,text)' $$,
+    'every function service_role calls is security definer (but the immutable one an index of the e-mails evaluates)');
 
 select is_empty(
     $$ select signature from project_functions where proconfig is null or not ('search_path=""' = any (proconfig)) $$,

@@ -92,7 +92,7 @@ update public.document_jobs j set created_at = e.created_at from public.fax_rece
 
 -- The filter
 select throws_ok($$select public.document_jobs_admin_jobs('{"stat": ["failed"]}')$$, '22023',
-                 'p_filter has an unknown key "stat" (known: states, kind, error_code, received_from, received_to, sender, q)',
+                 'p_filter has an unknown key "stat" (known: states, kind, error_code, received_from, received_to, sender, q, fax_jobs_only)',
                  'an unknown filter key is refused, by name');
 select throws_ok($$select public.document_jobs_admin_jobs('{"states": ["lost"]}')$$, '22023',
                  'p_filter.states must be a non-empty array of queued, running, completed, failed',

@@ -129,6 +129,7 @@ update document_jobs set status = 'completed', lease_until = null where status i
 update t.held set job = t.claim();
 select is(start_fetch_email_v2((h()).id, (h()).generation, 0) - 'resend',
           jsonb_build_object('held', true, 'state', 'running', 'stored_attachment_ids', '[]'::jsonb,
+                             'raw_message_recorded', false, 'discarded_paths', '[]'::jsonb,
                              'email', jsonb_build_object('id', email_id('em_3'), 'provider_email_id', 'em_3')),
           'start_fetch_email_v2 while held: what the job needs, added to the one answer');
 select is(start_fetch_email_v2((h()).id, (h()).generation + 1, 0), '{"held": false, "state": null}',

@@ -1,14 +1,15 @@
 """The advice of an outage alert is lib/failures.py's operator's advice, word for word, as shown (the
 screen's labels put in: lib/explanations.py): the database cannot import Python, so migration
 20261203150200 copied lib's texts into release_causes (advice, advice_ja) and outage_advice /
-outage_advice_ja. These tests fail when one side's text changes alone (copy lib's new text into a
-new migration), and when a cause is in one side and not the other."""
+outage_advice_ja, and 20261207120000 the findings' into finding_advice / finding_advice_ja. These
+tests fail when one side's text changes alone (copy lib's new text into a new migration), and
+when a cause is in one side and not the other."""
 
 from __future__ import annotations
 
 import pytest
 
-from lib.explanations import outage_codes
+from lib.explanations import finding_codes, outage_codes
 from lib.failures import FAILURES, OUTAGES
 
 
@@ -44,3 +45,18 @@ def test_outage_advice_is_lib_advice_in_english_and_japanese(admin, cause) -> No
         (cause, cause),
     ).fetchone()
     assert (row["en"], row["ja"]) == (said.operator_en, said.operator_ja)
+
+
+@pytest.mark.parametrize("code", sorted(finding_codes()))
+def test_finding_advice_is_lib_advice_in_english_and_japanese(admin, code) -> None:
+    said = finding_codes()[code]
+    row = admin.execute(
+        "select document_jobs_internal.finding_advice(%s) as en, document_jobs_internal.finding_advice_ja(%s) as ja",
+        (code, code),
+    ).fetchone()
+    assert (row["en"], row["ja"]) == (said.operator_en, said.operator_ja)
+
+
+def test_the_database_has_no_finding_lib_does_not_explain(admin) -> None:
+    unknown = admin.execute("select document_jobs_internal.finding_advice('no_such_finding') as en").fetchone()
+    assert unknown["en"] is None, "a finding lib does not know has no advice in the database either"

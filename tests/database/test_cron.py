@@ -24,6 +24,11 @@ RECONCILE_CRON = "\n".join(
     line for line in next(MIGRATIONS.glob("*_document_jobs_reconcile_emails.sql")).read_text().splitlines()
     if line.startswith("select cron.")
 )  # fmt: skip
+# Verification registers its weekly cron job.
+VERIFY_CRON = "\n".join(
+    line for line in next(MIGRATIONS.glob("*_verify_originals.sql")).read_text().splitlines()
+    if line.startswith("select cron.")
+)  # fmt: skip
 
 
 def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
@@ -40,6 +45,7 @@ def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
         "document-jobs-health",
         "document-jobs-purge",
         "document-jobs-reconcile",
+        "document-jobs-verify",
     ]
     assert jobs[0]["schedule"] == "* * * * *"
     assert jobs[0]["command"] == "select public.invoke_document_jobs()"

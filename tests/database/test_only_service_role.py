@@ -18,6 +18,10 @@ TABLES = [
     "document_jobs_audit",
     "document_jobs_reconciliation",
     "fax_attachment_views",
+    "original_verification",
+    "original_verify_runs",
+    "original_verifications",
+    "fax_received_email_raw_messages",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
 CALLS = {
@@ -71,6 +75,19 @@ CALLS = {
     "count_unprepared_faxes": "select count_unprepared_faxes()",
     "admin_enqueue_prepare_fax_jobs":
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
+    # verifying the stored originals
+    "enqueue_original_verification": "select enqueue_original_verification()",
+    "start_verify_originals_v2": "select start_verify_originals_v2(gen_random_uuid(), 1)",
+    "record_original_checks_v2": "select record_original_checks_v2(gen_random_uuid(), 1, 1, '[]')",
+    "start_original_verification": "select start_original_verification()",
+    "original_verification_items": "select original_verification_items(1)",
+    "record_original_checks": "select record_original_checks(1, '[]')",
+    # originals never replaced
+    "record_document_attachment_v3":
+        "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
+    "record_raw_message_v2": "select record_raw_message_v2(gen_random_uuid(), 1, null, 'raw_null')",
+    "discard_unrecorded_object_v2":
+        "select discard_unrecorded_object_v2(gen_random_uuid(), 1, 'fax-attachments', 'x', 1, repeat('0', 64), 'x')",
 }  # fmt: skip
 
 
@@ -126,12 +143,14 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
         if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
+        if name in {"original_verification_items", "record_original_checks"}:  # the run start_... began
+            call = call.replace("(1", "((select max(id) from original_verify_runs)")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2
 
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = {"document_jobs_settings": 1, "document_job_kinds": 3, "document_jobs_rate_limits": 1,
-                    "document_jobs_reconciliation": 1}.get(table, 0)  # fmt: skip
+        expected = {"document_jobs_settings": 1, "document_job_kinds": 4, "document_jobs_rate_limits": 1,
+                    "document_jobs_reconciliation": 1, "original_verification": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -360,9 +360,11 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(data=st.data(), attachment=st.sampled_from(["att_a", "att_b"]), lease=st.one_of(st.none(), LEASES))
     def record_attachment(self, data: st.DataObject, attachment: str, lease: timedelta | None) -> None:
         job, generation = self.draw_holder(data)
+        # One object, one record: each e-mail's attachment at a key of its own, as the worker's keys are.
+        key = f"fax_received_emails/{self.targets[job.target]}/{attachment}.pdf"
         held, now, _ = self.worker_call(
             job, generation, "record_document_attachment_v2", attachment, f"{attachment}.pdf", "application/pdf", 1,
-            "0" * 64, "fax-attachments", f"x/{attachment}.pdf", lease,
+            "0" * 64, "fax-attachments", key, lease,
         )  # fmt: skip
         if held:
             assert self.answer["state"] == "running"

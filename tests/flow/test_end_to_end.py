@@ -49,9 +49,11 @@ def count(db, table: str) -> int:
 
 
 def stored_files(env: dict[str, str]) -> list[Path]:
-    """The stored originals (the prepare_fax job's derived files live beside them, under fax_views/)."""
+    """The stored attachments (the prepare_fax job's derived files live beside them, under fax_views/;
+    each e-mail's raw message in its own raw/ folder)."""
     root = Path(env["DEVSTACK_STORAGE_DIR"]) / "fax-attachments" / "fax_received_emails"
-    return [p for p in root.rglob("*") if p.is_file() and not p.name.endswith("#meta.json")] if root.exists() else []
+    files = root.rglob("*") if root.exists() else []
+    return [p for p in files if p.is_file() and not p.name.endswith("#meta.json") and p.parent.name != "raw"]
 
 
 def test_webhooks_are_recorded_kicked_and_fetched_into_storage(db, env) -> None:

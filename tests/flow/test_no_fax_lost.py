@@ -147,7 +147,7 @@ def test_a_missing_bucket_releases_the_fax_until_the_bucket_is_back(db, admin, e
 def test_a_database_that_refuses_the_key_mid_job_releases_and_the_log_names_the_settings(db, admin, env) -> None:
     # What a key without service_role's privileges meets: permission denied (42501, 403), here
     # once the attachment is uploaded and its row is to be recorded.
-    record = "public.record_document_attachment_v2(uuid, int, text, text, text, bigint, text, text, text, interval)"
+    record = "public.record_document_attachment_v3(uuid, int, text, text, text, jsonb, interval)"
     admin.execute(f"revoke execute on function {record} from service_role")
     try:
         assert deliver(env, inbound.add_email(env["RESEND_API_URL"], attachments=1)).status_code == 200

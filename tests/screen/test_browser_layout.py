@@ -1,6 +1,6 @@
 """The admin screen on a phone, by keyboard, and under axe-core, in Japanese and in English.
 
-Every view (sign-in, overview, jobs, a job, audit) fits a phone's 390 x 844 without the page
+Every view (sign-in, the inbox, overview, jobs, a job, audit) fits a phone's 390 x 844 without the page
 scrolling sideways, and axe-core (pinned in devstack/package.json, used by this test only) finds no
 violation on any of them, at that width and at a desktop's. On a phone the jobs list is cards that
 open their job wherever they are touched, and the filters fold behind one control. By keyboard the
@@ -63,7 +63,8 @@ def shown(db, admin, health_check_paused) -> dict[str, str]:
 
 def views(jobs: dict[str, str]) -> list[tuple[str, str, str]]:
     """(name, fragment, what is on the page once the view has loaded)."""
-    return [("overview", "#/overview", "li.outage"), ("jobs", "#/jobs", "table.jobs tbody tr"),
+    return [("faxes", "#/faxes", "table.faxes tbody tr"), ("overview", "#/overview", "li.outage"),
+            ("jobs", "#/jobs", "table.jobs tbody tr"),
             ("job", f"#/jobs/{jobs['failed']}", "ol.timeline li"),
             ("audit", "#/audit", "table.audit tbody tr")]  # fmt: skip
 

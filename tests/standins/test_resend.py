@@ -276,3 +276,25 @@ def test_the_named_samples_are_the_faxes_japanese_offices_get(provider, client) 
     [item] = client.list_attachments(invoice["email_id"]).attachments
     pdf = httpx.get(item.download_url).content
     assert pdf.startswith(b"%PDF-") and b"/HeiseiKakuGo-W5" in pdf and b"/FontFile" not in pdf, "a font not embedded"
+
+
+def test_the_received_email_offers_its_raw_message_as_a_download(provider, client) -> None:
+    email = provider.add_email(sample_email("em_raw", attachment_count=2))
+    answer = httpx.get(f"{provider.url}/emails/receiving/em_raw",
+                       headers={"User-Agent": USER_AGENT, "Authorization": f"Bearer {KEY}"}).json()  # fmt: skip
+    expires = datetime.fromisoformat(answer["raw"]["expires_at"])
+    assert timedelta(minutes=59) < expires - datetime.now(UTC) <= timedelta(hours=1), "valid for an hour"
+    raw = client.raw_message("em_raw")
+    assert raw is not None and raw.download_url == answer["raw"]["download_url"]
+    data = client.download(raw.download_url, max_bytes=1_000_000)
+    assert data == email.raw_message() == client.download(raw.download_url, max_bytes=1_000_000), "the same bytes"
+    assert data.startswith(b"From: ") and b"\r\nMessage-ID: <em_raw@fax.example.jp>\r\n" in data
+    for attachment in email.attachments:
+        assert base64.b64encode(attachment.content)[:76] in data, "every attachment in it, base64"
+
+
+def test_an_email_added_without_a_raw_message_answers_raw_null(provider, client) -> None:
+    provider.add_email(replace(sample_email("em_plain"), raw=False))
+    assert client.raw_message("em_plain") is None
+    httpx.post(f"{provider.url}/_control/emails", json={"email_id": "em_ctl", "attachments": 1, "raw": False})
+    assert client.raw_message("em_ctl") is None

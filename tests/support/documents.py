@@ -15,6 +15,12 @@ GUIDES = (
     "docs/LOCAL_STACK.md",
     "docs/CLERKS.ja.md",
     "docs/CLERKS.en.md",
+    "docs/ELECTRONIC_BOOKKEEPING.ja.md",
+    "docs/ELECTRONIC_BOOKKEEPING.en.md",
+    "docs/OFFICE_RULE.ja.md",
+    "docs/OFFICE_RULE.en.md",
+    "docs/SYSTEM_OVERVIEW.ja.md",
+    "docs/SYSTEM_OVERVIEW.en.md",
 )
 REPORTS = ("docs/BENCHMARKS.md", "docs/RELIABILITY.md")
 DOCUMENTS = (*GUIDES, *REPORTS)

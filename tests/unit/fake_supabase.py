@@ -76,14 +76,19 @@ class FakeSupabase:
     `guarded` is whether every fenced call (the _v2 functions) finds the job still held (False: the
     lease is lost). fail and release answer the state they left the job in, as the database
     decides it; `fail_answer` overrides that decision. start_fetch_email_v2 answers
-    from `emails` and `stored`; it and reserve_provider_request hand out `slots` in order
-    (FREE_SLOT once none are left). The ..._and_follow_up writes answer `follow_ups` each."""
+    from `emails`, `stored` (a row per version), `raw_messages` and `discarded`; it and
+    reserve_provider_request hand out `slots` in order (FREE_SLOT once none are left). The
+    ..._and_follow_up writes answer `follow_ups` each. Storage refuses an upload without upsert to
+    a key that holds an object (in `uploads`), as Storage does, and serves `uploads` and `objects`
+    back; discard_unrecorded_object_v2 allows a delete of an object no row of `stored` names."""
 
     jobs: list[dict[str, Any]] = field(default_factory=list)
     guarded: bool = True
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     emails: dict[str, str] = field(default_factory=dict)  # row id -> provider e-mail id
     stored: list[dict[str, Any]] = field(default_factory=list)
+    raw_messages: list[dict[str, Any]] = field(default_factory=list)  # record_raw_message_v2's arguments
+    discarded: list[str] = field(default_factory=list)  # the keys discard_unrecorded_object_v2 gave up
     uploads: dict[str, bytes] = field(default_factory=dict)
     storage_error: tuple[int, dict[str, Any]] | None = None
     unreachable_rpcs: set[str] = field(default_factory=set)  # these raise a connection error
@@ -125,6 +130,7 @@ class FakeSupabase:
         router.get(url__regex=rf"{URL}/storage/v1/object/authenticated/fax-attachments/(?P<key>.+)").mock(
             side_effect=self._download
         )
+        router.delete(url__regex=rf"{URL}/storage/v1/object/fax-attachments/(?P<key>.+)").mock(side_effect=self._delete)
 
     def _rpc(self, request: httpx.Request, name: str) -> httpx.Response:
         body = json.loads(request.content or b"{}")
@@ -160,8 +166,19 @@ class FakeSupabase:
             return httpx.Response(200, json=self._fenced(left_in) | {"follow_ups": self.follow_ups})
         if name == "complete_document_job_and_follow_up_v2":
             return httpx.Response(200, json=self._fenced("completed") | {"follow_ups": self.follow_ups})
-        if name == "record_document_attachment_v2" and self.guarded:
-            self.stored.append({key.removeprefix("p_"): value for key, value in body.items()})
+        if name == "record_document_attachment_v3":
+            return httpx.Response(200, json=self._fenced("running") | (self._record(body) if self.guarded else {}))
+        if name == "record_raw_message_v2":
+            if self.guarded:
+                email_row = self.claimed.get(body["p_job_id"], {}).get("fax_received_email_id")
+                self.raw_messages.append({key.removeprefix("p_"): value for key, value in body.items()}
+                                         | {"email_row": email_row})  # fmt: skip
+            return httpx.Response(200, json=self._fenced("running"))
+        if name == "discard_unrecorded_object_v2":
+            recorded = any(r.get("storage_path") == body["p_storage_path"] for r in self.stored)
+            if self.guarded and not recorded:
+                self.discarded.append(body["p_storage_path"])
+            return httpx.Response(200, json=self._fenced("running") | {"discard": self.guarded and not recorded})
         if name == "complete_document_job_v2":
             return httpx.Response(200, json=self._fenced("completed"))
         if name == "start_reconciliation_v2":
@@ -186,9 +203,21 @@ class FakeSupabase:
             if self.guarded:
                 self.views.append({key.removeprefix("p_"): value for key, value in body.items()})
             return httpx.Response(200, json=self._fenced("running"))
-        if name in ("extend_document_job_lease_v2", "record_document_attachment_v2"):
+        if name == "extend_document_job_lease_v2":
             return httpx.Response(200, json=self._fenced("running"))
         raise AssertionError(f"the worker called an RPC the fake does not know: {name}")
+
+    def _record(self, body: dict[str, Any]) -> dict[str, Any]:
+        """record_document_attachment_v3 while held: a row per version not yet recorded."""
+        attachment = {key: body[f"p_{key}"] for key in ("provider_attachment_id", "filename", "content_type")}
+        added = 0
+        for version in body["p_versions"]:
+            row = attachment | version
+            if row not in self.stored:
+                self.stored.append(row)
+                added += 1
+        versions = sum(r["provider_attachment_id"] == attachment["provider_attachment_id"] for r in self.stored)
+        return {"added": added, "versions": versions}
 
     def _fenced(self, state: str) -> dict[str, Any]:
         return {"held": True, "state": state} if self.guarded else {"held": False, "state": None}
@@ -217,6 +246,8 @@ class FakeSupabase:
         return {
             "email": {"id": row_id, "provider_email_id": self.emails[row_id]},
             "stored_attachment_ids": sorted({r["provider_attachment_id"] for r in self.stored}),
+            "raw_message_recorded": any(m["email_row"] == row_id for m in self.raw_messages),
+            "discarded_paths": [{"bucket": "fax-attachments", "storage_path": key} for key in self.discarded],
             "resend": self._slot(),
         }
 
@@ -225,10 +256,18 @@ class FakeSupabase:
         if self.download_error:
             status, body = self.download_error
             return httpx.Response(status, json=body)
-        if unquote(key) not in self.objects:
+        found = self.objects.get(unquote(key), self.uploads.get(unquote(key)))
+        if found is None:
             return httpx.Response(400, json={"statusCode": "404", "code": "NoSuchKey", "error": "not_found",
                                              "message": "Object not found"})  # fmt: skip
-        return httpx.Response(200, content=self.objects[unquote(key)])
+        return httpx.Response(200, content=found)
+
+    def _delete(self, request: httpx.Request, key: str) -> httpx.Response:
+        self.calls.append(("delete", {"key": unquote(key)}))
+        if self.uploads.pop(unquote(key), None) is None:
+            return httpx.Response(400, json={"statusCode": "404", "code": "NoSuchKey", "error": "not_found",
+                                             "message": "Object not found"})  # fmt: skip
+        return httpx.Response(200, json={"message": "Successfully deleted"})
 
     def _upload(self, request: httpx.Request, key: str) -> httpx.Response:
         chunks = []
@@ -245,5 +284,8 @@ class FakeSupabase:
         if self.storage_error:
             status, body = self.storage_error
             return httpx.Response(status, json=body)
+        if unquote(key) in self.uploads and request.headers.get("x-upsert") != "true":
+            return httpx.Response(400, json={"statusCode": "409", "code": "KeyAlreadyExists", "error": "Duplicate",
+                                             "message": "The resource already exists"})  # fmt: skip
         self.uploads[unquote(key)] = data
         return httpx.Response(200, json={"Key": f"fax-attachments/{key}", "Id": str(uuid4())})

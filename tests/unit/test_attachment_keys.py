@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lib.worker.records import attachment_key, stored_content_type
+from lib.worker.records import VIEWS_PREFIX, attachment_key, raw_message_key, stored_content_type, view_key
 from tests.unit.fake_supabase import STORAGE_KEY_CHARACTERS
 
 EMAIL = UUID("6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10")
@@ -83,3 +83,26 @@ def test_ids_that_are_not_plain_tokens_are_digested() -> None:
 
 def test_the_same_attachment_always_gets_the_same_key() -> None:
     assert attachment_key(EMAIL, "../x", "application/pdf") == attachment_key(EMAIL, "../x", "application/pdf")
+
+
+@given(attachment_id=any_text.filter(bool), other_id=any_text.filter(bool), declared=declared_types,
+       version=st.integers(1, 10), other_version=st.integers(1, 10))  # fmt: skip
+def test_no_version_of_an_original_has_another_originals_key(attachment_id, other_id, declared, version,
+                                                             other_version) -> None:  # fmt: skip
+    content_type = stored_content_type(declared, None)
+    key = attachment_key(EMAIL, attachment_id, content_type, version)
+    assert_safe(key)
+    if (attachment_id, version) != (other_id, other_version):
+        assert key != attachment_key(EMAIL, other_id, content_type, other_version)
+    assert key not in {raw_message_key(EMAIL, n) for n in range(1, 11)}, "nor the raw message's"
+    assert not key.startswith(VIEWS_PREFIX), "nor a derived file's"
+
+
+def test_a_version_sits_beside_the_original_and_the_raw_message_in_its_own_folder() -> None:
+    assert attachment_key(EMAIL, "att_1", "application/pdf", 1) == f"fax_received_emails/{EMAIL}/att_1.pdf"
+    assert attachment_key(EMAIL, "att_1", "application/pdf", 2) == f"fax_received_emails/{EMAIL}/att_1.v2.pdf"
+    assert raw_message_key(EMAIL) == f"fax_received_emails/{EMAIL}/raw/message.eml"
+    assert raw_message_key(EMAIL, 3) == f"fax_received_emails/{EMAIL}/raw/message.v3.eml"
+    assert set(raw_message_key(EMAIL, 3)) <= STORAGE_KEY_CHARACTERS
+    derived = view_key(EMAIL, UUID("00000000-0000-0000-0000-000000000001"), "view.pdf")
+    assert derived.startswith("fax_views/") and not derived.startswith("fax_received_emails/")

@@ -19,6 +19,7 @@ from lib.explanations import (
     AUTH_REFUSALS,
     REFUSALS,
     auth_codes,
+    finding_codes,
     job_codes,
     outage_codes,
     references,
@@ -27,7 +28,7 @@ from lib.explanations import (
     resolved,
     screen_labels,
 )
-from lib.failures import DATABASE_CODES, FAILURES, OUTAGES, Explanation, FailureCode
+from lib.failures import DATABASE_CODES, FAILURES, FINDINGS, OUTAGES, Explanation, FailureCode
 
 ROOT = Path(__file__).parents[2]
 SCHEMA = (ROOT / "supabase" / "schema.sql").read_text(encoding="utf-8")
@@ -55,6 +56,7 @@ def written() -> dict[str, Explanation]:
         **{f"job.{code.value}": rule.explanation for code, rule in FAILURES.items()},
         **{f"job.{code}": said for code, said in DATABASE_CODES.items()},
         **{f"outage.{cause}": said for cause, said in OUTAGES.items()},
+        **{f"finding.{code}": said for code, said in FINDINGS.items()},
         **{f"refusal.{code}": said for code, said in REFUSALS.items()},
         **{f"auth.{code}": said for code, said in AUTH_REFUSALS.items()},
     }
@@ -88,6 +90,15 @@ def test_every_outage_cause_is_explained_and_the_database_keeps_only_causes() ->
     causes |= {code.value for code, rule in FAILURES.items() if rule.check}
     table = outage_codes()
     assert [p for cause in sorted(causes) for p in _complete(cause, table.get(cause))] == []
+
+
+def test_every_finding_the_database_alerts_is_explained_in_both_languages() -> None:
+    # What a job finds and the database alerts once (finding_advice names each), and nothing else.
+    findings = set(re.findall(r"finding_advice(?:_ja)?\('([a-z_]+)'\)", SCHEMA))
+    assert "original_differs" in findings, "the pattern still finds them"
+    assert findings == set(FINDINGS)
+    table = finding_codes()
+    assert [p for code in sorted(findings) for p in _complete(code, table.get(code))] == []
 
 
 # The functions that say why a job was not changed: a retry, a cancel, a batch of a bulk action.
@@ -289,7 +300,7 @@ def test_the_clerks_advice_has_no_engineers_step_and_the_operators_says_more() -
     ]
     assert steps == []
     # Each code of a job or an outage has the engineer's own advice (a refusal may say the same to both).
-    same = [code for code, said in written().items() if code.split(".")[0] in ("job", "outage")
+    same = [code for code, said in written().items() if code.split(".")[0] in ("job", "outage", "finding")
             and said.operator_en == said.clerk_en]  # fmt: skip
     assert same == []
 

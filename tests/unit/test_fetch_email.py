@@ -1,5 +1,8 @@
 """The fetch_email job with Resend, PostgREST and Storage answered by respx: the happy
-path, idempotence, the expired-URL refresh, and every row of the failure table."""
+path, idempotence, the expired-URL refresh, every row of the failure table, originals that are
+never replaced (an object already at the key: the same bytes count as stored, others are kept and
+the download stored beside them as a version), the discard decided by the database, and the raw
+message."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from lib.worker import fetch_email
 from lib.worker.loop import STEP_RESERVE, run_invocation
 from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
-from tests.unit.fake_resend import PDF, RESEND, attachment, page
+from tests.unit.fake_resend import PDF, RAW, RAW_URL, RESEND, attachment, page, received
 from tests.unit.fake_supabase import KEY, STORAGE_KEY_CHARACTERS, URL, job_row
 
 EMAIL_ROW = "6f1c8b8e-4d0e-4a47-9d51-0c6f3e1b2a10"
@@ -41,10 +44,15 @@ def context(client, http, queue, limiter) -> fetch_email.FetchContext:
 
 
 @pytest.fixture
-def job(fake) -> dict[str, Any]:
+def job(fake, router) -> dict[str, Any]:
     fake.emails[EMAIL_ROW] = "em_123"
     row = job_row(fax_received_email_id=EMAIL_ROW, attempts=1)
     fake.jobs = [row]
+    # Unless a test says otherwise, Resend offers no raw message (raw: null): a test of attachments
+    # sees the retrieve request and the note of why there is none, and nothing more.
+    router.get(f"{RESEND}/emails/receiving/em_123", name="retrieve").mock(
+        return_value=httpx.Response(200, json=received(None))
+    )
     return row
 
 
@@ -76,17 +84,19 @@ def test_stores_every_attachment_and_completes(queue, fake, router, context, clo
         f"fax_received_emails/{EMAIL_ROW}/att_1.pdf",
         f"fax_received_emails/{EMAIL_ROW}/att_2.pdf",
     ]
-    assert {u["x-upsert"] for u in uploads} == {"true"}
+    assert {u["x-upsert"] for u in uploads} == {"false"}, "an original never replaces an object"
     assert [(r["provider_attachment_id"], r["filename"], r["size_bytes"], r["sha256"]) for r in fake.stored] == [
         ("att_1", "請求書_1.pdf", len(PDF), hashlib.sha256(PDF).hexdigest()),
         ("att_2", "請求書_2.pdf", len(PDF), hashlib.sha256(PDF).hexdigest()),
     ]
     names = [name for name, _ in fake.rpc_calls()]
     assert names == [
-        "upload", "record_document_attachment_v2",  # the claim's lease is fresh: no extension
-        "upload", "record_document_attachment_v2",  # the previous record renewed it
+        "upload", "record_document_attachment_v3",  # the claim's lease is fresh: no extension
+        "upload", "record_document_attachment_v3",  # the previous record renewed it
+        "record_raw_message_v2",  # Resend offered no raw message: why is noted
         "complete_document_job_and_claim_next_v2",
     ]  # fmt: skip
+    assert fake.raw_messages[0]["unavailable"] == "raw_null"
 
 
 def test_skips_what_is_already_stored(queue, fake, router, context, clock, job) -> None:
@@ -153,7 +163,7 @@ def test_provider_text_postgres_cannot_store_is_replaced_and_blocks_nothing(
 
     assert run(queue, context, clock).completed == 1
 
-    records = [body for name, body in fake.rpc_calls("record_document_attachment_v2")]
+    records = [body for name, body in fake.rpc_calls("record_document_attachment_v3")]
     assert [(r["p_provider_attachment_id"], r["p_filename"]) for r in records] == [
         ("att_1", "請求書\ufffd.pdf"), ("att_\ufffd2", "\ufffd.pdf"), ("att_3", "請求書_3.pdf")]  # fmt: skip
     assert len(fake.stored) == 3, "every attachment recorded, the ones after the odd names too"
@@ -270,7 +280,10 @@ def test_resend_failures_drive_the_right_rpc(queue, fake, router, context, clock
 
     run(queue, context, clock)
 
-    [(name, body)] = fake.rpc_calls()
+    # The job's outcome; before it, at most the raw message's note (a listing whose items cannot
+    # all be fetched keeps the e-mail first: it holds them too).
+    *before, (name, body) = fake.rpc_calls()
+    assert [n for n, _ in before] in ([], ["record_raw_message_v2"])
     assert name == rpc
     assert {key: body.get(key) for key in args} == args
     assert (body["p_job_id"], body["p_generation"]) == (job["id"], job["generation"])
@@ -544,11 +557,14 @@ def test_no_single_network_wait_outlasts_the_deadline(queue, fake, router, conte
     router.get(f"{RESEND}/emails/receiving/em_123/attachments").mock(side_effect=listing)
     downloads = router.get(url__startswith="https://cdn.resend.test/").mock(side_effect=download)
 
-    assert run(queue, context, clock).completed == 1
+    summary = run(queue, context, clock)
 
     assert downloads.calls.last.request.extensions["timeout"]["read"] == pytest.approx(25)
     [upload] = [body for name, body in fake.calls if name == "upload"]
     assert (upload["timeout"]["write"], upload["timeout"]["read"]) == (pytest.approx(15), pytest.approx(15))
+    # The attachment is recorded; 15 s is too little to start on the raw message: the next run does.
+    assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1"]
+    assert (summary.released, released_for_time_budget(fake), router["retrieve"].called) == (1, True, False)
 
 
 # Streaming: each attachment goes from its download to Storage chunk by chunk, hashed on the way.
@@ -678,3 +694,238 @@ def test_a_download_stalling_mid_stream_past_the_deadline_leaves_no_object(
     assert released_for_time_budget(fake)
     assert storage.objects == {}, "the stream stopped in the middle: Storage never had the whole body"
     assert storage.deleted == [] and fake.stored == []
+
+
+# --- Originals never replaced -------------------------------------------------------------------
+
+KEY_1 = f"fax_received_emails/{EMAIL_ROW}/att_1.pdf"
+KEY_1_V2 = f"fax_received_emails/{EMAIL_ROW}/att_1.v2.pdf"
+OTHER = b"%PDF-1.4 another fax page\n" * 3
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def one_pdf(router) -> None:
+    list_route(router, page(attachment(1)))
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+
+
+def test_an_object_already_at_the_key_with_the_same_bytes_counts_as_stored(
+    queue, fake, router, context, clock, job, caplog
+) -> None:
+    caplog.set_level(logging.INFO, "document_jobs")
+    one_pdf(router)
+    fake.uploads[KEY_1] = PDF  # a worker uploaded it and died before recording it
+
+    assert run(queue, context, clock).completed == 1
+
+    assert fake.uploads == {KEY_1: PDF}, "nothing replaced, nothing beside"
+    assert [(name, body["key"]) for name, body in fake.calls if name in ("upload", "download")] == [
+        ("upload", KEY_1), ("download", KEY_1)]  # fmt: skip
+    assert [(r["version"], r["storage_path"], r["size_bytes"], r["sha256"]) for r in fake.stored] == [
+        (1, KEY_1, len(PDF), sha(PDF))]  # fmt: skip
+    assert "original_found_stored" in caplog.text
+
+
+def test_an_object_at_the_key_with_other_bytes_is_kept_and_the_download_stored_beside_it(
+    queue, fake, router, context, clock, job, caplog
+) -> None:
+    one_pdf(router)
+    fake.uploads[KEY_1] = OTHER
+
+    assert run(queue, context, clock).completed == 1
+
+    assert fake.uploads == {KEY_1: OTHER, KEY_1_V2: PDF}, "the object found is kept, the download goes beside it"
+    [(_, record)] = fake.rpc_calls("record_document_attachment_v3")
+    versions = [(v["version"], v["storage_path"], v["size_bytes"], v["sha256"]) for v in record["p_versions"]]
+    assert versions == [(1, KEY_1, len(OTHER), sha(OTHER)), (2, KEY_1_V2, len(PDF), sha(PDF))], "both, in one call"
+    names = [name for name, _ in fake.rpc_calls()]
+    assert names.index("extend_document_job_lease_v2") < names.index("upload", 1), "fenced before storing beside"
+    [differs] = [json.loads(r.getMessage()) for r in caplog.records if '"original_differs"' in r.getMessage()]
+    assert (differs["found_sha256"], differs["downloaded_sha256"]) == (sha(OTHER), sha(PDF))
+    assert "attachment_versions_recorded" in caplog.text
+
+
+def test_versions_left_by_a_worker_that_died_before_recording_them_are_recorded_as_found(
+    queue, fake, router, context, clock, job
+) -> None:
+    one_pdf(router)
+    fake.uploads.update({KEY_1: OTHER, KEY_1_V2: PDF})
+
+    assert run(queue, context, clock).completed == 1
+
+    assert fake.uploads == {KEY_1: OTHER, KEY_1_V2: PDF}
+    assert [(r["version"], r["sha256"]) for r in fake.stored] == [(1, sha(OTHER)), (2, sha(PDF))]
+
+
+def test_a_stale_worker_finding_another_object_stores_nothing_beside_it_and_records_nothing(
+    queue, fake, router, context, clock, job
+) -> None:
+    list_route(router, page(attachment(1, size=None)))  # its listing says no size: a short body goes unnoticed
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF[:30]))
+    fake.uploads[KEY_1] = PDF  # the healthy worker's original, recorded meanwhile
+
+    def frozen_until_its_lease_passed(chunk: bytes) -> None:
+        fake.guarded = False
+
+    fake.on_upload_chunk = frozen_until_its_lease_passed
+
+    assert run(queue, context, clock).lost == 1
+
+    assert fake.uploads == {KEY_1: PDF}, "the original is as it was, and nothing was stored beside it"
+    assert fake.stored == []
+    assert [name for name, _ in fake.rpc_calls() if name not in ("upload", "download")] == [
+        "extend_document_job_lease_v2"
+    ], "the fenced call before storing beside found the job lost: nothing more"
+
+
+def test_a_key_given_up_as_wrong_is_never_stored_at_again(queue, fake, router, context, clock, job) -> None:
+    one_pdf(router)
+    fake.discarded = [KEY_1]
+
+    assert run(queue, context, clock).completed == 1
+
+    assert [body["key"] for name, body in fake.calls if name == "upload"] == [KEY_1_V2]
+    assert [(r["version"], r["storage_path"]) for r in fake.stored] == [(2, KEY_1_V2)]
+
+
+def test_the_database_decides_whether_an_object_found_wrong_is_deleted(queue, fake, router, context, clock, job,
+                                                                       caplog) -> None:  # fmt: skip
+    list_route(router, page(attachment(1)))
+
+    def longer():
+        yield PDF
+        yield b"and more"
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=longer()))
+    storage = WholeBodyStorage()
+    fake.stored = [{"provider_attachment_id": "att_other", "storage_path": KEY_1}]  # a row names the object
+    summary = run(queue, with_storage(context, storage), clock)
+
+    assert summary.retried == 1
+    [(_, asked)] = fake.rpc_calls("discard_unrecorded_object_v2")
+    assert (asked["p_storage_path"], asked["p_size_bytes"], asked["p_sha256"]) == (KEY_1, len(PDF), sha(PDF))
+    assert "listed" in asked["p_reason"]
+    assert storage.deleted == [], "a recorded object is never deleted"
+    assert "attachment_object_kept" in caplog.text
+
+
+def test_a_worker_that_lost_its_job_deletes_nothing(queue, fake, router, context, clock, job, caplog) -> None:
+    list_route(router, page(attachment(1)))
+
+    def longer():
+        yield PDF
+        fake.guarded = False  # the lease passes while the body goes on
+        yield b"and more"
+
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=longer()))
+    storage = WholeBodyStorage()
+
+    assert run(queue, with_storage(context, storage), clock).lost == 1
+
+    assert storage.deleted == [] and storage.objects == {KEY_1: PDF}, "left for the database to decide: not deleted"
+    assert fake.discarded == []
+    assert "attachment_object_left" in caplog.text
+
+
+# --- The raw message ----------------------------------------------------------------------------
+
+RAW_KEY = f"fax_received_emails/{EMAIL_ROW}/raw/message.eml"
+
+
+def raw_offered(router, content: bytes | httpx.Response = RAW):
+    router["retrieve"].mock(return_value=httpx.Response(200, json=received()))
+    answer = content if isinstance(content, httpx.Response) else httpx.Response(200, content=content)
+    return router.get(url__startswith="https://inbound.resend.test/").mock(return_value=answer)
+
+
+def test_the_raw_message_is_stored_beside_the_attachments_with_its_own_digest(
+    queue, fake, router, context, clock, job
+) -> None:
+    one_pdf(router)
+    raw_download = raw_offered(router)
+
+    assert run(queue, context, clock).completed == 1
+
+    assert str(raw_download.calls.last.request.url) == RAW_URL
+    assert fake.uploads[RAW_KEY] == RAW
+    [raw_upload] = [body for name, body in fake.calls if name == "upload" and body["key"] == RAW_KEY]
+    assert (raw_upload["content_type"], raw_upload["x-upsert"]) == ("message/rfc822", "false")
+    assert b"transfer-encoding: chunked" in raw_upload["raw"].lower(), "its size is not listed: it streams chunked"
+    [recorded] = fake.raw_messages
+    assert recorded["unavailable"] is None
+    assert [(v["version"], v["storage_path"], v["size_bytes"], v["sha256"]) for v in recorded["versions"]] == [
+        (1, RAW_KEY, len(RAW), sha(RAW))]  # fmt: skip
+    names = [name for name, _ in fake.rpc_calls()]
+    assert names[-2:] == ["record_raw_message_v2", "complete_document_job_and_claim_next_v2"], "in the same job"
+    retrieve_slots = [n for n, _ in fake.limiter_calls() if n == "reserve_provider_request"]
+    assert retrieve_slots == ["reserve_provider_request"], "its request takes a slot of the shared rate limit"
+
+
+def test_without_a_raw_message_the_fax_is_stored_and_why_is_noted(queue, fake, router, context, clock, job,
+                                                                   caplog) -> None:  # fmt: skip
+    one_pdf(router)
+
+    assert run(queue, context, clock).completed == 1
+
+    assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1"]
+    assert [(m["versions"], m["unavailable"]) for m in fake.raw_messages] == [(None, "raw_null")]
+    assert RAW_KEY not in fake.uploads
+    assert "raw_message_unavailable" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("content", "unavailable"),
+    [(b"x" * (fetch_email.raw_message_cap(1_000) + 1), "attachment_too_large"),
+     (httpx.Response(404, text="<Error><Code>NoSuchKey</Code></Error>"), None)],
+    ids=["over its cap: noted", "a failed download: retried"],
+)  # fmt: skip
+def test_a_raw_message_refused_for_good_is_noted_and_a_passing_failure_retried(
+    queue, fake, router, context, clock, job, content, unavailable
+) -> None:
+    one_pdf(router)
+    raw_offered(router, content)
+
+    summary = run(queue, context, clock)
+
+    assert [r["provider_attachment_id"] for r in fake.stored] == ["att_1"], "the fax is stored either way"
+    if unavailable:
+        assert summary.completed == 1
+        assert [m["unavailable"] for m in fake.raw_messages] == [unavailable]
+    else:
+        assert summary.retried == 1
+        [(_, fail)] = fake.rpc_calls("fail_document_job_v2")
+        assert (fail["p_error_code"], fail["p_retryable"]) == ("download_failed", True)
+        assert fake.raw_messages == []
+    assert RAW_KEY not in fake.uploads
+
+
+def test_a_retry_stores_only_what_is_missing(queue, fake, router, context, clock, job) -> None:
+    list_route(router, *[page(attachment(1))] * 3)
+    router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
+    raw_offered(router, httpx.Response(500))
+    assert run(queue, context, clock).retried == 1
+    raw_offered(router)
+    fake.jobs = [job_row(fax_received_email_id=EMAIL_ROW, attempts=2)]
+
+    assert run(queue, context, clock).completed == 1
+
+    assert [body["key"] for name, body in fake.calls if name == "upload"] == [KEY_1, RAW_KEY], "each once"
+    assert len(fake.raw_messages) == 1
+    fake.jobs = [job_row(fax_received_email_id=EMAIL_ROW, attempts=3)]
+    assert run(queue, context, clock).completed == 1
+    assert router["retrieve"].call_count == 2, "a recorded raw message is not asked for again"
+
+
+def test_a_raw_message_already_at_its_key_counts_as_stored(queue, fake, router, context, clock, job) -> None:
+    one_pdf(router)
+    raw_offered(router)
+    fake.uploads[RAW_KEY] = RAW
+
+    assert run(queue, context, clock).completed == 1
+
+    [recorded] = fake.raw_messages
+    assert [(v["version"], v["sha256"]) for v in recorded["versions"]] == [(1, sha(RAW))]
+    assert fake.uploads == {RAW_KEY: RAW, KEY_1: PDF}

@@ -12,6 +12,7 @@ from lib.worker.resend import (
     InvalidEmailId,
     LengthMismatch,
     MalformedResponse,
+    RawMessage,
     ResendClient,
     ResendError,
     TooLarge,
@@ -125,3 +126,39 @@ def test_a_download_is_held_to_the_listed_size(resend, router) -> None:
         resend.download("https://cdn.test/a", max_bytes=10_000, expected_size=5_100)
     assert resend.download("https://cdn.test/a", max_bytes=10_000, expected_size=20) == b"x" * 20
     assert resend.download("https://cdn.test/a", max_bytes=10_000) == b"x" * 20, "an unknown size: the cap only"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [({"object": "email", "id": "em_1", "raw": {"download_url": "https://cdn.test/raw?sig=1",
+                                                "expires_at": "2026-12-07T10:00:00Z"}},
+      RawMessage(download_url="https://cdn.test/raw?sig=1", expires_at="2026-12-07T10:00:00Z")),
+     ({"object": "email", "id": "em_1", "raw": None}, None),
+     ({"object": "email", "id": "em_1"}, None)],
+    ids=["offered", "null", "absent"],
+)  # fmt: skip
+def test_the_raw_message_is_read_from_the_received_emails_answer(resend, router, answer, expected) -> None:
+    route = router.get(f"{BASE}/emails/receiving/em_1").mock(return_value=httpx.Response(200, json=answer))
+    assert resend.raw_message("em_1") == expected
+    assert route.calls.last.request.headers["user-agent"].startswith("document-jobs/")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [{"download_url": "file:///etc/passwd"}, {"expires_at": "x"}, "https://cdn.test/raw", [1]],
+    ids=["not http", "no URL", "a string", "a list"],
+)
+def test_a_raw_member_without_a_usable_url_is_malformed(resend, router, raw) -> None:
+    router.get(f"{BASE}/emails/receiving/em_1").mock(return_value=httpx.Response(200, json={"raw": raw}))
+    with pytest.raises(MalformedResponse, match="raw"):
+        resend.raw_message("em_1")
+
+
+def test_the_received_emails_path_escapes_its_id(resend, router) -> None:
+    route = router.get(url__startswith=f"{BASE}/emails/receiving/").mock(
+        return_value=httpx.Response(200, json={"raw": None})
+    )
+    assert resend.raw_message("../emails/x?y") is None
+    assert route.calls.last.request.url.raw_path == b"/emails/receiving/..%2Femails%2Fx%3Fy"
+    with pytest.raises(InvalidEmailId):
+        resend.raw_message("..")

@@ -1,9 +1,11 @@
 """Round trips to the database per job: each one is an HTTP request through PostgREST when
 deployed. A job with n attachments costs claim + start (its e-mail, what is stored, and the slot
-of its Resend listing from the shared limiter) + n x record (which renews the lease) + complete
-(which claims the next job): n + 3 calls, none of them a table read. It was n + 4 (n + 2 queue
-calls and two table reads) before the limiter, which folded the reads into the start; 2n + 5
-before that. This test fails if the count grows; it counts requests, it does not time them."""
+of its Resend listing from the shared limiter) + n x record (which renews the lease) + the raw
+message's two (the slot of its request to Resend, taken when it goes, and its record) + complete
+(which claims the next job): n + 5 calls, none of them a table read. Without the raw message it
+was n + 3; n + 4 (n + 2 queue calls and two table reads) before the limiter, which folded the
+reads into the start; 2n + 5 before that. This test fails if the count grows; it counts
+requests, it does not time them."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from lib.worker import fetch_email
 from lib.worker.loop import STEP_RESERVE, run_invocation
 from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
-from tests.unit.fake_resend import PDF, RESEND, attachment, page
+from tests.unit.fake_resend import PDF, RESEND, attachment, page, received
 from tests.unit.fake_supabase import KEY, URL, job_row
 
 
@@ -37,6 +39,7 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
         router.get(f"{RESEND}/emails/receiving/em_{n}/attachments").mock(
             return_value=httpx.Response(200, json=page(*(attachment(10 * n + i) for i in range(attachments))))
         )
+        router.get(f"{RESEND}/emails/receiving/em_{n}").mock(return_value=httpx.Response(200, json=received(None)))
     router.get(url__startswith="https://cdn.resend.test/").mock(return_value=httpx.Response(200, content=PDF))
     limiter = ResendLimiter(client, STEP_RESERVE, clock, sleep=clock.advance)
     context = fetch_email.FetchContext(
@@ -50,7 +53,7 @@ def invocation(queue, fake, router, clock, http, client, jobs: int, attachments:
 
 
 @pytest.mark.parametrize("attachments", [1, 2, 5])
-def test_one_job_with_n_attachments_costs_n_plus_3_calls(queue, fake, router, clock, http, client, attachments):
+def test_one_job_with_n_attachments_costs_n_plus_5_calls(queue, fake, router, clock, http, client, attachments):
     summary = invocation(queue, fake, router, clock, http, client, jobs=1, attachments=attachments)
 
     assert (summary.completed, len(fake.uploads)) == (1, attachments)
@@ -58,10 +61,12 @@ def test_one_job_with_n_attachments_costs_n_plus_3_calls(queue, fake, router, cl
     assert requests == [
         "rpc/claim_document_jobs",
         "rpc/start_fetch_email_v2",  # the e-mail row, the stored ids and the listing's slot: no table read
-        *["rpc/record_document_attachment_v2"] * attachments,
+        *["rpc/record_document_attachment_v3"] * attachments,
+        "rpc/reserve_provider_request",  # the slot of the e-mail's own answer (its raw message)
+        "rpc/record_raw_message_v2",  # the raw message, or why there is none
         "rpc/complete_document_job_and_claim_next_v2",  # it finds no next job: no further claim
     ]
-    assert len(requests) == attachments + 3, "was n + 4 (two table reads), and 2n + 5 before that"
+    assert len(requests) == attachments + 5, "n + 3 without the raw message; n + 4 (two table reads) before"
 
 
 @pytest.mark.parametrize("attachments", [1, 3])
@@ -74,7 +79,7 @@ def test_jobs_after_the_first_cost_one_call_less(queue, fake, router, clock, htt
     # One claim for the invocation; each job's completion claims the next, but the last one's
     # does not ask: the invocation may claim no more than MAX_JOBS_PER_INVOCATION, and asks for
     # a follow-up instead.
-    assert len(requests) == 1 + jobs * (attachments + 2)
+    assert len(requests) == 1 + jobs * (attachments + 4)
     assert requests.count("rpc/claim_document_jobs") == 1
     assert requests.count("rpc/start_fetch_email_v2") == jobs
     assert requests[-1] == "rpc/complete_document_job_and_follow_up_v2"

@@ -84,6 +84,10 @@ def test_on_the_shared_client_supabase_calls_follow_the_key_and_resend_keeps_its
         return_value=httpx.Response(200, json={"object": "list", "has_more": False, "data": [item]})
     )
     router.get(url__startswith=CDN).mock(return_value=httpx.Response(200, content=b"%PDF-"))
+    router.get(f"{RESEND}/emails/receiving/em_123").mock(  # its raw message: offered too
+        return_value=httpx.Response(200, json={"object": "email", "id": "em_123",
+                                               "raw": {"download_url": f"{CDN}/raw?sig=s", "expires_at": None}})
+    )  # fmt: skip
     worker = WorkerSettings(supabase_url=URL, supabase_secret_key=key, resend_api_key="re_test_key",
                             resend_api_url=RESEND)  # fmt: skip
 
@@ -99,5 +103,5 @@ def test_on_the_shared_client_supabase_calls_follow_the_key_and_resend_keeps_its
         assert request.headers.get_list("apikey") == [key], request.url
         assert request.headers.get("authorization") == (None if key == KEY else f"Bearer {key}"), request.url
     assert {r.headers["authorization"] for r in to_resend} == {"Bearer re_test_key"}
-    assert [r.headers.get("authorization") for r in downloads] == [None]  # a signed URL needs no key
+    assert [r.headers.get("authorization") for r in downloads] == [None, None]  # a signed URL needs no key
     assert all(key not in r.headers.get("authorization", "") for r in to_resend + downloads)

@@ -8,7 +8,7 @@ import logging
 from lib.failures import FailureCode, JobFailure
 from lib.limits import MAX_JOBS_PER_INVOCATION, TIME_BUDGET_FREE_RELEASES
 from lib.worker.loop import run_invocation
-from lib.worker.records import StoredAttachment
+from lib.worker.records import StoredAttachment, StoredVersion
 from tests.unit.fake_supabase import job_row
 
 # A completion claims the next job of the invocation's kinds, in the database's claim order
@@ -184,11 +184,11 @@ def test_the_last_attempt_of_a_transient_failure_counts_as_failed(queue, fake, c
 
 def test_a_database_failure_mid_job_is_a_transient_database_error(queue, fake, clock) -> None:
     fake.jobs = [job_row()]
-    fake.unreachable_rpcs = {"record_document_attachment_v2"}
+    fake.unreachable_rpcs = {"record_document_attachment_v3"}
 
     stored = StoredAttachment(
-        provider_attachment_id="a", filename=None, content_type=None, size_bytes=1, sha256="0" * 64, bucket="b",
-        storage_path="p",
+        provider_attachment_id="a", filename=None, content_type=None,
+        versions=(StoredVersion(version=1, size_bytes=1, sha256="0" * 64, bucket="b", storage_path="p"),),
     )  # fmt: skip
 
     def records(job, checkpoint) -> None:
@@ -242,8 +242,8 @@ def test_every_outcome_has_its_own_counter() -> None:
 def test_a_checkpoint_extends_the_lease_only_once_a_tenth_of_it_has_passed(queue, fake, clock) -> None:
     fake.jobs = [job_row()]
     stored = StoredAttachment(
-        provider_attachment_id="a", filename=None, content_type=None, size_bytes=1, sha256="0" * 64, bucket="b",
-        storage_path="p",
+        provider_attachment_id="a", filename=None, content_type=None,
+        versions=(StoredVersion(version=1, size_bytes=1, sha256="0" * 64, bucket="b", storage_path="p"),),
     )  # fmt: skip
     seen = []
 
@@ -270,7 +270,7 @@ def test_a_checkpoint_extends_the_lease_only_once_a_tenth_of_it_has_passed(queue
 
     assert summary.completed == 1
     extended = ["extend_document_job_lease_v2"]
-    recorded = [*extended, "record_document_attachment_v2"]
+    recorded = [*extended, "record_document_attachment_v3"]
     assert seen == [
         ("just claimed: fresh", []),
         ("29 s later: still fresh", []),
@@ -279,5 +279,5 @@ def test_a_checkpoint_extends_the_lease_only_once_a_tenth_of_it_has_passed(queue
         ("29 s after recording an attachment: fresh", recorded),
         ("31 s after it: extended", [*recorded, "extend_document_job_lease_v2"]),
     ]
-    [(_, record)] = fake.rpc_calls("record_document_attachment_v2")
+    [(_, record)] = fake.rpc_calls("record_document_attachment_v3")
     assert record["p_lease"] == "300.000 seconds"
