@@ -116,7 +116,24 @@ def fill(conn: psycopg.Connection, settings: Settings) -> float:
         ("shiten@office.example.jp", "支店"),
     ):
         conn.execute("select public.set_fax_line(%s, %s)", (address, name))
-    conn.execute("vacuum analyze public.document_jobs, public.fax_received_emails, public.document_job_attempts")
+    # Every fax indexed (取引年月日 up to 10 days before it came, an amount for 6 in 7, a counterparty of five
+    # kana names and 1,000 numbers, the seven types in turn), written as the table's owner: a setup, as
+    # the jobs are; set_fax_index and its history are pgTAP's and the tests'.
+    conn.execute(f"""
+        insert into public.fax_index (fax_received_email_id, received, transaction_date, amount, counterparty,
+                                      doc_type, updated_by)
+        select e.id, coalesce(e.received_at, e.created_at),
+               (coalesce(e.received_at, e.created_at) at time zone 'Asia/Tokyo')::date - e.i % 10,
+               case when e.i % 7 <> 0 then (e.i::bigint * 7919) % 5000000 end,
+               format('%s商事%s', (array['ヤマダ', 'カワグチ', 'サトウ', 'スズキ', 'タナカ'])[1 + e.i % 5],
+                      lpad((e.i % {SENDERS})::text, 4, '0')),
+               (document_jobs_internal.fax_document_types())[1 + e.i % 7], gen_random_uuid()
+          from (select e.*, substr(e.provider_email_id, 7)::int as i from public.fax_received_emails e
+                 where e.provider_email_id like 'bench-%') e""")
+    conn.execute(
+        "vacuum analyze public.document_jobs, public.fax_received_emails, public.document_job_attempts,"
+        " public.fax_index"
+    )
     return time.monotonic() - started
 
 
@@ -190,6 +207,21 @@ def inbox_views(conn: psycopg.Connection) -> dict[str, str]:
         "inbox, search: two characters (walked)": {"q": "見積"},
         "inbox, one day and a line": {"from": day.isoformat(), "to": (day + timedelta(days=1)).isoformat(),
                                       "line": "eigyo@office.example.jp"},
+    }  # fmt: skip
+    # The law's search (電子帳簿保存法): transaction date and amount ranges, the counterparty in part, the type.
+    week_from = (today - timedelta(days=17)).date().isoformat()
+    week_to = (today - timedelta(days=11)).date().isoformat()
+    queries |= {
+        "law, transaction dates of one week": {"date_from": week_from, "date_to": week_to},
+        "law, an amount range (1 in 100)": {"amount_min": "1000000", "amount_max": "1050000"},
+        "law, a counterparty in hiragana (1 in 1,000)": {"counterparty": "やまだ商事0415"},
+        "law, two kana of a counterparty (1 in 5)": {"counterparty": "すず"},
+        "law, a type (1 in 7)": {"type": "請求書"},
+        "law, type, amount range and week combined": {"type": "請求書", "amount_min": "1000000",
+                                                      "amount_max": "2000000", "date_from": week_from,
+                                                      "date_to": week_to},
+        "law, counterparty and week combined": {"counterparty": "カワグチ商事0416", "date_from": week_from,
+                                                "date_to": week_to},
     }  # fmt: skip
     return {name: f"faxes?{urlencode(query)}" for name, query in queries.items()}
 

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_TABLES = (
     "public.document_job_attempts, document_jobs_internal.worker_requests,"
     " public.document_jobs, public.fax_attachment_views, public.fax_received_email_attachments,"
-    " public.fax_view_rotations, public.fax_lines, public.fax_received_emails,"
+    " public.fax_view_rotations, public.fax_lines, public.fax_index, public.fax_index_history,"
+    " public.fax_received_emails,"
     " net.http_request_queue, net._http_response, public.document_jobs_audit, document_jobs_internal.bulk_actions,"
     " document_jobs_internal.bulk_action_jobs, document_jobs_internal.hourly_outcomes"
 )

@@ -188,6 +188,24 @@ REFUSALS: dict[str, Explanation] = {
         "Ask an admin to do it, or to make this account an admin.",
         "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。",
     ),
+    "read_only": _everyone(
+        "this account may only read: entering a fax's index is for a clerk or an admin",
+        "このアカウントは閲覧のみです。帳簿の項目の入力は事務担当者か管理者が行います。",
+        "Ask a clerk or an admin to enter it, or to give this account the clerk role.",
+        "事務担当者か管理者に入力を依頼するか、このアカウントを事務担当者にするよう依頼してください。",
+    ),
+    "reason_required": _everyone(
+        "a value entered before is being changed: a correction needs its reason",
+        "入力済みの値を変更しています。訂正には理由が必要です。",
+        "Write why it is corrected in {index.reasonLabel}, then press {index.save} again.",
+        "{index.reasonLabel}に訂正の理由を書いてから、もう一度{index.save}を押してください。",
+    ),
+    "index_changed": _everyone(
+        "someone changed this fax's index since this page was opened",
+        "このページを開いた後に、別の人がこのFAXの帳簿の項目を変更しました。",
+        "Reload the page, check the values now entered, and correct them again if needed.",
+        "ページを再読み込みして現在の値を確認し、必要ならもう一度訂正してください。",
+    ),
     "auth_unavailable": Explanation(
         meaning_en="Supabase Auth could not be reached, or answered unexpectedly",
         meaning_ja="Supabase Auth に接続できないか、予期しない応答でした。",

@@ -59,6 +59,7 @@ GRANT ALL ON TABLE public.document_job_kinds TO service_role;
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage', 2);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('prepare_fax', 'count a stored fax''s pages, convert a TIFF into a viewing PDF and render a thumbnail of page 1, under fax_views/', 3);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered', 1);
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('verify_originals', 'read back a sample of the stored originals and compare each with its recorded size and SHA-256', 4);
 
 COMMENT ON TABLE public.document_jobs IS 'The job queue: one row per job of a kind for an e-mail, moved through queued, running, completed and failed only by the functions of this schema. At most one live (queued or running) job per target; a running job''s lease and generation fence every write of the worker that holds it.';
 CREATE TABLE public.document_jobs (
@@ -103,6 +104,7 @@ CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
+CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
 CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
@@ -126,7 +128,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'cancel'::text, 'bulk_retry'::text, 'bulk_cancel'::text, 'reconcile'::text, 'prepare'::text, 'rotate'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_retry'::text, 'cancel'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
@@ -290,6 +292,71 @@ ALTER TABLE ONLY public.fax_attachment_views
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
+COMMENT ON TABLE public.fax_index IS 'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
+CREATE TABLE public.fax_index (
+    fax_received_email_id uuid NOT NULL,
+    received timestamp with time zone NOT NULL,
+    transaction_date date,
+    amount bigint,
+    counterparty text,
+    doc_type text,
+    counterparty_folded text GENERATED ALWAYS AS (document_jobs_internal.kana_fold(counterparty)) STORED,
+    version integer DEFAULT 1 NOT NULL,
+    updated_by uuid NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_index_amount CHECK (((amount >= 0) AND (amount <= '999999999999'::bigint))),
+    CONSTRAINT fax_index_counterparty CHECK ((((length(counterparty) >= 1) AND (length(counterparty) <= 200)) AND (counterparty !~ '[[:cntrl:]]'::text) AND (counterparty = btrim(counterparty)))),
+    CONSTRAINT fax_index_doc_type CHECK ((doc_type = ANY (document_jobs_internal.fax_document_types()))),
+    CONSTRAINT fax_index_transaction_date CHECK (((transaction_date >= '1950-01-01'::date) AND (transaction_date <= '2099-12-31'::date)))
+);
+COMMENT ON COLUMN public.fax_index.counterparty_folded IS 'The counterparty folded as its search compares it (kana_fold: NFKC, katakana as hiragana, no white space, lower case); generated.';
+COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were set: the screen sends the version it showed, and a write made since is not overwritten.';
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
+CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
+CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
+CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
+ALTER TABLE ONLY public.fax_index
+    ADD CONSTRAINT fax_index_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index TO service_role;
+
+COMMENT ON TABLE public.fax_index_history IS 'Every change of a fax''s index fields, appended by set_fax_index and never changed or deleted (triggers refuse UPDATE and DELETE to every role): the fields before and after, who (the operator''s id and e-mail), when, why (required for a correction of a value entered before) and the version it made.';
+CREATE TABLE public.fax_index_history (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    before jsonb,
+    after jsonb NOT NULL,
+    reason text,
+    version integer NOT NULL,
+    CONSTRAINT fax_index_history_reason CHECK (((length(reason) >= 1) AND (length(reason) <= 500)))
+);
+ALTER TABLE public.fax_index_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_index_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_index_history_id_seq IS 'The identity of fax_index_history.id: the order of a fax''s changes, which its page lists them in.';
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_pkey PRIMARY KEY (id);
+CREATE INDEX fax_index_history_fax ON public.fax_index_history USING btree (fax_received_email_id, id);
+CREATE TRIGGER fax_index_history_append_only BEFORE DELETE OR UPDATE ON public.fax_index_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_fax_index_history_change();
+ALTER TABLE ONLY public.fax_index_history
+    ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_index_history TO service_role;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
+GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
+
 COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
 CREATE TABLE public.fax_lines (
     address text NOT NULL,
@@ -331,6 +398,7 @@ ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
 CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
 ALTER TABLE ONLY public.fax_received_email_attachments
     ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
@@ -418,6 +486,73 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
+COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
+CREATE TABLE public.original_verification (
+    singleton boolean DEFAULT true NOT NULL,
+    sample integer DEFAULT 100 NOT NULL,
+    recent_days integer DEFAULT 7 NOT NULL,
+    CONSTRAINT original_verification_recent_days CHECK (((recent_days >= 1) AND (recent_days <= 366))),
+    CONSTRAINT original_verification_sample CHECK (((sample >= 1) AND (sample <= 1000))),
+    CONSTRAINT original_verification_singleton_check CHECK (singleton)
+);
+ALTER TABLE ONLY public.original_verification
+    ADD CONSTRAINT original_verification_pkey PRIMARY KEY (singleton);
+ALTER TABLE public.original_verification ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verification TO service_role;
+
+COMMENT ON TABLE public.original_verifications IS 'What a verification run read of one stored original (an attachment row: every version of an attachment is a row of its own): matches, missing (Storage answered 404), size_differs (read_size_bytes, null when it ran past the recorded size) or sha256_differs (read_sha256). Only appended to; no foreign key to the attachment, so that the history outlives nothing it should not and blocks no audited deletion.';
+CREATE TABLE public.original_verifications (
+    run_id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    checked_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome text NOT NULL,
+    read_size_bytes bigint,
+    read_sha256 text,
+    CONSTRAINT original_verifications_outcome CHECK ((outcome = ANY (ARRAY['matches'::text, 'missing'::text, 'size_differs'::text, 'sha256_differs'::text]))),
+    CONSTRAINT original_verifications_read_sha256 CHECK ((read_sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_pkey PRIMARY KEY (run_id, attachment_id);
+CREATE INDEX original_verifications_of_an_attachment ON public.original_verifications USING btree (attachment_id, checked_at);
+ALTER TABLE ONLY public.original_verifications
+    ADD CONSTRAINT original_verifications_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.original_verify_runs(id);
+ALTER TABLE public.original_verifications ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verifications TO service_role;
+
+COMMENT ON TABLE public.original_verify_runs IS 'One row per verification run: the weekly job''s (started_by job, its job_id: a job run again goes on with the same run) or document-jobs-admin verify''s (cli). It reads the originals stored since `since` (null: all) that were stored when it started, or, with `sample`, the originals drawn for it (`selected`); total is how many, checked how many it read so far, mismatched how many of those were not as recorded; finished_at when all were read.';
+CREATE TABLE public.original_verify_runs (
+    id bigint NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    started_by text NOT NULL,
+    job_id uuid,
+    since timestamp with time zone,
+    sample integer,
+    selected uuid[],
+    total integer NOT NULL,
+    checked integer DEFAULT 0 NOT NULL,
+    mismatched integer DEFAULT 0 NOT NULL,
+    CONSTRAINT original_verify_runs_job CHECK (((started_by = 'job'::text) = (job_id IS NOT NULL))),
+    CONSTRAINT original_verify_runs_sample CHECK (((sample >= 1) AND (sample <= 100000))),
+    CONSTRAINT original_verify_runs_selected CHECK (((sample IS NULL) = (selected IS NULL))),
+    CONSTRAINT original_verify_runs_started_by CHECK ((started_by = ANY (ARRAY['job'::text, 'cli'::text]))),
+    CONSTRAINT original_verify_runs_total CHECK ((total >= 0))
+);
+ALTER TABLE public.original_verify_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.original_verify_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.original_verify_runs_id_seq IS 'The identity of original_verify_runs.id: the order in which the runs started.';
+ALTER TABLE ONLY public.original_verify_runs
+    ADD CONSTRAINT original_verify_runs_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX original_verify_runs_of_a_job ON public.original_verify_runs USING btree (job_id) WHERE (job_id IS NOT NULL);
+ALTER TABLE public.original_verify_runs ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.original_verify_runs TO service_role;
+
 COMMENT ON TABLE document_jobs_internal.bulk_action_jobs IS 'The jobs a bulk action counted, each with whether applying it changed or skipped the job, and why (not_failed, another_live_job, another_job_of_the_same_email, not_live, job_deleted). No foreign key to the job: a job may be purged while the action''s record of it stays.';
 CREATE TABLE document_jobs_internal.bulk_action_jobs (
     bulk_action_id uuid NOT NULL,
@@ -490,6 +625,28 @@ CREATE TABLE document_jobs_internal.hourly_outcomes (
 ALTER TABLE ONLY document_jobs_internal.hourly_outcomes
     ADD CONSTRAINT hourly_outcomes_pkey PRIMARY KEY (hour);
 
+COMMENT ON TABLE document_jobs_internal.original_mismatches IS 'The mismatches known now, one row per original that the last read of it found not as recorded: the outage original_mismatch holds while there is one, its level the newest row''s id (a mismatch not known before alerts once; found again, it alerts nobody). A read that finds it as recorded again removes its row. State, not the record: the history is original_verifications.';
+CREATE TABLE document_jobs_internal.original_mismatches (
+    id bigint NOT NULL,
+    attachment_id uuid NOT NULL,
+    outcome text NOT NULL,
+    found_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE document_jobs_internal.original_mismatches ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME document_jobs_internal.original_mismatches_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE document_jobs_internal.original_mismatches_id_seq IS 'The identity of original_mismatches.id: the order in which the mismatches were first found, the outage''s level.';
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_id_key UNIQUE (id);
+ALTER TABLE ONLY document_jobs_internal.original_mismatches
+    ADD CONSTRAINT original_mismatches_pkey PRIMARY KEY (attachment_id);
+
 COMMENT ON TABLE document_jobs_internal.outages IS 'One row per cause the health check can report: whether it holds now, since when, and when it was last alerted (at most once an hour; a recovered alert only after a down alert of the same episode, so a flapping cause sends at most two alerts an hour).';
 CREATE TABLE document_jobs_internal.outages (
     cause text NOT NULL,
@@ -502,6 +659,7 @@ COMMENT ON COLUMN document_jobs_internal.outages.alerted_level IS 'For a cause c
 ALTER TABLE ONLY document_jobs_internal.outages
     ADD CONSTRAINT outages_pkey PRIMARY KEY (cause);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('database_unauthorized', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('original_mismatch', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
@@ -1627,6 +1785,61 @@ $_$;
 REVOKE ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) IS 'What a verify_originals job reads, fenced like every call after a claim: its run (drawn on its first start, the same on a start again: "run_id", "total") and the originals of it not read yet ("items": id, fax_received_email_id, bucket, storage_path, size_bytes, sha256).';
+CREATE FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_sample int;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select * into v_run from public.original_verify_runs r where r.job_id = p_job_id;
+    if not found then
+        select s.sample into v_sample from public.original_verification s;
+        v_run := document_jobs_internal.start_verify_run('job', p_job_id, null, v_sample);
+    end if;
+    return jsonb_build_object('held', true, 'state', 'running', 'run_id', v_run.id, 'total', v_run.total,
+                              'items', document_jobs_internal.verify_items(v_run, null, 1000));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_verify_originals_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) IS 'What a verify_originals job read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks), fenced by (p_job_id, p_generation), renewing the lease by p_lease when given. Answers {"held", "state"} with "checked", "mismatched", "mismatches" and "alerts".';
+CREATE FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    -- Reading originals is progress: it ends a streak of time-budget releases, as storing one does.
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until),
+           budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'verify_originals';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(
+        exists (select 1 from public.original_verify_runs r where r.id = p_run_id and r.job_id = p_job_id),
+        format('run %s is not the job''s', p_run_id));
+    return jsonb_build_object('held', true, 'state', 'running')
+           || document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) TO service_role;
+
 
 -- =================================================================================================
 -- The webhook's call: an inbound e-mail recorded and its job enqueued
@@ -2301,7 +2514,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s).';
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
 CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2311,7 +2524,10 @@ declare
     c_walk constant int := 2000;
     c_candidates constant int := 5000;
     c_count_cap constant int := 10000;
-    v_filter jsonb := document_jobs_internal.faxes_filter(p_filter);
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := document_jobs_internal.faxes_index_filter(p_filter);
+    v_filter jsonb := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
     v_match text := document_jobs_internal.faxes_match_sql(v_filter);
     v_time text := document_jobs_internal.faxes_time_sql(v_filter);
     v_keyset text := 'true';
@@ -2331,7 +2547,26 @@ begin
                            p_after_received_at, p_after_id);
     end if;
 
-    if v_match = 'true' then
+    if v_index <> '{}'::jsonb then
+        -- The law's search: fax_index's own rows, newest first by the received time it holds; the
+        -- e-mail joined only for the inbox's other conditions.
+        v_time := replace(v_time, 'coalesce(e.received_at, e.created_at)', 'i.received');
+        v_keyset := replace(replace(v_keyset, 'coalesce(e.received_at, e.created_at)', 'i.received'), 'e.id',
+                            'i.fax_received_email_id');
+        v_match := format('%s and %s', document_jobs_internal.faxes_index_sql(v_index),
+            case when v_match = 'true' then 'true'
+                 else format('exists (select 1 from public.fax_received_emails e where e.id = i.fax_received_email_id'
+                             ' and %s)', v_match) end);
+        execute format('select array(select i.fax_received_email_id from public.fax_index i where %s and %s and %s'
+                       ' order by i.received desc, i.fax_received_email_id desc limit %s)',
+                       v_match, v_time, v_keyset, p_limit + 1)
+           into v_ids;
+        if p_after_id is null then
+            execute format('select count(*) from (select 1 from public.fax_index i where %s and %s limit %s) c',
+                           v_match, v_time, c_count_cap + 1)
+               into v_count;
+        end if;
+    elsif v_match = 'true' then
         -- No condition but the time: the page is a range of the index.
         execute format('select array(select e.id from public.fax_received_emails e where %s and %s'
                        ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %s)',
@@ -2424,7 +2659,7 @@ $_$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it, its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, and its jobs as far as they are kept; null for no such fax.';
+COMMENT ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) IS 'One fax for its page: its summary as the inbox lists it (with its index fields), its To, Cc, ids and how it was found (found_by, reconciled_at), its attachments in order with their views, the rotation it is read at, its jobs as far as they are kept, its index fields (index, index_version) and their history (index_history, the latest 500, index_history_total) and the document types offered; null for no such fax.';
 CREATE FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2463,7 +2698,8 @@ begin
                    order by j.created_at, j.id)
               from public.document_jobs j where j.fax_received_email_id = v_email.id), '[]'),
         'own_numbers', coalesce((select jsonb_agg(l.number order by l.number) from public.fax_lines l
-                                  where l.number is not null), '[]'));
+                                  where l.number is not null), '[]'))
+        || document_jobs_internal.fax_index_read(v_email.id);
 end;
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_fax(p_fax_id uuid) FROM PUBLIC;
@@ -2530,6 +2766,110 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) TO service_role;
+
+COMMENT ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) IS 'Sets a fax''s index fields ({"transaction_date", "amount", "counterparty", "doc_type"}: the four as they are to be, a missing or null one empty) by an admin or a clerk of Supabase Auth (checked in this call: acting_operator; a viewer is refused, 42501 role_not_allowed). A change of a value entered before needs p_reason (22023, hint reason_required); every change is appended to fax_index_history (before, after, who, when, why) and audited (action index). p_version: the version the operator saw (0 for none); a write made since wins ("index_changed"). {"changed", "reason"?, "index", "version"}; 22023 for a bad value, P0002 for no such fax.';
+CREATE FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_after jsonb;
+    v_before jsonb;
+    v_row public.fax_index;
+    v_received timestamptz;
+    v_reason text := nullif(btrim(p_reason), '');
+    v_corrected text[];
+    v_version int;
+begin
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    perform document_jobs_internal.require(
+        v_reason is null or (length(v_reason) <= 500 and v_reason !~ '[\x01-\x09\x0b-\x1f\x7f]'),
+        'p_reason must be at most 500 characters, with no control characters but line breaks');
+    v_after := document_jobs_internal.fax_index_values(p_values);
+    select coalesce(e.received_at, e.created_at) into v_received
+      from public.fax_received_emails e where e.id = p_fax_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    -- One writer of a fax's index at a time: the first entry has no row to lock.
+    perform pg_advisory_xact_lock(hashtextextended('fax_index:' || p_fax_id::text, 0));
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    v_before := document_jobs_internal.fax_index_json(v_row);
+    v_version := coalesce(v_row.version, 0);
+    if p_version is not null and p_version <> v_version then
+        return jsonb_build_object('changed', false, 'reason', 'index_changed', 'index', v_before,
+                                  'version', v_version);
+    end if;
+    if v_after = coalesce(v_before, '{"transaction_date": null, "amount": null, "counterparty": null, "doc_type": null}') then
+        return jsonb_build_object('changed', false, 'reason', 'unchanged', 'index', v_before, 'version', v_version);
+    end if;
+    v_corrected := array(select b.key from jsonb_each(coalesce(v_before, '{}')) b
+                          where b.value <> 'null'::jsonb and b.value is distinct from v_after -> b.key
+                          order by b.key);
+    if cardinality(v_corrected) > 0 and v_reason is null then
+        raise exception using errcode = '22023', hint = 'reason_required',
+            message = format('a correction of %s needs a reason: the history keeps why a value entered before was changed',
+                             array_to_string(v_corrected, ', '));
+    end if;
+    insert into public.fax_index as i (fax_received_email_id, received, transaction_date, amount, counterparty,
+                                       doc_type, version, updated_by)
+    values (p_fax_id, v_received, (v_after ->> 'transaction_date')::date, (v_after ->> 'amount')::bigint,
+            v_after ->> 'counterparty', v_after ->> 'doc_type', 1, p_actor_id)
+    on conflict (fax_received_email_id) do update
+       set transaction_date = excluded.transaction_date, amount = excluded.amount,
+           counterparty = excluded.counterparty, doc_type = excluded.doc_type, version = i.version + 1,
+           updated_by = excluded.updated_by, updated_at = now()
+    returning * into v_row;
+    insert into public.fax_index_history (fax_received_email_id, actor_id, actor_email, before, after, reason, version)
+    values (p_fax_id, p_actor_id, p_actor_email, v_before, v_after, v_reason, v_row.version);
+    insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count, reason)
+    values (p_actor_id, p_actor_email, 'index',
+            jsonb_build_object('fax_received_email_id', p_fax_id, 'corrected', to_jsonb(v_corrected)), 0, v_reason);
+    return jsonb_build_object('changed', true, 'index', v_after, 'version', v_row.version);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.set_fax_index(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_values jsonb, p_reason text, p_version integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_admin_counterparties(p_number text) IS 'The counterparties (取引先) entered for the latest 200 faxes from a number (ASCII digits), at most 5, the latest first: what the fax''s page suggests.';
+CREATE FUNCTION public.document_jobs_admin_counterparties(p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $_$
+begin
+    perform document_jobs_internal.require(p_number ~ '^[0-9]{3,20}$', 'p_number must be 3 to 20 ASCII digits');
+    return coalesce((
+        select jsonb_agg(c.counterparty order by c.latest desc)
+          from (select i.counterparty, max(i.received) latest
+                  from (select e.id from public.fax_received_emails e
+                         where document_jobs_internal.fax_number_digits(e.subject, e.from_address)
+                               like '%' || p_number || '%'
+                         order by coalesce(e.received_at, e.created_at) desc limit 200) e
+                  join public.fax_index i on i.fax_received_email_id = e.id
+                 where i.counterparty is not null
+                 group by i.counterparty
+                 order by max(i.received) desc limit 5) c), '[]');
+end;
+$_$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_counterparties(p_number text) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) IS 'document_jobs_admin_counterparties for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+CREATE FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    SET jit TO 'off'
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'clerk', 'viewer']);
+    return public.document_jobs_admin_counterparties(p_number);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) TO service_role;
 
 
 -- =================================================================================================
@@ -2819,6 +3159,75 @@ $$;
 REVOKE ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.admin_enqueue_prepare_fax_jobs(p_actor_id uuid, p_actor_email text, p_after uuid, p_limit integer) TO service_role;
 
+COMMENT ON FUNCTION public.enqueue_original_verification() IS 'The cron job document-jobs-verify''s call: enqueues a verify_originals job with a kick, unless one is queued or running (then null: at most one at a time).';
+CREATE FUNCTION public.enqueue_original_verification() RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_id uuid;
+begin
+    insert into public.document_jobs (kind, fax_received_email_id)
+    values ('verify_originals', null)
+    on conflict (kind) where kind = 'verify_originals' and status in ('queued', 'running') do nothing
+    returning id into v_id;
+    if v_id is not null then
+        perform document_jobs_internal.post_worker(1);
+    end if;
+    return v_id;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.enqueue_original_verification() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.enqueue_original_verification() TO service_role;
+
+COMMENT ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) IS 'document-jobs-admin verify''s run: of every original stored since p_since (null: all), or a random sample of p_sample of them (half among the recent ones, as the weekly job draws). Answers {"run_id", "total", "started_at"}.';
+CREATE FUNCTION public.start_original_verification(p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_sample integer DEFAULT NULL::integer) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    v_run := document_jobs_internal.start_verify_run('cli', null, p_since, p_sample);
+    return jsonb_build_object('run_id', v_run.id, 'total', v_run.total, 'started_at', v_run.started_at);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_original_verification(p_since timestamp with time zone, p_sample integer) TO service_role;
+
+COMMENT ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) IS 'The next p_limit originals of a verification run not read yet, by id after p_after (the cursor: the last id of the previous page): verify_items.';
+CREATE FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 100) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 1000, 'p_limit must be between 1 and 1000');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    return document_jobs_internal.verify_items(v_run, p_after, p_limit);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'What document-jobs-admin verify read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks): a job''s run is recorded only through its fenced call.';
+CREATE FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_by text;
+begin
+    select r.started_by into v_by from public.original_verify_runs r where r.id = p_run_id;
+    perform document_jobs_internal.require(v_by = 'cli', format('run %s is no run of the CLI''s', p_run_id));
+    return document_jobs_internal.record_original_checks(p_run_id, p_checks);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) TO service_role;
+
 COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
 CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2861,6 +3270,7 @@ SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_documen
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-verify', '0 18 * * 6', 'select public.enqueue_original_verification()');  -- as postgres, active
 
 
 -- =================================================================================================
@@ -3290,6 +3700,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_health() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.check_original_mismatches() IS 'The outage original_mismatch from the mismatches known now (original_mismatches), through set_outage_once: its level is the newest mismatch''s id, so a new one alerts once and one found again does not; none left closes it (with a recovered alert). The summary names the faxes by their short ids (never a sender''s text). Called whenever a run records what it read.';
+CREATE FUNCTION document_jobs_internal.check_original_mismatches() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+declare
+    v_open record;
+begin
+    select count(*) as n, max(m.id) as newest,
+           jsonb_agg(jsonb_build_object('fax', left(a.fax_received_email_id::text, 8), 'attachment_id', m.attachment_id,
+                                        'object', a.bucket || '/' || a.storage_path, 'outcome', m.outcome,
+                                        'found_at', m.found_at) order by m.id desc)
+               filter (where m.id is not null) as shown
+      into v_open
+      from document_jobs_internal.original_mismatches m
+      left join public.fax_received_email_attachments a on a.id = m.attachment_id;
+    return document_jobs_internal.set_outage_once(
+        'original_mismatch',
+        coalesce(v_open.newest, 0),
+        format('%s stored originals are not what was recorded when they were stored (missing, or another size or SHA-256); faxes: %s. document-jobs-admin verify prints each',
+               v_open.n,
+               (select string_agg(s ->> 'fax', ', ') from (select jsonb_array_elements(v_open.shown) s limit 20) x)),
+        'every original found not as recorded reads as recorded again',
+        jsonb_build_object('count', v_open.n, 'originals', coalesce(jsonb_path_query_array(v_open.shown, '$[0 to 19]'), '[]')));
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_original_mismatches() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.check_reconciliation() IS 'The health check''s watch over reconciliation, each cause alerting once (set_outage_once): reconciliation_stalled (no run completed within three of its intervals, or a run under way for over an hour; the last job''s error or the last finding as evidence; closes when a run completes), retention_window_closing (the watermark older than half of retention, and again at three quarters; closes when a run moves it back under half) and reconciliation_unreadable (listing items that could not be read and are neither recorded nor past retention; each new one alerts). The cron job document-jobs-health calls it.';
 CREATE FUNCTION document_jobs_internal.check_reconciliation() RETURNS integer
     LANGUAGE plpgsql
@@ -3584,6 +4022,113 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fail_expired() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_document_types() IS 'The kinds of document a fax is filed as (書類の種類), in the order the screen offers them: what fax_index.doc_type and the search accept.';
+CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array['請求書', '注文書', '納品書', '見積書', '契約書', '領収書', 'その他']
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
+CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select case when p_index.fax_received_email_id is not null then jsonb_build_object(
+        'transaction_date', p_index.transaction_date, 'amount', p_index.amount,
+        'counterparty', p_index.counterparty, 'doc_type', p_index.doc_type) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) IS 'A fax''s index for its page: its fields, their version, their history oldest first (the latest 500 changes) and its total, and the document types offered.';
+CREATE FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_row public.fax_index;
+begin
+    select * into v_row from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    return jsonb_build_object(
+        'index', document_jobs_internal.fax_index_json(v_row),
+        'index_version', coalesce(v_row.version, 0),
+        'index_history', coalesce((
+            select jsonb_agg(jsonb_build_object('id', h.id, 'at', h.at, 'actor_id', h.actor_id,
+                                                'actor_email', h.actor_email, 'before', h.before, 'after', h.after,
+                                                'reason', h.reason, 'version', h.version) order by h.id)
+              from (select * from public.fax_index_history h where h.fax_received_email_id = p_fax_id
+                     order by h.id desc limit 500) h), '[]'),
+        'index_history_total', (select count(*) from public.fax_index_history h
+                                 where h.fax_received_email_id = p_fax_id),
+        'document_types', to_jsonb(document_jobs_internal.fax_document_types()));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_read(p_fax_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) IS 'A fax''s index fields as set_fax_index takes them, checked and normalized to all four keys (transaction_date, amount, counterparty, doc_type; null for empty); 22023 naming the field otherwise.';
+CREATE FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_date date;
+    v_amount numeric;
+    v_text text;
+    v_type text;
+begin
+    perform document_jobs_internal.require(p_values is not null and jsonb_typeof(p_values) = 'object',
+                                           'p_values must be a JSON object');
+    for v_key in select jsonb_object_keys(p_values) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['transaction_date', 'amount', 'counterparty', 'doc_type']),
+            format('p_values has an unknown key %s (known: transaction_date, amount, counterparty, doc_type)',
+                   to_jsonb(v_key)));
+    end loop;
+    if jsonb_typeof(p_values -> 'transaction_date') is distinct from 'null'
+       and nullif(p_values ->> 'transaction_date', '') is not null then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_values -> 'transaction_date') = 'string'
+            and (p_values ->> 'transaction_date') ~ '^\d{4}-\d{2}-\d{2}$',
+            'transaction_date must be a date, YYYY-MM-DD');
+        begin
+            v_date := (p_values ->> 'transaction_date')::date;
+        exception
+            when datetime_field_overflow or invalid_datetime_format then
+                raise exception using errcode = '22023', message = 'transaction_date must be a date, YYYY-MM-DD';
+        end;
+        perform document_jobs_internal.require(v_date between date '1950-01-01' and date '2099-12-31',
+                                               'transaction_date must be between 1950-01-01 and 2099-12-31');
+    end if;
+    if jsonb_typeof(p_values -> 'amount') is distinct from 'null' and p_values ? 'amount' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'amount') = 'number',
+                                               'amount must be a number of yen');
+        v_amount := (p_values ->> 'amount')::numeric;
+        perform document_jobs_internal.require(v_amount = trunc(v_amount) and v_amount between 0 and 999999999999,
+                                               'amount must be whole yen, 0 to 999,999,999,999');
+    end if;
+    if jsonb_typeof(p_values -> 'counterparty') is distinct from 'null' and p_values ? 'counterparty' then
+        perform document_jobs_internal.require(jsonb_typeof(p_values -> 'counterparty') = 'string',
+                                               'counterparty must be text');
+        v_text := nullif(btrim(p_values ->> 'counterparty'), '');
+        perform document_jobs_internal.require(
+            v_text is null or (length(v_text) <= 200 and v_text !~ '[[:cntrl:]]'),
+            'counterparty must be at most 200 characters, with no control characters');
+    end if;
+    if jsonb_typeof(p_values -> 'doc_type') is distinct from 'null' and nullif(p_values ->> 'doc_type', '') is not null
+    then
+        v_type := p_values ->> 'doc_type';
+        perform document_jobs_internal.require(v_type = any (document_jobs_internal.fax_document_types()),
+            format('doc_type must be one of %s', array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+    end if;
+    return jsonb_build_object('transaction_date', v_date, 'amount', v_amount::bigint, 'counterparty', v_text,
+                              'doc_type', v_type);
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_index_values(p_values jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) IS 'The digits of a fax''s subject and From line as the inbox''s search by number reads them: full-width digits and dashes made ASCII, the separators inside a number ((, ), +, spaces, dashes) dropped, any other text a "|". Indexed (fax_received_emails_number_digits).';
 CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -3600,6 +4145,7 @@ $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3631,6 +4177,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, the line that received it, its pages (its attachments'' views derived from the stored bytes), its page-1 thumbnail''s key (the screen signs it), the code of a view that could not be made, and how it stands (fax_storing).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3662,11 +4209,14 @@ begin
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
                              order by a.created_at, a.id limit 1))
-        || document_jobs_internal.fax_storing(p_email.id);
+        || document_jobs_internal.fax_storing(p_email.id)
+        || jsonb_build_object('index', (select document_jobs_internal.fax_index_json(i) from public.fax_index i
+                                              where i.fax_received_email_id = p_email.id));
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, found through its indexes, at most p_limit of them (p_limit means "maybe more"), or null when no index can answer (a term shorter than three characters): by number the digits'' trigram index; by sender or term the distinct senders, the subjects'' trigram index and the provider''s id; an id as itself.';
 CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3756,6 +4306,98 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; 22023 for a key no inbox filter knows.';
+CREATE FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    v_key text;
+    v_filter jsonb := '{}'::jsonb;
+    v_from date;
+    v_to date;
+    v_text text;
+begin
+    if p_filter is null or p_filter = 'null'::jsonb then
+        return v_filter;
+    end if;
+    perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
+    for v_key in select jsonb_object_keys(p_filter) loop
+        perform document_jobs_internal.require(
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'date_from', 'date_to',
+                               'amount_min', 'amount_max', 'counterparty', 'doc_type']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q,'
+                   ' date_from, date_to, amount_min, amount_max, counterparty, doc_type)', to_jsonb(v_key)));
+    end loop;
+    p_filter := jsonb_strip_nulls(p_filter);
+    foreach v_key in array array['date_from', 'date_to'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{4}-\d{2}-\d{2}$',
+                format('p_filter.%s must be a date, YYYY-MM-DD', v_key));
+            begin
+                if v_key = 'date_from' then v_from := (p_filter ->> v_key)::date; else v_to := (p_filter ->> v_key)::date; end if;
+            exception
+                when datetime_field_overflow or invalid_datetime_format then
+                    raise exception using errcode = '22023', message = format('p_filter.%s must be a date, YYYY-MM-DD', v_key);
+            end;
+            v_filter := v_filter || jsonb_build_object(v_key, p_filter -> v_key);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(v_from is null or v_to is null or v_from <= v_to,
+        'p_filter.date_from must not be after date_to');
+    foreach v_key in array array['amount_min', 'amount_max'] loop
+        if p_filter ? v_key then
+            perform document_jobs_internal.require(
+                (jsonb_typeof(p_filter -> v_key) = 'number' and (p_filter ->> v_key) ~ '^\d{1,12}$')
+                or (jsonb_typeof(p_filter -> v_key) = 'string' and (p_filter ->> v_key) ~ '^\d{1,12}$'),
+                format('p_filter.%s must be whole yen, 0 to 999,999,999,999', v_key));
+            v_filter := v_filter || jsonb_build_object(v_key, (p_filter ->> v_key)::bigint);
+        end if;
+    end loop;
+    perform document_jobs_internal.require(
+        not (v_filter ? 'amount_min' and v_filter ? 'amount_max')
+        or (v_filter ->> 'amount_min')::bigint <= (v_filter ->> 'amount_max')::bigint,
+        'p_filter.amount_min must not be more than amount_max');
+    if p_filter ? 'counterparty' then
+        v_text := btrim(p_filter ->> 'counterparty');
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'counterparty') = 'string' and length(v_text) between 1 and 200
+            and v_text !~ '[[:cntrl:]]' and length(document_jobs_internal.kana_fold(v_text)) >= 1,
+            'p_filter.counterparty must be 1 to 200 characters, with no control characters');
+        v_filter := v_filter || jsonb_build_object('counterparty', v_text);
+    end if;
+    if p_filter ? 'doc_type' then
+        perform document_jobs_internal.require(
+            (p_filter ->> 'doc_type') = any (document_jobs_internal.fax_document_types()),
+            format('p_filter.doc_type must be one of %s',
+                   array_to_string(document_jobs_internal.fax_document_types(), ', ')));
+        v_filter := v_filter || jsonb_build_object('doc_type', p_filter ->> 'doc_type');
+    end if;
+    return v_filter;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
+CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select concat_ws(' and ', 'true',
+        case when p_filter ? 'date_from' then format('i.transaction_date >= %L::date', p_filter ->> 'date_from') end,
+        case when p_filter ? 'date_to' then format('i.transaction_date <= %L::date', p_filter ->> 'date_to') end,
+        case when p_filter ? 'amount_min' then format('i.amount >= %s', (p_filter ->> 'amount_min')::bigint) end,
+        case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
+        case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
+        case when p_filter ? 'counterparty' then format(
+            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
+            document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
+            document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -3777,6 +4419,7 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) IS 'A normalized inbox filter''s received-time range as SQL over an e-mail row "e" (the received time, else the row''s creation); "true" when it has none.';
 CREATE FUNCTION document_jobs_internal.faxes_time_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -4162,6 +4805,19 @@ CREATE FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limi
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.jobs_with_id_prefix(p_prefix text, p_limit integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.kana_fold(p_text text) IS 'Text as the counterparty search compares it: NFKC, katakana made hiragana, white space dropped, lower case.';
+CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select lower(regexp_replace(
+        translate(normalize(p_text, nfkc),
+                  'ァアィイゥウェエォオカガキギクグケゲコゴサザシジスズセゼソゾタダチヂッツヅテデトドナニヌネノハバパヒビピフブプヘベペホボポマミムメモャヤュユョヨラリルレロヮワヰヱヲンヴヵヶ',
+                  'ぁあぃいぅうぇえぉおかがきぎくぐけげこごさざしじすずせぜそぞただちぢっつづてでとどなにぬねのはばぱひびぴふぶぷへべぺほぼぽまみむめもゃやゅゆょよらりるれろゎわゐゑをんゔゕゖ'),
+        '\s+', '', 'g'))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -4391,8 +5047,43 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.original_differs_alert(p_job_id uuid, p_email_id uuid, p_what text, p_versions jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+COMMENT ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) IS 'p_count stored originals (attachment rows) stored since p_since (null: all), drawn at random: up to half among those stored within p_recent (the week since the last weekly run: a new original is read back soon), the rest among all the others.';
+CREATE FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) RETURNS uuid[]
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    with recent as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= greatest(now() - p_recent, coalesce(p_since, '-infinity'))
+         order by random()
+         limit ceil(p_count / 2.0)
+    ), rest as (
+        select a.id
+          from public.fax_received_email_attachments a
+         where a.created_at >= coalesce(p_since, '-infinity')
+           and a.id not in (select r.id from recent r)
+         order by random()
+         limit p_count - (select count(*) from recent)
+    )
+    select coalesce(array_agg(s.id), '{}') from (select id from recent union all select id from rest) s
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.original_sample(p_count integer, p_since timestamp with time zone, p_recent interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice(p_cause text) IS 'The operator''s advice of an outage cause in English (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'Run document-jobs-admin verify: it prints each fax (by its short id) whose stored original is missing or differs. For each, look at the object in Storage''s dashboard (its size and last modified time) and in the project''s logs (who wrote or deleted it, and when), then put the original back at the same key from the office''s own copy (the export) and run document-jobs-admin verify again: the outage closes once every original reads as recorded. Record what happened under the office''s rule.'
+           else document_jobs_internal.outage_advice_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) IS 'What to do about an outage cause, in English: for a release cause release_causes'' advice, for the others lib/failures.py OUTAGES[cause].advice_en, word for word (tests/database/test_advice_is_lib_advice.py).';
+CREATE FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -4416,10 +5107,22 @@ CREATE FUNCTION document_jobs_internal.outage_advice(p_cause text) RETURNS text
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) IS 'The operator''s advice of an outage cause in Japanese (lib/failures.py''s, word for word): original_mismatch''s here, every other cause''s from outage_advice_ja_before_verification.';
 CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select case p_cause
+           when 'original_mismatch' then
+               'document-jobs-admin verify を実行してください。保存した原本がない、または一致しない FAX が短い ID とともに表示されます。それぞれについて、Storage のダッシュボードでそのオブジェクト（サイズと最終更新日時）を、プロジェクトのログで誰がいつ書き込みまたは削除したかを確認し、事務所の控え（エクスポート）から同じキーに原本を戻したうえで、もう一度 document-jobs-admin verify を実行してください。すべての原本が記録どおりに読めると、この障害は閉じます。経緯は事務処理規程に従って記録してください。'
+           else document_jobs_internal.outage_advice_ja_before_verification(p_cause) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) IS 'outage_advice in Japanese: for a release cause release_causes'' advice_ja, for the others lib/failures.py OUTAGES[cause].advice_ja, word for word.';
+CREATE FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) RETURNS text
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
@@ -4443,7 +5146,7 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) RETURNS te
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
 $$;
-REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja(p_cause text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_cause text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.outage_details(p_cause text) IS 'What an open outage shows beside its explanation on the screen''s overview, for the causes that have more to show: reconciliation_unreadable its e-mails (unreadable_shown), retention_window_closing its window and command (retention_window), reconciliation_stalled the last completed run and finding; null for the others.';
 CREATE FUNCTION document_jobs_internal.outage_details(p_cause text) RETURNS jsonb
@@ -4676,6 +5379,69 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'Records what a run read of at most 100 originals (p_checks: {"attachment_id", "found", "size_bytes", "sha256"}; size_bytes null when the object ran past its recorded size), judged against each one''s row here (matches, missing, size_differs, sha256_differs), once per original and run; updates the known mismatches (a match removes one) and the outage original_mismatch. Answers {"checked", "mismatched", "mismatches": [{"attachment_id", "outcome"}], "alerts"}.';
+CREATE FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_run public.original_verify_runs;
+    v_item jsonb;
+    v_row public.fax_received_email_attachments;
+    v_found boolean;
+    v_size bigint;
+    v_sha256 text;
+    v_outcome text;
+    v_checked int := 0;
+    v_mismatched int := 0;
+    v_mismatches jsonb := '[]'::jsonb;
+begin
+    perform document_jobs_internal.require(jsonb_typeof(p_checks) = 'array', 'p_checks must be a JSON array');
+    perform document_jobs_internal.require(jsonb_array_length(p_checks) <= 100, 'p_checks holds at most 100 reads');
+    select * into v_run from public.original_verify_runs r where r.id = p_run_id for update;
+    perform document_jobs_internal.require(found, format('no verification run %s', p_run_id));
+    for v_item in select e.value from jsonb_array_elements(p_checks) e loop
+        select * into v_row from public.fax_received_email_attachments a
+         where a.id = document_jobs_internal.try_uuid(v_item ->> 'attachment_id');
+        perform document_jobs_internal.require(found, format('%s is no stored original', v_item ->> 'attachment_id'));
+        perform document_jobs_internal.require(v_run.selected is null or v_row.id = any (v_run.selected),
+                                               format('%s is not in run %s''s sample', v_row.id, p_run_id));
+        v_found := coalesce((v_item ->> 'found')::boolean, false);
+        v_size := (v_item ->> 'size_bytes')::bigint;
+        v_sha256 := nullif(v_item ->> 'sha256', '');
+        -- The database judges by what was read, as lib/originals.py compare does.
+        v_outcome := case when not v_found then 'missing'
+                          when v_size is distinct from v_row.size_bytes then 'size_differs'
+                          when v_sha256 is distinct from v_row.sha256 then 'sha256_differs'
+                          else 'matches' end;
+        insert into public.original_verifications (run_id, attachment_id, outcome, read_size_bytes, read_sha256)
+        values (p_run_id, v_row.id, v_outcome, case when v_found then v_size end, case when v_found then v_sha256 end)
+        on conflict (run_id, attachment_id) do nothing;
+        if not found then
+            continue;  -- read twice in one run (a job run again): the first read stands
+        end if;
+        v_checked := v_checked + 1;
+        if v_outcome = 'matches' then
+            delete from document_jobs_internal.original_mismatches m where m.attachment_id = v_row.id;
+        else
+            v_mismatched := v_mismatched + 1;
+            v_mismatches := v_mismatches || jsonb_build_object('attachment_id', v_row.id, 'outcome', v_outcome);
+            insert into document_jobs_internal.original_mismatches (attachment_id, outcome)
+            values (v_row.id, v_outcome)
+            on conflict (attachment_id) do update set outcome = excluded.outcome, last_seen_at = now();
+        end if;
+    end loop;
+    update public.original_verify_runs r
+       set checked = r.checked + v_checked,
+           mismatched = r.mismatched + v_mismatched,
+           finished_at = case when r.checked + v_checked >= r.total then coalesce(r.finished_at, now()) end
+     where r.id = p_run_id;
+    return jsonb_build_object('checked', v_checked, 'mismatched', v_mismatched, 'mismatches', v_mismatches,
+                              'alerts', document_jobs_internal.check_original_mismatches());
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
     LANGUAGE plpgsql
@@ -4769,6 +5535,18 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    raise exception using errcode = '42501', hint = 'append_only',
+        message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) IS 'failed -> queued with its attempts and time-budget releases reset (a retry by hand starts the count afresh), for every job of p_job_ids that is failed; returns the ids it changed. The unique index on live jobs refuses a second live job of the same e-mail (unique_violation): callers decide what that means.';
 CREATE FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) RETURNS SETOF uuid
@@ -5123,6 +5901,34 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.set_outage_once(p_cause text, p_level bigint, p_summary text, p_recovered text, p_evidence jsonb) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) IS 'A new verification run: of every original stored since p_since (null: all), or of a sample of p_sample of them drawn now (original_sample).';
+CREATE FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) RETURNS public.original_verify_runs
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_recent interval;
+    v_selected uuid[];
+    v_run public.original_verify_runs;
+begin
+    perform document_jobs_internal.require(p_sample is null or p_sample between 1 and 100000,
+                                           'p_sample must be between 1 and 100000');
+    perform document_jobs_internal.require(p_since is null or p_since <= now(), 'p_since must not be in the future');
+    if p_sample is not null then
+        select make_interval(days => s.recent_days) into v_recent from public.original_verification s;
+        v_selected := document_jobs_internal.original_sample(p_sample, p_since, v_recent);
+    end if;
+    insert into public.original_verify_runs (started_by, job_id, since, sample, selected, total)
+    values (p_started_by, p_job_id, p_since, p_sample, v_selected,
+            coalesce(cardinality(v_selected),
+                     (select count(*) from public.fax_received_email_attachments a
+                       where a.created_at >= coalesce(p_since, '-infinity'))))
+    returning * into v_run;
+    return v_run;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.start_verify_run(p_started_by text, p_job_id uuid, p_since timestamp with time zone, p_sample integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) IS 'The fan-out, the cron''s and a stopping invocation''s follow-up: one invocation per limits().jobs_per_invocation claimable jobs of the kinds a worker claims (those with a document_job_kinds.claim_order), at most p_at_most (null: no bound but the cap), within the cap on invocations in flight (post_worker). Nothing claimable: no HTTP at all.';
 CREATE FUNCTION document_jobs_internal.start_workers(p_at_most integer) RETURNS integer
     LANGUAGE plpgsql
@@ -5146,6 +5952,16 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
+CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select case when length(p_term) = 1 then array[p_term]
+                else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.term_grams(p_term text) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
@@ -5158,6 +5974,18 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
            end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.text_grams(p_text text) IS 'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
+CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array(select distinct g from (
+        select substr(p_text, i, 1) g from generate_series(1, length(p_text)) i
+        union all
+        select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone
@@ -5175,6 +6003,19 @@ exception
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.try_uuid(p_text text) IS 'p_text as a uuid, or null when it is none.';
+CREATE FUNCTION document_jobs_internal.try_uuid(p_text text) RETURNS uuid
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return p_text::uuid;
+exception when invalid_text_representation then
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.try_uuid(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.unprepared(p_email_id uuid) IS 'Whether the e-mail has a stored attachment no prepare_fax job has looked at (no view of its bytes, prepared or failed): what the backfill enqueues a job for, so that a run again enqueues nothing twice and a file that could not be prepared is not tried again and again.';
 CREATE FUNCTION document_jobs_internal.unprepared(p_email_id uuid) RETURNS boolean
@@ -5200,3 +6041,24 @@ CREATE FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) RETURNS
       from (select * from document_jobs_internal.open_unreadable() o order by o.id desc limit p_limit) u
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.unreadable_shown(p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) IS 'The next p_limit originals of a run not read yet, by id after p_after: where each is (bucket, storage_path), what it must be (size_bytes, sha256), the sender''s file name (filename: to be shown as inert text) and its fax (fax_received_email_id, whose first 8 characters are the fax''s short id).';
+CREATE FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'id', a.id, 'fax_received_email_id', a.fax_received_email_id, 'filename', a.filename, 'bucket', a.bucket,
+               'storage_path', a.storage_path, 'size_bytes', a.size_bytes, 'sha256', a.sha256)
+             order by a.id), '[]')
+      from (select a.*
+              from public.fax_received_email_attachments a
+             where (p_after is null or a.id > p_after)
+               and case when p_run.selected is not null then a.id = any (p_run.selected)
+                        else a.created_at >= coalesce(p_run.since, '-infinity') and a.created_at <= p_run.started_at end
+               and not exists (select 1 from public.original_verifications v
+                                where v.run_id = p_run.id and v.attachment_id = a.id)
+             order by a.id
+             limit p_limit) a
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) FROM PUBLIC;

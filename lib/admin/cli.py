@@ -21,6 +21,7 @@ import httpx
 
 from lib.admin import PROGRAM, bulk, commands, prepare, reconcile, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
+from lib.admin.faxes import add_options, search
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
 from lib.errors import Refusal
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
@@ -161,6 +162,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"a random N of them, half among recent ones (1 to {verify.MAX_SAMPLE:,})",
     )
+    add_options(command(
+        "faxes",
+        search,
+        "list received faxes newest first with the count, searched as the law asks: transaction date and amount "
+        "ranges, counterparty (part of it, kana and width alike), document type, combined freely",
+    ))  # fmt: skip
     command("stats", commands.stats, "queue health: counts, queue lag, backoff, recent failures, last completion")
     command(
         "health",

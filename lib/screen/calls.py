@@ -34,7 +34,11 @@ def _read(rpc: Rpc, functions: tuple[str, str], viewer: Viewer | None, params: d
 # and the bulk actions', on the screen and on the command line alike.
 FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only")
 # The inbox's filter (document_jobs_internal.faxes_filter checks and normalizes it).
-FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q")
+FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q", "date_from", "date_to",
+                   "amount_min", "amount_max", "counterparty", "doc_type")  # fmt: skip
+# A fax's index fields (public.set_fax_index), and the document types it accepts
+# (document_jobs_internal.fax_document_types: the database's list is the one that holds).
+INDEX_FIELDS = ("transaction_date", "amount", "counterparty", "doc_type")
 ACTIONS = ("retry", "cancel")
 
 
@@ -135,10 +139,44 @@ def fax(rpc: Rpc, fax_id: str, viewer: Viewer | None = None) -> dict[str, Any] |
                                          {"p_fax_id": fax_id})  # fmt: skip
     if found is None:
         return None
-    found["fax"]["sender"] = sender_of(found["fax"], set(found.get("own_numbers") or []))
+    sender = found["fax"]["sender"] = sender_of(found["fax"], set(found.get("own_numbers") or []))
+    found["counterparty_suggestions"] = counterparty_suggestions(rpc, sender, viewer)
     for attachment in found.get("attachments") or []:
         attachment["download_name"] = download_name(attachment.get("filename"), attachment.get("content_type"))
     return found
+
+
+def counterparty_suggestions(rpc: Rpc, sender: Mapping[str, Any], viewer: Viewer | None = None) -> list[str]:
+    """What the fax's page suggests as its counterparty (取引先): the counterparties entered before
+    for faxes from the same number, the latest first, then the name the fax gives its sender."""
+    suggested: list[str] = []
+    number = sender.get("number")
+    if isinstance(number, str) and 3 <= len(number) <= 20 and number.isascii() and number.isdigit():
+        functions = ("document_jobs_admin_counterparties", "document_jobs_operator_counterparties")
+        suggested += _read(rpc, functions, viewer, {"p_number": number}) or []
+    name = sender.get("name")
+    # A From line's bare address is no counterparty's name.
+    if isinstance(name, str) and name.strip() and "@" not in name and name.strip() not in suggested:
+        suggested.append(name.strip()[:200])
+    return suggested
+
+
+def set_index(
+    rpc: Rpc,
+    fax_id: str,
+    values: Mapping[str, Any],
+    reason: str | None,
+    version: int | None,
+    actor_id: str,
+    actor_email: str | None,
+) -> dict[str, Any]:
+    """A fax's index fields set (all four; a missing one is empty), kept in its history:
+    {"changed", "reason"?, "index", "version"}."""
+    answer: dict[str, Any] = rpc("set_fax_index", {
+        "p_actor_id": actor_id, "p_actor_email": actor_email, "p_fax_id": fax_id,
+        "p_values": {key: values.get(key) for key in INDEX_FIELDS}, "p_reason": reason, "p_version": version,
+    })  # fmt: skip
+    return answer
 
 
 def set_rotation(rpc: Rpc, fax_id: str, rotation: int, actor_id: str, actor_email: str | None) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
-GET  /api/admin/faxes?from=&to=&sender=&line=&q=&after_time=&after_id=&limit=   the inbox
+GET  /api/admin/faxes?from=&to=&sender=&line=&q=&date_from=&date_to=&amount_min=&amount_max=&counterparty=&type=
+                    &after_time=&after_id=&limit=   the inbox, and the law's search by the index fields
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
 POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
+POST /api/admin/faxes/<id>/index {"values", "reason"?, "version"}  clerks and admins: the index fields, with history
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
@@ -67,7 +69,14 @@ FILTER_PARAMETERS = {
     "kind": "kind", "code": "error_code", "from": "received_from", "to": "received_to", "sender": "sender", "q": "q",
 }  # fmt: skip
 # The inbox's query parameters and the keys of document_jobs_internal.faxes_filter (calls.FAX_FILTER_KEYS).
-FAX_FILTER_PARAMETERS = {"from": "received_from", "to": "received_to", "sender": "sender", "line": "line", "q": "q"}
+FAX_FILTER_PARAMETERS = {
+    "from": "received_from", "to": "received_to", "sender": "sender", "line": "line", "q": "q",
+    # The law's search, by the index fields (document_jobs_internal.faxes_index_filter).
+    "date_from": "date_from", "date_to": "date_to", "amount_min": "amount_min", "amount_max": "amount_max",
+    "counterparty": "counterparty", "type": "doc_type",
+}  # fmt: skip
+# Who may enter a fax's index fields (public.set_fax_index checks the same in Auth's row).
+INDEXERS = ("admin", "clerk")
 
 
 @dataclass
@@ -161,6 +170,15 @@ class Context:
         user_id, session_id = self.viewer()
         return self.rpc(function, {"p_user_id": user_id, "p_session_id": session_id, **params})
 
+    def require_indexer(self) -> Operator:
+        """A clerk or an admin, who may enter a fax's index fields, confirmed with Auth now."""
+        from lib.screen.auth import confirm_admin
+
+        if self.operator.role not in INDEXERS:
+            raise Refusal("read_only", f"a {self.operator.role} may only read: the index is for a clerk or an admin",
+                          403)  # fmt: skip
+        return confirm_admin(self.operator, self.token, self.settings, self.http)
+
     def require_admin(self) -> Operator:
         from lib.screen.auth import confirm_admin
 
@@ -176,6 +194,8 @@ _BAD_INPUT = ("22023", "22007", "22008", "22P02", "22P05", "22021", "22003")
 
 def database_refusal(error: DatabaseError) -> Refusal:
     """The database's refusal as the operator should see it; its message never holds a secret."""
+    if error.code == "22023" and error.hint == "reason_required":  # a correction of an index field (set_fax_index)
+        return Refusal("reason_required", error.message, 400)
     if error.code in _BAD_INPUT:
         return Refusal("bad_request", error.message, 400)
     # The document_jobs_operator_* functions' refusals (document_jobs_internal.operator_role).
@@ -468,6 +488,23 @@ def rotation(context: Context) -> dict[str, Any]:
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 
+def index(context: Context) -> dict[str, Any]:
+    """A fax's index fields entered or corrected; a correction needs a reason (the database says
+    which: 400 bad_request); a write made since the page read its version is a 409 index_changed."""
+    body = context.call.body()
+    values, version = body.get("values"), body.get("version")
+    if not isinstance(values, dict) or not (
+        version is None or (isinstance(version, int) and not isinstance(version, bool))
+    ):
+        raise Refusal("bad_request", 'give "values" (the index fields) and "version" (the one the page read)', 400)
+    text = reason(body, required=False)
+    who = context.require_indexer()
+    result = calls.set_index(context.rpc, _id(context.call), values, text, version, who.user_id, who.email)
+    if not result.get("changed") and result.get("reason") == "index_changed":
+        raise Refusal("index_changed", "someone changed this fax's index since you opened it: reload to see it", 409)
+    return result
+
+
 def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
     if not result.get("changed"):
         reason_code = str(result.get("reason"))
@@ -508,6 +545,7 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("GET", "faxes"): faxes,
     ("GET", "faxes/{id}"): fax,
     ("POST", "faxes/{id}/rotation"): rotation,
+    ("POST", "faxes/{id}/index"): index,
     ("GET", "jobs"): jobs,
     ("GET", "jobs/{id}"): job,
     ("GET", "audit"): audit,

@@ -744,6 +744,16 @@ export const EXPLANATIONS = {
         "operator": "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。"
       }
     },
+    "index_changed": {
+      "en": {
+        "meaning": "someone changed this fax's index since this page was opened",
+        "clerk": "Reload the page, check the values now entered, and correct them again if needed."
+      },
+      "ja": {
+        "meaning": "このページを開いた後に、別の人がこのFAXの帳簿の項目を変更しました。",
+        "clerk": "ページを再読み込みして現在の値を確認し、必要ならもう一度訂正してください。"
+      }
+    },
     "internal_error": {
       "en": {
         "meaning": "the server failed unexpectedly",
@@ -896,6 +906,26 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "このジョブは（もう）待機中でも実行中でもありません。取り消せるのはそれらだけです。",
         "clerk": "更新して現在の状態を確認してください。"
+      }
+    },
+    "read_only": {
+      "en": {
+        "meaning": "this account may only read: entering a fax's index is for a clerk or an admin",
+        "clerk": "Ask a clerk or an admin to enter it, or to give this account the clerk role."
+      },
+      "ja": {
+        "meaning": "このアカウントは閲覧のみです。帳簿の項目の入力は事務担当者か管理者が行います。",
+        "clerk": "事務担当者か管理者に入力を依頼するか、このアカウントを事務担当者にするよう依頼してください。"
+      }
+    },
+    "reason_required": {
+      "en": {
+        "meaning": "a value entered before is being changed: a correction needs its reason",
+        "clerk": "Write why it is corrected in “Reason for the correction”, then press “Save” again."
+      },
+      "ja": {
+        "meaning": "入力済みの値を変更しています。訂正には理由が必要です。",
+        "clerk": "「訂正の理由」に訂正の理由を書いてから、もう一度「保存」を押してください。"
       }
     },
     "session_ended": {

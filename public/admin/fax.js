@@ -9,6 +9,7 @@ import { bytes, dateTime, t } from "./i18n.js";
 import { handlingSlot, lineText, senderCell, storingState } from "./inbox.js";
 import { definitions, isAdmin, isolated, jobLink, notice, problemText, stackedTable } from "./ui.js";
 import { mountViewer } from "./viewer.js";
+import { indexSection } from "./faxindex.js";
 
 /** @typedef {import("./inbox.js").Fax} Fax */
 /** @typedef {import("./viewer.js").Viewer} Viewer */
@@ -33,6 +34,7 @@ import { mountViewer } from "./viewer.js";
  * @property {FaxAttachment[]} attachments
  * @property {Array<{ id: string, kind: string, status: string, last_error_code: string | null }>} jobs
  */
+/** @typedef {FaxDetail & import("./faxindex.js").IndexData} FaxPage */
 
 /** @type {Viewer | null} the viewer on the page: one at a time, destroyed when the page is left */
 let mounted = null;
@@ -93,10 +95,10 @@ export async function render(container, id) {
   mounted?.destroy();
   mounted = null;
   replace(container, notice(t("common.loading")));
-  /** @type {FaxDetail} */
+  /** @type {FaxPage} */
   let data;
   try {
-    data = /** @type {FaxDetail} */ (await api(`faxes/${encodeURIComponent(id)}`));
+    data = /** @type {FaxPage} */ (await api(`faxes/${encodeURIComponent(id)}`));
   } catch (error) {
     replace(container, h("p", {}, h("a", { href: "#/faxes" }, t("fax.back"))), notice(problemText(error), "error"));
     return;
@@ -128,6 +130,7 @@ export async function render(container, id) {
           ? h("ul", { class: "fax-jobs" }, jobs.map((j) => h("li", {}, jobLink(j.id), ` ${j.kind} `, h("span", { class: `badge state-${j.status}` }, t(`state.${j.status}`)))))
           : null],
       ]))),
+    indexSection(fax.id, data, () => { void render(container, id); }),
     report,
     h("section", { class: "fax-documents" }, h("h3", {}, t("fax.documents")), viewerBox),
     h("details", { class: "fax-files" }, h("summary", {}, t("fax.files")), filesTable(attachments))));

@@ -8,11 +8,15 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, language, number, t } from "./i18n.js";
 import { explained, isAdmin, isolated, jobLink, notice, problemText } from "./ui.js";
+import { fieldText, typedYen } from "./faxindex.js";
 
 // The office's time zone, which the day shortcuts and typed dates mean. One constant until the
 // office's setting exists; Japan keeps no summer time, but the offset is asked of the zone anyway.
 export const OFFICE_TIME_ZONE = "Asia/Tokyo";
-const FILTER_KEYS = ["period", "from", "to", "sender", "line", "q"];
+// The law's search by the index fields (faxindex.js): the API's own parameter names.
+const INDEX_KEYS = ["date_from", "date_to", "amount_min", "amount_max", "counterparty", "type"];
+const FILTER_KEYS = ["period", "from", "to", "sender", "line", "q", ...INDEX_KEYS];
+const DOCUMENT_TYPES = ["請求書", "注文書", "納品書", "見積書", "契約書", "領収書", "その他"];
 const PERIODS = ["today", "yesterday", "week"];
 const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
 
@@ -47,6 +51,7 @@ const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
  * @property {"webhook" | "reconciliation"} found_by
  * @property {string | null} reconciled_at
  * @property {Sender} sender
+ * @property {import("./faxindex.js").IndexFields | null} index its index fields, null before any entry
  */
 /**
  * GET /api/admin/faxes.
@@ -198,6 +203,28 @@ function filterForm(filter, lines) {
     lines.map((l) => h("option", { value: l.address, selected: l.address === chosen }, `${l.name} (${l.address})`)),
     chosen && !lines.some((l) => l.address === chosen) ? h("option", { value: chosen, selected: true }, chosen) : null);
   const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("inbox.searchHint"), size: 30, maxlength: 200 });
+  /** @param {string} name */
+  const day = (name) => h("input", { name, type: "date", min: "1950-01-01", max: "2099-12-31", value: filter.get(name) ?? "" });
+  /** @param {string} name */
+  const yen = (name) => h("input", { name, type: "text", inputmode: "numeric", autocomplete: "off", size: 12,
+    value: filter.get(name) ?? "" });
+  const dateFrom = day("date_from");
+  const dateTo = day("date_to");
+  const amountMin = yen("amount_min");
+  const amountMax = yen("amount_max");
+  const counterparty = h("input", { name: "counterparty", type: "search", value: filter.get("counterparty") ?? "",
+    autocomplete: "off", size: 24, maxlength: 200 });
+  const chosenType = filter.get("type") ?? "";
+  const type = h("select", { name: "type" }, h("option", { value: "" }, t("index.anyType")),
+    DOCUMENT_TYPES.map((kind) => h("option", { value: kind, selected: kind === chosenType }, kind)));
+  const law = h("fieldset", { class: "index-filters" },
+    h("legend", {}, t("index.searchLegend")),
+    h("label", {}, t("index.dateFrom"), dateFrom),
+    h("label", {}, t("index.dateTo"), dateTo),
+    h("label", {}, t("index.amountMin"), amountMin),
+    h("label", {}, t("index.amountMax"), amountMax),
+    h("label", {}, t("index.counterparty"), counterparty),
+    h("label", {}, t("index.doc_type"), type));
   const form = h("form", { class: "filters", role: "search" },
     h("label", {}, t("inbox.filterFrom"), from),
     h("label", {}, t("inbox.filterTo"), to),
@@ -205,10 +232,11 @@ function filterForm(filter, lines) {
     h("label", {}, t("inbox.filterSender"), sender),
     h("label", {}, t("inbox.filterLine"), line),
     h("label", { class: "wide" }, t("inbox.search"), q),
+    law,
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
       h("button", { type: "button", onclick: () => { location.hash = "#/faxes"; } }, t("jobs.clear"))));
-  for (const field of [from, to]) field.addEventListener("input", () => field.setCustomValidity(""));
+  for (const field of [from, to, amountMin, amountMax]) field.addEventListener("input", () => field.setCustomValidity(""));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const dates = [from, to].map((field) => {
@@ -216,18 +244,25 @@ function filterForm(filter, lines) {
       field.setCustomValidity(value === null ? t("inbox.dateInvalid") : "");
       return value ?? "";
     });
+    const amounts = [amountMin, amountMax].map((field) => {
+      const value = typedYen(field.value);
+      field.setCustomValidity(value === null ? t("index.amountInvalid") : "");
+      return value === null ? "" : String(value);
+    });
     if (!form.reportValidity()) return;
     const next = new URLSearchParams();
     // Typed dates replace a shortcut; without dates the shortcut stays.
     const period = filter.get("period");
     if (period && !dates[0] && !dates[1]) next.set("period", period);
     for (const [name, value] of [["from", dates[0]], ["to", dates[1]], ["sender", sender.value.trim()],
-      ["line", line.value], ["q", q.value.trim()]]) {
+      ["line", line.value], ["q", q.value.trim()], ["date_from", dateFrom.value], ["date_to", dateTo.value],
+      ["amount_min", amounts[0]], ["amount_max", amounts[1]], ["counterparty", counterparty.value.trim()],
+      ["type", type.value]]) {
       if (value) next.set(name, value);
     }
     location.hash = hashFor(next);
   });
-  const active = ["from", "to", "sender", "line", "q"].filter((key) => filter.get(key)).length;
+  const active = ["from", "to", "sender", "line", "q", ...INDEX_KEYS].filter((key) => filter.get(key)).length;
   return h("details", { class: "filter-fold", open: !matchMedia(PHONE_QUERY).matches || active > 0 },
     h("summary", {}, t("jobs.filters"), active ? ` (${t("jobs.filtersActive", { count: number(active) })})` : null), form);
 }
@@ -282,18 +317,33 @@ export function handlingSlot(fax) {
 }
 
 /**
+ * A fax's index fields in its row: the type and date, the counterparty, the amount.
+ * @param {Fax} fax
+ */
+function indexCell(fax) {
+  if (!fax.index) return h("span", { class: "hint" }, t("index.notEntered"));
+  const { index } = fax;
+  return [
+    h("div", {}, [index.doc_type, index.transaction_date].filter(Boolean).join(" ")),
+    index.counterparty ? h("div", { class: "index-counterparty" }, isolated(index.counterparty)) : null,
+    index.amount !== null ? h("div", { class: "number" }, fieldText("amount", index)) : null,
+  ];
+}
+
+/**
  * The list: a table, cards on a phone (admin.css). A row is one tab stop (the link on its time);
  * a click anywhere else on it (not on a selection of its text) opens the fax too.
  * @param {Fax[]} faxes
  */
 function faxesTable(faxes) {
-  const head = ["inbox.page1", "inbox.received", "inbox.sender", "inbox.line", "inbox.pages", "inbox.state"];
+  const head = ["inbox.page1", "inbox.received", "inbox.sender", "index.column", "inbox.line", "inbox.pages", "inbox.state"];
   const body = h("tbody", {}, faxes.map((fax) => h("tr", { "data-fax-id": fax.id },
     h("td", { class: "thumbnail" }, fax.thumbnail_url
       ? h("img", { src: fax.thumbnail_url, alt: t("inbox.thumbnailAlt"), loading: "lazy", width: 60, height: 85 })
       : h("span", { class: "no-thumbnail" }, t("inbox.noThumbnail"))),
     h("td", { class: "received" }, h("a", { href: `#/faxes/${encodeURIComponent(fax.id)}` }, dateTime(fax.received_at))),
     h("td", { class: "sender" }, senderCell(fax)),
+    h("td", { class: "index" }, indexCell(fax)),
     h("td", { class: "line" }, isolated(lineText(fax))),
     h("td", { class: "number pages" }, fax.pages !== null ? t("inbox.pageCount", { count: number(fax.pages) }) : ""),
     h("td", { class: "state" }, storingState(fax), handlingSlot(fax)))));
@@ -333,7 +383,7 @@ export function apiQuery(filter) {
   const { from, to } = receivedRange(filter);
   if (from) query.set("from", from);
   if (to) query.set("to", to);
-  for (const key of ["sender", "line", "q"]) {
+  for (const key of ["sender", "line", "q", ...INDEX_KEYS]) {
     const value = filter.get(key);
     if (value) query.set(key, value);
   }

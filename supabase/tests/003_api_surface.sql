@@ -110,11 +110,15 @@ select set_eq(
         'public.set_fax_line(text,text,text)',
         'public.remove_fax_line(text)',
         -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
-        'document_jobs_internal.fax_number_digits(text,text)'
+        'document_jobs_internal.fax_number_digits(text,text)',
         -- originals never replaced: versions, the raw message, and a discard decided under the fence
         'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
         'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
-        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)'
+        'public.discard_unrecorded_object_v2(uuid,integer,text,text,bigint,text,text)',
+        -- a fax's index fields and the counterparties suggested for them
+        'public.set_fax_index(uuid,text,uuid,jsonb,text,integer)',
+        'public.document_jobs_admin_counterparties(text)',
+        'public.document_jobs_operator_counterparties(uuid,uuid,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -215,7 +219,17 @@ select set_eq(
         'document_jobs_internal.require_versions(jsonb,text)',
         'document_jobs_internal.finding_advice(text)',
         'document_jobs_internal.finding_advice_ja(text)',
-        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)'
+        'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)',
+        'document_jobs_internal.fax_document_types()',
+        'document_jobs_internal.kana_fold(text)',
+        'document_jobs_internal.text_grams(text)',
+        'document_jobs_internal.term_grams(text)',
+        'document_jobs_internal.refuse_fax_index_history_change()',
+        'document_jobs_internal.fax_index_values(jsonb)',
+        'document_jobs_internal.fax_index_json(public.fax_index)',
+        'document_jobs_internal.fax_index_read(uuid)',
+        'document_jobs_internal.faxes_index_filter(jsonb)',
+        'document_jobs_internal.faxes_index_sql(jsonb)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -18,6 +18,7 @@ def reset(admin: psycopg.Connection[dict]) -> None:
     """Empty every table the tests write, so that each test starts from nothing."""
     admin.execute(
         "truncate public.document_job_attempts, public.document_jobs, public.fax_attachment_views,"
+        " public.fax_index, public.fax_index_history,"
         " public.fax_received_email_attachments, public.fax_received_email_raw_messages,"
         " document_jobs_internal.discarded_objects, public.fax_view_rotations, public.fax_lines,"
         " public.fax_received_emails, net.http_request_queue, net._http_response, vault.secrets,"

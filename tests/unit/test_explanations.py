@@ -177,7 +177,7 @@ CLI_COMMANDS = frozenset(next(a for a in parser()._actions if isinstance(a, argp
 # Where advice may send someone, besides the actions: the views, the states, and these parts of them.
 PLACES = re.compile(
     r"(?:nav|state)\.\w+|jobs\.filter\w+|job\.(?:facts|email|attachments|attempts|lastError)"
-    r"|overview\.(?:outages|failedNow|failures24h)"
+    r"|overview\.(?:outages|failedNow|failures24h)|index\.reasonLabel"
 )
 
 
@@ -188,6 +188,7 @@ def action_labels(labels: dict[str, dict[str, str]]) -> set[str]:
         "job.cancel",
         "jobs.bulkRetry",
         "jobs.bulkCancel",
+        "index.save",
     }
 
 
