@@ -18,7 +18,10 @@ On a stack of its own, with short leases and backoffs (settings, not code change
   injected); every attachment stored exactly once, in Storage and in the table, with the
   provider's bytes; no write by a stale generation accepted; no two live lease holders ever
   working on one job at once; no attempt spent on throttling (a 429 of the rate limit, or a wait
-  for the limiter, ends its attempt as a release);
+  for the limiter, ends its attempt as a release); no lease passed that a fault of the run does
+  not explain: a kill or a freeze of the instance the attempt ran in (the attempt records its
+  invocation, the function host's log names the invocation's instance) or a dropped write of
+  that attempt, never another instance's kill;
 - then runs the phases of chaos/phases.py on the same stack: a deleted Resend key (the
   jobs wait, the outage alert fires once, a key fix drains them) and lying Content-Lengths
   (nothing wrong stored).

@@ -1,9 +1,12 @@
 """What the chaos run checks, from the database's history of every job row (a trigger installed for
 the run only) and the workers' own log lines: every job ended as it must, every attachment stored
-once with the provider's bytes, no stale write accepted, no two live lease holders at once."""
+once with the provider's bytes, no stale write accepted, no two live lease holders at once, and no
+lease passed that a fault of the run does not explain (a kill or a freeze of the instance that held
+the attempt, a dropped write of that attempt)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -15,7 +18,7 @@ from typing import Any
 import psycopg
 
 from chaos import phases
-from chaos.faults import Faults
+from chaos.faults import SPENDS_NO_ATTEMPT, Faults
 
 # Every update of a job row, with the generation and status before and after (installed for the run only).
 AUDIT = """
@@ -70,6 +73,58 @@ def executions(log_file: Path, killed: dict[int, float]) -> list[Execution]:
     return list(found.values())
 
 
+@dataclass(frozen=True)
+class Routed:
+    """Where an invocation ran: the pid of its instance, and when the function host sent it there."""
+
+    pid: int
+    at: float
+
+
+def instances(log_file: Path) -> dict[str, Routed]:
+    """Each invocation (its x-vercel-id, as the attempt history records it) with its instance, from
+    the function host's lines (devstack/standins/function_host/host.py, note_invocation)."""
+    found: dict[str, Routed] = {}
+    for line in log_file.read_text(errors="replace").splitlines():
+        if line.startswith('{"event": "function_host_invocation"'):
+            with contextlib.suppress(ValueError, KeyError):
+                event = json.loads(line)
+                found[event["invocation_id"]] = Routed(event["pid"], event["at"])
+    return found
+
+
+@dataclass(frozen=True)
+class Excuse:
+    """What made an attempt's lease pass. `spends`: the fault took the attempt; a dropped failure
+    write did not (the error it reported had already ended the attempt: it is counted as that
+    error's)."""
+
+    what: str
+    spends: bool = True
+
+
+def excuse(attempt: dict[str, Any], faults: Faults, drops: list[dict[str, Any]],
+           where: dict[str, Routed]) -> Excuse | None:  # fmt: skip
+    """Why this attempt's lease passed, if the run's faults say: a kill of the instance that held the
+    attempt (after the host sent its invocation there, so that a claim in flight at the kill counts,
+    and before the lease passed), a freeze of that instance while the attempt was live, or a dropped
+    write of this job by this attempt's generation. Another instance's kill, a kill after the lease
+    passed, another job's drop: nothing. None when nothing explains it."""
+    start, end = attempt["started_at"].timestamp(), attempt["finished_at"].timestamp()
+    routed = where.get(attempt["invocation_id"] or "")
+    for fault in faults.events:
+        if routed is None or fault.pid != routed.pid:
+            continue
+        if fault.kind == "kill" and routed.at <= fault.at <= end:
+            return Excuse(str(fault))
+        if fault.kind == "freeze" and fault.at <= end and fault.ends >= start:
+            return Excuse(str(fault))
+    mine = [drop for drop in drops if drop["generation"] == attempt["generation"]]
+    for drop in sorted(mine, key=lambda drop: not drop["costs_attempt"]):
+        return Excuse(f"dropped {drop['write']}", spends=drop["costs_attempt"])
+    return None
+
+
 @dataclass
 class AttemptHistory:
     """One job's attempts as the database recorded them, beside the faults the run gave it: what a
@@ -77,55 +132,74 @@ class AttemptHistory:
 
     job_id: str
     attempts: list[dict[str, Any]]
-    given: list[str]  # the provider faults set up for its e-mail, one attempt each
-    lease_faults: list[str]  # kills, freezes and drops that can have made a lease pass
+    given: list[str]  # the provider faults set up for its e-mail
+    excuses: dict[int, Excuse]  # generation -> what made that attempt's lease pass
 
     @property
     def faults_met(self) -> int:
-        """Attempts the run's faults can have cost: one for each provider fault, and one for each
-        attempt whose lease passed while a kill, a freeze or a dropped call was on it."""
-        expired = sum(1 for attempt in self.attempts if attempt["outcome"] == "lease_expired")
-        return len(self.given) + min(expired, len(self.lease_faults))
+        """Attempts the run's faults took, each attempt counted once: every expired lease that a
+        fault of its own explains, and, for each provider fault given that spends an attempt, one
+        attempt that ended with a provider's error (or whose lease passed because its failure's
+        write was dropped). Released attempts spent nothing and are not counted."""
+        expired = sum(1 for e in self.excuses.values() if e.spends)
+        errors = sum(1 for a in self.attempts if a["outcome"] in ("retried", "failed")
+                     and (a["error_code"] or "").startswith(PROVIDER_ERRORS))  # fmt: skip
+        errors += sum(1 for e in self.excuses.values() if not e.spends)
+        provider = sum(1 for fault in self.given if fault not in SPENDS_NO_ATTEMPT)
+        return expired + min(errors, provider)
 
     def render(self) -> str:
-        lines = [f"  job {self.job_id}: faults given {self.given or 'none'}; "
-                 f"lease faults {self.lease_faults or 'none'}"]  # fmt: skip
+        lines = [f"  job {self.job_id}: faults given {self.given or 'none'}"]
         for a in self.attempts:
+            why = self.excuses.get(a["generation"])
             lines.append(
                 f"  attempt {a['attempt']} generation {a['generation']}: {a['outcome']}"
                 f" {a['error_code'] or ''} {(a['error_message'] or '')[:120]!r}"
-                f" ({a['started_at']:%H:%M:%S.%f} to {a['finished_at']:%H:%M:%S.%f})"
+                f" ({a['started_at']:%H:%M:%S.%f} to {a['finished_at']:%H:%M:%S.%f}, {a['invocation_id']})"
+                + (f": {why.what}" if why else " : nothing of the run's" if a["outcome"] == "lease_expired" else "")
             )
         return "\n".join(lines)
 
 
+# The error codes of Resend's answers and downloads: what the provider faults end an attempt with.
+PROVIDER_ERRORS = ("resend_", "download_")
+ATTEMPTS = """select attempt, generation, outcome, error_code, error_message, invocation_id,
+                     coalesce(started_at, finished_at) as started_at, finished_at
+                from document_job_attempts"""
+
+
 def attempt_history(conn: psycopg.Connection, job_id: str, email_id: str, faults: Faults,
-                    dropped: dict[str, list[str]]) -> AttemptHistory:  # fmt: skip
-    attempts = conn.execute(
-        """select attempt, generation, outcome, error_code, error_message,
-                  coalesce(started_at, finished_at) as started_at, finished_at
-             from document_job_attempts where job_id = %s order by generation""",
-        (job_id,),
-    ).fetchall()
-    lease_faults = [f"{what} (this job)" for what in sorted(faults.hit_jobs.get(job_id, ()))]
-    lease_faults += [f"dropped {drop}" for drop in dropped.get(job_id, [])]
-    # A kill that landed while a claim was in flight took a job the log did not show yet: an event
-    # inside an expired attempt's time is counted for it when nothing of its own explains it.
-    unexplained = sum(1 for a in attempts if a["outcome"] == "lease_expired") - len(lease_faults)
-    for a in reversed(attempts):
-        if unexplained <= 0:
-            break
-        if a["outcome"] != "lease_expired":
-            continue
-        start, end = a["started_at"].timestamp(), a["finished_at"].timestamp()
-        inside = [f"{what} at {at:.1f}" for at, what in faults.events if start <= at <= end and job_id not in what]
-        lease_faults += inside[:1]
-        unexplained -= 1
-    return AttemptHistory(job_id, attempts, faults.given.get(email_id, []), lease_faults)
+                    dropped: dict[str, list[dict[str, Any]]], where: dict[str, Routed]) -> AttemptHistory:  # fmt: skip
+    attempts = conn.execute(f"{ATTEMPTS} where job_id = %s order by generation", (job_id,)).fetchall()
+    excuses = {}
+    for a in attempts:
+        if a["outcome"] == "lease_expired" and (why := excuse(a, faults, dropped.get(job_id, []), where)):
+            excuses[a["generation"]] = why
+    return AttemptHistory(job_id, attempts, faults.given.get(email_id, []), excuses)
+
+
+def expiries(conn: psycopg.Connection, faults: Faults, dropped: dict[str, list[dict[str, Any]]],
+             where: dict[str, Routed]) -> tuple[dict[str, int], list[str]]:  # fmt: skip
+    """Every expired lease of the run (any kind of job), counted by what excuses it, and those that
+    nothing of the run's excuses, each with where it ran."""
+    counted: Counter[str] = Counter()
+    unexcused = []
+    for a in conn.execute(f"{ATTEMPTS.replace('select ', 'select job_id::text, ', 1)} where outcome = 'lease_expired'"):
+        why = excuse(a, faults, dropped.get(a["job_id"], []), where)
+        counted[why.what.split(" ")[0] if why else "not excused"] += 1
+        if why is None:
+            routed = where.get(a["invocation_id"] or "")
+            unexcused.append(f"job {a['job_id']} generation {a['generation']} ({a['started_at']:%H:%M:%S.%f} to "
+                             f"{a['finished_at']:%H:%M:%S.%f}) in {a['invocation_id']}, "
+                             f"{f'instance pid {routed.pid}' if routed else 'no instance known'}")  # fmt: skip
+    names = {"kill": "excused by a kill of its instance", "freeze": "excused by a freeze of its instance",
+             "dropped": "excused by a dropped write of it", "not excused": "not excused"}  # fmt: skip
+    return {names[k]: n for k, n in counted.items()}, unexcused
 
 
 def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, Any]], faults: Faults,
-          runs: list[Execution], dropped: dict[str, list[str]]) -> tuple[list[str], dict[str, Any]]:  # fmt: skip
+          runs: list[Execution], dropped: dict[str, list[dict[str, Any]]],
+          where: dict[str, Routed]) -> tuple[list[str], dict[str, Any]]:  # fmt: skip
     problems: list[str] = []
     jobs = {str(r["provider_email_id"]): r for r in conn.execute(
         """select e.provider_email_id, j.id::text as job_id, j.status, j.attempts, j.max_attempts,
@@ -140,7 +214,7 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
             if job is None:
                 problems.append(f"e-mail {data['email_id']}: no job, expected {expected}")
             continue
-        history = attempt_history(conn, job["job_id"], data["email_id"], faults, dropped)
+        history = attempt_history(conn, job["job_id"], data["email_id"], faults, dropped, where)
         if expected == "completed" and job["status"] == "failed" and history.faults_met >= job["max_attempts"]:
             over_budget += 1  # the harness's faults took every attempt: failing is right
             print(f"e-mail {data['email_id']}: failed, its {history.faults_met} faults took all its attempts\n"
@@ -234,6 +308,13 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         if row["outcome"] != "released":
             problems.append(f"{row['n']} attempt(s) spent on throttling (outcome {row['outcome']})")
 
+    # Every lease that passed, of every job: the run caused it, or an attempt was lost that no
+    # fault explains (a worker that outlived its lease, a write lost on the way: the product's).
+    expired, unexcused = expiries(conn, faults, dropped, where)
+    problems += [f"a lease passed that no fault of the run explains: {line}" for line in unexcused]
+    invocations = [r["invocation_id"] for r in conn.execute("select invocation_id from document_job_attempts")]
+    placed = sum(1 for invocation in invocations if invocation in where)
+
     outcomes = Counter(run.outcome or "unfinished" for run in runs)
     statuses = Counter(job["status"] for job in jobs.values())
     errors = Counter(job["last_error_code"] for job in jobs.values() if job["last_error_code"])
@@ -250,5 +331,7 @@ def check(conn: psycopg.Connection, env: dict[str, str], emails: list[dict[str, 
         "recorded_outcomes_without_matching_write": len(unmatched),
         "last_error_codes": dict(errors),
         "attempts ended by throttling": {row["outcome"]: row["n"] for row in throttled},
+        "attempts whose instance is known": f"{placed} of {len(invocations)}",
+        "lease expiries": expired,
     }
     return problems, figures

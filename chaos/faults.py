@@ -23,6 +23,25 @@ WORKER = "api/internal/document_jobs.py"
 
 
 @dataclass
+class InstanceFault:
+    """A kill (SIGKILL) or a freeze (SIGSTOP, then SIGCONT at `until`) of one worker instance."""
+
+    kind: str  # "kill" or "freeze"
+    pid: int
+    at: float  # wall time
+    until: float | None = None  # a freeze's thaw; a kill is over at once
+    jobs: tuple[str, ...] = ()  # the jobs the instance's log showed, for the printed history
+
+    @property
+    def ends(self) -> float:
+        """When the instance ran again (never, for a kill: its work ended at `at`)."""
+        return self.at if self.kind == "kill" else self.until if self.until is not None else float("inf")
+
+    def __str__(self) -> str:
+        return f"{self.kind} pid {self.pid} at {self.at:.1f}"
+
+
+@dataclass
 class Faults:
     kills: int = 0  # worker instances
     jobs_killed: int = 0  # the jobs they were running
@@ -31,16 +50,16 @@ class Faults:
     transient_emails: set[str] = field(default_factory=set)
     # What each fault was, for the attempt history a failed check prints.
     given: dict[str, list[str]] = field(default_factory=dict)  # e-mail id -> its provider faults
-    events: list[tuple[float, str]] = field(default_factory=list)  # (wall time, "kill pid 12") of kills, freezes
+    events: list[InstanceFault] = field(default_factory=list)  # the kills and freezes, in order
     hit_jobs: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # job -> "kill", "freeze"
 
 
 # Transient faults an e-mail may be given, each once. A job meets at most two of them, one kill
 # and one freeze, and one dropped database call (chaos/layer/gateway.py): usually fewer failures
 # than its 5 attempts. Where they add up to its attempts (a kill that lands while a claim is in
-# flight is charged to a job the log does not show yet, so it is not spared a second kill; a drop
-# comes on top), the job may end failed: the audit counts each job's faults from the database's
-# attempts and expects completed whenever they stay below its attempts.
+# flight hits a job the log does not show yet, so it is not spared a second kill; a drop comes on
+# top), the job may end failed: the audit counts the attempts the faults took from the database's
+# attempts, each once, and expects completed whenever they stay below its attempts.
 TRANSIENT_FAULTS = (
     {"kind": "status", "status": 503, "target": "list"},
     {"kind": "status", "status": 429, "name": "rate_limit_exceeded", "retry_after": 1, "target": "list"},
@@ -85,6 +104,12 @@ def configure_faults(env: dict[str, str], emails: list[dict[str, Any]], rng: ran
         },
         timeout=10,
     ).raise_for_status()
+
+
+# Provider faults after which the worker goes on in the same attempt or gives it back: a 429 of
+# the rate limit releases the job without spending an attempt, an expired URL is listed again
+# once. The audit counts the others, one attempt each at most.
+SPENDS_NO_ATTEMPT = frozenset({"429 on list", "expired URL on download"})
 
 
 def describe(fault: dict[str, Any]) -> str:
@@ -137,7 +162,8 @@ class Chaos:
         self.invocations = Path(env["DEVSTACK_FOLDER"]) / "invocations"
         self.active = ActiveJobs(Path(env["DEVSTACK_FOLDER"]) / "function_host.log")
         self.killed: dict[int, float] = {}  # pid -> when
-        self.frozen: tuple[int, dict[str, int], float] | None = None  # pid, its jobs and generations, since
+        # pid, its jobs and generations, since (the run's clock), the fault as recorded
+        self.frozen: tuple[int, dict[str, int], float, InstanceFault] | None = None
         self.hit_jobs = faults.hit_jobs  # job -> "kill", "freeze": once each per job
 
     def step(self, conn: psycopg.Connection, now: float) -> None:
@@ -157,7 +183,7 @@ class Chaos:
                 self.hit_jobs[job].add("kill")
             os.kill(victim, signal.SIGKILL)
             self.killed[victim] = time.time()
-            self.faults.events.append((self.killed[victim], f"kill pid {victim} (jobs {sorted(active[victim])})"))
+            self.faults.events.append(InstanceFault("kill", victim, self.killed[victim], jobs=tuple(active[victim])))
             (self.invocations / str(victim)).unlink(missing_ok=True)
             self.faults.kills += 1
             self.faults.jobs_killed += len(active[victim])
@@ -168,13 +194,14 @@ class Chaos:
             for job in active[victim]:
                 self.hit_jobs[job].add("freeze")
             os.kill(victim, signal.SIGSTOP)
-            self.frozen = (victim, dict(active[victim]), now)
-            self.faults.events.append((time.time(), f"freeze pid {victim} (jobs {sorted(active[victim])})"))
+            freeze = InstanceFault("freeze", victim, time.time(), jobs=tuple(active[victim]))
+            self.frozen = (victim, dict(active[victim]), now, freeze)
+            self.faults.events.append(freeze)
             self.faults.freezes += 1
         elif self.frozen:
             # Thaw once every job of the frozen worker was claimed again (its lease passed), so that
             # it comes back as a stale holder of each; or after a while if nobody claimed them.
-            _, jobs, since = self.frozen
+            _, jobs, since, _ = self.frozen
             rows = conn.execute("select id::text, generation from document_jobs where id = any(%s::uuid[])",
                                 (list(jobs),)).fetchall()  # fmt: skip
             if all(row["generation"] > jobs[row["id"]] for row in rows) or now - since > 6 * LEASE_S:
@@ -192,4 +219,5 @@ class Chaos:
         if self.frozen:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.frozen[0], signal.SIGCONT)
+            self.frozen[3].until = time.time()
             self.frozen = None

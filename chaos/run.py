@@ -19,7 +19,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from chaos import phases
-from chaos.audit import AUDIT, check, executions
+from chaos.audit import AUDIT, check, executions, instances
 from chaos.faults import LEASE_S, Chaos, Faults, configure_faults
 from devstack import lifecycle, stack
 from devstack.tools import inbound
@@ -83,8 +83,9 @@ def run(email_count: int, seed: int, time_limit_s: float, write_docs: bool) -> i
             sender.join()
             time.sleep(1)  # let a thawed or straggling invocation finish its last (refused) writes
             runs = executions(Path(env["DEVSTACK_FOLDER"]) / "function_host.log", chaos.killed)
-            dropped = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()["attempts_by_job"]
-            problems, figures = check(conn, env, emails, faults, runs, dropped)
+            dropped = httpx.get(f"{env['SUPABASE_URL']}/_control/faults", timeout=10).json()["by_job"]
+            where = instances(Path(env["DEVSTACK_FOLDER"]) / "function_host.log")
+            problems, figures = check(conn, env, emails, faults, runs, dropped, where)
             # Then the phases of failures that are not the job's own, on the same stack.
             phase_problems, figures["phases"] = phases.run_all(conn, env, max(4, email_count // 20))
             problems += phase_problems

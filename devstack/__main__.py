@@ -20,6 +20,12 @@ import psycopg
 from devstack import lifecycle, stack
 
 
+def admin_screen_line(env: dict[str, str]) -> str:
+    """Where the admin screen is, and its accounts (one per role; their passwords in the env file)."""
+    accounts = ", ".join(env[f"DEVSTACK_{name}_EMAIL"] for name in stack.OPERATORS)
+    return f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {accounts}; passwords in {stack.ENV_FILE})"
+
+
 def run(command: list[str]) -> int:
     with lifecycle.guarded(stack.stop_record):
         started = stack.start()
@@ -51,8 +57,7 @@ def main(argv: list[str]) -> int:
             # Already what `up` asks for: say so, with what the first `up` printed to use it.
             env = running[0].env
             print(f"devstack: a stack is already up at {env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
-            print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
-                  f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
+            print(admin_screen_line(env))
             print("devstack: to start afresh, run 'make down' first (or python -m devstack down)")
             return 0
         with lifecycle.guarded(stack.stop_record):
@@ -63,8 +68,7 @@ def main(argv: list[str]) -> int:
             stack.save_for_up(started)
         print(f"devstack: up at {started.env['SUPABASE_URL']}; settings in {stack.ENV_FILE}")
         env = started.env
-        print(f"devstack: admin screen at {env['ADMIN_URL']} (sign in as {env['DEVSTACK_OPERATOR_EMAIL']} "
-              f"or {env['DEVSTACK_VIEWER_EMAIL']}; passwords in {stack.ENV_FILE})")  # fmt: skip
+        print(admin_screen_line(env))
         print(f"devstack: logs in {started.env['DEVSTACK_FOLDER']}/*.log (postgres.log, function_host.log, ...)")
         return 0
     if command == "down":

@@ -160,6 +160,13 @@ create table auth.users (
     banned_until timestamptz null,
     deleted_at timestamptz null,
     is_anonymous boolean not null default false,
+    -- The e-mailed links' token hashes and when they were sent (00_init_auth_schema), which
+    -- /recover, /invite and /verify use.
+    confirmation_token varchar(255) null,
+    confirmation_sent_at timestamptz null,
+    recovery_token varchar(255) null,
+    recovery_sent_at timestamptz null,
+    invited_at timestamptz null,
     constraint users_pkey primary key (id)
 );
 comment on table auth.users is 'Auth: Stores user login data within a secure schema.';
@@ -202,3 +209,30 @@ reset role;
 -- postgres may read the auth tables but no longer change them.
 grant usage on schema auth to postgres;
 grant select on auth.users, auth.sessions, auth.refresh_tokens to postgres;
+
+-- NOT on hosted Supabase: the mark of a test cluster, and its one way to empty the tables the tests
+-- write. The record of received faxes (document_jobs_internal.record_tables) refuses TRUNCATE,
+-- its owner's included; the guard lets a TRUNCATE through only where this schema exists and is
+-- owned by a superuser, and only for a superuser who set document_jobs_test_cluster.resetting for
+-- the statement, which reset_tables does. On hosted Supabase the superuser is the platform's and
+-- postgres is not one: no project's role can make an object a superuser owns, so no project has
+-- this schema, and there the guard refuses every TRUNCATE.
+create schema document_jobs_test_cluster;
+comment on schema document_jobs_test_cluster is
+    'A test cluster''s (devstack/bootstrap.sql): its existence, owned by a superuser, is what lets reset_tables empty the record tables. Never on a hosted project.';
+create function document_jobs_test_cluster.reset_tables(p_tables regclass[]) returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    perform pg_catalog.set_config('document_jobs_test_cluster.resetting', 'on', true);
+    execute 'truncate ' || (select pg_catalog.string_agg(t::text, ', ') from unnest(p_tables) t) || ' cascade';
+    perform pg_catalog.set_config('document_jobs_test_cluster.resetting', '', true);
+end;
+$$;
+comment on function document_jobs_test_cluster.reset_tables(regclass[]) is
+    'Empties p_tables, the record tables among them, in one TRUNCATE, with every table that refers to one of them (cascade: a new table of the flow is emptied too): the tests'' one reset (tests/support/database.py reset, bench/common.py).';
+revoke all on function document_jobs_test_cluster.reset_tables(regclass[]) from public;
+grant usage on schema document_jobs_test_cluster to postgres;
+grant execute on function document_jobs_test_cluster.reset_tables(regclass[]) to postgres;

@@ -46,8 +46,12 @@ PROCESSES = {
 FAULT_LAYER = "chaos.layer"
 WORKER_PATH = "/api/internal/document-jobs"  # the rewrite in vercel.json
 ADMIN_PATH = "/admin"  # the admin screen's page (vercel.json rewrites it to api/admin.py)
-# The local admin screen's two accounts (example.com is reserved: no mail ever goes anywhere).
-OPERATORS = {"OPERATOR": ("operator@example.com", "admin"), "VIEWER": ("viewer@example.com", "viewer")}
+# The local admin screen's accounts, one per role (example.com is reserved: no mail ever goes anywhere).
+OPERATORS = {
+    "OPERATOR": ("operator@example.com", "admin"),
+    "CLERK": ("clerk@example.com", "clerk"),
+    "VIEWER": ("viewer@example.com", "viewer"),
+}
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
 # Set, to the reason, around a test that may not start a stack (tests/support/lanes.py): a start
 # reaps stacks whose owner died, which another test may be about to count.
@@ -195,6 +199,10 @@ def add_operators(stack: Stack) -> None:
             add(AuthAdmin(http, settings), email, role, password)
             stack.env[f"DEVSTACK_{name}_EMAIL"], stack.env[f"DEVSTACK_{name}_PASSWORD"] = email, password
     stack.env["ADMIN_URL"] = stack.env["FUNCTIONS_URL"] + ADMIN_PATH
+    # Auth's Site URL is the screen's, as docs/DEPLOY.md asks of a project: the e-mailed links of a
+    # recovery or an invitation return to it.
+    httpx.post(f"{stack.env['SUPABASE_URL']}/_control/auth", json={"site_url": stack.env["ADMIN_URL"]},
+               timeout=10).raise_for_status()  # fmt: skip
     stack.save()
 
 

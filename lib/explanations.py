@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from lib.failures import DATABASE_CODES, FAILURES, FINDINGS, OUTAGES, Explanation, FailureCode
+from lib.failures import DATABASE_CODES, FAILURES, FINDINGS, OUTAGES, RETRY_CANNOT_HELP, Explanation, FailureCode
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "public" / "admin" / "explanations.js"
@@ -183,16 +183,70 @@ REFUSALS: dict[str, Explanation] = {
         operator_ja="document-jobs-admin operators add で追加してください。",
     ),
     "not_admin": _everyone(
-        "only an admin may do this; this account is a viewer",
-        "この操作は管理者だけができます。このアカウントは閲覧者です。",
+        "only an admin may do this; this account is a viewer or a clerk",
+        "この操作は管理者だけができます。このアカウントは閲覧者または事務担当者です。",
         "Ask an admin to do it, or to make this account an admin.",
         "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。",
     ),
-    "read_only": _everyone(
-        "this account may only read: entering a fax's index is for a clerk or an admin",
-        "このアカウントは閲覧のみです。帳簿の項目の入力は事務担当者か管理者が行います。",
-        "Ask a clerk or an admin to enter it, or to give this account the clerk role.",
-        "事務担当者か管理者に入力を依頼するか、このアカウントを事務担当者にするよう依頼してください。",
+    "read_only": Explanation(
+        meaning_en="this account may only read: marking who is dealing with a fax and entering its index are for a "
+        "clerk or an admin",
+        meaning_ja="このアカウントは閲覧のみです。FAX の対応状況の記録と帳簿の項目の入力は、事務担当者か管理者が"
+        "行います。",
+        clerk_en="Ask a clerk or an admin to do it, or ask an admin to give this account the clerk role.",
+        clerk_ja="事務担当者か管理者に依頼するか、このアカウントを事務担当者にするよう管理者に依頼してください。",
+        operator_en="Give it the clerk role with document-jobs-admin operators add EMAIL --role clerk.",
+        operator_ja="document-jobs-admin operators add EMAIL --role clerk で事務担当者にしてください。",
+    ),
+    "handling_changed": _everyone(
+        "someone marked this fax since it was shown: the screen now shows how it stands",
+        "表示した後に、ほかの人がこの FAX の対応状況を変更しました。現在の状況を表示しています。",
+        "Check who has it now; mark it again only if you still need to.",
+        "現在の担当者を確認し、必要な場合だけもう一度記録してください。",
+    ),
+    "already_done": _everyone(
+        "someone marked this fax done after the faxes were counted",
+        "数えた後に、ほかの人がこの FAX を対応済みにしました。",
+        "Nothing to do.",
+        "対応は不要です。",
+    ),
+    "unchanged": _everyone(
+        "the fax already stood so: nothing was changed",
+        "FAX はすでにその状況でした。何も変更していません。",
+        "Nothing to do.",
+        "対応は不要です。",
+    ),
+    "account_exists": Explanation(
+        meaning_en="this e-mail address already has an account: it cannot be invited again",
+        meaning_ja="このメールアドレスにはすでにアカウントがあります。もう一度招待することはできません。",
+        clerk_en="To let them in again, send them {accounts.reset}.",
+        clerk_ja="入れるようにするには{accounts.reset}を送ってください。",
+        operator_en="To let them in again, send them {accounts.reset}; to change their role, use document-jobs-admin "
+        "operators add EMAIL --role ROLE.",
+        operator_ja="入れるようにするには{accounts.reset}を送ってください。役割を変えるには document-jobs-admin "
+        "operators add EMAIL --role ROLE を使います。",
+    ),
+    "no_account": _everyone(
+        "this e-mail address has no account",
+        "このメールアドレスのアカウントはありません。",
+        "Check the address, or invite them with {accounts.invite}.",
+        "アドレスを確認するか、{accounts.invite}で招待してください。",
+    ),
+    "email_rate_limited": Explanation(
+        meaning_en="Supabase Auth has sent as many e-mails as it may for now",
+        meaning_ja="Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        clerk_en="Wait a minute and try again.",
+        clerk_ja="1分ほど待ってから、もう一度お試しください。",
+        operator_en="Wait a minute and try again; if it persists, the project needs its own SMTP server "
+        "(docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour).",
+        operator_ja="1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定して"
+        "ください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。",
+    ),
+    "auth_refused": _everyone(
+        "Supabase Auth refused the request (its message says why)",
+        "Supabase Auth が要求を断りました（理由は Auth のメッセージにあります）。",
+        "Check the e-mail address and try again.",
+        "メールアドレスを確認して、もう一度お試しください。",
     ),
     "reason_required": _everyone(
         "a value entered before is being changed: a correction needs its reason",
@@ -339,12 +393,14 @@ AUTH_REFUSALS: dict[str, Explanation] = {
     "invalid_credentials": Explanation(
         meaning_en="the e-mail address or the password is wrong",
         meaning_ja="メールアドレスまたはパスワードが違います。",
-        clerk_en="Check both and try again; if you forgot the password, ask your system administrator for a new one.",
-        clerk_ja="両方を確認して、もう一度お試しください。パスワードを忘れた場合は、システム管理者に再設定を依頼して"
-        "ください。",
-        operator_en="Check both and try again; an admin can set a new password (document-jobs-admin operators).",
-        operator_ja="両方を確認して、もう一度お試しください。"
-        "管理者は新しいパスワードを設定できます（document-jobs-admin operators）。",
+        clerk_en="Check both and try again; if you forgot the password, press {signIn.forgot} and set a new one "
+        "with the link that is e-mailed to you.",
+        clerk_ja="両方を確認して、もう一度お試しください。パスワードを忘れた場合は、{signIn.forgot}を押し、"
+        "メールで届くリンクから新しいパスワードを設定してください。",
+        operator_en="Check both and try again; {signIn.forgot} e-mails a link to set a new one (an admin can send it "
+        "too: document-jobs-admin operators reset-password).",
+        operator_ja="両方を確認して、もう一度お試しください。{signIn.forgot}から新しいパスワードを設定するリンクが"
+        "メールで届きます（管理者も送れます: document-jobs-admin operators reset-password）。",
     ),
     "email_not_confirmed": _everyone(
         "this e-mail address is not confirmed yet",
@@ -420,6 +476,34 @@ AUTH_REFUSALS: dict[str, Explanation] = {
         operator_en=_TRY_AGAIN_EN + " If it persists, check status.supabase.com.",
         operator_ja=_TRY_AGAIN_JA + "続く場合は status.supabase.com を確認してください。",
     ),
+    "otp_expired": _everyone(
+        "the e-mailed link is not valid any more (used already, or more than a day old)",
+        "メールのリンクは使えなくなっています（使用済みか、1日以上前のものです）。",
+        "Ask for a new e-mail with {signIn.forgot}, and use the newest link.",
+        "{signIn.forgot}からもう一度メールを送り、いちばん新しいリンクを使ってください。",
+    ),
+    "over_email_send_rate_limit": Explanation(
+        meaning_en="Supabase Auth has sent as many e-mails as it may for now",
+        meaning_ja="Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        clerk_en="Wait a minute, check your inbox (and its spam folder), then try again.",
+        clerk_ja="1分ほど待ち、受信トレイ（迷惑メールのフォルダも）を確認してから、もう一度お試しください。",
+        operator_en="Wait a minute and try again; if it persists, the project needs its own SMTP server "
+        "(docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour).",
+        operator_ja="1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定して"
+        "ください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。",
+    ),
+    "weak_password": _everyone(
+        "the new password is too short or too weak for this project",
+        "新しいパスワードが短すぎるか、このプロジェクトの条件を満たしていません。",
+        "Choose a longer password (at least the length Supabase Auth's message gives).",
+        "もっと長いパスワードにしてください（Supabase Auth のメッセージにある文字数以上）。",
+    ),
+    "same_password": _everyone(
+        "the new password is the one the account already has",
+        "新しいパスワードが、いまのパスワードと同じです。",
+        "Choose a different password.",
+        "別のパスワードにしてください。",
+    ),
     "email_provider_disabled": Explanation(
         meaning_en="sign-in with e-mail and password is turned off for this project",
         meaning_ja="このプロジェクトではメールとパスワードでのログインが無効です。",
@@ -491,7 +575,10 @@ def table() -> dict[str, dict[str, dict[str, Any]]]:
     """The page's table: group (job, outage, finding, refusal, auth), then code."""
     labels = screen_labels()
     return {
-        "job": {code: {"source": source(code), **_said(said)} for code, said in sorted(job_codes(labels).items())},
+        "job": {
+            code: {"source": source(code), **({"retry": False} if code in RETRY_CANNOT_HELP else {}), **_said(said)}
+            for code, said in sorted(job_codes(labels).items())
+        },
         "outage": {code: _said(said) for code, said in sorted(outage_codes(labels).items())},
         "finding": {code: _said(said) for code, said in sorted(finding_codes(labels).items())},
         "refusal": {code: _said(said) for code, said in sorted(refusal_codes(labels).items())},
@@ -508,7 +595,8 @@ def script() -> str:
         "// Every code the screen shows, what it means and what to do, in English and Japanese: the\n"
         "// clerk's advice for everyone, and the operator's (when it says more) for admins.\n\n"
         "/** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */\n"
-        "/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */\n"
+        "/** @typedef {{ en: Said, ja: Said, source?: string, retry?: false }} Explained */\n"
+        "// retry: false where the advice says a retry cannot help: the screen offers no retry for the code.\n"
         '/** @type {Record<"job" | "outage" | "finding" | "refusal" | "auth", Record<string, Explained>>} */\n'
         f"export const EXPLANATIONS = {body};\n"
     )

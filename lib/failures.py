@@ -121,6 +121,11 @@ class Rule:
     # For a cause that is not the job's own: what the operator checks. The log line of every such
     # release names it, and the health check's outage alert for the code does too.
     check: str | None = field(default=None, kw_only=True)
+    # False where the advice says a retry by hand cannot help (the same e-mail is gone, the same file
+    # gives the same result): the screen offers no {job.retry} for a job that ended with the code
+    # (lib/explanations.py writes it into the page's table), and the fax is closed by marking it done
+    # instead (tests/unit/test_failures.py holds this to the advice's words).
+    retry_helps: bool = field(default=True, kw_only=True)
 
 
 # The server key's settings (the secret key, or on projects that still have it the legacy JWT).
@@ -312,14 +317,18 @@ FAILURES: dict[FailureCode, Rule] = {
             meaning_ja="Resend にこのメールが見つかりません（404 not_found、410）。"
             "削除されたか、保存期間が過ぎています。",
             clerk_en="Pressing {job.retry} does not help: the e-mail service no longer has this fax. Ask the sender "
-            "to send it again.",
+            "to send it again, then close this one with {handling.markDone} and a note (for example: asked the "
+            "sender to send it again).",
             clerk_ja="{job.retry}を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を"
-            "依頼してください。",
+            "依頼し、メモ（例: 送信元に再送を依頼済み）を付けて{handling.markDone}を押してください。",
             operator_en="{job.retry} does not help: the e-mail is gone from Resend. The e-mail's row keeps what its "
-            "webhook said (sender, subject, time): ask the sender to send the fax again.",
+            "webhook said (sender, subject, time): ask the sender to send the fax again, and close this one with "
+            "{handling.markDone} (many at once: {jobs.bulkDone} on {nav.jobs}, filtered by this error code).",
             operator_ja="{job.retry}を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook "
-            "の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。",
+            "の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼し、この FAX は{handling.markDone}で"
+            "閉じてください（まとめてなら、{nav.jobs}でこのエラーコードに絞り込んで{jobs.bulkDone}）。",
         ),
+        retry_helps=False,
     ),
     FailureCode.RESEND_MALFORMED_RESPONSE: Rule(
         Action.FAIL,
@@ -375,14 +384,15 @@ FAILURES: dict[FailureCode, Rule] = {
             meaning_en="Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
             meaning_ja="Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
             clerk_en="Pressing {job.retry} does not help. Ask the sender to send the fax again, and tell your system "
-            "administrator the job's id.",
+            "administrator the job's id; then close this one with {handling.markDone} and a note.",
             clerk_ja="{job.retry}を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に"
-            "伝えてください。",
+            "伝えてから、メモを付けて{handling.markDone}を押してください。",
             operator_en="{job.retry} does not help. Ask the sender to send the fax again, or fetch it from the Resend "
             "dashboard (Emails, Receiving).",
             operator_ja="{job.retry}を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード"
             "（Emails → Receiving）から取得してください。",
         ),
+        retry_helps=False,
     ),
     FailureCode.RESEND_UNEXPECTED_ANSWER: Rule(
         Action.RETRY,
@@ -544,6 +554,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en="{job.retry} does not help: the e-mail's record was deleted. Nothing else is affected.",
             operator_ja="{job.retry}を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。",
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_DAMAGED: Rule(
         Action.FAIL,
@@ -556,6 +567,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_ENCRYPTED: Rule(
         Action.FAIL,
@@ -567,6 +579,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_FILE_EMPTY: Rule(
         Action.FAIL,
@@ -578,6 +591,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.FAX_PAGE_TOO_LARGE: Rule(
         Action.FAIL,
@@ -590,6 +604,7 @@ FAILURES: dict[FailureCode, Rule] = {
             operator_en=_KEPT_OPERATOR_EN,
             operator_ja=_KEPT_OPERATOR_JA,
         ),
+        retry_helps=False,
     ),
     FailureCode.ORIGINAL_MISSING: Rule(
         Action.FAIL,
@@ -645,6 +660,9 @@ FAILURES: dict[FailureCode, Rule] = {
         ),
     ),
 }
+
+# The codes whose advice says a retry by hand cannot help (Rule.retry_helps).
+RETRY_CANNOT_HELP = frozenset(code.value for code, rule in FAILURES.items() if not rule.retry_helps)
 
 # The two codes only the database writes as a job's last_error_code.
 DATABASE_CODES: dict[str, Explanation] = {
@@ -805,6 +823,32 @@ OUTAGES: dict[str, Explanation] = {
         operator_ja="health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → "
         "Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を"
         "依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。",
+    ),
+    # The record of received faxes refuses every change in the database (record_guards in
+    # supabase/migrations/20261207110100_records_that_cannot_change.sql), but the tables' owner can
+    # still switch a guard off: this cause says so within a minute.
+    "records_unguarded": Explanation(
+        meaning_en="a guard that keeps the record of received faxes from being changed or deleted is not in place: "
+        "a trigger of a record table is missing, disabled or altered, or a role was granted UPDATE, DELETE or "
+        "TRUNCATE on one (only the tables' owner can do either)",
+        meaning_ja="受信した FAX の記録を変更・削除から守る仕組みが外れています。記録のテーブルのトリガーが"
+        "ないか、無効にされたか、書き換えられたか、またはロールに UPDATE・DELETE・TRUNCATE の権限が与えられて"
+        "います（どちらもテーブルの所有者にしかできません）。",
+        clerk_en="Faxes still come in as usual. The protection of the stored faxes against changes is off: call your "
+        "system administrator today.",
+        clerk_ja="FAX は通常どおり届きます。保存した FAX を変更から守る仕組みが外れているため、今日中にシステム"
+        "管理者に連絡してください。",
+        operator_en="Run document-jobs-admin health: it names each guard that is not in place. Only the tables' owner "
+        "(postgres: a migration, the SQL editor) can do this: find out who did and why (the database's logs in the "
+        "Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard "
+        "back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the "
+        "database: check the originals against their SHA-256 and record what happened under the office's rules.",
+        operator_ja="document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これが"
+        "できるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認して"
+        "ください（Supabase のダッシュボードのデータベースのログ）。postgres で select "
+        "document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り"
+        "直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録"
+        "した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。",
     ),
     # A stored original read back (document-jobs-admin verify, the weekly verify_originals job) that is
     # not what was recorded (check_original_mismatches in 20261207170000_verify_originals.sql).

@@ -5,7 +5,173 @@
 -- file is not what the migrations build.
 
 -- =================================================================================================
--- Schemas, tables, views and indexes: what is stored, with its constraints, triggers and grants
+-- THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)
+-- =================================================================================================
+
+COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date, with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values). The guard of the record tables lets a row of fax_received_emails or fax_received_email_attachments be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. No function writes it yet: the retention work adds the admin''s action, so that until then nothing deletes a record.';
+CREATE TABLE public.fax_deletions (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    reason text NOT NULL,
+    what jsonb NOT NULL,
+    approved_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_deletions_reason CHECK (((length(btrim(reason)) >= 1) AND (length(btrim(reason)) <= 500))),
+    CONSTRAINT fax_deletions_what CHECK ((jsonb_typeof(what) = 'object'::text))
+);
+COMMENT ON COLUMN public.fax_deletions.fax_received_email_id IS 'The e-mail (fax_received_emails.id) whose rows may be deleted. No foreign key: the row outlives the e-mail it names.';
+COMMENT ON COLUMN public.fax_deletions.what IS 'What was to go, as the action found it before deleting: the e-mail''s and the attachments'' rows, the objects'' keys and SHA-256, the index values.';
+ALTER TABLE public.fax_deletions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_deletions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_deletions_id_seq IS 'The identity of fax_deletions.id: the order in which deletions were approved.';
+ALTER TABLE ONLY public.fax_deletions
+    ADD CONSTRAINT fax_deletions_one_per_email UNIQUE (fax_received_email_id);
+ALTER TABLE ONLY public.fax_deletions
+    ADD CONSTRAINT fax_deletions_pkey PRIMARY KEY (id);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE public.fax_deletions ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_deletions TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_attachments IS 'THE RECORD of each stored original (the private bucket fax-attachments): its key, size, SHA-256, content type and name, one row per version, written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker) and never updated or deleted (record_guards; a deletion only as approved in fax_deletions): recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
+CREATE TABLE public.fax_received_email_attachments (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    provider_attachment_id text NOT NULL,
+    filename text,
+    content_type text,
+    size_bytes bigint NOT NULL,
+    sha256 text NOT NULL,
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
+    CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
+COMMENT ON COLUMN public.fax_received_email_attachments.updated_at IS 'Always created_at: the row is never updated (the reads that show it as stored_at keep the name).';
+COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
+CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_email_attachments FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('fax_received_email_id');
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_received_email_attachments FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_received_email_attachments FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_received_email_attachments FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_attachments ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE ONLY public.fax_received_email_attachments
+    ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
+GRANT SELECT,INSERT ON TABLE public.fax_received_email_attachments TO service_role;
+
+COMMENT ON TABLE public.fax_received_email_raw_messages IS 'THE RECORD of the e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2 and never updated or deleted (record_guards; a deletion only as approved in fax_deletions). An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
+CREATE TABLE public.fax_received_email_raw_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    version integer DEFAULT 1 NOT NULL,
+    bucket text,
+    storage_path text,
+    size_bytes bigint,
+    sha256 text,
+    unavailable text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
+    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
+    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
+    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
+);
+COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_email_raw_messages FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('fax_received_email_id');
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_received_email_raw_messages FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_received_email_raw_messages FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_received_email_raw_messages FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE ONLY public.fax_received_email_raw_messages
+    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
+
+COMMENT ON TABLE public.fax_received_emails IS 'THE RECORD of received faxes, one row per inbound e-mail; data is the webhook''s verbatim "data" object (or the listing''s item, found_by reconciliation). Written once by record_email''s INSERT and never updated or deleted (record_guards; a deletion only as approved in fax_deletions). What changes about a fax (its jobs, its views, its handling) lives in tables of its own.';
+CREATE TABLE public.fax_received_emails (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    provider text DEFAULT 'resend'::text NOT NULL,
+    provider_email_id text NOT NULL,
+    webhook_id text,
+    from_address text,
+    to_addresses text[] DEFAULT '{}'::text[] NOT NULL,
+    cc_addresses text[] DEFAULT '{}'::text[] NOT NULL,
+    subject text,
+    message_id text,
+    received_at timestamp with time zone,
+    data jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    found_by text DEFAULT 'webhook'::text NOT NULL,
+    reconciled_at timestamp with time zone,
+    CONSTRAINT fax_received_emails_found_by CHECK ((found_by = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
+    CONSTRAINT fax_received_emails_provider_email_id_check CHECK ((provider_email_id <> ''::text))
+);
+COMMENT ON COLUMN public.fax_received_emails.received_at IS 'The provider''s created_at, when it parses as a timestamp.';
+COMMENT ON COLUMN public.fax_received_emails.found_by IS 'Who recorded the e-mail: webhook, or reconciliation (Resend listed it and no webhook had delivered it; webhook_id is then null). It stays so when the webhook comes later: that delivery is answered duplicate.';
+COMMENT ON COLUMN public.fax_received_emails.reconciled_at IS 'When reconciliation recorded the e-mail (found_by reconciliation), else null.';
+ALTER TABLE ONLY public.fax_received_emails
+    ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
+ALTER TABLE ONLY public.fax_received_emails
+    ADD CONSTRAINT fax_received_emails_provider_provider_email_id_key UNIQUE (provider, provider_email_id);
+CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
+CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
+CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
+CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
+CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
+CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
+CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
+CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
+CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('id');
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_received_emails FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_received_emails FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
+GRANT SELECT,INSERT ON TABLE public.fax_received_emails TO service_role;
+
+
+-- =================================================================================================
+-- Everything else that is stored (it changes): schemas, tables, views, indexes, triggers and grants
 -- =================================================================================================
 
 COMMENT ON SCHEMA document_jobs_internal IS 'Helpers of the document_jobs functions: not exposed by PostgREST, callable by their owner only.';
@@ -128,13 +294,14 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_retry'::text, 'cancel'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_handle'::text, 'bulk_retry'::text, 'cancel'::text, 'handle'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
 );
 COMMENT ON COLUMN public.document_jobs_audit.actor_id IS 'The Supabase Auth user who acted (the screen''s operator, the CLI''s --as). Null only for a retry through retry_document_job, the public API''s call: its caller holds the service-role key and is not named (document_jobs_audit_actor_named).';
 COMMENT ON COLUMN public.document_jobs_audit.filter IS 'A bulk action''s filter, as the database normalized it; for a rotation, the fax and the rotation before and after ({"fax_received_email_id", "from", "to"}).';
+COMMENT ON COLUMN public.document_jobs_audit.job_count IS 'How many jobs the action counted or changed; for a mark (handle, bulk_handle), how many faxes.';
 ALTER TABLE public.document_jobs_audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.document_jobs_audit_id_seq
     START WITH 1
@@ -292,6 +459,73 @@ ALTER TABLE ONLY public.fax_attachment_views
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
 
+COMMENT ON TABLE public.fax_handling IS 'Who is dealing with a received fax (one row per e-mail, written by its first mark; a fax without one is new): its state, who took or closed it, and the note. Changed only through mark_fax_handling and the bulk mark (apply_fax_handling_bulk), every change kept in fax_handling_history; the e-mail''s own row never changes for it.';
+CREATE TABLE public.fax_handling (
+    fax_received_email_id uuid NOT NULL,
+    state text NOT NULL,
+    assignee_id uuid,
+    assignee_email text,
+    note text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by uuid NOT NULL,
+    updated_by_email text,
+    CONSTRAINT fax_handling_assignee CHECK (((state = 'new'::text) = (assignee_id IS NULL))),
+    CONSTRAINT fax_handling_assignee_email_check CHECK ((length(assignee_email) <= 320)),
+    CONSTRAINT fax_handling_note_check CHECK ((length(note) <= 500)),
+    CONSTRAINT fax_handling_state_check CHECK ((state = ANY (ARRAY['new'::text, 'in_progress'::text, 'done'::text]))),
+    CONSTRAINT fax_handling_updated_by_email_check CHECK ((length(updated_by_email) <= 320))
+);
+COMMENT ON COLUMN public.fax_handling.assignee_id IS 'The Supabase Auth user who took the fax (in_progress) or closed it (done); null while it is new.';
+COMMENT ON COLUMN public.fax_handling.note IS 'The note the office keeps with the fax (e.g. 送信元に再送を依頼済み): the last one given; a mark without a note keeps it.';
+ALTER TABLE ONLY public.fax_handling
+    ADD CONSTRAINT fax_handling_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_handling_by_assignee ON public.fax_handling USING btree (lower(assignee_email)) WHERE (state <> 'new'::text);
+CREATE INDEX fax_handling_by_state ON public.fax_handling USING btree (state);
+ALTER TABLE ONLY public.fax_handling
+    ADD CONSTRAINT fax_handling_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_handling ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_handling TO service_role;
+
+COMMENT ON TABLE public.fax_handling_history IS 'Every mark of a fax''s handling, never changed afterwards: who, when, from which state and assignee to which, the note given, and the audit row of the action it was part of (a mark, or a bulk mark).';
+CREATE TABLE public.fax_handling_history (
+    id bigint NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    from_state text NOT NULL,
+    to_state text NOT NULL,
+    from_assignee_email text,
+    to_assignee_email text,
+    note text,
+    audit_id bigint NOT NULL,
+    CONSTRAINT fax_handling_history_actor_email_check CHECK ((length(actor_email) <= 320)),
+    CONSTRAINT fax_handling_history_from_state_check CHECK ((from_state = ANY (ARRAY['new'::text, 'in_progress'::text, 'done'::text]))),
+    CONSTRAINT fax_handling_history_note_check CHECK ((length(note) <= 500)),
+    CONSTRAINT fax_handling_history_to_state_check CHECK ((to_state = ANY (ARRAY['new'::text, 'in_progress'::text, 'done'::text])))
+);
+COMMENT ON COLUMN public.fax_handling_history.audit_id IS 'The document_jobs_audit row of the action: one per mark, one for all the marks of a bulk mark.';
+ALTER TABLE public.fax_handling_history ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_handling_history_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_handling_history_id_seq IS 'The identity of fax_handling_history.id: the order of a fax''s marks.';
+ALTER TABLE ONLY public.fax_handling_history
+    ADD CONSTRAINT fax_handling_history_pkey PRIMARY KEY (id);
+CREATE INDEX fax_handling_history_of_audit ON public.fax_handling_history USING btree (audit_id);
+CREATE INDEX fax_handling_history_of_fax ON public.fax_handling_history USING btree (fax_received_email_id, id);
+CREATE TRIGGER fax_handling_history_append_only BEFORE DELETE OR UPDATE ON public.fax_handling_history FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
+ALTER TABLE ONLY public.fax_handling_history
+    ADD CONSTRAINT fax_handling_history_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.document_jobs_audit(id);
+ALTER TABLE ONLY public.fax_handling_history
+    ADD CONSTRAINT fax_handling_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
+ALTER TABLE public.fax_handling_history ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_handling_history TO service_role;
+
 COMMENT ON TABLE public.fax_index IS 'A fax''s index fields for the Electronic Bookkeeping Act''s search: 取引年月日 (transaction_date), 取引金額 (amount, yen, optional), 取引先 (counterparty) and 書類の種類 (doc_type), one row per fax (the e-mail). Not the record: it changes, but only through set_fax_index, and every change is kept in fax_index_history.';
 CREATE TABLE public.fax_index (
     fax_received_email_id uuid NOT NULL,
@@ -353,9 +587,6 @@ ALTER TABLE ONLY public.fax_index_history
     ADD CONSTRAINT fax_index_history_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
 ALTER TABLE public.fax_index_history ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_index_history TO service_role;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.fax_index_history_id_seq TO service_role;
 
 COMMENT ON TABLE public.fax_lines IS 'The office''s fax lines: the address a fax-to-mail service or an MFP sends each line''s faxes to (the To of the e-mail, lower case), the name the inbox shows for it (e.g. 本社, 営業部) and the line''s own number (ASCII digits), which the inbox never shows as a sender''s (an MFP may write its own station ID in the subject). Set by set_fax_line and remove_fax_line (SQL, or the CLI''s lines command).';
 CREATE TABLE public.fax_lines (
@@ -372,104 +603,6 @@ ALTER TABLE ONLY public.fax_lines
     ADD CONSTRAINT fax_lines_pkey PRIMARY KEY (address);
 ALTER TABLE public.fax_lines ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_lines TO service_role;
-
-COMMENT ON TABLE public.fax_received_email_attachments IS 'One row per stored original (the private bucket fax-attachments), written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker), never updated: recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
-CREATE TABLE public.fax_received_email_attachments (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    fax_received_email_id uuid NOT NULL,
-    provider_attachment_id text NOT NULL,
-    filename text,
-    content_type text,
-    size_bytes bigint NOT NULL,
-    sha256 text NOT NULL,
-    bucket text NOT NULL,
-    storage_path text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    CONSTRAINT fax_received_email_attachments_provider_attachment_id_check CHECK ((provider_attachment_id <> ''::text)),
-    CONSTRAINT fax_received_email_attachments_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_attachments_size_bytes_check CHECK ((size_bytes >= 0)),
-    CONSTRAINT fax_received_email_attachments_version CHECK ((version >= 1))
-);
-COMMENT ON COLUMN public.fax_received_email_attachments.filename IS 'The original file name (often Japanese); the storage path is built from ASCII ids only.';
-COMMENT ON COLUMN public.fax_received_email_attachments.version IS 'Which version of the provider''s attachment the row records: 1 for the object at the attachment''s key, n for the one beside it at {key}.v{n}.{ext}. A second version exists only when an object already at a key held other bytes than the download (the alert original_differs says so); a key given up as wrong (document_jobs_internal.discarded_objects) leaves its number unused.';
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachments_one_row_per_version UNIQUE (fax_received_email_id, provider_attachment_id, version);
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachments_pkey PRIMARY KEY (id);
-CREATE INDEX fax_received_email_attachments_created_at ON public.fax_received_email_attachments USING btree (created_at);
-CREATE UNIQUE INDEX fax_received_email_attachments_one_row_per_object ON public.fax_received_email_attachments USING btree (bucket, storage_path);
-ALTER TABLE ONLY public.fax_received_email_attachments
-    ADD CONSTRAINT fax_received_email_attachments_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
-ALTER TABLE public.fax_received_email_attachments ENABLE ROW LEVEL SECURITY;
-GRANT ALL ON TABLE public.fax_received_email_attachments TO service_role;
-
-COMMENT ON TABLE public.fax_received_email_raw_messages IS 'The e-mail itself, as Resend received it (the .eml behind the retrieve-received-email answer''s raw URL): one row per stored version, or one row saying why there is none (unavailable). Written by the fetch_email job through record_raw_message_v2, never updated. An e-mail fetched before this table, or older than Resend''s retention, has no row and cannot get one.';
-CREATE TABLE public.fax_received_email_raw_messages (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    fax_received_email_id uuid NOT NULL,
-    version integer DEFAULT 1 NOT NULL,
-    bucket text,
-    storage_path text,
-    size_bytes bigint,
-    sha256 text,
-    unavailable text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT fax_received_email_raw_messages_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT fax_received_email_raw_messages_size_bytes CHECK ((size_bytes >= 0)),
-    CONSTRAINT fax_received_email_raw_messages_stored_or_why_not CHECK ((((unavailable IS NULL) AND (bucket IS NOT NULL) AND (storage_path IS NOT NULL) AND (size_bytes IS NOT NULL) AND (sha256 IS NOT NULL)) OR ((unavailable IS NOT NULL) AND (version = 1) AND (bucket IS NULL) AND (storage_path IS NULL) AND (size_bytes IS NULL) AND (sha256 IS NULL)))),
-    CONSTRAINT fax_received_email_raw_messages_unavailable CHECK ((unavailable ~ '^[a-z0-9_]{1,64}$'::text)),
-    CONSTRAINT fax_received_email_raw_messages_version CHECK ((version >= 1))
-);
-COMMENT ON COLUMN public.fax_received_email_raw_messages.unavailable IS 'Why no raw message is stored: raw_null (Resend''s answer had none), or the failure code that refused it for good (attachment_too_large, storage_too_large, ...). Null for a stored version.';
-ALTER TABLE ONLY public.fax_received_email_raw_messages
-    ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
-ALTER TABLE ONLY public.fax_received_email_raw_messages
-    ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
-CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
-ALTER TABLE ONLY public.fax_received_email_raw_messages
-    ADD CONSTRAINT fax_received_email_raw_messages_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
-ALTER TABLE public.fax_received_email_raw_messages ENABLE ROW LEVEL SECURITY;
-GRANT SELECT ON TABLE public.fax_received_email_raw_messages TO service_role;
-
-COMMENT ON TABLE public.fax_received_emails IS 'One row per inbound e-mail; data is the webhook''s verbatim "data" object.';
-CREATE TABLE public.fax_received_emails (
-    id uuid DEFAULT gen_random_uuid() NOT NULL,
-    provider text DEFAULT 'resend'::text NOT NULL,
-    provider_email_id text NOT NULL,
-    webhook_id text,
-    from_address text,
-    to_addresses text[] DEFAULT '{}'::text[] NOT NULL,
-    cc_addresses text[] DEFAULT '{}'::text[] NOT NULL,
-    subject text,
-    message_id text,
-    received_at timestamp with time zone,
-    data jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    found_by text DEFAULT 'webhook'::text NOT NULL,
-    reconciled_at timestamp with time zone,
-    CONSTRAINT fax_received_emails_found_by CHECK ((found_by = ANY (ARRAY['webhook'::text, 'reconciliation'::text]))),
-    CONSTRAINT fax_received_emails_provider_email_id_check CHECK ((provider_email_id <> ''::text))
-);
-COMMENT ON COLUMN public.fax_received_emails.received_at IS 'The provider''s created_at, when it parses as a timestamp.';
-COMMENT ON COLUMN public.fax_received_emails.found_by IS 'Who recorded the e-mail: webhook, or reconciliation (Resend listed it and no webhook had delivered it; webhook_id is then null). It stays so when the webhook comes later: that delivery is answered duplicate.';
-COMMENT ON COLUMN public.fax_received_emails.reconciled_at IS 'When reconciliation recorded the e-mail (found_by reconciliation), else null.';
-ALTER TABLE ONLY public.fax_received_emails
-    ADD CONSTRAINT fax_received_emails_pkey PRIMARY KEY (id);
-ALTER TABLE ONLY public.fax_received_emails
-    ADD CONSTRAINT fax_received_emails_provider_provider_email_id_key UNIQUE (provider, provider_email_id);
-CREATE INDEX fax_received_emails_by_id_text ON public.fax_received_emails USING btree (replace((id)::text, '-'::text, ''::text) text_pattern_ops);
-CREATE INDEX fax_received_emails_by_provider_id_text ON public.fax_received_emails USING btree (lower(replace(provider_email_id, '-'::text, ''::text)) text_pattern_ops);
-CREATE INDEX fax_received_emails_by_sender ON public.fax_received_emails USING hash (from_address);
-CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'webhook'::text);
-CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
-CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
-CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
-CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
-CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
-ALTER TABLE public.fax_received_emails ENABLE ROW LEVEL SECURITY;
-GRANT ALL ON TABLE public.fax_received_emails TO service_role;
 
 COMMENT ON TABLE public.fax_view_rotations IS 'The rotation a fax''s pages are shown at (degrees clockwise), remembered per fax once an operator turned it (faxes arrive sideways and upside down): set only through admin_set_fax_rotation, audited. A table of its own: the received record''s rows never change for it.';
 CREATE TABLE public.fax_view_rotations (
@@ -612,6 +745,41 @@ CREATE TABLE document_jobs_internal.email_senders (
 CREATE INDEX email_senders_text_search ON document_jobs_internal.email_senders USING gin (from_address extensions.gin_trgm_ops);
 CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders USING btree (sha256((replace(from_address, '\'::text, '\\'::text))::bytea));
 
+COMMENT ON TABLE document_jobs_internal.handling_bulk_action_faxes IS 'The faxes a bulk mark done counted, and what became of each (changed, or skipped with why).';
+CREATE TABLE document_jobs_internal.handling_bulk_action_faxes (
+    bulk_action_id uuid NOT NULL,
+    fax_received_email_id uuid NOT NULL,
+    outcome text,
+    reason text,
+    applied_at timestamp with time zone,
+    CONSTRAINT handling_bulk_action_faxes_outcome_check CHECK ((outcome = ANY (ARRAY['changed'::text, 'skipped'::text])))
+);
+ALTER TABLE ONLY document_jobs_internal.handling_bulk_action_faxes
+    ADD CONSTRAINT handling_bulk_action_faxes_pkey PRIMARY KEY (bulk_action_id, fax_received_email_id);
+CREATE INDEX handling_bulk_action_faxes_pending ON document_jobs_internal.handling_bulk_action_faxes USING btree (bulk_action_id, fax_received_email_id) WHERE (outcome IS NULL);
+ALTER TABLE ONLY document_jobs_internal.handling_bulk_action_faxes
+    ADD CONSTRAINT handling_bulk_action_faxes_bulk_action_id_fkey FOREIGN KEY (bulk_action_id) REFERENCES document_jobs_internal.handling_bulk_actions(id) ON DELETE CASCADE;
+
+COMMENT ON TABLE document_jobs_internal.handling_bulk_actions IS 'A bulk mark done''s snapshot: the filter it was counted with (the inbox''s or the job list''s: scope), who counted, how many faxes, how far it got, and the note it marks them with (given at its first apply).';
+CREATE TABLE document_jobs_internal.handling_bulk_actions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    scope text NOT NULL,
+    filter jsonb NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    fax_count integer DEFAULT 0 NOT NULL,
+    changed integer DEFAULT 0 NOT NULL,
+    skipped integer DEFAULT 0 NOT NULL,
+    note text,
+    prepared_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    CONSTRAINT handling_bulk_actions_note_check CHECK ((length(note) <= 500)),
+    CONSTRAINT handling_bulk_actions_scope_check CHECK ((scope = ANY (ARRAY['faxes'::text, 'jobs'::text])))
+);
+ALTER TABLE ONLY document_jobs_internal.handling_bulk_actions
+    ADD CONSTRAINT handling_bulk_actions_pkey PRIMARY KEY (id);
+
 COMMENT ON TABLE document_jobs_internal.hourly_outcomes IS 'The overview''s hourly series per UTC hour (outcomes_by_hour): attempts completed, failed for good and retried, and the latency from the e-mail''s recording to the job''s completion (p50, p95). The attempt history never changes, so an hour that ended more than 10 minutes ago is computed once and kept here; the last one or two are computed on each call.';
 CREATE TABLE document_jobs_internal.hourly_outcomes (
     hour timestamp with time zone NOT NULL,
@@ -663,6 +831,7 @@ INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, al
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('queue_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_stalled', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('reconciliation_unreadable', false, NULL, NULL, NULL);
+INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('records_unguarded', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_misconfigured', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_quota_exceeded', false, NULL, NULL, NULL);
 INSERT INTO document_jobs_internal.outages (cause, active, since, alerted_at, alerted_level) VALUES ('resend_unauthorized', false, NULL, NULL, NULL);
@@ -1845,44 +2014,15 @@ GRANT ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generati
 -- The webhook's call: an inbound e-mail recorded and its job enqueued
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) IS 'What the webhook calls: records the e-mail and enqueues its fetch_email job with a kick, atomically, in one round trip. Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null): an e-mail must not be lost over metadata. A redelivered webhook answers duplicate = true with the existing rows and creates nothing.';
+COMMENT ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) IS 'What the webhook calls: records the e-mail (found_by webhook) and enqueues its fetch_email job with a kick, atomically, in one round trip (document_jobs_internal.record_email). Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null): an e-mail must not be lost over metadata. A redelivered webhook answers duplicate = true with the existing rows and creates nothing.';
 CREATE FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) RETURNS TABLE(fax_received_email_id uuid, job_id uuid, duplicate boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
-declare
-    v_email_id uuid;
 begin
-    perform document_jobs_internal.require(
-        nullif(p_provider_email_id, '') is not null, 'p_provider_email_id must not be empty');
-    perform document_jobs_internal.require(jsonb_typeof(p_data) = 'object', 'p_data must be a JSON object');
-
-    insert into public.fax_received_emails as e
-           (provider, provider_email_id, webhook_id, from_address, to_addresses, cc_addresses,
-            subject, message_id, received_at, data)
-    values ('resend', p_provider_email_id, p_webhook_id, p_data ->> 'from',
-            document_jobs_internal.text_array(p_data -> 'to'), document_jobs_internal.text_array(p_data -> 'cc'),
-            p_data ->> 'subject', p_data ->> 'message_id',
-            document_jobs_internal.try_timestamptz(p_data ->> 'created_at'), p_data)
-    on conflict (provider, provider_email_id) do nothing
-    returning e.id into v_email_id;
-
-    if v_email_id is null then
-        -- A redelivery: report what exists, create nothing.
-        return query
-        select e.id,
-               (select j.id from public.document_jobs j
-                 where j.fax_received_email_id = e.id and j.kind = 'fetch_email'
-                 order by j.created_at desc limit 1),
-               true
-          from public.fax_received_emails e
-         where e.provider = 'resend' and e.provider_email_id = p_provider_email_id;
-        return;
-    end if;
-
     return query
-    select v_email_id, q.job_id, false
-      from public.enqueue_document_job('fetch_email', v_email_id, p_kick => true) q;
+    select r.fax_received_email_id, r.job_id, r.duplicate
+      from document_jobs_internal.record_email(p_provider_email_id, p_webhook_id, p_data, 'webhook') r;
 end;
 $$;
 REVOKE ALL ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_webhook_id text, p_data jsonb) FROM PUBLIC;
@@ -1893,7 +2033,7 @@ GRANT ALL ON FUNCTION public.record_inbound_email(p_provider_email_id text, p_we
 -- The admin screen's calls: the overview, the job list, one job, the audit, actions
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.document_jobs_admin_overview() IS 'The admin screen''s overview: jobs by state, the oldest waiting job, failures by error code (last 24 hours), failed jobs now by error code, the hourly series (7 days) and the health check''s open outages. Queued, running and failed jobs are counted exactly (index-only scans of document_jobs_by_status_received); completed ones, most of the table, are the planner''s estimate ("estimated": true), which autovacuum keeps current.';
+COMMENT ON FUNCTION public.document_jobs_admin_overview() IS 'The admin screen''s overview: jobs by state, the oldest waiting job, failures by error code (last 24 hours), failed jobs now by error code, the hourly series (7 days) and the health check''s open outages. A failed job is an open problem until its fax is marked done: "failed" and "failed_by_error_code" count the open ones, states.failed_closed the others. Queued, running and failed jobs are counted exactly; completed ones, most of the table, are the planner''s estimate ("estimated": true), which autovacuum keeps current.';
 CREATE FUNCTION public.document_jobs_admin_overview() RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1905,23 +2045,24 @@ declare
     v_completed bigint;
     v_estimated boolean := true;
     v_failed bigint;
-    v_coded bigint;
+    v_failed_closed bigint;
     v_failed_by_code jsonb;
 begin
     perform document_jobs_internal.fill_hourly_outcomes();
 
-    select count(*) into v_failed from public.document_jobs j where j.status = 'failed';
-    -- By error code from document_jobs_by_error_code alone (an index-only scan); failed jobs
-    -- without a code, if any, are the difference.
-    select coalesce(jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code), '[]'),
-           coalesce(sum(f.n), 0)::bigint
-      into v_failed_by_code, v_coded
-      from (select j.last_error_code as code, count(*) as n from public.document_jobs j
-             where j.last_error_code is not null and j.status = 'failed' group by 1) f;
-    if v_failed > v_coded then
-        v_failed_by_code := v_failed_by_code
-                            || jsonb_build_array(jsonb_build_object('error_code', '(none)', 'count', v_failed - v_coded));
-    end if;
+    -- Failed jobs are problems until their fax is marked done: those are history, counted apart.
+    select coalesce(jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code)
+                        filter (where f.n > 0), '[]'),
+           coalesce(sum(f.n), 0)::bigint, coalesce(sum(f.closed), 0)::bigint
+      into v_failed_by_code, v_failed, v_failed_closed
+      from (select coalesce(c.last_error_code, '(none)') as code, count(*) filter (where not c.closed) as n,
+                   count(*) filter (where c.closed) as closed
+              from (select j.last_error_code,
+                           exists (select 1 from public.fax_handling h
+                                    where h.fax_received_email_id = j.fax_received_email_id and h.state = 'done')
+                               as closed
+                      from public.document_jobs j where j.status = 'failed') c
+             group by 1) f;
 
     select round(c.reltuples * s.most_common_freqs[array_position(s.most_common_vals::text::text[], 'completed')])::bigint
       into v_completed
@@ -1941,6 +2082,7 @@ begin
             'queued', (select count(*) from public.document_jobs j where j.status = 'queued'),
             'running', (select count(*) from public.document_jobs j where j.status = 'running'),
             'failed', v_failed,
+            'failed_closed', v_failed_closed,
             'completed', v_completed,
             'completed_estimated', v_estimated),
         'oldest_waiting', (
@@ -2192,7 +2334,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_admin_job(p_job_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_audit(p_before bigint, p_limit integer) IS 'The audit for the admin screen, newest first, a page of entries before p_before: {"entries": [...], "next": <id> or null}. A bulk action''s entry says how far it got (changed, skipped, done).';
+COMMENT ON FUNCTION public.document_jobs_admin_audit(p_before bigint, p_limit integer) IS 'The audit, newest first: {"entries": [...], "next": <id> or null}. A bulk action''s entry (a bulk mark''s too) says how far it got (changed, skipped, done); a mark''s says which fax, from which state to which, and whose it became ("handling").';
 CREATE FUNCTION public.document_jobs_admin_audit(p_before bigint DEFAULT NULL::bigint, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2206,14 +2348,22 @@ begin
                'id', a.id, 'at', a.at, 'actor_id', a.actor_id, 'actor_email', a.actor_email, 'action', a.action,
                'job_id', a.job_id, 'filter', a.filter, 'job_count', a.job_count, 'reason', a.reason,
                'bulk', case when b.id is not null then jsonb_build_object(
-                   'id', b.id, 'changed', b.changed, 'skipped', b.skipped, 'done', b.finished_at is not null,
-                   'finished_at', b.finished_at) end)
+                               'id', b.id, 'changed', b.changed, 'skipped', b.skipped, 'done', b.finished_at is not null,
+                               'finished_at', b.finished_at)
+                            when hb.id is not null then jsonb_build_object(
+                               'id', hb.id, 'changed', hb.changed, 'skipped', hb.skipped,
+                               'done', hb.finished_at is not null, 'finished_at', hb.finished_at) end,
+               'handling', case when a.action = 'handle' then (
+                   select jsonb_build_object('fax_received_email_id', x.fax_received_email_id, 'from', x.from_state,
+                                             'to', x.to_state, 'to_assignee_email', x.to_assignee_email)
+                     from public.fax_handling_history x where x.audit_id = a.id limit 1) end)
            order by a.id desc)
       into v_entries
       from (select * from public.document_jobs_audit x
              where p_before is null or x.id < p_before
              order by x.id desc limit p_limit + 1) a
-      left join document_jobs_internal.bulk_actions b on b.id = a.bulk_action_id;
+      left join document_jobs_internal.bulk_actions b on b.id = a.bulk_action_id
+      left join document_jobs_internal.handling_bulk_actions hb on a.action = 'bulk_handle' and hb.id = a.bulk_action_id;
     v_entries := coalesce(v_entries, '[]');
     return jsonb_build_object(
         'entries', (select coalesce(jsonb_agg(e order by n), '[]')
@@ -2871,12 +3021,234 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_counterparties(p_user_id uuid, p_session_id uuid, p_number text) TO service_role;
 
+COMMENT ON FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) IS 'A fax''s handling and its last 50 marks (fax_handling_read), for the CLI (the server key); null when there is no such e-mail.';
+CREATE FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+    select document_jobs_internal.fax_handling_read(p_fax_received_email_id, 50)
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_admin_fax_handling(p_fax_received_email_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax_handling(p_user_id uuid, p_session_id uuid, p_fax_received_email_id uuid) IS 'A fax''s handling and its last 50 marks for a signed-in operator (every role reads it), refused (operator_role) once their session, user or role no longer allows it; null when there is no such e-mail.';
+CREATE FUNCTION public.document_jobs_operator_fax_handling(p_user_id uuid, p_session_id uuid, p_fax_received_email_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
+    return document_jobs_internal.fax_handling_read(p_fax_received_email_id, 50);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax_handling(p_user_id uuid, p_session_id uuid, p_fax_received_email_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax_handling(p_user_id uuid, p_session_id uuid, p_fax_received_email_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) IS 'One fax''s handling marked by an admin or a clerk of Supabase Auth (checked in this call: acting_operator; a viewer is refused, 42501 role_not_allowed): p_state new, in_progress (the actor takes it) or done (the actor closes it), with p_note (at most 500 characters; null keeps the note, empty clears it). p_from_state, the state the operator saw: when the fax has moved on since, nothing changes ("handling_changed"). Audited (action handle, the note as its reason) and kept in fax_handling_history (from, to, who, when); a mark that changes nothing is neither. Answers {"changed", "reason"?, "handling"}; 22023 for a bad argument, P0002 for no such fax. Opening or reading a fax marks nothing.';
+CREATE FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text DEFAULT NULL::text, p_from_state text DEFAULT NULL::text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email text;
+    v_before public.fax_handling;
+    v_after public.fax_handling;
+    v_audit_id bigint;
+begin
+    perform document_jobs_internal.require(p_fax_received_email_id is not null,
+                                           'p_fax_received_email_id must not be null');
+    perform document_jobs_internal.require(p_state = any (document_jobs_internal.handling_states()),
+                                           'p_state must be new, in_progress or done');
+    perform document_jobs_internal.require(
+        p_from_state is null or p_from_state = any (document_jobs_internal.handling_states()),
+        'p_from_state must be new, in_progress or done');
+    perform document_jobs_internal.require_note(p_note);
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    select left(u.email::text, 320) into v_email from auth.users u where u.id = p_actor_id;
+
+    perform from public.fax_received_emails e where e.id = p_fax_received_email_id for no key update;
+    if not found then
+        raise exception using errcode = 'P0002', message = format('there is no fax %s', p_fax_received_email_id);
+    end if;
+    select * into v_before from public.fax_handling h where h.fax_received_email_id = p_fax_received_email_id;
+    if p_from_state is not null and p_from_state <> coalesce(v_before.state, 'new') then
+        return jsonb_build_object('changed', false, 'reason', 'handling_changed',
+                                  'handling', document_jobs_internal.fax_handling_summary(p_fax_received_email_id));
+    end if;
+    v_after := document_jobs_internal.handling_after(v_before, p_fax_received_email_id, p_state, p_note, p_actor_id,
+                                                     v_email);
+    if not document_jobs_internal.handling_changes(v_before, v_after) then
+        return jsonb_build_object('changed', false, 'reason', 'unchanged',
+                                  'handling', document_jobs_internal.fax_handling_summary(p_fax_received_email_id));
+    end if;
+    insert into public.document_jobs_audit (actor_id, actor_email, action, job_count, reason)
+    values (p_actor_id, v_email, 'handle', 1, nullif(btrim(p_note), ''))
+    returning id into v_audit_id;
+    perform document_jobs_internal.write_handling(v_before, v_after, p_note, v_audit_id);
+    return jsonb_build_object('changed', true,
+                              'handling', document_jobs_internal.fax_handling_summary(p_fax_received_email_id));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.mark_fax_handling(p_fax_received_email_id uuid, p_actor_id uuid, p_state text, p_note text, p_from_state text) TO service_role;
+
+COMMENT ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) IS 'A bulk mark done''s count: the faxes the inbox''s filter matches (p_scope faxes; its index keys too, as the list reads them), or those whose jobs the job list''s filter matches (jobs; each fax once), that are not done yet, at most 50,000 (22023 beyond: narrow the filter), kept as a snapshot for apply_fax_handling_bulk within 15 minutes. For an admin or a clerk of Supabase Auth (acting_operator, in this call). Answers {"bulk_action_id", "scope", "fax_count", "filter", "prepared_at", "expires_at"}.';
+CREATE FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    c_max_faxes constant int := 50000;
+    c_index_keys constant text[] := array['date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty',
+                                          'doc_type'];
+    v_index jsonb := '{}'::jsonb;
+    c_not_done constant text := 'not exists (select 1 from public.fax_handling h'
+                                ' where h.fax_received_email_id = %s and h.state = ''done'')';
+    v_filter jsonb;
+    v_email text;
+    v_id uuid;
+    v_count int;
+begin
+    perform document_jobs_internal.require(p_scope in ('faxes', 'jobs'), 'p_scope must be faxes or jobs');
+    if p_scope = 'faxes' then
+        v_index := document_jobs_internal.faxes_index_filter(p_filter);
+        v_filter := document_jobs_internal.faxes_filter(coalesce(p_filter, '{}') - c_index_keys) || v_index;
+    else
+        v_filter := document_jobs_internal.job_filter(p_filter);
+    end if;
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    select left(u.email::text, 320) into v_email from auth.users u where u.id = p_actor_id;
+
+    -- Snapshots never applied are of no use after a day.
+    delete from document_jobs_internal.handling_bulk_actions b
+     where b.started_at is null and b.prepared_at < now() - interval '1 day';
+
+    insert into document_jobs_internal.handling_bulk_actions (scope, filter, actor_id, actor_email)
+    values (p_scope, v_filter, p_actor_id, v_email)
+    returning id into v_id;
+    if p_scope = 'faxes' then
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select %L::uuid, e.id from public.fax_received_emails e where %s and %s and %s and %s limit %s',
+            v_id, document_jobs_internal.faxes_time_sql(v_filter), document_jobs_internal.faxes_match_sql(v_filter),
+            case when v_index = '{}'::jsonb then 'true'
+                 else format('exists (select 1 from public.fax_index i where i.fax_received_email_id = e.id and %s)',
+                             document_jobs_internal.faxes_index_sql(v_index)) end,
+            format(c_not_done, 'e.id'), c_max_faxes + 1);
+    else
+        execute format(
+            'insert into document_jobs_internal.handling_bulk_action_faxes (bulk_action_id, fax_received_email_id)
+             select distinct %L::uuid, j.fax_received_email_id from public.document_jobs j
+              where %s and j.fax_received_email_id is not null and %s
+              limit %s',
+            v_id, document_jobs_internal.job_filter_sql(v_filter), format(c_not_done, 'j.fax_received_email_id'),
+            c_max_faxes + 1);
+    end if;
+    get diagnostics v_count = row_count;
+    if v_count > c_max_faxes then
+        raise exception using errcode = '22023',
+            message = format('more than %s faxes match: narrow the filter (received time, error code) and count again',
+                             c_max_faxes);
+    end if;
+    update document_jobs_internal.handling_bulk_actions b set fax_count = v_count where b.id = v_id;
+    return jsonb_build_object('bulk_action_id', v_id, 'scope', p_scope, 'fax_count', v_count, 'filter', v_filter,
+                              'prepared_at', now(), 'expires_at', now() + interval '15 minutes');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.prepare_fax_handling_bulk(p_scope text, p_filter jsonb, p_actor_id uuid) TO service_role;
+
+COMMENT ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) IS 'Marks done the next batch (at most p_batch_size faxes, 1 to 1,000) of a bulk mark done that prepare_fax_handling_bulk counted, in one transaction, with the note of its first call (required; kept as the faxes'' note), and answers where it stands (handling_bulk_progress): call it again until "done". Only the operator who counted may apply it, within 15 minutes of counting, while Auth has them as an admin or a clerk (acting_operator, every call). The first call writes the audit row (bulk_handle: the filter, the fax count, the note), once; every mark is kept in fax_handling_history under it. A fax marked done since the count is skipped (already_done).';
+CREATE FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text DEFAULT NULL::text, p_batch_size integer DEFAULT 500) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_action document_jobs_internal.handling_bulk_actions;
+    v_audit_id bigint;
+    v_batch uuid[];
+    v_fax uuid;
+    v_before public.fax_handling;
+    v_after public.fax_handling;
+    v_changed int := 0;
+begin
+    perform document_jobs_internal.require(p_bulk_action_id is not null, 'p_bulk_action_id must not be null');
+    perform document_jobs_internal.require(p_batch_size between 1 and 1000, 'p_batch_size must be between 1 and 1000');
+    perform document_jobs_internal.require_note(p_note);
+    -- One caller at a time per action: a second waits, then finds the batch done.
+    select * into v_action from document_jobs_internal.handling_bulk_actions b where b.id = p_bulk_action_id for update;
+    if not found then
+        raise exception using errcode = 'P0002', message = format('no bulk mark %s', p_bulk_action_id),
+            hint = 'Count again: prepare_fax_handling_bulk.';
+    end if;
+    if v_action.actor_id is distinct from p_actor_id then
+        raise exception using errcode = '42501',
+            message = 'only the operator who counted these faxes may mark them';
+    end if;
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
+    if v_action.started_at is null then
+        perform document_jobs_internal.require(nullif(btrim(p_note), '') is not null, 'p_note must not be empty');
+        if v_action.prepared_at < now() - interval '15 minutes' then
+            raise exception using errcode = '22023',
+                message = 'these faxes were counted more than 15 minutes ago: count them again';
+        end if;
+        v_action.note := btrim(p_note);
+        v_action.started_at := now();
+        update document_jobs_internal.handling_bulk_actions b
+           set started_at = v_action.started_at, note = v_action.note,
+               finished_at = case when b.fax_count = 0 then now() end
+         where b.id = p_bulk_action_id;
+        insert into public.document_jobs_audit (actor_id, actor_email, action, filter, job_count, reason, bulk_action_id)
+        values (v_action.actor_id, v_action.actor_email, 'bulk_handle', v_action.filter, v_action.fax_count,
+                v_action.note, p_bulk_action_id);
+    end if;
+    select a.id into v_audit_id from public.document_jobs_audit a where a.bulk_action_id = p_bulk_action_id;
+
+    v_batch := array(
+        select f.fax_received_email_id from document_jobs_internal.handling_bulk_action_faxes f
+         where f.bulk_action_id = p_bulk_action_id and f.outcome is null
+         order by f.fax_received_email_id limit p_batch_size);
+    if cardinality(v_batch) > 0 then
+        -- The faxes' locks, in one order: a mark of one of them at the same time waits, or is waited for.
+        perform from public.fax_received_emails e where e.id = any (v_batch) order by e.id for no key update;
+        foreach v_fax in array v_batch loop
+            select * into v_before from public.fax_handling h where h.fax_received_email_id = v_fax;
+            if coalesce(v_before.state, 'new') = 'done' then
+                update document_jobs_internal.handling_bulk_action_faxes f
+                   set outcome = 'skipped', reason = 'already_done', applied_at = now()
+                 where f.bulk_action_id = p_bulk_action_id and f.fax_received_email_id = v_fax;
+            else
+                v_after := document_jobs_internal.handling_after(v_before, v_fax, 'done', v_action.note,
+                                                                 v_action.actor_id, v_action.actor_email);
+                perform document_jobs_internal.write_handling(v_before, v_after, v_action.note, v_audit_id);
+                update document_jobs_internal.handling_bulk_action_faxes f
+                   set outcome = 'changed', applied_at = now()
+                 where f.bulk_action_id = p_bulk_action_id and f.fax_received_email_id = v_fax;
+                v_changed := v_changed + 1;
+            end if;
+        end loop;
+        update document_jobs_internal.handling_bulk_actions b
+           set changed = b.changed + v_changed,
+               skipped = b.skipped + cardinality(v_batch) - v_changed,
+               finished_at = case when not exists (
+                                      select 1 from document_jobs_internal.handling_bulk_action_faxes x
+                                       where x.bulk_action_id = b.id and x.outcome is null) then now() end
+         where b.id = p_bulk_action_id;
+    end if;
+    return document_jobs_internal.handling_bulk_progress(p_bulk_action_id) || jsonb_build_object('batch_size', p_batch_size);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) TO service_role;
+
 
 -- =================================================================================================
 -- Operations: health, retention, statistics, and the cron jobs that run the flow
 -- =================================================================================================
 
-COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); and which of the Vault secrets the database reads exist (names only, never a value). Security definer: only postgres may read Vault and the health check''s tables.';
+COMMENT ON FUNCTION public.document_jobs_health() IS 'The flow''s health for an operator (the admin CLI''s health): the outages the health check holds open now, with what to check (advice, advice_ja); the worker''s answers of the last hour by status (pg_net keeps them 6 hours); which of the Vault secrets the database reads exist (names only, never a value); and the guards of the record of received faxes, how many there are and each that is not in place now (record_guard_problems). Security definer: only postgres may read Vault and the health check''s tables.';
 CREATE FUNCTION public.document_jobs_health() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2900,6 +3272,9 @@ begin
         'vault_secrets', (
             select jsonb_object_agg(n.name, exists (select 1 from vault.secrets s where s.name = n.name))
               from unnest(array['document_jobs_url', 'internal_function_secret', 'document_jobs_alert_url']) n(name)),
+        'record_guards', jsonb_build_object(
+            'guards', (select count(*) from document_jobs_internal.record_guards()),
+            'problems', document_jobs_internal.record_guard_problems()),
         'checked_at', now());
 end;
 $$;
@@ -3212,8 +3587,8 @@ $$;
 REVOKE ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.original_verification_items(p_run_id bigint, p_after uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'What document-jobs-admin verify read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks): a job''s run is recorded only through its fenced call.';
-CREATE FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
+COMMENT ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) IS 'What document-jobs-admin verify read of at most 100 originals of its run, recorded and judged (document_jobs_internal.record_original_checks): a job''s run is recorded only through its fenced call.';
+CREATE FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -3225,8 +3600,8 @@ begin
     return document_jobs_internal.record_original_checks(p_run_id, p_checks);
 end;
 $$;
-REVOKE ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.record_original_checks(p_run_id bigint, p_checks jsonb) TO service_role;
+REVOKE ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) TO service_role;
 
 COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
 CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
@@ -3267,7 +3642,7 @@ GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
-SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation() + document_jobs_internal.check_record_guards()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-verify', '0 18 * * 6', 'select public.enqueue_original_verification()');  -- as postgres, active
@@ -3277,7 +3652,7 @@ SELECT cron.schedule('document-jobs-verify', '0 18 * * 6', 'select public.enqueu
 -- Internals: the helpers in document_jobs_internal, callable by their owner only
 -- =================================================================================================
 
-COMMENT ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) IS 'The role of the operator an action names, from Supabase Auth''s own row, in the action''s call: refuses (28000 operator_deleted) a user row gone or with deleted_at, (28000 operator_banned) a banned_until still ahead, (42501 no_role) no document_jobs_role in raw_app_meta_data, and (42501 role_not_allowed) a role not in p_roles. The CLI has no session: this is operator_role without one.';
+COMMENT ON FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) IS 'The role of the operator an action names, from Supabase Auth''s own row, in the action''s call: refuses (28000 operator_deleted) a user row gone or with deleted_at, (28000 operator_banned) a banned_until still ahead, (42501 no_role) no document_jobs_role in raw_app_meta_data, and (42501 role_not_allowed) a role not in p_roles; the message names the roles that may act. The CLI has no session: this is operator_role without one.';
 CREATE FUNCTION document_jobs_internal.acting_operator(p_user_id uuid, p_roles text[]) RETURNS text
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -3287,6 +3662,8 @@ declare
     v_deleted_at timestamptz;
     v_banned_until timestamptz;
     v_role text;
+    v_who text := array_to_string(array(select case r when 'admin' then 'an admin' else 'a ' || r end
+                                          from unnest(p_roles) with ordinality x(r, n) order by x.n), ' or ');
 begin
     select u.email::text, u.deleted_at, u.banned_until, u.raw_app_meta_data ->> 'document_jobs_role'
       into v_email, v_deleted_at, v_banned_until, v_role
@@ -3303,11 +3680,11 @@ begin
     end if;
     if v_role is null then
         raise exception using errcode = '42501', hint = 'no_role',
-            message = format('%s has no role on the admin screen: only an admin may act', v_email);
+            message = format('%s has no role on the admin screen: only %s may act', v_email, v_who);
     end if;
     if not v_role = any (p_roles) then
         raise exception using errcode = '42501', hint = 'role_not_allowed',
-            message = format('%s is a %s: only an admin may act', v_email, v_role);
+            message = format('%s is a %s: only %s may act', v_email, v_role, v_who);
     end if;
     return v_role;
 end;
@@ -3807,6 +4184,29 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.check_reconciliation() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.check_record_guards() IS 'The health check''s watch over the record: the outage records_unguarded holds while record_guard_problems finds any guard out of place (alerting as set_outage does, at most once an hour while it holds), and closes when all are back. The cron job document-jobs-health calls it. A guard switched off and back on between two runs is not seen: the outage says what is, not what was.';
+CREATE FUNCTION document_jobs_internal.check_record_guards() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_problems jsonb := document_jobs_internal.record_guard_problems();
+begin
+    return document_jobs_internal.set_outage(
+        'records_unguarded',
+        jsonb_array_length(v_problems) > 0,
+        format('%s guards of the record of received faxes are not in place: %s', jsonb_array_length(v_problems),
+               (select string_agg(format('%s %s %s%s', p ->> 'table', p ->> 'guard', p ->> 'problem',
+                                         case when p ? 'grantee'
+                                              then format(' (%s to %s)', p ->> 'privilege', p ->> 'grantee') end),
+                                  '; ')
+                  from jsonb_array_elements(v_problems) p)),
+        'every guard of the record of received faxes is in place again',
+        jsonb_build_object('problems', v_problems));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.check_record_guards() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.check_webhooks_missing() IS 'The health check''s webhooks_missing: opens when reconciliation recorded an e-mail that Resend had received more than webhooks_missing_after before, received after the outage last closed (missing_received_at: one received before belongs to the outage already told, and is only counted, late_after_close); closes once a webhook delivers an e-mail received after the outage opened. Alerts through set_outage like every outage; the cron job document-jobs-health calls it after check_health.';
 CREATE FUNCTION document_jobs_internal.check_webhooks_missing() RETURNS integer
     LANGUAGE plpgsql
@@ -4031,6 +4431,54 @@ CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) IS 'A fax''s handling (fax_handling_summary) with its marks, newest first, at most p_limit (1 to 200): who, when, from and to which state and assignee, the note given. Null when there is no such e-mail.';
+CREATE FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_summary jsonb := document_jobs_internal.fax_handling_summary(p_fax_received_email_id);
+begin
+    perform document_jobs_internal.require(p_fax_received_email_id is not null,
+                                           'p_fax_received_email_id must not be null');
+    perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
+    if v_summary is null then
+        return null;
+    end if;
+    return v_summary || jsonb_build_object('history', coalesce((
+        select jsonb_agg(jsonb_build_object(
+                   'at', x.at, 'actor_id', x.actor_id, 'actor_email', x.actor_email, 'from', x.from_state,
+                   'to', x.to_state, 'from_assignee_email', x.from_assignee_email,
+                   'to_assignee_email', x.to_assignee_email, 'note', x.note, 'audit_id', x.audit_id)
+               order by x.id desc)
+          from (select * from public.fax_handling_history y
+                 where y.fax_received_email_id = p_fax_received_email_id
+                 order by y.id desc limit p_limit) x), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) IS 'A fax''s handling as the screen shows it beside the fax: {"fax_received_email_id", "state" (new when never marked), "assignee_id", "assignee_email", "note", "updated_at", "updated_by_email"}; null when there is no such e-mail. For every view that lists or shows a fax.';
+CREATE FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return (select case when e.id is not null then jsonb_build_object(
+                       'fax_received_email_id', e.id,
+                       'state', coalesce(h.state, 'new'),
+                       'assignee_id', h.assignee_id,
+                       'assignee_email', h.assignee_email,
+                       'note', h.note,
+                       'updated_at', h.updated_at,
+                       'updated_by_email', h.updated_by_email) end
+              from (select p_fax_received_email_id as id) x
+              left join public.fax_received_emails e on e.id = x.id
+              left join public.fax_handling h on h.fax_received_email_id = e.id);
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_handling_summary(p_fax_received_email_id uuid) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) IS 'A fax_index row''s four fields as JSON, as the history and the reads give them; null for no row.';
 CREATE FUNCTION document_jobs_internal.fax_index_json(p_index public.fax_index) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
@@ -4177,7 +4625,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, the line that received it, its pages (its attachments'' views derived from the stored bytes), its page-1 thumbnail''s key (the screen signs it), the code of a view that could not be made, and how it stands (fax_storing).';
+COMMENT ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) IS 'A fax as the inbox lists it: the e-mail''s facts, its line, its pages and page-1 thumbnail (the key: the screen signs it), a view that could not be made, how it stands (fax_storing), who is dealing with it ("handling", as fax_handling_summary answers it: new for a fax never marked) and its index fields ("index", null before any entry).';
 CREATE FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4208,7 +4656,16 @@ begin
         'view_error_code', (select v.error_code from public.fax_received_email_attachments a
                               join public.fax_attachment_views v on v.attachment_id = a.id
                              where a.fax_received_email_id = p_email.id and v.error_code is not null
-                             order by a.created_at, a.id limit 1))
+                             order by a.created_at, a.id limit 1),
+        -- fax_handling_summary's answer, read here from the row in hand (one index probe a fax).
+        'handling', coalesce(
+            (select jsonb_build_object('fax_received_email_id', h.fax_received_email_id, 'state', h.state,
+                                       'assignee_id', h.assignee_id, 'assignee_email', h.assignee_email,
+                                       'note', h.note, 'updated_at', h.updated_at,
+                                       'updated_by_email', h.updated_by_email)
+               from public.fax_handling h where h.fax_received_email_id = p_email.id),
+            jsonb_build_object('fax_received_email_id', p_email.id, 'state', 'new', 'assignee_id', null,
+                               'assignee_email', null, 'note', null, 'updated_at', null, 'updated_by_email', null)))
         || document_jobs_internal.fax_storing(p_email.id)
         || jsonb_build_object('index', (select document_jobs_internal.fax_index_json(i) from public.fax_index i
                                               where i.fax_received_email_id = p_email.id));
@@ -4216,7 +4673,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_summary(p_email public.fax_received_emails) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, found through its indexes, at most p_limit of them (p_limit means "maybe more"), or null when no index can answer (a term shorter than three characters): by number the digits'' trigram index; by sender or term the distinct senders, the subjects'' trigram index and the provider''s id; an id as itself.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) IS 'The e-mails that may match an inbox filter, through its indexes, at most p_limit (p_limit means "maybe more"), or null when no index can answer: a number''s digits, an id, a sender or term of three characters or more, an assignee, or handling states without new (fax_handling''s indexes).';
 CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4240,12 +4697,23 @@ begin
     if p_filter ? 'q' and length(p_filter ->> 'q') >= 3 then
         return document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
     end if;
+    -- Whose a fax is, or a handling that is not new: the faxes marked so, from fax_handling's
+    -- indexes (a new fax is one with no row: only a walk finds those).
+    if p_filter ? 'assignee' then
+        return array(select h.fax_received_email_id from public.fax_handling h
+                      where lower(h.assignee_email) = p_filter ->> 'assignee' and h.state <> 'new' limit p_limit);
+    end if;
+    if p_filter ? 'handling' and not p_filter -> 'handling' ? 'new' then
+        return array(select h.fax_received_email_id from public.fax_handling h
+                      where h.state = any (array(select jsonb_array_elements_text(p_filter -> 'handling')))
+                      limit p_limit);
+    end if;
     return null;
 end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q"}, every key optional; anything else is refused with 22023 naming the key.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) IS 'The inbox''s filter, checked and normalized: {"received_from", "received_to", "sender", "number", "line", "q", "handling" (the handling states wanted), "assignee" (the e-mail of whom a fax is, lower case)}, every key optional; anything else is refused with 22023 naming the key.';
 CREATE FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4263,9 +4731,10 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q']),
-            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q)',
-                   to_jsonb(v_key)));
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'handling',
+                               'assignee']),
+            format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q, '
+                   'handling, assignee)', to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
     begin
@@ -4295,6 +4764,24 @@ begin
                 case when v_key = 'line' then document_jobs_internal.address_of(v_text) else v_text end);
         end if;
     end loop;
+    if p_filter ? 'handling' then
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'handling') = 'array' and jsonb_array_length(p_filter -> 'handling') > 0
+            and not exists (select 1 from jsonb_array_elements(p_filter -> 'handling') s
+                             where jsonb_typeof(s) <> 'string'
+                                or not (s #>> '{}') = any (document_jobs_internal.handling_states())),
+            'p_filter.handling must be a non-empty array of new, in_progress, done');
+        v_filter := v_filter || jsonb_build_object('handling',
+            (select jsonb_agg(distinct s) from jsonb_array_elements_text(p_filter -> 'handling') s));
+    end if;
+    if p_filter ? 'assignee' then
+        v_text := lower(btrim(p_filter ->> 'assignee'));
+        perform document_jobs_internal.require(
+            jsonb_typeof(p_filter -> 'assignee') = 'string' and length(v_text) between 1 and 320
+            and v_text !~ '[[:cntrl:]]',
+            'p_filter.assignee must be an e-mail address of 1 to 320 characters');
+        v_filter := v_filter || jsonb_build_object('assignee', v_text);
+    end if;
     if p_filter ? 'number' then
         perform document_jobs_internal.require(
             jsonb_typeof(p_filter -> 'number') = 'string' and (p_filter ->> 'number') ~ '^[0-9]{1,20}$',
@@ -4306,7 +4793,7 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; 22023 for a key no inbox filter knows.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) IS 'The index keys of an inbox filter, checked and normalized: date_from, date_to (YYYY-MM-DD, included), amount_min, amount_max (whole yen, included), counterparty (partial, kana_fold), doc_type; the inbox''s other keys (handling and assignee among them) are left to faxes_filter; 22023 for a key no inbox filter knows.';
 CREATE FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -4324,10 +4811,11 @@ begin
     perform document_jobs_internal.require(jsonb_typeof(p_filter) = 'object', 'p_filter must be a JSON object');
     for v_key in select jsonb_object_keys(p_filter) loop
         perform document_jobs_internal.require(
-            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'date_from', 'date_to',
-                               'amount_min', 'amount_max', 'counterparty', 'doc_type']),
+            v_key = any (array['received_from', 'received_to', 'sender', 'number', 'line', 'q', 'handling', 'assignee',
+                               'date_from', 'date_to', 'amount_min', 'amount_max', 'counterparty', 'doc_type']),
             format('p_filter has an unknown key %s (known: received_from, received_to, sender, number, line, q,'
-                   ' date_from, date_to, amount_min, amount_max, counterparty, doc_type)', to_jsonb(v_key)));
+                   ' handling, assignee, date_from, date_to, amount_min, amount_max, counterparty, doc_type)',
+                   to_jsonb(v_key)));
     end loop;
     p_filter := jsonb_strip_nulls(p_filter);
     foreach v_key in array array['date_from', 'date_to'] loop
@@ -4397,7 +4885,7 @@ CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS t
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: the sender''s text in the From line or the subject, the number''s digits, the line, the search term (the e-mail''s id, the provider''s id, or text of the From line or the subject); "true" when there are none.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: sender text, number digits, line, search term, handling state (new for a fax never marked) and assignee; "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -4415,7 +4903,13 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
             '(%s e.provider_email_id = %L or e.from_address ilike %3$L or e.subject ilike %3$L)',
             case when (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                  then format('e.id = %L::uuid or', p_filter ->> 'q') else '' end,
-            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end)
+            p_filter ->> 'q', document_jobs_internal.like_pattern(p_filter ->> 'q')) end,
+        case when p_filter ? 'handling' then format(
+            'coalesce((select h.state from public.fax_handling h where h.fax_received_email_id = e.id), ''new'')'
+            ' = any (%L::text[])', array(select jsonb_array_elements_text(p_filter -> 'handling'))) end,
+        case when p_filter ? 'assignee' then format(
+            'exists (select 1 from public.fax_handling h where h.fax_received_email_id = e.id'
+            ' and h.state <> ''new'' and lower(h.assignee_email) = %L)', p_filter ->> 'assignee') end)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 
@@ -4484,6 +4978,139 @@ CREATE FUNCTION document_jobs_internal.finding_advice_ja(p_code text) RETURNS te
     end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.finding_advice_ja(p_code text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.guard_record_tables() IS 'Puts the guards in place on every record table (record_tables), idempotently: creates each trigger of record_guards that is missing, re-creates one whose definition differs, makes each ENABLE ALWAYS, and revokes UPDATE, DELETE, TRUNCATE, REFERENCES and TRIGGER from every role but the owner; answers how many triggers it put back. The outage records_unguarded''s advice, and how a table that becomes a record is guarded (added to record_tables, then this called in the same migration).';
+CREATE FUNCTION document_jobs_internal.guard_record_tables() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_table regclass;
+    v_name name;
+    v_column name;
+    v_grantee name;
+    v_state text;
+    v_put_back int := 0;
+begin
+    /* DDL on tables named at run time: dynamic by nature, and volatile, which plpgsql_check cannot
+     * see through EXECUTE.
+     * @plpgsql_check_options: performance_warnings = false
+     */
+    for v_table, v_name, v_state in
+        select pg_catalog.to_regclass(g.record_table), g.trigger_name,
+               case when tr.oid is null then 'missing'
+                    when pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition then 'altered'
+                    when tr.tgenabled <> 'A' then 'not_enabled' end
+          from document_jobs_internal.record_guards() g
+          left join pg_catalog.pg_trigger tr
+            on tr.tgrelid = pg_catalog.to_regclass(g.record_table) and tr.tgname = g.trigger_name
+         where pg_catalog.to_regclass(g.record_table) is not null
+    loop
+        continue when v_state is null;
+        if v_state = 'altered' then
+            execute format('drop trigger %I on %s', v_name, v_table);
+        end if;
+        if v_state in ('missing', 'altered') then
+            -- record_guards' own text, made of its constants: the one definition health compares with.
+            execute format('%s', (select g.definition from document_jobs_internal.record_guards() g
+                                   where g.record_table = v_table::text and g.trigger_name = v_name));
+        end if;
+        execute format('alter table %s enable always trigger %I', v_table, v_name);
+        v_put_back := v_put_back + 1;
+    end loop;
+    -- Every role but the owner loses what could change a row (or hang a trigger or a foreign key
+    -- on the table), whatever was granted: the clients' roles, and any other the owner granted to.
+    for v_table, v_grantee in
+        select pg_catalog.to_regclass(t.record_table), r.grantee
+          from document_jobs_internal.record_tables() t
+         cross join (values ('public'::name), ('anon'), ('authenticated'), ('service_role')) r(grantee)
+         where pg_catalog.to_regclass(t.record_table) is not null
+        union
+        select c.oid::regclass, case when a.grantee = 0 then 'public'::name else pg_catalog.pg_get_userbyid(a.grantee) end
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(c.relacl) a
+         where a.grantee <> c.relowner
+    loop
+        execute format('revoke update, delete, truncate, references, trigger on table %s from %I', v_table, v_grantee);
+    end loop;
+    for v_table, v_column, v_grantee in
+        select c.oid::regclass, at.attname,
+               case when a.grantee = 0 then 'public'::name else pg_catalog.pg_get_userbyid(a.grantee) end
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+          join pg_catalog.pg_attribute at on at.attrelid = c.oid
+         cross join lateral pg_catalog.aclexplode(at.attacl) a
+         where a.privilege_type in ('UPDATE', 'REFERENCES')
+    loop
+        execute format('revoke update (%I), references (%I) on table %s from %I', v_column, v_column, v_table,
+                       v_grantee);
+    end loop;
+    return v_put_back;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.guard_record_tables() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) IS 'The handling a mark leaves: p_before (the fax''s row, all null when it has none) marked p_state by the actor, who becomes its assignee (nobody for new), with p_note (null keeps the note, an empty one clears it). Writes nothing.';
+CREATE FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) RETURNS public.fax_handling
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_after public.fax_handling;
+begin
+    v_after.fax_received_email_id := p_fax_received_email_id;
+    v_after.state := p_state;
+    v_after.assignee_id := case when p_state <> 'new' then p_actor_id end;
+    v_after.assignee_email := case when p_state <> 'new' then p_actor_email end;
+    v_after.note := case when p_note is null then p_before.note else nullif(btrim(p_note), '') end;
+    v_after.updated_at := now();
+    v_after.updated_by := p_actor_id;
+    v_after.updated_by_email := p_actor_email;
+    return v_after;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.handling_after(p_before public.fax_handling, p_fax_received_email_id uuid, p_state text, p_note text, p_actor_id uuid, p_actor_email text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) IS 'Where a bulk mark done stands: {"bulk_action_id", "scope", "filter", "fax_count", "changed", "skipped", "processed", "done", "started_at", "finished_at", "note", "not_changed" (the first 100 faxes it did not mark, with why)}.';
+CREATE FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+               'bulk_action_id', b.id, 'scope', b.scope, 'filter', b.filter, 'fax_count', b.fax_count, 'changed', b.changed,
+               'skipped', b.skipped, 'processed', b.changed + b.skipped, 'done', b.finished_at is not null,
+               'started_at', b.started_at, 'finished_at', b.finished_at, 'note', b.note,
+               'not_changed', coalesce((
+                   select jsonb_agg(jsonb_build_object('fax_received_email_id', x.fax_received_email_id,
+                                                      'reason', x.reason)
+                                    order by x.applied_at, x.fax_received_email_id)
+                     from (select * from document_jobs_internal.handling_bulk_action_faxes y
+                            where y.bulk_action_id = b.id and y.outcome = 'skipped'
+                            order by y.applied_at, y.fax_received_email_id limit 100) x), '[]'))
+      from document_jobs_internal.handling_bulk_actions b
+     where b.id = p_bulk_action_id
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.handling_bulk_progress(p_bulk_action_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.handling_changes(p_before public.fax_handling, p_after public.fax_handling) IS 'Whether a mark changes what a person sees of a fax''s handling (its state, who has it, its note): a mark that does not is neither written nor audited.';
+CREATE FUNCTION document_jobs_internal.handling_changes(p_before public.fax_handling, p_after public.fax_handling) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select (coalesce(p_before.state, 'new'), p_before.assignee_id, p_before.note)
+           is distinct from (p_after.state, p_after.assignee_id, p_after.note)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.handling_changes(p_before public.fax_handling, p_after public.fax_handling) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.handling_states() IS 'The handling states of a fax, in the order it goes through them: new (未対応, no one has taken it; a fax without a fax_handling row), in_progress (対応中, someone has), done (対応済み).';
+CREATE FUNCTION document_jobs_internal.handling_states() RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select array['new', 'in_progress', 'done']
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.handling_states() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
 CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid
@@ -4966,7 +5593,7 @@ CREATE FUNCTION document_jobs_internal.open_unreadable() RETURNS SETOF document_
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.open_unreadable() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) IS 'The admin screen operator''s role now, from Supabase Auth''s own tables: refuses (28000 session_ended) a session that is gone, past not_after or another user''s, a user gone, deleted or banned, and (42501 no_role) a role not in p_roles.';
+COMMENT ON FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) IS 'The admin screen operator''s role now, from Supabase Auth''s own tables: refuses (28000 session_ended) a session that is gone, past not_after or another user''s, a user gone, deleted or banned, and (42501 no_role) a role not in p_roles. A clerk may read whatever a viewer may (a role list with viewer lets a clerk in).';
 CREATE FUNCTION document_jobs_internal.operator_role(p_user_id uuid, p_session_id uuid, p_roles text[]) RETURNS text
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
@@ -4986,7 +5613,7 @@ begin
         raise exception 'the session has ended, or its user was deleted or banned: sign in again'
             using errcode = '28000', hint = 'session_ended';
     end if;
-    if v_role is null or not v_role = any (p_roles) then
+    if v_role is null or not (v_role = any (p_roles) or (v_role = 'clerk' and 'viewer' = any (p_roles))) then
         raise exception 'this account has no role on the admin screen that allows this (ask an admin)'
             using errcode = '42501', hint = 'no_role';
     end if;
@@ -5103,6 +5730,8 @@ CREATE FUNCTION document_jobs_internal.outage_advice_before_verification(p_cause
             'Before the date the alert names, run the command it names (document-jobs-admin reconcile --since ...; health prints it too), then find why the scheduled reconciliation does not keep up (reconciliation_stalled).'
         when 'reconciliation_unreadable' then
             'Look each one up in the Resend dashboard (Emails, Receiving) by what health and the overview show of it (id, time, sender, subject). If it is a fax, save its attachments from there or ask the sender to send it again. Report the listing to the developers: Resend''s list did not have its documented shape.'
+        when 'records_unguarded' then
+            'Run document-jobs-admin health: it names each guard that is not in place. Only the tables'' owner (postgres: a migration, the SQL editor) can do this: find out who did and why (the database''s logs in the Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the database: check the originals against their SHA-256 and record what happened under the office''s rules.'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'Likely cause: the worker is failing (500: a setting is missing, see its logs; 503: it cannot reach the database, or the database refuses its key, stopped_because database_unauthorized: check SUPABASE_SECRET_KEY; 504 or a timeout: it ran past maxDuration). Check (select status_code, content from net._http_response order by created desc limit 5) and the worker''s logs on Vercel.'
         end)
@@ -5142,6 +5771,8 @@ CREATE FUNCTION document_jobs_internal.outage_advice_ja_before_verification(p_ca
             '通知に書かれた日時より前に、通知に書かれたコマンド（document-jobs-admin reconcile --since ...。health にも表示されます）を実行してください。そのうえで、定期的な照合が追いつかない原因を確認してください（reconciliation_stalled）。'
         when 'reconciliation_unreadable' then
             'health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。'
+        when 'records_unguarded' then
+            'document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これができるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認してください（Supabase のダッシュボードのデータベースのログ）。postgres で select document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。'
         else  -- worker_failing, the cause of a worker's calls that fail otherwise
             'ワーカーが失敗している可能性が高いです（500: 設定の不足、ログを確認。503: データベースに接続できないか、キーを拒否されている（stopped_because database_unauthorized なら SUPABASE_SECRET_KEY を確認）。504 またはタイムアウト: maxDuration を超過）。(select status_code, content from net._http_response order by created desc limit 5) と Vercel のワーカーのログを確認してください。'
         end)
@@ -5379,6 +6010,117 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_attempt() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) IS 'Records an inbound e-mail and enqueues its fetch_email job with a kick, atomically: the webhook''s record_inbound_email (found_by webhook) and reconciliation''s record_reconciled (found_by reconciliation, reconciled_at now) both call it, so that everything the row says is written by its one INSERT (the row is never updated). Keeps the data verbatim and never fails on a field it merely copies (a date that does not parse is stored as null). An e-mail recorded before answers duplicate = true with the existing rows and creates nothing.';
+CREATE FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) RETURNS TABLE(fax_received_email_id uuid, job_id uuid, duplicate boolean)
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+begin
+    perform document_jobs_internal.require(
+        nullif(p_provider_email_id, '') is not null, 'p_provider_email_id must not be empty');
+    perform document_jobs_internal.require(jsonb_typeof(p_data) = 'object', 'p_data must be a JSON object');
+    perform document_jobs_internal.require(p_found_by in ('webhook', 'reconciliation'),
+                                           'p_found_by must be webhook or reconciliation');
+
+    insert into public.fax_received_emails as e
+           (provider, provider_email_id, webhook_id, from_address, to_addresses, cc_addresses,
+            subject, message_id, received_at, data, found_by, reconciled_at)
+    values ('resend', p_provider_email_id, p_webhook_id, p_data ->> 'from',
+            document_jobs_internal.text_array(p_data -> 'to'), document_jobs_internal.text_array(p_data -> 'cc'),
+            p_data ->> 'subject', p_data ->> 'message_id',
+            document_jobs_internal.try_timestamptz(p_data ->> 'created_at'), p_data,
+            p_found_by, case when p_found_by = 'reconciliation' then now() end)
+    on conflict (provider, provider_email_id) do nothing
+    returning e.id into v_email_id;
+
+    if v_email_id is null then
+        -- Recorded before (a redelivery, or found both ways): report what exists, create nothing.
+        return query
+        select e.id,
+               (select j.id from public.document_jobs j
+                 where j.fax_received_email_id = e.id and j.kind = 'fetch_email'
+                 order by j.created_at desc limit 1),
+               true
+          from public.fax_received_emails e
+         where e.provider = 'resend' and e.provider_email_id = p_provider_email_id;
+        return;
+    end if;
+
+    return query
+    select v_email_id, q.job_id, false
+      from public.enqueue_document_job('fetch_email', v_email_id, p_kick => true) q;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_email(p_provider_email_id text, p_webhook_id text, p_data jsonb, p_found_by text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_guard_problems() IS 'Every guard of the record tables that is not in place, as [{"table", "guard", "problem"}]: a record table missing; a trigger of record_guards missing, altered (its definition is not the one record_guards gives), disabled, or not_always (ENABLE ALWAYS undone: a session with session_replication_role replica skips it); a role other than the owner granted UPDATE, DELETE or TRUNCATE on the table or UPDATE on a column (problem granted, with privilege and grantee). Empty when all are in place. Only the tables'' owner can cause any of these; document_jobs_health shows them and check_record_guards alerts.';
+CREATE FUNCTION document_jobs_internal.record_guard_problems() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(p.problem order by p.problem ->> 'table', p.problem ->> 'guard'), '[]'::jsonb)
+      from (
+        -- A record table that is gone takes its guards with it: the table is the problem.
+        select jsonb_build_object('table', t.record_table, 'guard', 'table', 'problem', 'missing') as problem
+          from document_jobs_internal.record_tables() t
+         where pg_catalog.to_regclass(t.record_table) is null
+        union all
+        select jsonb_build_object(
+                   'table', g.record_table, 'guard', g.trigger_name,
+                   'problem', case when tr.oid is null then 'missing'
+                                   when pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition then 'altered'
+                                   when tr.tgenabled = 'D' then 'disabled'
+                                   -- O: skipped in a session whose session_replication_role is replica;
+                                   -- R: fires only in one.
+                                   else 'not_always' end)
+          from document_jobs_internal.record_guards() g
+          left join pg_catalog.pg_trigger tr
+            on tr.tgrelid = pg_catalog.to_regclass(g.record_table) and tr.tgname = g.trigger_name
+         where pg_catalog.to_regclass(g.record_table) is not null
+           and (tr.oid is null or pg_catalog.pg_get_triggerdef(tr.oid) <> g.definition or tr.tgenabled <> 'A')
+        union all
+        select jsonb_build_object('table', t.record_table, 'guard', 'privileges', 'problem', 'granted',
+                                  'privilege', a.privilege_type,
+                                  'grantee', case when a.grantee = 0 then 'PUBLIC' else a.grantee::regrole::text end)
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(c.relacl) a
+         where a.grantee <> c.relowner and a.privilege_type in ('UPDATE', 'DELETE', 'TRUNCATE')
+        union all
+        select jsonb_build_object('table', t.record_table, 'guard', 'privileges', 'problem', 'granted',
+                                  'privilege', format('UPDATE (%s)', at.attname),
+                                  'grantee', case when a.grantee = 0 then 'PUBLIC' else a.grantee::regrole::text end)
+          from document_jobs_internal.record_tables() t
+          join pg_catalog.pg_attribute at on at.attrelid = pg_catalog.to_regclass(t.record_table)
+         cross join lateral pg_catalog.aclexplode(at.attacl) a
+         where a.privilege_type = 'UPDATE'
+      ) p
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_guard_problems() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_guards() IS 'The guard triggers every record table must have, each with its definition exactly as pg_get_triggerdef shows it: what guard_record_tables creates and what record_guard_problems holds the tables to. Each is ENABLE ALWAYS (it fires in a session whose session_replication_role is replica too).';
+CREATE FUNCTION document_jobs_internal.record_guards() RETURNS TABLE(record_table text, trigger_name text, definition text)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select t.record_table, g.name,
+           format('CREATE TRIGGER %s %s ON %s FOR EACH %s EXECUTE FUNCTION %s(%s)', g.name, g.event, t.record_table,
+                  g.level, g.function,
+                  case when g.function = 'document_jobs_internal.refuse_record_delete' and t.email_column is not null
+                       then pg_catalog.quote_literal(t.email_column) else '' end)
+      from document_jobs_internal.record_tables() t
+     cross join (values ('record_not_updated', 'BEFORE UPDATE', 'ROW', 'document_jobs_internal.refuse_record_change'),
+                        ('record_not_updated_by_statement', 'BEFORE UPDATE', 'STATEMENT',
+                         'document_jobs_internal.refuse_record_change'),
+                        ('record_deleted_only_as_approved', 'BEFORE DELETE', 'ROW',
+                         'document_jobs_internal.refuse_record_delete'),
+                        ('record_not_truncated', 'BEFORE TRUNCATE', 'STATEMENT',
+                         'document_jobs_internal.refuse_record_change')) g(name, event, level, function)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_guards() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) IS 'Records what a run read of at most 100 originals (p_checks: {"attachment_id", "found", "size_bytes", "sha256"}; size_bytes null when the object ran past its recorded size), judged against each one''s row here (matches, missing, size_differs, sha256_differs), once per original and run; updates the known mismatches (a match removes one) and the outage original_mismatch. Answers {"checked", "mismatched", "mismatches": [{"attachment_id", "outcome"}], "alerts"}.';
 CREATE FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) RETURNS jsonb
     LANGUAGE plpgsql
@@ -5442,7 +6184,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_original_checks(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_inbound_email with a null webhook id, and marks those it created found_by reconciliation. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
+COMMENT ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) IS 'Records the listed e-mails (items of Resend''s GET /emails/receiving, at most 100) that the database does not have and that Resend received more than webhooks_missing_after ago (a younger one may still get its webhook: "young", left for a later run), each through record_email with a null webhook id and found_by reconciliation, written by the insert. Answers {"recorded", "late" (of those, received more than webhooks_missing_after before, by Resend''s created_at), "late_after_close" (of the late, those received before webhooks_missing last closed: counted, they reopen nothing), "young", "recorded_ids"}; an e-mail already recorded (by a webhook, before or during the run) is left as it is.';
 CREATE FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -5479,13 +6221,13 @@ begin
             continue;
         end if;
         select * into v_row
-          from public.record_inbound_email(v_id, null, v_item || jsonb_build_object('email_id', v_id));
+          from document_jobs_internal.record_email(v_id, null, v_item || jsonb_build_object('email_id', v_id),
+                                                   'reconciliation');
         if not v_row.duplicate then
-            update public.fax_received_emails e
-               set found_by = 'reconciliation', reconciled_at = now()
-             where e.id = v_row.fax_received_email_id
-            returning e.received_at, coalesce(e.received_at < now() - v_missing_after, false)
-              into v_received, v_late_one;
+            select e.received_at, coalesce(e.received_at < now() - v_missing_after, false)
+              into v_received, v_late_one
+              from public.fax_received_emails e
+             where e.id = v_row.fax_received_email_id;
             v_recorded := v_recorded + 1;
             v_ids := v_ids || to_jsonb(v_id);
             if v_late_one then
@@ -5511,6 +6253,18 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_reconciled(p_emails jsonb) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.record_tables() IS 'The tables that are THE RECORD of received faxes (qualified names: a health check must still answer when one is gone): their rows are inserted once and never updated, deleted or truncated (record_guards). email_column names the column that says which e-mail a row belongs to, for a deletion approved in fax_deletions; null: the table''s rows are never deleted (fax_deletions itself). Everything else (jobs, attempts, views, handling state) is not the record and stays changeable.';
+CREATE FUNCTION document_jobs_internal.record_tables() RETURNS TABLE(record_table text, email_column text)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    values ('public.fax_received_emails', 'id'),
+           ('public.fax_received_email_attachments', 'fax_received_email_id'),
+           ('public.fax_received_email_raw_messages', 'fax_received_email_id'),
+           ('public.fax_deletions', null)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.record_tables() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.refuse_attempt_update() IS 'Trigger document_job_attempts_append_only: no UPDATE of the attempt history, even by the table''s owner, since a history that can be rewritten is not one (rows go only with their job, by the purge).';
 CREATE FUNCTION document_jobs_internal.refuse_attempt_update() RETURNS trigger
@@ -5547,6 +6301,67 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Trigger fax_handling_history_append_only: the history of marks is never updated or deleted, whoever asks.';
+CREATE FUNCTION document_jobs_internal.refuse_handling_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    raise exception using errcode = 'insufficient_privilege',
+        message = 'fax_handling_history is append-only: its rows are never updated or deleted';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_handling_history_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_record_change() IS 'Trigger of every record table (record_guards): refuses any UPDATE (row and statement triggers) and any TRUNCATE, whoever asks, the table''s owner and security definer functions included (restrict_violation). The one exception is a test cluster''s reset (document_jobs_test_cluster.reset_tables, which only a test cluster has: its schema owned by a superuser, which a hosted project''s roles cannot make), run by a superuser.';
+CREATE FUNCTION document_jobs_internal.refuse_record_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    -- A test cluster's reset: see document_jobs_test_cluster.reset_tables (devstack/bootstrap.sql).
+    -- Inline, not a helper's call: the trigger runs as whoever changes the table, who may have no
+    -- privilege on document_jobs_internal.
+    if tg_op = 'TRUNCATE'
+       and current_setting('document_jobs_test_cluster.resetting', true) = 'on'
+       and exists (select 1 from pg_catalog.pg_roles r where r.rolname = current_user and r.rolsuper)
+       and exists (select 1
+                     from pg_catalog.pg_namespace n
+                     join pg_catalog.pg_roles r on r.oid = n.nspowner
+                    where n.nspname = 'document_jobs_test_cluster' and r.rolsuper) then
+        return null;
+    end if;
+    raise exception using errcode = 'restrict_violation',
+        message = format('%I.%I is the record of received faxes: its rows are never %s', tg_table_schema,
+                         tg_table_name, case tg_op when 'UPDATE' then 'updated' else 'truncated' end),
+        hint = 'A record is only ever inserted; a deletion after the keep-until date goes through fax_deletions.';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_record_change() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_record_delete() IS 'Trigger of every record table (record_guards), before each deleted row: refuses the delete (restrict_violation) unless the table names an e-mail column (its one argument, record_tables().email_column) and a row of fax_deletions names the row''s e-mail. Row by row, so that a cascade from an e-mail to its attachments meets it too. Without an argument (fax_deletions) nothing is ever deleted.';
+CREATE FUNCTION document_jobs_internal.refuse_record_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email uuid;
+begin
+    if tg_nargs = 1 then
+        v_email := (pg_catalog.to_jsonb(old) ->> tg_argv[0])::uuid;
+        if exists (select 1 from public.fax_deletions d where d.fax_received_email_id = v_email) then
+            return old;
+        end if;
+    end if;
+    raise exception using errcode = 'restrict_violation',
+        message = format('%I.%I is the record of received faxes: its rows are never deleted%s', tg_table_schema,
+                         tg_table_name, case when tg_nargs = 1
+                                             then format(' (e-mail %s has no approved deletion)', v_email) end),
+        hint = 'A deletion after the keep-until date is an admin''s action that is recorded in fax_deletions first.';
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_record_delete() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) IS 'failed -> queued with its attempts and time-budget releases reset (a retry by hand starts the count afresh), for every job of p_job_ids that is failed; returns the ids it changed. The unique index on live jobs refuses a second live job of the same e-mail (unique_violation): callers decide what that means.';
 CREATE FUNCTION document_jobs_internal.requeue_failed(p_job_ids uuid[]) RETURNS SETOF uuid
@@ -5639,6 +6454,20 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_not_discarded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_note(p_note text) IS 'A mark''s note: at most 500 characters, with no control characters but line breaks and tabs (22023 otherwise).';
+CREATE FUNCTION document_jobs_internal.require_note(p_note text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require(p_note is null or length(p_note) <= 500,
+                                           'p_note must be at most 500 characters');
+    perform document_jobs_internal.require(p_note is null or p_note !~ '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]',
+                                           'p_note must hold no control characters but line breaks and tabs');
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_note(p_note text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
@@ -6062,3 +6891,26 @@ CREATE FUNCTION document_jobs_internal.verify_items(p_run public.original_verify
              limit p_limit) a
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.verify_items(p_run public.original_verify_runs, p_after uuid, p_limit integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.write_handling(p_before public.fax_handling, p_after public.fax_handling, p_note text, p_audit_id bigint) IS 'A mark written: its fax_handling_history row (from p_before to p_after, the note given, under the audit row p_audit_id) and the fax''s fax_handling row. The caller holds the fax''s lock and has written the audit row.';
+CREATE FUNCTION document_jobs_internal.write_handling(p_before public.fax_handling, p_after public.fax_handling, p_note text, p_audit_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    insert into public.fax_handling_history (fax_received_email_id, actor_id, actor_email, from_state, to_state,
+                                             from_assignee_email, to_assignee_email, note, audit_id)
+    values (p_after.fax_received_email_id, p_after.updated_by, p_after.updated_by_email,
+            coalesce(p_before.state, 'new'), p_after.state, p_before.assignee_email, p_after.assignee_email,
+            nullif(btrim(p_note), ''), p_audit_id);
+    insert into public.fax_handling (fax_received_email_id, state, assignee_id, assignee_email, note, updated_at,
+                                     updated_by, updated_by_email)
+    values (p_after.fax_received_email_id, p_after.state, p_after.assignee_id, p_after.assignee_email, p_after.note,
+            p_after.updated_at, p_after.updated_by, p_after.updated_by_email)
+    on conflict (fax_received_email_id) do update
+       set state = excluded.state, assignee_id = excluded.assignee_id, assignee_email = excluded.assignee_email,
+           note = excluded.note, updated_at = excluded.updated_at, updated_by = excluded.updated_by,
+           updated_by_email = excluded.updated_by_email;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.write_handling(p_before public.fax_handling, p_after public.fax_handling, p_note text, p_audit_id bigint) FROM PUBLIC;

@@ -2,13 +2,15 @@
 connections closed without an answer, before the call runs (nothing happens) or after it
 committed (the caller never learns it did), as a network failure would. Set with
 POST /_control/faults {"rpcs": [...], "probability": 0.05, "seed": 1}; GET counts the drops, and
-names the jobs each drop cost an attempt (the chaos run's budget counts them as the job's faults).
+names for each job the drops of its writes, each with the generation (the attempt) it hit and
+whether it cost that attempt (the chaos run's audit excuses that attempt's expired lease by it).
 
 A drop costs a job an attempt when the job's outcome is not recorded and its lease has to pass:
 a completion dropped before it ran (the work is done, the row still says running), and the job a
 "complete and claim the next" claimed when its answer was dropped after the commit (the worker
 never learns it holds it). A failure dropped before it ran costs nothing more: that attempt was
-the fault's already. Each job is given at most one drop, so that one job meets few enough faults."""
+the fault's already (its lease passes all the same). Each job is given at most one drop, so that
+one job meets few enough faults."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ class ConnectionFaults:
         self.probability = 0.0
         self.rng = random.Random(0)
         self.dropped: Counter[str] = Counter()
-        self.charged: dict[str, list[str]] = {}  # job id -> the drops that cost it an attempt
+        # job id -> its drops: {"write": "<rpc>:<before|after>", "generation": n, "costs_attempt": bool}
+        self.by_job: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
 
     def configure(self, settings: dict[str, Any]) -> None:
@@ -43,16 +46,17 @@ class ConnectionFaults:
         name = path.removeprefix(REST_PREFIX + "/rpc/")
         if name == path or name not in self.rpcs:
             return None
-        job_id = json.loads(body or b"{}").get("p_job_id")
+        arguments = json.loads(body or b"{}")
+        job_id = arguments.get("p_job_id")
         with self.lock:
-            if job_id in self.charged or self.rng.random() >= self.probability:
+            if job_id in self.by_job or self.rng.random() >= self.probability:
                 return None
             when = self.rng.choice(("before", "after"))
             self.dropped[f"{name}:{when}"] += 1
-            if job_id is not None:
-                self.charged[job_id] = []  # given its one drop, whether or not it costs an attempt
-                if when == "before" and name.startswith("complete_"):
-                    self.charged[job_id].append(f"{name}:{when}")
+            if job_id is not None:  # given its one drop, whether or not it costs an attempt
+                costs = when == "before" and name.startswith("complete_")
+                drop = {"write": f"{name}:{when}", "generation": arguments.get("p_generation"), "costs_attempt": costs}
+                self.by_job[job_id] = [drop]
             return when
 
     def charge_claimed(self, name: str, response: Response) -> None:
@@ -62,12 +66,14 @@ class ConnectionFaults:
         except (ValueError, AttributeError):
             return
         if next_job:
+            write = f"{name}:after (claimed next)"
+            drop = {"write": write, "generation": next_job["generation"], "costs_attempt": True}
             with self.lock:
-                self.charged.setdefault(str(next_job["id"]), []).append(f"{name}:after (claimed next)")
+                self.by_job.setdefault(str(next_job["id"]), []).append(drop)
 
     def report(self) -> dict[str, Any]:
         with self.lock:
-            return {"drops": dict(self.dropped), "attempts_by_job": {k: v for k, v in self.charged.items() if v}}
+            return {"drops": dict(self.dropped), "by_job": {job: list(drops) for job, drops in self.by_job.items()}}
 
     def wrap(self, answer: Answer) -> Answer:
         def faulty(method: str, path: str, query: str, headers: Message, body: bytes) -> Response | None:

@@ -9,7 +9,9 @@ work" and "Known limitations"; guides/getting-started/migrating-to-new-api-keys)
   sb-error-code UNAUTHORIZED_MISSING_API_KEY, as Supabase's troubleshooting page shows it). Only
   signed URLs (/storage/v1/object/sign/..., whose token is the credential) need none: a browser's
   link sends no headers; nor does Auth's JWKS (/auth/v1/.well-known/jwks.json), which verifiers
-  fetch without a key.
+  fetch without a key; nor does the link Auth e-mails (GET /auth/v1/verify: Supabase's gateway
+  routes it without key-auth, the "auth-v1-open" service of docker/volumes/api/kong.yml in
+  github.com/supabase/supabase).
 - A secret key (sb_secret_...) is the service_role, a publishable key (sb_publishable_...) anon;
   any other sb_ key, or a JWT that the project's JWT secret did not sign: 401 "Invalid API key".
 - A secret key from a browser (a User-Agent of the Mozilla/5.0 form every browser sends): 401.
@@ -36,7 +38,9 @@ supabase_auth_admin, GoTrue's role, to its tables in the auth schema). Logs one 
 to stderr, never headers. GET /_control/requests answers how many requests it has served, by
 method and path (for tests and the benchmarks that count round trips); POST /_control/auth
 {"access_token_seconds": N, "refresh_reuse_interval_s": N} sets how Auth issues and renews tokens
-from then on (tests).
+from then on (tests), and {"site_url", "uri_allow_list", "max_frequency_s", "emails_per_hour"} its
+e-mailed links (the stack sets the Site URL to the admin screen's); GET /_control/auth/mail?to=
+lists the e-mails Auth has sent (captured, never delivered: devstack/standins/auth/mail.py).
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ REST_PREFIX, STORAGE_PREFIX, AUTH_PREFIX = "/rest/v1", "/storage/v1", "/auth/v1"
 
 
 SECRET_PREFIX, PUBLISHABLE_PREFIX = "sb_secret_", "sb_publishable_"
-KEYLESS_PATHS = re.compile(r"/storage/v1/object/sign/|/auth/v1/\.well-known/jwks\.json$")
+KEYLESS_PATHS = re.compile(r"/storage/v1/object/sign/|/auth/v1/\.well-known/jwks\.json$|/auth/v1/verify$")
 BROWSER_USER_AGENT = re.compile(r"Mozilla/\d")
 JWT_SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 MINTED_JWT_TTL_S = 60
@@ -192,6 +196,8 @@ class GatewayServer(ThreadingHTTPServer):
         if path == "/_control/auth" and method == "POST":
             self.auth.configure(json.loads(body))
             return Response.json(200, {})
+        if path == "/_control/auth/mail" and method == "GET":
+            return Response.json(200, {"mails": self.auth.outbox.mails(dict(parse_qsl(query)).get("to"))})
         if path == "/_control/requests":
             with self.requests_lock:
                 return Response.json(200, dict(self.requests))

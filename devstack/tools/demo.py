@@ -176,7 +176,7 @@ def screenshot_admin(env: dict[str, str], job_id: str) -> bool:
             page.fill("input[name=email]", env["DEVSTACK_OPERATOR_EMAIL"])
             page.fill("input[name=password]", env["DEVSTACK_OPERATOR_PASSWORD"])
             page.click("form.sign-in button[type=submit]")
-            page.wait_for_selector(".cards")
+            page.wait_for_selector("span.who")  # signed in (the first view is the inbox)
             page.goto(f"{env['ADMIN_URL']}#/jobs?state=failed")
             page.click(f'tr[data-job-id="{job_id}"] a', timeout=30_000)
             page.wait_for_selector("ol.timeline .attempt-error")

@@ -44,9 +44,11 @@ SEEDED_TABLES = (
     "document_jobs_internal.release_causes",
 )
 
-# The groups, in the file's order: (key, heading).
+# The groups, in the file's order: (key, heading). The record's tables are the database's to name
+# (document_jobs_internal.record_tables: the same list the guards and the health check use).
 GROUPS = (
-    ("tables", "Schemas, tables, views and indexes: what is stored, with its constraints, triggers and grants"),
+    ("record", "THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)"),
+    ("tables", "Everything else that is stored (it changes): schemas, tables, views, indexes, triggers and grants"),
     ("queue", "The queue's calls: enqueue, claim, and the fenced writes of the worker that holds a job"),
     ("worker", "The worker's calls: what each kind of job and a stopping invocation need besides the queue"),
     ("webhook", "The webhook's call: an inbound e-mail recorded and its job enqueued"),
@@ -123,6 +125,11 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.set_fax_index", "screen"),
     ("public.document_jobs_admin_counterparties", "screen"),
     ("public.document_jobs_operator_counterparties", "screen"),
+    ("public.document_jobs_admin_fax_handling", "screen"),
+    ("public.document_jobs_operator_fax_handling", "screen"),
+    ("public.mark_fax_handling", "screen"),
+    ("public.prepare_fax_handling_bulk", "screen"),
+    ("public.apply_fax_handling_bulk", "screen"),
     ("public.document_jobs_health", "operations"),
     ("public.document_jobs_stats", "operations"),
     ("public.set_document_jobs_retention", "operations"),
@@ -138,7 +145,7 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.enqueue_original_verification", "operations"),
     ("public.start_original_verification", "operations"),
     ("public.original_verification_items", "operations"),
-    ("public.record_original_checks", "operations"),
+    ("public.record_verified_originals", "operations"),
     ("public.set_fax_line", "operations"),
     ("public.remove_fax_line", "operations"),
     ("document_jobs_internal.*", "internals"),
@@ -175,6 +182,8 @@ select format('INSERT INTO storage.buckets (id, name, public, file_size_limit, a
               id, name, public, file_size_limit, allowed_mime_types)
 from storage.buckets order by id
 """
+
+_RECORD_TABLES = "select record_table from document_jobs_internal.record_tables() order by 1"
 
 
 class UngroupedObject(Exception):
@@ -266,6 +275,8 @@ def _blocks(dump: str) -> list[Block]:
         if kind in _DROPPED_TYPES:
             continue
         body = _clean(text[match.end() :])
+        if kind == "TRIGGER":  # pg_dump writes a trigger's ENABLE ALWAYS after a blank line
+            body = body.replace("\n\n", "\n")
         if kind == "TABLE DATA":
             # pg_dump writes rows in their physical order, which updates change: sorted, they are stable.
             body = "\n".join(sorted(line for line in body.splitlines() if line))
@@ -274,8 +285,11 @@ def _blocks(dump: str) -> list[Block]:
     return blocks
 
 
-def group_of(kind: str, name: str) -> tuple[str, int]:
-    """The group of an object ("schema.name") and its rank in it; UngroupedObject when none is named."""
+def group_of(kind: str, name: str, records: frozenset[str] = frozenset()) -> tuple[str, int]:
+    """The group of an object ("schema.name") and its rank in it; UngroupedObject when none is named.
+    `records` names the record's tables."""
+    if kind == "relation" and name in records:
+        return "record", 0
     if kind in {"schema", "relation"}:
         return "tables", (0 if kind == "schema" else 1 + SCHEMAS.index(name.split(".")[0]))
     for rank, (pattern, group) in enumerate(FUNCTION_GROUPS):
@@ -287,7 +301,7 @@ def group_of(kind: str, name: str) -> tuple[str, int]:
     )
 
 
-def arrange(blocks: list[Block], extra: dict[str, list[str]]) -> str:
+def arrange(blocks: list[Block], extra: dict[str, list[str]], records: frozenset[str] = frozenset()) -> str:
     """The file: a heading per group, each object's blocks together (its own comment first)."""
     objects: dict[str, DumpedObject] = {}
     for block in blocks:
@@ -299,7 +313,7 @@ def arrange(blocks: list[Block], extra: dict[str, list[str]]) -> str:
         raise UngroupedObject(f"FUNCTION_GROUPS (devstack/tools/schema.py) names {', '.join(gone)}: not in the schema")
     placed: dict[str, list[tuple[int, str, DumpedObject]]] = {key: [] for key, _ in GROUPS}
     for obj in objects.values():
-        group, rank = group_of(obj.kind, obj.name)
+        group, rank = group_of(obj.kind, obj.name, records)
         placed[group].append((rank, obj.name, obj))
     sections = []
     for key, heading in GROUPS:
@@ -319,11 +333,12 @@ def dump(database: cluster.Cluster) -> str:
     seeded = _pg_dump(database, "--data-only", "--column-inserts", *(f"--table={name}" for name in SEEDED_TABLES))
     buckets = database.psql("-At", "-c", _BUCKETS, user=cluster.SUPERUSER).strip()
     cron = database.psql("-At", "-c", _CRON_JOBS, user=cluster.SUPERUSER).strip()
+    records = database.psql("-At", "-c", _RECORD_TABLES, user=cluster.SUPERUSER).split()
     extra = {
         "tables": [f"-- Storage buckets\n{buckets}"],
         "operations": [f"-- Cron jobs (cron.job)\n{cron}"],
     }
-    return arrange(_blocks(schema) + _blocks(seeded), extra)
+    return arrange(_blocks(schema) + _blocks(seeded), extra, frozenset(records))
 
 
 def build() -> str:

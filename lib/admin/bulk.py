@@ -41,6 +41,7 @@ from lib.admin.commands import FILTER_FLAGS, FILTER_OPTIONS, Context, check_filt
 from lib.admin.operators import AuthAdmin, role_of, standing
 from lib.errors import DatabaseError, Refusal
 from lib.screen import calls
+from lib.screen.auth import ADMIN_ONLY, Role
 from lib.supabase.rpc import execute
 
 BATCH_SIZE = 500
@@ -88,9 +89,12 @@ def given_reason(reason: str | None) -> str | None:
     return reason
 
 
-def actor(context: Context, email: str | None, what: str = "an action") -> Actor:
-    """The admin named by --as (or DOCUMENT_JOBS_OPERATOR), as Supabase Auth knows them now: with
-    an admin's role, neither banned nor deleted (what the screen confirms before an action)."""
+def actor(
+    context: Context, email: str | None, what: str = "an action", allowed: tuple[Role, ...] = ADMIN_ONLY
+) -> Actor:
+    """The operator named by --as (or DOCUMENT_JOBS_OPERATOR), as Supabase Auth knows them now: with
+    an allowed role (an admin's, unless a mark's: a clerk's too), neither banned nor deleted (what
+    the screen confirms before an action)."""
     email = operator_email(email, what)
     user = AuthAdmin(context.http, context.settings).find(email)
     role = role_of(user) if user else None
@@ -106,8 +110,10 @@ def actor(context: Context, email: str | None, what: str = "an action") -> Actor
                       "act (the admin screen refuses them too); act as another admin")  # fmt: skip
     if state == "deleted":
         raise Refusal("operator_deleted", f"{email} was deleted from Supabase Auth: a deleted admin may not act")
-    if role != "admin":
-        raise Refusal("not_an_admin", f"{email} is a {role}: only an admin may retry or cancel jobs")
+    if role not in allowed:
+        if allowed == ADMIN_ONLY:
+            raise Refusal("not_an_admin", f"{email} is a {role}: only an admin may retry or cancel jobs")
+        raise Refusal("read_only", f"{email} is a {role}: only a clerk or an admin may mark faxes")
     return Actor(user["id"], user.get("email") or email)
 
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, prepare, reconcile, verify
+from lib.admin import PROGRAM, bulk, commands, handling, prepare, reconcile, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.faxes import add_options, search
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
@@ -37,9 +37,9 @@ EXIT_STATUSES = """exit status:
   3  the settings (SUPABASE_URL: missing, or not a project's API; the key: missing, invalid, or
      not a server key)
   4  the database or Storage, or Auth, could not be reached
-  5  health: an outage is open, or a required Vault secret (document_jobs_url,
-     internal_function_secret) is missing; without the optional document_jobs_alert_url
-     alerts are off, which is not an error (0)
+  5  health: an outage is open, a guard of the record of received faxes is not in place,
+     or a required Vault secret (document_jobs_url, internal_function_secret) is missing;
+     without the optional document_jobs_alert_url alerts are off, which is not an error (0)
   6  verify: a stored original is missing from Storage, or its size or SHA-256 is not the recorded one
   141  standard output was closed before all was written (a pipe into head): as a command
        stopped by SIGPIPE, with nothing on standard error
@@ -56,7 +56,7 @@ EXIT_STATUS = {
         2,
     ),
     **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),
-    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unreachable"), 4),
+    **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unavailable"), 4),
 }  # fmt: skip
 
 
@@ -120,6 +120,14 @@ def parser() -> argparse.ArgumentParser:
     )
     cancel.add_argument("job_id", type=job_id, nargs="?", help="one job; or give a filter instead (a bulk cancel)")
     _action_options(cancel, "cancel")
+    handling.add_arguments(
+        command(
+            "handle",
+            handling.run,
+            "who is dealing with a fax: show it, or mark it new, in_progress (taken by you) or done with a note; or "
+            "mark done every fax a filter matches (--dry-run, then --confirm); audited, as the clerk or admin of --as",
+        )
+    )
     confirm = command("confirm", bulk.confirm, "apply a bulk retry or cancel that a --dry-run counted")
     confirm.add_argument("bulk_action_id", type=uuid_id, metavar="BULK_ACTION_ID", help="from the dry run")
     _as_option(confirm, "the admin who ran the dry run")
@@ -184,7 +192,11 @@ def parser() -> argparse.ArgumentParser:
     download.add_argument("target", help="a job id, an attachment's id, or Resend's attachment id")
     download.add_argument("-o", "--output", default=".", help="a folder (default: here), or a file for one attachment")
     # Dispatched to lib/admin/operators.py before parsing (main); listed here for --help.
-    subcommands.add_parser("operators", help="who may use the admin screen: add, list, remove (operators --help)")
+    subcommands.add_parser(
+        "operators",
+        help="who may use the admin screen (admin, clerk, viewer): add, invite, reset-password, list, remove "
+        "(operators --help)",
+    )
     return root
 
 

@@ -518,7 +518,8 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
     data["reconciliation"] = rpc(context, "document_jobs_reconciliation_status", {}, dict)
     outages = data["outages"]
     missing = [name for name in REQUIRED_SECRETS if not data["vault_secrets"].get(name)]
-    data["healthy"] = not outages and not missing
+    guards = data.get("record_guards") or {"guards": 0, "problems": []}
+    data["healthy"] = not outages and not missing and not guards["problems"]
     data["alerts"] = "on" if data["vault_secrets"].get(ALERT_URL_SECRET) else "off"
     lines = [f"open outages: {len(outages) or 'none'}"]
     language = display.language()
@@ -552,7 +553,22 @@ def health(context: Context, args: argparse.Namespace) -> tuple[Any, str]:
         )
     if data["alerts"] == "off":
         lines.append(f"alerts: off (no {ALERT_URL_SECRET} in Vault): no failure alert is sent; not an error")
+    lines += _record_guard_lines(guards)
     return data, "\n".join(lines)
+
+
+def _record_guard_lines(guards: Row) -> list[str]:
+    """Whether the record of received faxes is guarded: its tables' owner can still disable, drop or
+    alter a guard or grant a privilege back (docs/OPERATIONS.md, "The record of received faxes")."""
+    problems = guards["problems"]
+    if not problems:
+        return [f"record guards: all {guards['guards']} in place (the received faxes' rows cannot be changed)"]
+    lines = [f"record guards: {len(problems)} NOT in place: the received faxes' rows can be changed or deleted"]
+    for problem in problems:
+        granted = f" ({problem['privilege']} to {problem['grantee']})" if problem["problem"] == "granted" else ""
+        lines.append(display.text(f"  {problem['table']} {problem['guard']}: {problem['problem']}{granted}"))
+    lines.append("  as postgres, select document_jobs_internal.guard_record_tables(); puts them back")
+    return lines
 
 
 def _reconciliation_line(status: Row, now: datetime) -> str:

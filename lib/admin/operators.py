@@ -1,18 +1,33 @@
-"""Who may use the admin screen: document-jobs-admin operators add | list | remove.
+"""Who may use the admin screen: document-jobs-admin operators add | invite | reset-password | list | remove.
 
-document-jobs-admin operators add EMAIL --role admin|viewer [--password-stdin]
+document-jobs-admin operators add EMAIL --role admin|clerk|viewer [--password-stdin]
+document-jobs-admin operators invite EMAIL --role admin|clerk|viewer [--redirect-to URL]
+document-jobs-admin operators reset-password EMAIL [--redirect-to URL]
 document-jobs-admin operators list [--json]
 document-jobs-admin operators remove EMAIL
 
 An operator is a user of the project's Supabase Auth whose app_metadata.document_jobs_role is
-"admin" (may act) or "viewer" (may read). app_metadata can only be written with the server key,
+"admin" (may do everything), "clerk" (may read, and mark who is dealing with a fax: the office's
+people) or "viewer" (may read). app_metadata can only be written with the server key,
 through Auth's admin API (POST/PUT /auth/v1/admin/users), which is what this does; users cannot
 give themselves a role. "add" creates the user (e-mail confirmed) when there is none, with the
 password read from standard input (--password-stdin) or asked for at the terminal; for an
 existing user it sets the role and leaves the password alone. "remove" takes the role away and
 keeps the user: a removed operator's next request is refused at once, though their token is still
 valid (the admin function asks Auth before every action, and every read checks the role Auth
-stores now in the same database call: document_jobs_operator_*).
+stores now in the same database call: document_jobs_operator_*). "remove" is how a clerk who
+leaves is deactivated.
+
+"invite" is Auth's own invitation (POST /auth/v1/invite, the admin API: docs
+reference/javascript/auth-admin-inviteuserbyemail): Auth creates the account without a password
+and e-mails a link; the role is set at once (PUT /admin/users/{id}), and the link signs the new
+operator in on the screen, which asks them for a password. "reset-password" has Auth e-mail its
+password recovery link (POST /auth/v1/recover: reference/javascript/auth-resetpasswordforemail),
+the very e-mail the sign-in page's 「パスワードをお忘れですか」 sends: the operator sets a new
+password on the screen; nobody else ever knows it. Both links return to --redirect-to when it is
+among the project's Redirect URLs, else to Auth's Site URL (docs/DEPLOY.md: the screen's URL).
+Auth sends the e-mails through the project's SMTP settings and refuses past its rate limits (one
+recovery e-mail a minute per user, and the project's e-mails an hour): the refusal is reported.
 
 "list" says of each operator whether Auth has banned them (banned_until ahead: until when) or
 deleted them (deleted_at), as Auth's admin API answers the user (GoTrue's User: banned_until and
@@ -41,68 +56,15 @@ import httpx
 
 from lib.admin import PROGRAM, display
 from lib.errors import Refusal
+from lib.screen.accounts import AuthAdmin, invite, reset_password
 from lib.screen.auth import ROLE_CLAIM, ROLES
 from lib.settings import ConfigError, SupabaseSettings
-from lib.supabase.keys import api_headers
 
-PAGE_SIZE = 1000
-TIMEOUT = httpx.Timeout(20.0, connect=5.0)
+__all__ = ["AuthAdmin", "add", "invite", "main", "remove", "reset_password"]
+
+ROLE_HELP = "admin: may do everything; clerk: may read and mark faxes; viewer: may read"
+REDIRECT_HELP = "the admin screen's URL, if Auth's Site URL is not it (it must be among the Redirect URLs)"
 MIN_PASSWORD_LENGTH = 6  # Supabase Auth's default minimum
-
-
-class AuthAdmin:
-    """Auth's admin API, with the server key."""
-
-    def __init__(self, http: httpx.Client, settings: SupabaseSettings) -> None:
-        self.http = http
-        self.base = f"{settings.supabase_url}/auth/v1/admin/users"
-        self.headers = api_headers(settings.server_key)
-
-    def call(self, method: str, url: str, **kwargs: Any) -> Any:
-        try:
-            response = self.http.request(method, url, headers=self.headers, timeout=TIMEOUT, **kwargs)
-        except httpx.HTTPError as error:
-            raise Refusal(
-                "auth_unreachable", f"Supabase Auth could not be reached ({type(error).__name__})", 503
-            ) from None
-        if not response.is_success:
-            raise Refusal("auth_error", f"Supabase Auth refused: {response.status_code} {auth_message(response)}", 502)
-        return response.json()
-
-    def users(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        page = 1
-        while True:
-            batch = self.call("GET", self.base, params={"page": page, "per_page": PAGE_SIZE})["users"]
-            found += batch
-            if len(batch) < PAGE_SIZE:
-                return found
-            page += 1
-
-    def find(self, email: str) -> dict[str, Any] | None:
-        wanted = email.strip().lower()
-        return next((user for user in self.users() if (user.get("email") or "").lower() == wanted), None)
-
-    def create(self, email: str, password: str, role: str) -> dict[str, Any]:
-        body = {"email": email, "password": password, "email_confirm": True, "app_metadata": {ROLE_CLAIM: role}}
-        user: dict[str, Any] = self.call("POST", self.base, json=body)
-        return user
-
-    def set_role(self, user_id: str, role: str | None) -> dict[str, Any]:
-        # Auth merges app_metadata key by key; null removes the key.
-        user: dict[str, Any] = self.call("PUT", f"{self.base}/{user_id}", json={"app_metadata": {ROLE_CLAIM: role}})
-        return user
-
-
-def auth_message(response: httpx.Response) -> str:
-    """Auth's own words for a refusal ("msg" or "message"), or its status text."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.reason_phrase
-    if isinstance(body, dict):
-        return str(body.get("msg") or body.get("message") or body.get("error_description") or response.reason_phrase)
-    return response.reason_phrase
 
 
 def role_of(user: dict[str, Any]) -> str | None:
@@ -180,8 +142,15 @@ def parser(prog: str = f"{PROGRAM} operators") -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True)
     adding = commands.add_parser("add", help="give an account a role (creating it if needed)")
     adding.add_argument("email")
-    adding.add_argument("--role", choices=ROLES, required=True, help="admin: may act; viewer: may read")
+    adding.add_argument("--role", choices=ROLES, required=True, help=ROLE_HELP)
     adding.add_argument("--password-stdin", action="store_true", help="read a new account's password from stdin")
+    inviting = commands.add_parser("invite", help="have Auth e-mail an invitation; the role is set at once")
+    inviting.add_argument("email")
+    inviting.add_argument("--role", choices=ROLES, required=True, help=ROLE_HELP)
+    inviting.add_argument("--redirect-to", help=REDIRECT_HELP)
+    resetting = commands.add_parser("reset-password", help="have Auth e-mail a link to set a new password")
+    resetting.add_argument("email")
+    resetting.add_argument("--redirect-to", help=REDIRECT_HELP)
     listing = commands.add_parser("list", help="every account with a role, and whether Auth has banned or deleted it")
     listing.add_argument("--json", action="store_true")
     commands.add_parser("remove", help="take an account's role away (the account stays)").add_argument("email")
@@ -201,6 +170,12 @@ def main(argv: Sequence[str]) -> int:
             user, created = add(admin, args.email, args.role, read_password(args.password_stdin))
             print(f"{user['email']} is {'now ' if not created else ''}an operator ({args.role})"
                   + (", with a new account" if created else ""))  # fmt: skip
+        elif args.command == "invite":
+            user = invite(admin, args.email, args.role, args.redirect_to)
+            print(f"{user['email']} is invited ({args.role}): Auth has e-mailed a link to set a password")
+        elif args.command == "reset-password":
+            user = reset_password(admin, args.email, args.redirect_to)
+            print(f"Auth has e-mailed {user['email']} a link to set a new password")
         elif args.command == "remove":
             user = remove(admin, args.email)
             print(f"{user['email']} is no longer an operator (the account stays)")

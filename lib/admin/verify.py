@@ -4,7 +4,7 @@ Storage and compared with their recorded size and SHA-256 (lib/originals.py).
 Every original stored (or those stored since --since, or a random --sample of them, half among
 the recent ones as the weekly job draws) is streamed with the server key and hashed, never
 written anywhere. What was read is recorded as a run in the database (start_original_verification,
-record_original_checks), which judges it again and keeps the known mismatches: a mismatch found
+record_verified_originals), which judges it again and keeps the known mismatches: a mismatch found
 here opens the outage original_mismatch as the weekly job's does, and a run that reads a known
 mismatch as recorded again (an original put back from the office's copy) closes it. Each mismatch
 is printed with the fax's short id; the exit status is 6 when there is one. On a terminal,
@@ -25,7 +25,7 @@ from lib.errors import Refusal
 from lib.originals import Outcome, Read, Recorded, compare, read_back
 from lib.supabase.storage import Storage, StorageError
 
-PAGE = 100  # originals asked for at once, and recorded at once (record_original_checks takes 100)
+PAGE = 100  # originals asked for at once, and recorded at once (record_verified_originals takes 100)
 MAX_SAMPLE = 100_000  # start_original_verification's bound
 READ_SECONDS = 300.0  # one original's read: the CLI has no invocation budget, only this bound
 SAID = {
@@ -66,7 +66,7 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
         finally:
             if reads:  # what was read is recorded, even when a later read failed
                 checks = [read.model_dump(mode="json") for read in reads]
-                commands.rpc(context, "record_original_checks", {"p_run_id": run_id, "p_checks": checks}, dict)
+                commands.rpc(context, "record_verified_originals", {"p_run_id": run_id, "p_checks": checks}, dict)
         checked += len(reads)
         after = str(recorded[-1].id)
     progress.done()

@@ -16,14 +16,15 @@ guides/auth/signing-keys, guides/auth/jwt-fields, custom-claims-and-role-based-a
   recommends for a shared secret.
 - Then the claims: exp (a 10 s leeway for clocks), iss ({SUPABASE_URL}/auth/v1), aud
   "authenticated", sub, role "authenticated", not an anonymous user.
-- The operator's role is app_metadata.document_jobs_role: "admin" (may act) or "viewer" (may
-  read); anything else, or none, is a 403. user_metadata is never read: users can write it.
+- The operator's role is app_metadata.document_jobs_role: "admin" (may do everything), "clerk"
+  (may read, and mark who is dealing with a fax) or "viewer" (may read); anything else, or none,
+  is a 403. user_metadata is never read: users can write it.
 - A token stays valid for up to an hour after its user is removed, banned or deleted, their role
   changes, or they sign out. So every read's own database call checks the user, the role and the
   session as Auth stores them now, in the same statement (the document_jobs_operator_* functions
   take the token's sub and session_id claim, and read auth.users and auth.sessions: Supabase Auth
   keeps them in the project's database); and before any action the role is also confirmed with
-  Auth itself (confirm_admin: GET /auth/v1/user with the token answers the user as stored now, and
+  Auth itself (confirm_role: GET /auth/v1/user with the token answers the user as stored now, and
   refuses a token whose session has ended).
 """
 
@@ -43,8 +44,12 @@ from lib.settings import AdminSettings
 from lib.supabase.keys import request_headers
 
 ROLE_CLAIM = "document_jobs_role"
-ROLES = ("admin", "viewer")
-Role = Literal["admin", "viewer"]
+ROLES = ("admin", "clerk", "viewer")
+Role = Literal["admin", "clerk", "viewer"]
+# Who may do what, beyond reading (every role reads): an admin everything, a clerk marks faxes and
+# enters their index fields.
+ADMIN_ONLY: tuple[Role, ...] = ("admin",)
+MARKERS: tuple[Role, ...] = ("admin", "clerk")
 AUDIENCE = "authenticated"
 ASYMMETRIC = ("ES256", "RS256")
 JWKS_LIFESPAN_S = 600
@@ -192,15 +197,26 @@ def current_user(token: str, settings: AdminSettings, http: httpx.Client) -> dic
     return user
 
 
-def confirm_admin(who: Operator, token: str, settings: AdminSettings, http: httpx.Client) -> Operator:
-    """Before an action: the operator is an admin now, by Auth's current record, not only the token's."""
+def role_refusal(role: str, allowed: tuple[Role, ...]) -> Refusal:
+    """The 403 for a role that may not do this: an admin's action (not_admin), or a clerk's (read_only:
+    a mark, the index fields)."""
+    if allowed == ADMIN_ONLY:
+        return Refusal("not_admin", f"only an admin may do this; your role is {role}", 403)
+    return Refusal("read_only", f"a {role} may only read: this is for a clerk or an admin", 403)
+
+
+def confirm_role(
+    who: Operator, token: str, settings: AdminSettings, http: httpx.Client, allowed: tuple[Role, ...]
+) -> Operator:
+    """Before an action: the operator has one of the allowed roles now, by Auth's current record,
+    not only the token's."""
     user = current_user(token, settings, http)
     banned_until = user.get("banned_until")
     if user["id"] != who.user_id or (isinstance(banned_until, str) and _after_now(banned_until)):
         raise unauthenticated("session_ended", "your session has ended: sign in again")
     now = operator({**user, "sub": user["id"], "role": "authenticated", "session_id": who.session_id})
-    if now.role != "admin":
-        raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
+    if now.role not in allowed:
+        raise role_refusal(now.role, allowed)
     return now
 
 

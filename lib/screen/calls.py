@@ -35,7 +35,7 @@ def _read(rpc: Rpc, functions: tuple[str, str], viewer: Viewer | None, params: d
 FILTER_KEYS = ("states", "kind", "error_code", "received_from", "received_to", "sender", "q", "fax_jobs_only")
 # The inbox's filter (document_jobs_internal.faxes_filter checks and normalizes it).
 FAX_FILTER_KEYS = ("received_from", "received_to", "sender", "number", "line", "q", "date_from", "date_to",
-                   "amount_min", "amount_max", "counterparty", "doc_type")  # fmt: skip
+                   "amount_min", "amount_max", "counterparty", "doc_type", "handling", "assignee")  # fmt: skip
 # A fax's index fields (public.set_fax_index), and the document types it accepts
 # (document_jobs_internal.fax_document_types: the database's list is the one that holds).
 INDEX_FIELDS = ("transaction_date", "amount", "counterparty", "doc_type")
@@ -235,5 +235,47 @@ def apply_bulk(rpc: Rpc, bulk_action_id: str, actor_id: str, reason: str | None,
     """The next batch of a prepared bulk action, and where it stands."""
     progress: dict[str, Any] = rpc("apply_document_jobs_bulk_action", {
         "p_bulk_action_id": bulk_action_id, "p_actor_id": actor_id, "p_reason": reason, "p_batch_size": batch_size,
+    })  # fmt: skip
+    return progress
+
+
+# -- who is dealing with a fax ----------------------------------------------------------------------
+
+# A fax's handling states, in the order it goes through them (document_jobs_internal.handling_states).
+HANDLING_STATES = ("new", "in_progress", "done")
+
+
+def fax_handling(rpc: Rpc, email_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:
+    """Who is dealing with a fax (its e-mail's id): its state, assignee, note and marks; None when
+    there is no such fax."""
+    functions = ("document_jobs_admin_fax_handling", "document_jobs_operator_fax_handling")
+    found: dict[str, Any] | None = _read(rpc, functions, viewer, {"p_fax_received_email_id": email_id})
+    return found
+
+
+def mark(rpc: Rpc, email_id: str, actor_id: str, state: str, note: str | None,
+         from_state: str | None) -> dict[str, Any]:  # fmt: skip
+    """One fax marked by a clerk or an admin: {"changed", "reason"?, "handling"}."""
+    answer: dict[str, Any] = rpc("mark_fax_handling", {
+        "p_fax_received_email_id": email_id, "p_actor_id": actor_id, "p_state": state, "p_note": note,
+        "p_from_state": from_state,
+    })  # fmt: skip
+    return answer
+
+
+def prepare_handling_bulk(rpc: Rpc, scope: str, filter: Mapping[str, Any], actor_id: str) -> dict[str, Any]:
+    """The faxes an inbox filter (scope "faxes") matches, or whose jobs a job filter ("jobs") matches,
+    that are not done yet, counted and kept."""
+    prepared: dict[str, Any] = rpc("prepare_fax_handling_bulk", {
+        "p_scope": scope, "p_filter": dict(filter), "p_actor_id": actor_id,
+    })  # fmt: skip
+    return prepared
+
+
+def apply_handling_bulk(rpc: Rpc, bulk_action_id: str, actor_id: str, note: str | None,
+                        batch_size: int) -> dict[str, Any]:  # fmt: skip
+    """The next batch of a counted bulk mark done, and where it stands."""
+    progress: dict[str, Any] = rpc("apply_fax_handling_bulk", {
+        "p_bulk_action_id": bulk_action_id, "p_actor_id": actor_id, "p_note": note, "p_batch_size": batch_size,
     })  # fmt: skip
     return progress

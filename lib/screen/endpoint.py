@@ -3,19 +3,26 @@
 GET  /admin                                    the page (lib/screen/page.py)
 GET  /api/admin/me                             the operator and their role
 GET  /api/admin/overview                       jobs by state, failures, hourly series, outages
-GET  /api/admin/faxes?from=&to=&sender=&line=&q=&date_from=&date_to=&amount_min=&amount_max=&counterparty=&type=
-                    &after_time=&after_id=&limit=   the inbox, and the law's search by the index fields
+GET  /api/admin/faxes?from=&to=&sender=&line=&q=&handling=&assignee=&date_from=&date_to=&amount_min=&amount_max=
+                    &counterparty=&type=&after_time=&after_id=&limit=
+                                               the inbox, and the law's search by the index fields
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
 POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
 POST /api/admin/faxes/<id>/index {"values", "reason"?, "version"}  clerks and admins: the index fields, with history
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
+GET  /api/admin/faxes/<id>/handling                           who is dealing with a fax (its e-mail's id), its marks
 POST /api/admin/jobs/<id>/retry     {"reason"?}               admins
 POST /api/admin/jobs/<id>/cancel    {"reason"}                admins
 POST /api/admin/bulk                {"action", "query"}       admins: count the jobs and keep their ids
 POST /api/admin/bulk/<id>/apply     {"reason"}                admins: batches, for up to 8 s a call
+POST /api/admin/faxes/<id>/handling {"state", "from"?, "note"?}  clerks and admins: mark a fax
+POST /api/admin/handling/bulk       {"scope", "query"}        clerks and admins: count the faxes to mark done
+POST /api/admin/handling/bulk/<id>/apply {"note"}             clerks and admins: mark them done, in batches
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
+POST /api/admin/operators/invite {"email", "role", "redirect_to"}   admins: Auth e-mails an invitation
+POST /api/admin/operators/reset-password {"email", "redirect_to"}   admins: Auth e-mails a recovery link
 
 Every API request carries the operator's access token (Authorization: Bearer); it is verified on
 every request. Every read is one call of a document_jobs_operator_* function with the token's user
@@ -23,8 +30,11 @@ id and session id, which checks in the same statement that the session is live, 
 deleted nor banned, and their role as stored now allows the view (401 session_ended, 403 no_role
 otherwise); before any action the operator's role is also confirmed with Auth (lib/screen/auth.py),
 and the action's own database call checks Auth's row of the user again (not deleted, not banned,
-an admin: document_jobs_internal.acting_operator; 401 session_ended, 403 not_admin otherwise).
-Viewers read; only admins act (403 otherwise). Answers are JSON with
+an admin, or for a mark an admin or a clerk: document_jobs_internal.acting_operator; 401
+session_ended, 403 not_admin or read_only otherwise). Viewers read; clerks read and mark faxes;
+only admins act on jobs (403 otherwise). The accounts' two calls use Auth's admin API with the
+server key, here on the server only (lib/screen/accounts.py, as the CLI's operators invite and
+reset-password); the page never holds that key. Answers are JSON with
 Cache-Control: no-store, and a Server-Timing header (total, and the database's share).
 """
 
@@ -52,7 +62,7 @@ from lib.storable import is_storable
 from lib.supabase.rpc import Executable, execute
 
 if TYPE_CHECKING:
-    from lib.screen.auth import Operator
+    from lib.screen.auth import Operator, Role
     from supabase import Client
 
 MAX_BODY_BYTES = 64 * 1024
@@ -75,8 +85,8 @@ FAX_FILTER_PARAMETERS = {
     "date_from": "date_from", "date_to": "date_to", "amount_min": "amount_min", "amount_max": "amount_max",
     "counterparty": "counterparty", "type": "doc_type",
 }  # fmt: skip
-# Who may enter a fax's index fields (public.set_fax_index checks the same in Auth's row).
-INDEXERS = ("admin", "clerk")
+# Who may enter a fax's index fields (public.set_fax_index checks the same in Auth's row): who marks it.
+INDEXERS: tuple[Role, ...] = ("admin", "clerk")
 
 
 @dataclass
@@ -172,19 +182,25 @@ class Context:
 
     def require_indexer(self) -> Operator:
         """A clerk or an admin, who may enter a fax's index fields, confirmed with Auth now."""
-        from lib.screen.auth import confirm_admin
-
-        if self.operator.role not in INDEXERS:
-            raise Refusal("read_only", f"a {self.operator.role} may only read: the index is for a clerk or an admin",
-                          403)  # fmt: skip
-        return confirm_admin(self.operator, self.token, self.settings, self.http)
+        return self._require(INDEXERS)
 
     def require_admin(self) -> Operator:
-        from lib.screen.auth import confirm_admin
+        from lib.screen.auth import ADMIN_ONLY
 
-        if self.operator.role != "admin":
-            raise Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
-        return confirm_admin(self.operator, self.token, self.settings, self.http)
+        return self._require(ADMIN_ONLY)
+
+    def require_marker(self) -> Operator:
+        """A clerk or an admin, who may mark who is dealing with a fax."""
+        from lib.screen.auth import MARKERS
+
+        return self._require(MARKERS)
+
+    def _require(self, allowed: tuple[Role, ...]) -> Operator:
+        from lib.screen.auth import confirm_role, role_refusal
+
+        if self.operator.role not in allowed:
+            raise role_refusal(self.operator.role, allowed)
+        return confirm_role(self.operator, self.token, self.settings, self.http, allowed)
 
 
 # The caller's input, refused by the database: invalid parameter, datetime format or field,
@@ -203,12 +219,13 @@ def database_refusal(error: DatabaseError) -> Refusal:
         return Refusal("session_ended", "your session has ended: sign in again", 401)
     if error.code == "42501" and error.hint == "no_role":
         return Refusal("no_role", "this account has no role on the admin screen (ask an admin)", 403)
-    # An action's own check of its admin in Auth's row (document_jobs_internal.acting_operator): banned,
-    # deleted or no longer an admin since confirm_admin asked Auth.
+    # An action's own check of its operator in Auth's row (document_jobs_internal.acting_operator): banned,
+    # deleted or no longer of a role that may since confirm_role asked Auth (a mark's handler says
+    # read_only for a role that may not mark).
     if error.code == "28000" and error.hint in ("operator_banned", "operator_deleted"):
         return Refusal("session_ended", "your session has ended: sign in again", 401)
     if error.code == "42501" and error.hint == "role_not_allowed":
-        return Refusal("not_admin", "only an admin may do this; your role is viewer", 403)
+        return Refusal("not_admin", "only an admin may do this", 403)
     if error.code == "42501":
         return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":
@@ -309,14 +326,29 @@ def jobs_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
     return found
 
 
-def faxes_filter(query: Mapping[str, list[str]]) -> dict[str, Any]:
-    """The inbox's query parameters as a filter of document_jobs_internal.faxes_filter."""
+# The inbox's handling filter: a state, or "open" (not done: new or in progress).
+HANDLING_FILTERS = {"open": ["new", "in_progress"], **{state: [state] for state in calls.HANDLING_STATES}}
+
+
+def faxes_filter(query: Mapping[str, list[str]], operator: Operator | None = None) -> dict[str, Any]:
+    """The inbox's query parameters as a filter of document_jobs_internal.faxes_filter; the
+    assignee "me" is the operator asking."""
     check_text(query, "the filter")
     found: dict[str, Any] = {}
     for parameter, key in FAX_FILTER_PARAMETERS.items():
         values = [value for value in query.get(parameter, []) if value.strip()]
         if values:
             found[key] = values[0]
+    handling = (query.get("handling") or [""])[0]
+    if handling:
+        if handling not in HANDLING_FILTERS:
+            raise Refusal("bad_request", "handling must be open, new, in_progress or done", 400)
+        found["handling"] = HANDLING_FILTERS[handling]
+    assignee = (query.get("assignee") or [""])[0].strip()
+    if assignee:
+        if assignee == "me" and (operator is None or not operator.email):
+            raise Refusal("bad_request", "assignee=me names no one: this account has no e-mail", 400)
+        found["assignee"] = operator.email if assignee == "me" and operator is not None else assignee
     return calls.fax_filter(found)
 
 
@@ -363,7 +395,8 @@ def faxes(context: Context) -> dict[str, Any]:
     call = context.call
     limit = _int(call.first("limit"), LIST_LIMIT, 1, MAX_LIST_LIMIT, "limit")
     after_time, after_id = _cursor(call)
-    page = calls.faxes(context.rpc, faxes_filter(call.query), after_time, after_id, limit, context.viewer())
+    page = calls.faxes(context.rpc, faxes_filter(call.query, context.operator), after_time, after_id, limit,
+                       context.viewer())  # fmt: skip
     thumbnails = [(t["bucket"], t["path"]) for fax in page["faxes"] if (t := fax.get("thumbnail"))]
     signed = _signed(context, thumbnails)
     for fax in page["faxes"]:
@@ -488,6 +521,67 @@ def rotation(context: Context) -> dict[str, Any]:
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 
+# -- accounts (Supabase Auth) -------------------------------------------------------------------
+
+MAX_EMAIL_LENGTH = 255  # Auth's own limit (GoTrue's validateEmail)
+MAX_URL_LENGTH = 2048
+
+
+def _account_email(body: dict[str, Any]) -> str:
+    value = body.get("email")
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_EMAIL_LENGTH or "@" not in value:
+        raise Refusal("bad_request", "email must be an e-mail address", 400)
+    return value.strip().lower()
+
+
+def _redirect_to(body: dict[str, Any]) -> str | None:
+    """Where Auth's link returns: the screen's own URL, as the page gives it; Auth itself accepts it
+    only among the project's Redirect URLs (else its Site URL)."""
+    value = body.get("redirect_to")
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_URL_LENGTH or not re.match(r"https?://[^\s]+$", value):
+        raise Refusal("bad_request", "redirect_to must be an http(s) URL", 400)
+    return value
+
+
+def _auth_call(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Auth's admin API's call (lib/screen/accounts.py); past Auth's e-mail limits, the screen's own code."""
+    try:
+        return call()
+    except Refusal as refusal:
+        if refusal.code == "auth_refused" and refusal.details.get("auth_code") == "over_email_send_rate_limit":
+            raise Refusal("email_rate_limited", refusal.message, 429) from None
+        raise
+
+
+def invite_operator(context: Context) -> dict[str, Any]:
+    from lib.screen import accounts
+    from lib.screen.auth import ROLES
+
+    body = context.call.body()
+    email, redirect_to, role = _account_email(body), _redirect_to(body), body.get("role")
+    if role not in ROLES:
+        raise Refusal("bad_request", f"role must be one of {', '.join(ROLES)}", 400)
+    context.require_admin()
+    admin = accounts.AuthAdmin(context.http, context.settings)
+    user = _auth_call(lambda: accounts.invite(admin, email, str(role), redirect_to))
+    log.event("operator_invited", logging.INFO, by=context.operator.user_id, user=user["id"], role=role)
+    return {"email": user["email"], "role": role}
+
+
+def reset_operator_password(context: Context) -> dict[str, Any]:
+    from lib.screen import accounts
+
+    body = context.call.body()
+    email, redirect_to = _account_email(body), _redirect_to(body)
+    context.require_admin()
+    admin = accounts.AuthAdmin(context.http, context.settings)
+    user = _auth_call(lambda: accounts.reset_password(admin, email, redirect_to))
+    log.event("operator_password_reset_sent", logging.INFO, by=context.operator.user_id, user=user["id"])
+    return {"email": user["email"]}
+
+
 def index(context: Context) -> dict[str, Any]:
     """A fax's index fields entered or corrected; a correction needs a reason (the database says
     which: 400 bad_request); a write made since the page read its version is a 409 index_changed."""
@@ -539,6 +633,76 @@ def bulk_apply(context: Context) -> dict[str, Any]:
             return progress
 
 
+# -- who is dealing with a fax -----------------------------------------------------------------------
+
+
+def fax_handling(context: Context) -> dict[str, Any]:
+    found = calls.fax_handling(context.rpc, _id(context.call), context.viewer())
+    if found is None:
+        raise Refusal("not_found", "no such fax", 404)
+    return found
+
+
+def _marking(act: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A mark's call: the database's refusal of a role that may not (acting_operator) said as a mark's."""
+    try:
+        return act()
+    except Refusal as refusal:
+        if refusal.code == "not_admin":
+            raise Refusal(
+                "read_only", "this account may only read: marking a fax is for a clerk or an admin", 403
+            ) from None
+        raise
+
+
+def mark(context: Context) -> dict[str, Any]:
+    """One tap: the fax's state set (in_progress: the operator takes it), with its note; 409
+    handling_changed, with the fax's handling now, when it moved on since the operator saw it."""
+    body = context.call.body()
+    state, seen, note = body.get("state"), body.get("from"), body.get("note")
+    if state not in calls.HANDLING_STATES or (seen is not None and seen not in calls.HANDLING_STATES):
+        raise Refusal("bad_request", '"state" (and "from", when given) must be new, in_progress or done', 400)
+    if note is not None and not isinstance(note, str):
+        raise Refusal("bad_request", "note must be text", 400)
+    who = context.require_marker()
+    result = _marking(lambda: calls.mark(context.rpc, _id(context.call), who.user_id, state, note, seen))
+    if result.get("reason") == "handling_changed":
+        raise Refusal(
+            "handling_changed",
+            "someone marked this fax since you saw it: here is how it stands now",
+            409,
+            handling=result["handling"],
+        )
+    return result
+
+
+def handling_bulk_prepare(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    scope, query = body.get("scope", "jobs"), body.get("query", "")
+    if scope not in ("faxes", "jobs") or not isinstance(query, str):
+        raise Refusal("bad_request", 'give "scope" (faxes or jobs) and "query" (the inbox\'s or the job list\'s '
+                      "filter)", 400)  # fmt: skip
+    who = context.require_marker()
+    # The very filter the list shows, read by the list's own parser.
+    parsed = parse_qs(query.removeprefix("?"))
+    found = faxes_filter(parsed, context.operator) if scope == "faxes" else jobs_filter(parsed)
+    return _marking(lambda: calls.prepare_handling_bulk(context.rpc, scope, found, who.user_id))
+
+
+def handling_bulk_apply(context: Context) -> dict[str, Any]:
+    body = context.call.body()
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise Refusal("bad_request", "note must be text", 400)
+    who = context.require_marker()
+    deadline = time.monotonic() + APPLY_BUDGET_S
+    while True:
+        progress = _marking(lambda: calls.apply_handling_bulk(context.rpc, _id(context.call), who.user_id, note,
+                                                              BULK_BATCH_SIZE))  # fmt: skip
+        if progress["done"] or time.monotonic() > deadline:
+            return progress
+
+
 ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("GET", "me"): me,
     ("GET", "overview"): overview,
@@ -554,6 +718,12 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("POST", "bulk"): bulk_prepare,
     ("POST", "bulk/{id}/apply"): bulk_apply,
     ("POST", "attachments/{id}/download"): download,
+    ("GET", "faxes/{id}/handling"): fax_handling,
+    ("POST", "faxes/{id}/handling"): mark,
+    ("POST", "handling/bulk"): handling_bulk_prepare,
+    ("POST", "handling/bulk/{id}/apply"): handling_bulk_apply,
+    ("POST", "operators/invite"): invite_operator,
+    ("POST", "operators/reset-password"): reset_operator_password,
 }
 
 

@@ -4,7 +4,8 @@
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { dateTime, number, t } from "./i18n.js";
-import { filterSummary, jobLink, notice, problemText, stackedTable } from "./ui.js";
+import { handlingLabel } from "./handling.js";
+import { filterSummary, jobLink, notice, problemText, shortId, stackedTable } from "./ui.js";
 
 /**
  * An operator's action (GET /api/admin/audit).
@@ -19,17 +20,29 @@ import { filterSummary, jobLink, notice, problemText, stackedTable } from "./ui.
  * @property {Record<string, string | string[]> | null} filter a bulk action's filter
  * @property {string | null} reason
  * @property {{ changed: number, skipped: number, done: boolean } | null} bulk a bulk action's progress
+ * @property {{ fax_received_email_id: string, from: HandlingState, to: HandlingState, to_assignee_email: string | null } | null} [handling]
+ *   a mark of a fax: which, and from which state to which
  */
+/** @typedef {import("./handling.js").HandlingState} HandlingState */
 /** @typedef {{ entries: AuditEntry[], next: number | null }} AuditPage next: the `before` of the older page */
 
 /** @param {AuditEntry} entry */
 function target(entry) {
   if (entry.job_id) return jobLink(entry.job_id);
+  // The fax's page (the inbox's), by its e-mail's id.
+  if (entry.handling) {
+    const id = entry.handling.fax_received_email_id;
+    return h("a", { href: `#/faxes/${encodeURIComponent(id)}` }, t("audit.fax", { id: shortId(id) }));
+  }
   return h("span", {}, filterSummary(entry.filter) || "—");
 }
 
 /** @param {AuditEntry} entry */
 function result(entry) {
+  if (entry.handling) {
+    const { from, to, to_assignee_email: who } = entry.handling;
+    return `${handlingLabel(from)} → ${handlingLabel(to)}${who && to !== "new" ? ` (${who})` : ""}`;
+  }
   if (!entry.bulk) return "";
   const counts = t("audit.bulkResult", { changed: number(entry.bulk.changed), skipped: number(entry.bulk.skipped) });
   return entry.bulk.done ? counts : `${counts} (${t("audit.running")})`;

@@ -4,7 +4,8 @@
 // clerk's advice for everyone, and the operator's (when it says more) for admins.
 
 /** @typedef {{ meaning: string, clerk: string, operator?: string }} Said */
-/** @typedef {{ en: Said, ja: Said, source?: string }} Explained */
+/** @typedef {{ en: Said, ja: Said, source?: string, retry?: false }} Explained */
+// retry: false where the advice says a retry cannot help: the screen offers no retry for the code.
 /** @type {Record<"job" | "outage" | "finding" | "refusal" | "auth", Record<string, Explained>>} */
 export const EXPLANATIONS = {
   "job": {
@@ -88,6 +89,7 @@ export const EXPLANATIONS = {
     },
     "email_not_found": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the job's e-mail row does not exist",
         "clerk": "Pressing “Retry” does not help: the record of this fax was deleted. Call your system administrator with the job's id.",
@@ -101,6 +103,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_damaged": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax could not be read for viewing: the file is damaged, cut short, or not what its type says",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If the original does not open either, ask the sender to send the fax again.",
@@ -114,6 +117,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_empty": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax has no pages",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. If it is empty there too, ask the sender to send the fax again.",
@@ -127,6 +131,7 @@ export const EXPLANATIONS = {
     },
     "fax_file_encrypted": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "the stored fax is a PDF protected by a password, so it could not be read for viewing",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result. It opens with the password the sender gives.",
@@ -140,6 +145,7 @@ export const EXPLANATIONS = {
     },
     "fax_page_too_large": {
       "source": "worker",
+      "retry": false,
       "en": {
         "meaning": "a page of the stored fax is larger than the pixel cap (lib/worker/fax_pages.py MAX_PAGE_PIXELS) or than PDF's largest page: a decompression bomb is not drawn",
         "clerk": "The fax is stored unchanged, but it cannot be shown here: download the original and open it on the computer. Pressing “Retry” gives the same result.",
@@ -244,15 +250,16 @@ export const EXPLANATIONS = {
     },
     "resend_not_found": {
       "source": "resend",
+      "retry": false,
       "en": {
         "meaning": "Resend does not know the e-mail (404 not_found, 410)",
-        "clerk": "Pressing “Retry” does not help: the e-mail service no longer has this fax. Ask the sender to send it again.",
-        "operator": "“Retry” does not help: the e-mail is gone from Resend. The e-mail's row keeps what its webhook said (sender, subject, time): ask the sender to send the fax again."
+        "clerk": "Pressing “Retry” does not help: the e-mail service no longer has this fax. Ask the sender to send it again, then close this one with “Mark done” and a note (for example: asked the sender to send it again).",
+        "operator": "“Retry” does not help: the e-mail is gone from Resend. The e-mail's row keeps what its webhook said (sender, subject, time): ask the sender to send the fax again, and close this one with “Mark done” (many at once: “Mark done every fax that matches…” on “Jobs”, filtered by this error code)."
       },
       "ja": {
         "meaning": "Resend にこのメールが見つかりません（404 not_found、410）。削除されたか、保存期間が過ぎています。",
-        "clerk": "「再実行」を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を依頼してください。",
-        "operator": "「再実行」を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼してください。"
+        "clerk": "「再実行」を押しても解決しません。受信サービスにこの FAX が残っていないため、送信者に再送を依頼し、メモ（例: 送信元に再送を依頼済み）を付けて「対応済みにする」を押してください。",
+        "operator": "「再実行」を押しても解決しません。メールは Resend から消えています。メールの記録には Webhook の内容（送信者、件名、日時）が残っているので、送信者に再送を依頼し、この FAX は「対応済みにする」で閉じてください（まとめてなら、「ジョブ」でこのエラーコードに絞り込んで「該当するFAXをすべて対応済みにする…」）。"
       }
     },
     "resend_quota_exceeded": {
@@ -296,14 +303,15 @@ export const EXPLANATIONS = {
     },
     "resend_rejected": {
       "source": "resend",
+      "retry": false,
       "en": {
         "meaning": "Resend refused the request as invalid for this e-mail (400 about a field, 413, 414, 422, 431)",
-        "clerk": "Pressing “Retry” does not help. Ask the sender to send the fax again, and tell your system administrator the job's id.",
+        "clerk": "Pressing “Retry” does not help. Ask the sender to send the fax again, and tell your system administrator the job's id; then close this one with “Mark done” and a note.",
         "operator": "“Retry” does not help. Ask the sender to send the fax again, or fetch it from the Resend dashboard (Emails, Receiving)."
       },
       "ja": {
         "meaning": "Resend がこのメールへの要求を不正として拒否しました（項目についての400、413、414、422、431）。",
-        "clerk": "「再実行」を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に伝えてください。",
+        "clerk": "「再実行」を押しても解決しません。送信者に再送を依頼し、ジョブの ID をシステム管理者に伝えてから、メモを付けて「対応済みにする」を押してください。",
         "operator": "「再実行」を押しても解決しません。送信者に再送を依頼するか、Resend のダッシュボード（Emails → Receiving）から取得してください。"
       }
     },
@@ -512,6 +520,18 @@ export const EXPLANATIONS = {
         "operator": "health と概要画面に表示される情報（ID、日時、送信者、件名）で、Resend のダッシュボード（Emails → Receiving）から1件ずつ探してください。ファクスであれば、そこから添付ファイルを保存するか、送信者に再送を依頼してください。Resend の一覧が仕様どおりの形ではなかったことを開発者に連絡してください。"
       }
     },
+    "records_unguarded": {
+      "en": {
+        "meaning": "a guard that keeps the record of received faxes from being changed or deleted is not in place: a trigger of a record table is missing, disabled or altered, or a role was granted UPDATE, DELETE or TRUNCATE on one (only the tables' owner can do either)",
+        "clerk": "Faxes still come in as usual. The protection of the stored faxes against changes is off: call your system administrator today.",
+        "operator": "Run document-jobs-admin health: it names each guard that is not in place. Only the tables' owner (postgres: a migration, the SQL editor) can do this: find out who did and why (the database's logs in the Supabase dashboard). As postgres, select document_jobs_internal.guard_record_tables(); puts every guard back (it re-creates, re-enables and revokes). What changed while a guard was off cannot be told from the database: check the originals against their SHA-256 and record what happened under the office's rules."
+      },
+      "ja": {
+        "meaning": "受信した FAX の記録を変更・削除から守る仕組みが外れています。記録のテーブルのトリガーがないか、無効にされたか、書き換えられたか、またはロールに UPDATE・DELETE・TRUNCATE の権限が与えられています（どちらもテーブルの所有者にしかできません）。",
+        "clerk": "FAX は通常どおり届きます。保存した FAX を変更から守る仕組みが外れているため、今日中にシステム管理者に連絡してください。",
+        "operator": "document-jobs-admin health を実行してください。外れている仕組みが1つずつ表示されます。これができるのはテーブルの所有者（postgres: マイグレーション、SQL Editor）だけなので、誰がなぜ行ったかを確認してください（Supabase のダッシュボードのデータベースのログ）。postgres で select document_jobs_internal.guard_record_tables(); を実行すると、すべての仕組みが元に戻ります（トリガーを作り直して有効にし、与えられた権限を外します）。外れていた間に変更されたものはデータベースからは分かりません。原本を記録した SHA-256 と照合し、事務処理規程に従って経緯を記録してください。"
+      }
+    },
     "resend_misconfigured": {
       "en": {
         "meaning": "RESEND_API_URL is not Resend's API: a redirect, 405, or a 404 for the endpoint itself",
@@ -648,6 +668,28 @@ export const EXPLANATIONS = {
     }
   },
   "refusal": {
+    "account_exists": {
+      "en": {
+        "meaning": "this e-mail address already has an account: it cannot be invited again",
+        "clerk": "To let them in again, send them “Send a password reset e-mail”.",
+        "operator": "To let them in again, send them “Send a password reset e-mail”; to change their role, use document-jobs-admin operators add EMAIL --role ROLE."
+      },
+      "ja": {
+        "meaning": "このメールアドレスにはすでにアカウントがあります。もう一度招待することはできません。",
+        "clerk": "入れるようにするには「パスワード再設定メールを送る」を送ってください。",
+        "operator": "入れるようにするには「パスワード再設定メールを送る」を送ってください。役割を変えるには document-jobs-admin operators add EMAIL --role ROLE を使います。"
+      }
+    },
+    "already_done": {
+      "en": {
+        "meaning": "someone marked this fax done after the faxes were counted",
+        "clerk": "Nothing to do."
+      },
+      "ja": {
+        "meaning": "数えた後に、ほかの人がこの FAX を対応済みにしました。",
+        "clerk": "対応は不要です。"
+      }
+    },
     "another_job_of_the_same_email": {
       "en": {
         "meaning": "a newer job of the same e-mail was retried instead",
@@ -666,6 +708,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "同じメールの別のジョブが待機中か実行中です。",
         "clerk": "そのジョブの完了を待つか、先にそのジョブの画面で「ジョブを取消…」を押してください。"
+      }
+    },
+    "auth_refused": {
+      "en": {
+        "meaning": "Supabase Auth refused the request (its message says why)",
+        "clerk": "Check the e-mail address and try again."
+      },
+      "ja": {
+        "meaning": "Supabase Auth が要求を断りました（理由は Auth のメッセージにあります）。",
+        "clerk": "メールアドレスを確認して、もう一度お試しください。"
       }
     },
     "auth_unavailable": {
@@ -732,6 +784,18 @@ export const EXPLANATIONS = {
         "operator": "少し待ってからもう一度お試しください。続く場合は status.supabase.com と Vercel の関数のログを確認してください。"
       }
     },
+    "email_rate_limited": {
+      "en": {
+        "meaning": "Supabase Auth has sent as many e-mails as it may for now",
+        "clerk": "Wait a minute and try again.",
+        "operator": "Wait a minute and try again; if it persists, the project needs its own SMTP server (docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour)."
+      },
+      "ja": {
+        "meaning": "Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        "clerk": "1分ほど待ってから、もう一度お試しください。",
+        "operator": "1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定してください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。"
+      }
+    },
     "forbidden": {
       "en": {
         "meaning": "the database refused this for the server's key",
@@ -742,6 +806,16 @@ export const EXPLANATIONS = {
         "meaning": "データベースがサーバーのキーに対してこの操作を拒否しました。",
         "clerk": "システム管理者に連絡してください。",
         "operator": "Vercel の SUPABASE_SECRET_KEY（公開用ではなく、このプロジェクトのシークレットキー）を確認してください。"
+      }
+    },
+    "handling_changed": {
+      "en": {
+        "meaning": "someone marked this fax since it was shown: the screen now shows how it stands",
+        "clerk": "Check who has it now; mark it again only if you still need to."
+      },
+      "ja": {
+        "meaning": "表示した後に、ほかの人がこの FAX の対応状況を変更しました。現在の状況を表示しています。",
+        "clerk": "現在の担当者を確認し、必要な場合だけもう一度記録してください。"
       }
     },
     "index_changed": {
@@ -856,6 +930,16 @@ export const EXPLANATIONS = {
         "clerk": "もう一度ログインしてください。"
       }
     },
+    "no_account": {
+      "en": {
+        "meaning": "this e-mail address has no account",
+        "clerk": "Check the address, or invite them with “Send the invitation”."
+      },
+      "ja": {
+        "meaning": "このメールアドレスのアカウントはありません。",
+        "clerk": "アドレスを確認するか、「招待メールを送る」で招待してください。"
+      }
+    },
     "no_role": {
       "en": {
         "meaning": "this account has no role on the admin screen",
@@ -870,11 +954,11 @@ export const EXPLANATIONS = {
     },
     "not_admin": {
       "en": {
-        "meaning": "only an admin may do this; this account is a viewer",
+        "meaning": "only an admin may do this; this account is a viewer or a clerk",
         "clerk": "Ask an admin to do it, or to make this account an admin."
       },
       "ja": {
-        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者です。",
+        "meaning": "この操作は管理者だけができます。このアカウントは閲覧者または事務担当者です。",
         "clerk": "管理者に操作を依頼するか、このアカウントを管理者にするよう依頼してください。"
       }
     },
@@ -910,12 +994,14 @@ export const EXPLANATIONS = {
     },
     "read_only": {
       "en": {
-        "meaning": "this account may only read: entering a fax's index is for a clerk or an admin",
-        "clerk": "Ask a clerk or an admin to enter it, or to give this account the clerk role."
+        "meaning": "this account may only read: marking who is dealing with a fax and entering its index are for a clerk or an admin",
+        "clerk": "Ask a clerk or an admin to do it, or ask an admin to give this account the clerk role.",
+        "operator": "Give it the clerk role with document-jobs-admin operators add EMAIL --role clerk."
       },
       "ja": {
-        "meaning": "このアカウントは閲覧のみです。帳簿の項目の入力は事務担当者か管理者が行います。",
-        "clerk": "事務担当者か管理者に入力を依頼するか、このアカウントを事務担当者にするよう依頼してください。"
+        "meaning": "このアカウントは閲覧のみです。FAX の対応状況の記録と帳簿の項目の入力は、事務担当者か管理者が行います。",
+        "clerk": "事務担当者か管理者に依頼するか、このアカウントを事務担当者にするよう管理者に依頼してください。",
+        "operator": "document-jobs-admin operators add EMAIL --role clerk で事務担当者にしてください。"
       }
     },
     "reason_required": {
@@ -958,6 +1044,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "アクセストークンの有効期限が切れました。",
         "clerk": "もう一度ログインしてください。"
+      }
+    },
+    "unchanged": {
+      "en": {
+        "meaning": "the fax already stood so: nothing was changed",
+        "clerk": "Nothing to do."
+      },
+      "ja": {
+        "meaning": "FAX はすでにその状況でした。何も変更していません。",
+        "clerk": "対応は不要です。"
       }
     }
   },
@@ -1007,13 +1103,13 @@ export const EXPLANATIONS = {
     "invalid_credentials": {
       "en": {
         "meaning": "the e-mail address or the password is wrong",
-        "clerk": "Check both and try again; if you forgot the password, ask your system administrator for a new one.",
-        "operator": "Check both and try again; an admin can set a new password (document-jobs-admin operators)."
+        "clerk": "Check both and try again; if you forgot the password, press “Forgot your password?” and set a new one with the link that is e-mailed to you.",
+        "operator": "Check both and try again; “Forgot your password?” e-mails a link to set a new one (an admin can send it too: document-jobs-admin operators reset-password)."
       },
       "ja": {
         "meaning": "メールアドレスまたはパスワードが違います。",
-        "clerk": "両方を確認して、もう一度お試しください。パスワードを忘れた場合は、システム管理者に再設定を依頼してください。",
-        "operator": "両方を確認して、もう一度お試しください。管理者は新しいパスワードを設定できます（document-jobs-admin operators）。"
+        "clerk": "両方を確認して、もう一度お試しください。パスワードを忘れた場合は、「パスワードをお忘れですか」を押し、メールで届くリンクから新しいパスワードを設定してください。",
+        "operator": "両方を確認して、もう一度お試しください。「パスワードをお忘れですか」から新しいパスワードを設定するリンクがメールで届きます（管理者も送れます: document-jobs-admin operators reset-password）。"
       }
     },
     "no_authorization": {
@@ -1024,6 +1120,28 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "要求にアクセストークンがありませんでした。",
         "clerk": "もう一度ログインしてください。"
+      }
+    },
+    "otp_expired": {
+      "en": {
+        "meaning": "the e-mailed link is not valid any more (used already, or more than a day old)",
+        "clerk": "Ask for a new e-mail with “Forgot your password?”, and use the newest link."
+      },
+      "ja": {
+        "meaning": "メールのリンクは使えなくなっています（使用済みか、1日以上前のものです）。",
+        "clerk": "「パスワードをお忘れですか」からもう一度メールを送り、いちばん新しいリンクを使ってください。"
+      }
+    },
+    "over_email_send_rate_limit": {
+      "en": {
+        "meaning": "Supabase Auth has sent as many e-mails as it may for now",
+        "clerk": "Wait a minute, check your inbox (and its spam folder), then try again.",
+        "operator": "Wait a minute and try again; if it persists, the project needs its own SMTP server (docs/DEPLOY.md: Auth's built-in sender allows only a few e-mails an hour)."
+      },
+      "ja": {
+        "meaning": "Supabase Auth は、いまはこれ以上メールを送れません（送信回数の上限）。",
+        "clerk": "1分ほど待ち、受信トレイ（迷惑メールのフォルダも）を確認してから、もう一度お試しください。",
+        "operator": "1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定してください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。"
       }
     },
     "over_request_rate_limit": {
@@ -1064,6 +1182,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "Supabase Auth の応答に時間がかかりすぎました。",
         "clerk": "少し待ってからもう一度お試しください。"
+      }
+    },
+    "same_password": {
+      "en": {
+        "meaning": "the new password is the one the account already has",
+        "clerk": "Choose a different password."
+      },
+      "ja": {
+        "meaning": "新しいパスワードが、いまのパスワードと同じです。",
+        "clerk": "別のパスワードにしてください。"
       }
     },
     "session_expired": {
@@ -1126,6 +1254,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "メールアドレスまたはパスワードが空か、正しい形式ではありません。",
         "clerk": "メールアドレスとパスワードを入力してください。"
+      }
+    },
+    "weak_password": {
+      "en": {
+        "meaning": "the new password is too short or too weak for this project",
+        "clerk": "Choose a longer password (at least the length Supabase Auth's message gives)."
+      },
+      "ja": {
+        "meaning": "新しいパスワードが短すぎるか、このプロジェクトの条件を満たしていません。",
+        "clerk": "もっと長いパスワードにしてください（Supabase Auth のメッセージにある文字数以上）。"
       }
     }
   }

@@ -118,7 +118,7 @@ export async function render(container, id) {
         [t("inbox.pages"), fax.pages !== null ? t("inbox.pageCount", { count: String(fax.pages) }) : null],
         [t("inbox.state"), storingState(fax)],
         [t("job.foundBy"), foundBy(fax)],
-        [t("fax.handling"), handlingSlot(fax)],
+        [t("fax.handling"), handlingSlot(fax, { history: true })],
       ])),
       h("section", {}, h("h3", {}, t("job.email")), definitions([
         [t("job.from"), isolated(fax.from)],

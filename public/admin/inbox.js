@@ -6,8 +6,9 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { handlingControl, markAllDone, newHandling } from "./handling.js";
 import { dateTime, language, number, t } from "./i18n.js";
-import { explained, isAdmin, isolated, jobLink, notice, problemText } from "./ui.js";
+import { canMark, explained, isAdmin, isolated, jobLink, notice, problemText } from "./ui.js";
 import { fieldText, typedYen } from "./faxindex.js";
 
 // The office's time zone, which the day shortcuts and typed dates mean. One constant until the
@@ -15,8 +16,12 @@ import { fieldText, typedYen } from "./faxindex.js";
 export const OFFICE_TIME_ZONE = "Asia/Tokyo";
 // The law's search by the index fields (faxindex.js): the API's own parameter names.
 const INDEX_KEYS = ["date_from", "date_to", "amount_min", "amount_max", "counterparty", "type"];
-const FILTER_KEYS = ["period", "from", "to", "sender", "line", "q", ...INDEX_KEYS];
+// Who is dealing with a fax (handling.js): its state, and whose it is ("me").
+const HANDLING_KEYS = ["handling", "assignee"];
+const FILTER_KEYS = ["period", "from", "to", "sender", "line", "q", ...HANDLING_KEYS, ...INDEX_KEYS];
 const DOCUMENT_TYPES = ["請求書", "注文書", "納品書", "見積書", "契約書", "領収書", "その他"];
+// The handling filter's choices: any, not done yet (new or in progress), or one state.
+const HANDLING_FILTERS = ["", "open", "new", "in_progress", "done"];
 const PERIODS = ["today", "yesterday", "week"];
 const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
 
@@ -51,6 +56,7 @@ const PHONE_QUERY = "(max-width: 700px)"; // admin.css's breakpoint for cards
  * @property {"webhook" | "reconciliation"} found_by
  * @property {string | null} reconciled_at
  * @property {Sender} sender
+ * @property {import("./handling.js").Handling | null} handling who is dealing with it
  * @property {import("./faxindex.js").IndexFields | null} index its index fields, null before any entry
  */
 /**
@@ -203,6 +209,9 @@ function filterForm(filter, lines) {
     lines.map((l) => h("option", { value: l.address, selected: l.address === chosen }, `${l.name} (${l.address})`)),
     chosen && !lines.some((l) => l.address === chosen) ? h("option", { value: chosen, selected: true }, chosen) : null);
   const q = h("input", { name: "q", type: "search", value: filter.get("q") ?? "", placeholder: t("inbox.searchHint"), size: 30, maxlength: 200 });
+  const handling = h("select", { name: "handling" }, HANDLING_FILTERS.map((value) => h("option",
+    { value, selected: (filter.get("handling") ?? "") === value }, t(`inbox.handling.${value || "all"}`))));
+  const mine = h("input", { type: "checkbox", name: "assignee", value: "me", checked: filter.get("assignee") === "me" });
   /** @param {string} name */
   const day = (name) => h("input", { name, type: "date", min: "1950-01-01", max: "2099-12-31", value: filter.get(name) ?? "" });
   /** @param {string} name */
@@ -232,6 +241,8 @@ function filterForm(filter, lines) {
     h("label", {}, t("inbox.filterSender"), sender),
     h("label", {}, t("inbox.filterLine"), line),
     h("label", { class: "wide" }, t("inbox.search"), q),
+    h("label", {}, t("inbox.filterHandling"), handling),
+    h("label", { class: "checkbox" }, mine, " ", t("inbox.mine")),
     law,
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, t("jobs.apply")),
@@ -255,14 +266,14 @@ function filterForm(filter, lines) {
     const period = filter.get("period");
     if (period && !dates[0] && !dates[1]) next.set("period", period);
     for (const [name, value] of [["from", dates[0]], ["to", dates[1]], ["sender", sender.value.trim()],
-      ["line", line.value], ["q", q.value.trim()], ["date_from", dateFrom.value], ["date_to", dateTo.value],
-      ["amount_min", amounts[0]], ["amount_max", amounts[1]], ["counterparty", counterparty.value.trim()],
-      ["type", type.value]]) {
+      ["line", line.value], ["q", q.value.trim()], ["handling", handling.value], ["assignee", mine.checked ? "me" : ""],
+      ["date_from", dateFrom.value], ["date_to", dateTo.value], ["amount_min", amounts[0]], ["amount_max", amounts[1]],
+      ["counterparty", counterparty.value.trim()], ["type", type.value]]) {
       if (value) next.set(name, value);
     }
     location.hash = hashFor(next);
   });
-  const active = ["from", "to", "sender", "line", "q", ...INDEX_KEYS].filter((key) => filter.get(key)).length;
+  const active = ["from", "to", "sender", "line", "q", ...HANDLING_KEYS, ...INDEX_KEYS].filter((key) => filter.get(key)).length;
   return h("details", { class: "filter-fold", open: !matchMedia(PHONE_QUERY).matches || active > 0 },
     h("summary", {}, t("jobs.filters"), active ? ` (${t("jobs.filtersActive", { count: number(active) })})` : null), form);
 }
@@ -308,12 +319,13 @@ export function storingState(fax) {
 }
 
 /**
- * Where the handling state (未対応 / 対応中 / 対応済み) and its one-tap marking go, once the handling
- * module adds them: an empty slot per row, named by the fax.
+ * Who is dealing with a fax (未対応 / 対応中 / 対応済み), and for a clerk or an admin the one tap
+ * that moves it on (handling.js): a row's compact control, or the fax page's whole one.
  * @param {Fax} fax
+ * @param {import("./handling.js").ControlOptions} [options]
  */
-export function handlingSlot(fax) {
-  return h("div", { class: "handling-slot", "data-fax-id": fax.id });
+export function handlingSlot(fax, options = { compact: true }) {
+  return handlingControl(fax.handling ?? newHandling(fax.id), options);
 }
 
 /**
@@ -383,7 +395,7 @@ export function apiQuery(filter) {
   const { from, to } = receivedRange(filter);
   if (from) query.set("from", from);
   if (to) query.set("to", to);
-  for (const key of ["sender", "line", "q", ...INDEX_KEYS]) {
+  for (const key of ["sender", "line", "q", ...HANDLING_KEYS, ...INDEX_KEYS]) {
     const value = filter.get(key);
     if (value) query.set(key, value);
   }
@@ -410,11 +422,18 @@ export async function render(container, params) {
   }
   const results = h("div", { class: "results" }, notice(t("common.loading")));
   const form = h("div", { class: "filter-slot" });
+  const report = h("div", { class: "bulk-report", "aria-live": "polite" });
+  const marker = canMark();
   replace(container, h("div", { class: "inbox-view" },
     h("h2", {}, t("inbox.heading")),
     shortcuts(filter),
     form,
     isAdmin() ? h("p", { class: "console-link" }, h("a", { href: "#/jobs" }, t("inbox.jobsConsole"))) : null,
+    // Every fax the filter lists, marked done at once (the count first): a clerk's or an admin's.
+    marker ? h("div", { class: "toolbar" }, h("div", { class: "bulk-buttons" },
+      h("button", { type: "button", class: "bulk-done", onclick: () => markAllDone("faxes", apiQuery(filter).toString(), report,
+        () => render(container, params)) }, t("jobs.bulkDone")))) : null,
+    report,
     h("h3", { class: "results-heading" }, t("inbox.results")),
     results));
   /** @type {FaxesPage} */

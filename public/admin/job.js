@@ -4,8 +4,9 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { handlingControl, loadHandling } from "./handling.js";
 import { bytes, dateTime, duration, t } from "./i18n.js";
-import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, stackedTable, stateBadge } from "./ui.js";
+import { ask, definitions, explanation, isAdmin, isolated, notice, operator, problemText, retryCannotHelp, stackedTable, stateBadge } from "./ui.js";
 
 /** @typedef {import("./dom.js").Child} Child */
 /**
@@ -25,6 +26,7 @@ import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, 
 /**
  * The e-mail a job came from.
  * @typedef {object} Email
+ * @property {string} id the fax's: its handling is marked by it
  * @property {string | null} from
  * @property {string[] | null} to
  * @property {string[] | null} cc
@@ -65,7 +67,10 @@ import { ask, definitions, explanation, isAdmin, isolated, notice, problemText, 
  */
 function actions(job, report, rerender) {
   const admin = isAdmin();
-  const retry = job.status === "failed"
+  // Where the advice says a retry cannot help (the provider no longer has the e-mail, the same file
+  // gives the same result), none is offered: the fax is closed by marking it done instead.
+  const hopeless = job.status === "failed" && retryCannotHelp(job.last_error_code);
+  const retry = job.status === "failed" && !hopeless
     ? h("button", { type: "button", class: "primary job-retry", disabled: !admin, onclick: async () => {
         try {
           await api(`jobs/${job.id}/retry`, { method: "POST", body: {} });
@@ -87,7 +92,10 @@ function actions(job, report, rerender) {
         }
       } }, t("job.cancel"))
     : null;
-  return h("div", { class: "buttons" }, retry, cancel, admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint")));
+  const hint = admin ? null : t(operator()?.role === "clerk" ? "jobs.clerkHint" : "jobs.viewerHint");
+  return h("div", { class: "buttons" }, retry, cancel,
+    hopeless ? h("small", { class: "hint retry-cannot-help" }, t("job.retryCannotHelp")) : null,
+    hint ? h("small", { class: "hint" }, hint) : null);
 }
 
 /**
@@ -184,6 +192,8 @@ export async function render(container, id) {
     }
     const { job, email, attachments, attempts } = data;
     replace(report, message ?? null);
+    const handling = h("section", { class: "handling-section" }, h("h3", {}, t("handling.heading")),
+      email ? notice(t("common.loading")) : h("p", {}, t("handling.noFax")));
     replace(
       container,
       h("div", { class: "job-view" },
@@ -191,6 +201,7 @@ export async function render(container, id) {
         h("h2", {}, t("job.heading", { id: job.id }), " ", stateBadge(job.status)),
         actions(job, report, draw),
         report,
+        handling,
         h("div", { class: "columns" },
           h("section", {}, h("h3", {}, t("job.facts")), definitions([
             [t("column.kind"), job.kind],
@@ -213,7 +224,24 @@ export async function render(container, id) {
         h("section", {}, h("h3", {}, t("job.attachments")), attachmentsTable(attachments, report, job.status === "failed" || job.status === "completed")),
         h("section", {}, h("h3", {}, t("job.attempts")), timeline(attempts))),
     );
+    if (email) await drawHandling(handling, email.id);
   };
   replace(container, notice(t("common.loading")));
   await draw();
+}
+
+/**
+ * Who is dealing with the job's fax, once the job's page is drawn: a clerk or an admin marks it
+ * there (handling.js); a viewer reads it.
+ * @param {Element} section
+ * @param {string} faxId
+ */
+async function drawHandling(section, faxId) {
+  const slot = section.lastElementChild;
+  if (!slot) return;
+  try {
+    slot.replaceWith(handlingControl(await loadHandling(faxId)));
+  } catch (error) {
+    slot.replaceWith(notice(problemText(error), "error"));
+  }
 }

@@ -6,8 +6,9 @@
 
 import { api } from "./api.js";
 import { h, replace } from "./dom.js";
+import { markAllDone } from "./handling.js";
 import { absoluteTime, dateTime, number, t } from "./i18n.js";
-import { ask, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, shortId, stateBadge } from "./ui.js";
+import { ask, canMark, codeMeaning, explained, filterSummary, isAdmin, isolated, jobLink, notice, operator, problemText, retryCannotHelp, shortId, stateBadge } from "./ui.js";
 
 const STATES = ["queued", "running", "failed", "completed"];
 const FILTER_KEYS = ["state", "kind", "code", "from", "to", "sender", "q", "queue_jobs"];
@@ -355,8 +356,10 @@ export async function render(container, params) {
     h("button", { type: "button", class: `bulk-${action}`, disabled: !admin, "aria-disabled": !admin,
       onclick: () => bulk(action, filter, report, load) }, label);
   const state = filter.get("state");
-  const showRetry = !state || state === "failed";
+  // No retry is offered for the failures whose advice says it cannot help (lib/failures.py).
+  const showRetry = (!state || state === "failed") && !retryCannotHelp(filter.get("code"));
   const showCancel = !state || ["queued", "running"].includes(state);
+  const marker = canMark();
 
   const form = h("div", { class: "filter-slot" });
   replace(
@@ -368,8 +371,10 @@ export async function render(container, params) {
         h("label", { class: "auto-refresh" }, auto, " ", t("jobs.autoRefresh")), refreshed,
         h("div", { class: "bulk-buttons" },
           showRetry ? bulkButton("retry", t("jobs.bulkRetry")) : null,
-          showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null),
-        admin ? null : h("small", { class: "hint" }, t("jobs.viewerHint"))),
+          showCancel ? bulkButton("cancel", t("jobs.bulkCancel")) : null,
+          h("button", { type: "button", class: "bulk-done", disabled: !marker, "aria-disabled": !marker,
+            onclick: () => markAllDone("jobs", filter.toString(), report, load) }, t("jobs.bulkDone"))),
+        admin ? null : h("small", { class: "hint" }, t(operator()?.role === "clerk" ? "jobs.clerkHint" : "jobs.viewerHint"))),
       report,
       resultsHeading,
       results),

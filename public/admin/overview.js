@@ -12,7 +12,8 @@ import { codeMeaning, explanation, jobLink, notice, problemText, stackedTable, s
 /**
  * GET /api/admin/overview (the fields shown).
  * @typedef {object} Overview
- * @property {Record<State, number> & { completed_estimated: boolean }} states jobs by state; completed may be estimated
+ * @property {Record<State, number> & { completed_estimated: boolean, failed_closed?: number }} states jobs by
+ *   state; completed may be estimated; failed counts open problems, failed_closed the failed jobs whose fax is done
  * @property {{ id: string, status: string, waiting_seconds: number } | null} oldest_waiting
  * @property {Array<{ cause: string, since: string, details?: OutageDetails | null }>} outages the health
  *   check's open ones, with what there is to show of reconciliation's (outage_details in the migrations)
@@ -45,6 +46,7 @@ function stateCards(states) {
     );
   });
   return h("section", {}, h("h2", {}, t("overview.states")), h("ul", { class: "cards" }, cards),
+    states.failed_closed ? h("p", { class: "hint failed-closed" }, t("overview.failedClosed", { count: number(states.failed_closed) })) : null,
     states.completed_estimated ? h("p", { class: "hint" }, t("overview.completedEstimate")) : null);
 }
 

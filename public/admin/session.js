@@ -37,7 +37,9 @@ const client = new supabase.AuthClient({
   storageKey: STORAGE_KEY,
   autoRefreshToken: true,
   persistSession: true,
-  detectSessionInUrl: false, // a password sign-in only: no token ever arrives in the page's URL
+  // The e-mailed links (a password recovery, an invitation) return with the session in the URL's
+  // fragment: app.js takes it (sessionFromLink), because the fragment is also the page's router.
+  detectSessionInUrl: false,
 });
 
 /** @type {string | null} the key of the message for a sign-out this tab asked for */
@@ -155,4 +157,38 @@ export function watch(changed, endedWith) {
       changed(session);
     }
   });
+}
+
+/**
+ * Auth e-mails the address a link to set a new password (resetPasswordForEmail: POST /recover),
+ * which returns to `redirectTo` (this page) with a session. Auth answers the same whether or not
+ * the address has an account; AuthRefused for its limits (over_email_send_rate_limit).
+ * @param {string} email
+ * @param {string} redirectTo
+ */
+export async function requestRecovery(email, redirectTo) {
+  const { error } = await client.resetPasswordForEmail(email, { redirectTo });
+  if (error) throw refusal(error);
+}
+
+/**
+ * The session an e-mailed link brought (its fragment's access and refresh tokens), kept as a
+ * sign-in is (setSession asks Auth for the user first).
+ * @param {string} accessToken
+ * @param {string} refreshToken
+ */
+export async function sessionFromLink(accessToken, refreshToken) {
+  const { data, error } = await client.setSession({ access_token: accessToken, refresh_token: refreshToken });
+  if (error) throw refusal(error);
+  localStorage.removeItem(ENDED_KEY);
+  return data.session;
+}
+
+/**
+ * A new password for the signed-in operator (updateUser: PUT /user); Auth ends their other sessions.
+ * @param {string} password
+ */
+export async function setPassword(password) {
+  const { error } = await client.updateUser({ password });
+  if (error) throw refusal(error);
 }

@@ -13,7 +13,7 @@ import { dateTime, language, t } from "./i18n.js";
  * @typedef {object} Operator
  * @property {string} user_id
  * @property {string | null} email
- * @property {"admin" | "viewer"} role
+ * @property {"admin" | "clerk" | "viewer"} role admin: everything; clerk: reads and marks faxes; viewer: reads
  * @property {string[]} kinds the jobs' kinds, for the filter
  * @property {string[]} error_codes every error code a job can end with, for the filter
  */
@@ -32,6 +32,20 @@ export function operator() {
 
 export function isAdmin() {
   return who?.role === "admin";
+}
+
+/** Whether the operator may mark who is dealing with a fax: a clerk or an admin. */
+export function canMark() {
+  return who?.role === "admin" || who?.role === "clerk";
+}
+
+/**
+ * Whether the advice for a job's error code says a retry cannot help (lib/failures.py
+ * Rule.retry_helps): the screen then offers no retry for it.
+ * @param {string | null | undefined} code
+ */
+export function retryCannotHelp(code) {
+  return Boolean(code && Object.hasOwn(EXPLANATIONS.job, code) && EXPLANATIONS.job[code].retry === false);
 }
 
 /** @param {string} state */
@@ -94,6 +108,8 @@ export function isolated(text, className) {
 const FILTER_LABELS = /** @type {Record<string, string>} */ ({
   states: "column.state", kind: "column.kind", error_code: "column.errorCode", received_from: "jobs.filterFrom",
   received_to: "filter.receivedTo", sender: "filter.sender", q: "filter.q",
+  // The inbox's (a bulk mark done counted with it).
+  number: "inbox.filterSender", line: "inbox.filterLine", handling: "inbox.filterHandling", assignee: "filter.assignee",
 });
 
 /**
@@ -105,6 +121,7 @@ export function filterSummary(filter) {
     if (key === "fax_jobs_only") return t("filter.faxJobsOnly");
     const values = Array.isArray(value) ? value : [value];
     const shown = values.map((v) => key === "states" ? t(`state.${v}`)
+      : key === "handling" ? t(`handling.${v}`)
       : key === "received_from" || key === "received_to" ? dateTime(v)
       : key === "error_code" && explained("job", v) ? `${v} (${explained("job", v)?.meaning})` : v);
     return `${FILTER_LABELS[key] ? t(FILTER_LABELS[key]) : key}: ${shown.join(", ")}`;

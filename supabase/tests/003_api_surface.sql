@@ -101,7 +101,7 @@ select set_eq(
         'public.record_original_checks_v2(uuid,integer,bigint,jsonb,interval)',
         'public.start_original_verification(timestamp with time zone,integer)',
         'public.original_verification_items(bigint,uuid,integer)',
-        'public.record_original_checks(bigint,jsonb)',
+        'public.record_verified_originals(bigint,jsonb)',
         'public.document_jobs_admin_fax(uuid)',
         'public.document_jobs_admin_faxes(jsonb,timestamp with time zone,uuid,integer)',
         'public.document_jobs_operator_fax(uuid,uuid,uuid)',
@@ -118,7 +118,13 @@ select set_eq(
         -- a fax's index fields and the counterparties suggested for them
         'public.set_fax_index(uuid,text,uuid,jsonb,text,integer)',
         'public.document_jobs_admin_counterparties(text)',
-        'public.document_jobs_operator_counterparties(uuid,uuid,text)'
+        'public.document_jobs_operator_counterparties(uuid,uuid,text)',
+        -- who is dealing with a fax
+        'public.document_jobs_admin_fax_handling(uuid)',
+        'public.document_jobs_operator_fax_handling(uuid,uuid,uuid)',
+        'public.mark_fax_handling(uuid,uuid,text,text,text)',
+        'public.prepare_fax_handling_bulk(text,jsonb,uuid)',
+        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -204,6 +210,14 @@ select set_eq(
         'document_jobs_internal.check_reconciliation()',
         'document_jobs_internal.enqueue_prepare_fax()',
         'document_jobs_internal.unprepared(uuid)',
+        'document_jobs_internal.record_email(text,text,jsonb,text)',
+        'document_jobs_internal.record_tables()',
+        'document_jobs_internal.record_guards()',
+        'document_jobs_internal.refuse_record_change()',
+        'document_jobs_internal.refuse_record_delete()',
+        'document_jobs_internal.guard_record_tables()',
+        'document_jobs_internal.record_guard_problems()',
+        'document_jobs_internal.check_record_guards()',
         'document_jobs_internal.original_sample(integer,timestamp with time zone,interval)',
         'document_jobs_internal.start_verify_run(text,uuid,timestamp with time zone,integer)',
         'document_jobs_internal.verify_items(public.original_verify_runs,uuid,integer)',
@@ -229,11 +243,20 @@ select set_eq(
         'document_jobs_internal.fax_index_json(public.fax_index)',
         'document_jobs_internal.fax_index_read(uuid)',
         'document_jobs_internal.faxes_index_filter(jsonb)',
-        'document_jobs_internal.faxes_index_sql(jsonb)'
+        'document_jobs_internal.faxes_index_sql(jsonb)',
+        'document_jobs_internal.handling_states()',
+        'document_jobs_internal.refuse_handling_history_change()',
+        'document_jobs_internal.fax_handling_summary(uuid)',
+        'document_jobs_internal.fax_handling_read(uuid,integer)',
+        'document_jobs_internal.handling_after(public.fax_handling,uuid,text,text,uuid,text)',
+        'document_jobs_internal.handling_changes(public.fax_handling,public.fax_handling)',
+        'document_jobs_internal.write_handling(public.fax_handling,public.fax_handling,text,bigint)',
+        'document_jobs_internal.require_note(text)',
+        'document_jobs_internal.handling_bulk_progress(uuid)'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
-    ' the admin screen''s filter and batches)');
+    ' the admin screen''s filter and batches, the record''s guards)');
 
 select is_empty(
     $$ select signature, executors from project_functions where executors not in ('{}', '{service_role}') $$,

@@ -172,7 +172,8 @@ select ok((select next_at > clock_timestamp() from document_jobs_rate_limits), '
 select is((select start_fetch_email_v2(id, generation + 1, 5000) from t.claimed), '{"held": false, "state": null}',
           'another generation does not hold the job: it is not its own');
 update document_jobs_rate_limits set next_at = '-infinity';
-delete from fax_received_emails where provider_email_id = 'em_start';  -- its job goes with it
+-- Its job goes (an e-mail's row never does: it is the record).
+delete from document_jobs where fax_received_email_id = (select id from fax_received_emails where provider_email_id = 'em_start');
 insert into fax_received_emails (provider_email_id, data) values ('em_gone', '{}');
 select enqueue_document_job('fetch_email', (select id from fax_received_emails where provider_email_id = 'em_gone'));
 create table t.gone as select * from claim_document_jobs('fetch_email');

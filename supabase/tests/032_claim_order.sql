@@ -68,7 +68,10 @@ select is(t.complete_next(t.running('fetch_email'), null, array['reconcile_email
 -- A worker of the previous deploy names p_kind alone: it is never handed a kind it does not know.
 select enqueue_document_job('fetch_email', email_id('em_3'));
 select is((select kind from claim_document_jobs('fetch_email')), 'fetch_email', 'an old worker holds em_3''s fetch');
-update fax_received_email_attachments set fax_received_email_id = email_id('em_3');
+insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, content_type,
+                                            size_bytes, sha256, bucket, storage_path)
+values (email_id('em_3'), 'att_1', 'application/pdf', 1, repeat('a', 64), 'fax-attachments',
+        'fax_received_emails/' || email_id('em_3') || '/att_1.pdf');
 select is(t.complete_next(t.running('fetch_email'), 'fetch_email', null), null,
           'its completion with p_kind alone claims no prepare job, though one is claimable');
 select is((select count(*)::int from document_jobs where kind = 'prepare_fax' and status = 'queued'), 1,

@@ -138,6 +138,9 @@ select ok(not has_table_privilege('anon', 'public.fax_attachment_views', 'select
 select ok((select relrowsecurity from pg_class where oid = 'public.fax_attachment_views'::regclass), 'row level security is on');
 select throws_ok($$ update public.fax_attachment_views set view_path = 'fax_received_emails/x' $$, '23514', null,
                  'the table itself refuses a derived key outside fax_views/');
+-- An attachment goes only with an approved deletion of its e-mail (fax_deletions).
+insert into public.fax_deletions (fax_received_email_id, actor_id, reason, what)
+values (email_id('em_1'), gen_random_uuid(), 'kept past its keep-until date', '{}');
 delete from fax_received_email_attachments where provider_attachment_id = 'att_1';
 select is((select count(*)::int from fax_attachment_views), 0, 'a view goes with its attachment');
 

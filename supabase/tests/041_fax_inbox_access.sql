@@ -84,11 +84,12 @@ select throws_ok($$ select set_fax_line('a@b.example', 'x', '03-1234') $$, '2202
 reset role;
 set local role postgres;
 
--- A walk that ends short of a page: 2,100 e-mails of which only the oldest matches the line.
+-- A walk that ends short of a page: 2,100 e-mails of which only the oldest matches the line (each
+-- recorded with its address: an e-mail's row is never updated).
 insert into fax_received_emails (provider_email_id, data, to_addresses, received_at)
-select 'em_walk_' || n, '{}', array['bulk@office.example.jp'], now() - interval '1 day' + make_interval(secs => n)
+select 'em_walk_' || n, '{}', array[case when n = 1 then 'rare@office.example.jp' else 'bulk@office.example.jp' end],
+       now() - interval '1 day' + make_interval(secs => n)
   from generate_series(1, 2100) n;
-update fax_received_emails set to_addresses = array['rare@office.example.jp'] where provider_email_id = 'em_walk_1';
 create temp table walked as
 select document_jobs_admin_faxes(jsonb_build_object('line', 'rare@office.example.jp',
                                                     'received_from', now() - interval '2 days')) as page;

@@ -88,7 +88,7 @@ select is(start_verify_originals_v2((select id from job), (select generation fro
 select is(start_verify_originals_v2((select id from job), (select generation from job) + 1) ->> 'held', 'false',
           'another generation holds nothing');
 select throws_ok(
-    format($$ select record_original_checks(%s, '[]') $$, (select s ->> 'run_id' from started)), '22023', null,
+    format($$ select record_verified_originals(%s, '[]') $$, (select s ->> 'run_id' from started)), '22023', null,
     'the CLI''s call cannot record a job''s run');
 
 -- A CLI run of every original: a match, a replaced one, a missing one.
@@ -97,7 +97,7 @@ select is((select (s ->> 'total')::int from cli), 6, 'a run of every stored orig
 select is(jsonb_array_length(original_verification_items((select (s ->> 'run_id')::bigint from cli), null, 4)), 4,
           'its items come in pages');
 create function t.record(p_checks jsonb) returns jsonb language sql as $$
-    select public.record_original_checks((select (s ->> 'run_id')::bigint from cli), p_checks) $$;
+    select public.record_verified_originals((select (s ->> 'run_id')::bigint from cli), p_checks) $$;
 select is(t.record(jsonb_build_array(t.read('em_old1', 10, repeat('1', 64)))) -> 'mismatched', '0'::jsonb,
           'an original read as recorded matches');
 select is(t.alerts('document_jobs_outage'), 0, '... and tells nobody');
@@ -137,7 +137,7 @@ select is(t.alerts('document_jobs_outage'), 2, 'a mismatch not known before: one
 
 -- Put back: read as recorded again, each known mismatch goes; the last one closes the outage.
 create temporary table cli2 as select start_original_verification() as s;
-select public.record_original_checks((select (s ->> 'run_id')::bigint from cli2), jsonb_build_array(
+select public.record_verified_originals((select (s ->> 'run_id')::bigint from cli2), jsonb_build_array(
     t.read('em_old2', 10, repeat('2', 64)), t.read('em_old3', 10, repeat('3', 64)), t.read('em_a', 10, repeat('a', 64))));
 select ok(not t.active(), 'every original read as recorded again: the outage closes');
 select is(t.alerts('document_jobs_recovered'), 1, '... with a recovered alert');

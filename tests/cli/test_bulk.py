@@ -214,10 +214,7 @@ def test_a_repeated_confirm_says_it_changed_nothing_and_which_reason_the_audit_k
 def test_a_bulk_retry_by_sender_counts_only_that_senders_jobs_and_applies_it(cli, db, admin, operator) -> None:
     """`retry --sender` (the issue's "argument job_id: 'fax-gateway' is not a job id"): the same flags as `list`,
     and a filter by the sender alone: a job whose subject names the sender is not retried."""
-    gateway = {failed_email(db, f"gateway {i}")[0] for i in range(2)}
-    db.execute("update fax_received_emails set from_address = 'Fax Gateway <FAX-gateway@example.jp>'"
-               " where id in (select fax_received_email_id from document_jobs where id = any(%s::uuid[]))",
-               (list(gateway),))  # fmt: skip
+    gateway = {failed_email(db, f"gateway {i}", sender="Fax Gateway <FAX-gateway@example.jp>")[0] for i in range(2)}
     other, _ = failed_email(db, "another sender")
     subject, _ = failed_email(db, "forwarded by fax-gateway")
 

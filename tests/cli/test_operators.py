@@ -9,11 +9,14 @@ import subprocess
 import sys
 import time
 import uuid
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
+import httpx
+import jwt
 import pytest
 
 from lib.admin import cli as admin
-from tests.support.operators import ban, delete_user, new_account, sign_in
+from tests.support.operators import ban, delete_user, mails, new_account, sign_in
 
 
 @pytest.fixture
@@ -123,3 +126,44 @@ def test_list_shows_an_operator_whom_auth_has_banned_or_deleted_as_such(operator
         "banned", "deleted", "active")  # fmt: skip
     assert listed[banned["id"]]["banned_until"] and listed[deleted["id"]]["deleted_at"]
     assert soft["id"] not in listed
+
+
+def test_invite_has_auth_email_a_link_and_sets_the_role_and_the_link_gives_a_password(operators_cli, stack_env) -> None:
+    email = f"clerk-{uuid.uuid4().hex[:8]}@example.com"
+    screen = "http://127.0.0.1:9/admin"
+    status, out, err = operators_cli("invite", email, "--role", "clerk", "--redirect-to", screen)
+    assert status == 0, err
+    assert out.strip() == f"{email} is invited (clerk): Auth has e-mailed a link to set a password"
+    [mail] = mails(stack_env, email)
+    assert mail["type"] == "invite" and parse_qs(urlsplit(mail["link"]).query)["redirect_to"] == [screen]
+    listed = {o["email"]: o for o in json.loads(operators_cli("list", "--json")[1])}
+    assert listed[email]["role"] == "clerk"
+    # The link signs the new clerk in (the screen then asks for a password: updateUser's PUT /user).
+    landed = dict(parse_qsl(urlsplit(httpx.get(mail["link"], timeout=10).headers["Location"]).fragment))
+    assert jwt.decode(landed["access_token"], options={"verify_signature": False})["app_metadata"][
+        "document_jobs_role"] == "clerk"  # fmt: skip
+    httpx.put(f"{stack_env['SUPABASE_URL']}/auth/v1/user", json={"password": "the clerk's own"}, timeout=10,
+              headers={"apikey": stack_env["SUPABASE_PUBLISHABLE_KEY"],
+                       "Authorization": f"Bearer {landed['access_token']}"}).raise_for_status()  # fmt: skip
+    assert sign_in(stack_env, email, "the clerk's own")["user"]["email"] == email
+    # An account in use is not invited again: the command says what to do instead.
+    status, _, err = operators_cli("invite", email, "--role", "viewer")
+    assert status == 1 and f"'operators add {email} --role viewer'" in err
+    assert len(mails(stack_env, email)) == 1
+
+
+def test_reset_password_has_auth_email_its_recovery_link(operators_cli, stack_env) -> None:
+    account, password = new_account(stack_env, app_metadata={"document_jobs_role": "clerk"})
+    status, out, err = operators_cli("reset-password", account["email"])
+    assert status == 0, err
+    assert out.strip() == f"Auth has e-mailed {account['email']} a link to set a new password"
+    [mail] = mails(stack_env, account["email"])
+    assert mail["type"] == "recovery"
+    # Without --redirect-to, the link returns to Auth's Site URL: the screen's (docs/DEPLOY.md).
+    assert parse_qs(urlsplit(mail["link"]).query)["redirect_to"] == [stack_env["ADMIN_URL"]]
+    assert sign_in(stack_env, account["email"], password), "the password stays until the operator sets a new one"
+    # Auth's limit (one recovery e-mail a minute per user) is reported as Auth words it.
+    status, _, err = operators_cli("reset-password", account["email"])
+    assert status == 1 and "For security purposes, you can only request this after" in err
+    status, _, err = operators_cli("reset-password", f"nobody-{uuid.uuid4().hex[:8]}@example.com")
+    assert status == 1 and "has no account" in err

@@ -18,6 +18,9 @@ TABLES = [
     "document_jobs_audit",
     "document_jobs_reconciliation",
     "fax_attachment_views",
+    "fax_handling",
+    "fax_handling_history",
+    "fax_deletions",
     "original_verification",
     "original_verify_runs",
     "original_verifications",
@@ -75,13 +78,16 @@ CALLS = {
     "count_unprepared_faxes": "select count_unprepared_faxes()",
     "admin_enqueue_prepare_fax_jobs":
         "select admin_enqueue_prepare_fax_jobs(gen_random_uuid(), 'op@example.com', null, 10)",
+    "document_jobs_admin_fax_handling": "select document_jobs_admin_fax_handling(gen_random_uuid())",
+    "mark_fax_handling": "select mark_fax_handling(gen_random_uuid(), gen_random_uuid(), 'done', '対応済み')",
+    "prepare_fax_handling_bulk": "select prepare_fax_handling_bulk('faxes', '{}', gen_random_uuid())",
     # verifying the stored originals
     "enqueue_original_verification": "select enqueue_original_verification()",
     "start_verify_originals_v2": "select start_verify_originals_v2(gen_random_uuid(), 1)",
     "record_original_checks_v2": "select record_original_checks_v2(gen_random_uuid(), 1, 1, '[]')",
     "start_original_verification": "select start_original_verification()",
     "original_verification_items": "select original_verification_items(1)",
-    "record_original_checks": "select record_original_checks(1, '[]')",
+    "record_verified_originals": "select record_verified_originals(1, '[]')",
     # originals never replaced
     "record_document_attachment_v3":
         "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
@@ -136,14 +142,19 @@ def test_nobody_calls_the_helpers(db, role) -> None:
 
 def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> None:
     db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
-    # The reconciliation and the prepare backfill by hand act as an admin whom Auth has (20261204110000).
+    # The reconciliation, the prepare backfill by hand and the marks act as an admin whom Auth has.
     actor, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs"}:
+        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
-        if name in {"original_verification_items", "record_original_checks"}:  # the run start_... began
+        if name == "mark_fax_handling":  # a fax that is there, marked by an operator Auth has
+            call = call.replace(
+                "gen_random_uuid(), gen_random_uuid()",
+                f"(select id from fax_received_emails where provider_email_id = 'em_x'), '{actor['id']}'",
+            )
+        if name in {"original_verification_items", "record_verified_originals"}:  # the run start_... began
             call = call.replace("(1", "((select max(id) from original_verify_runs)")
         db.execute(call)
     assert db.execute("select count(*) as n from document_jobs where kind = 'fetch_email'").fetchone()["n"] == 2

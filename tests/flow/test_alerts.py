@@ -240,7 +240,8 @@ def test_the_health_check_is_a_cron_job_of_its_own(admin) -> None:
     [job] = admin.execute("select schedule, command from cron.job where jobname = 'document-jobs-health'").fetchall()
     assert job == {
         "schedule": "* * * * *",
-        "command": "select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()",
+        "command": "select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing()"
+        " + document_jobs_internal.check_reconciliation() + document_jobs_internal.check_record_guards()",
     }
 
 

@@ -71,7 +71,7 @@ def statuses(db, kind: str | None = "fetch_email") -> dict[str, int]:
 
 @pytest.mark.parametrize("limiter", ["on", "off"])
 def test_concurrent_workers_keep_to_the_rate_measured_at_the_stand_in(db, admin, provider, limiter) -> None:
-    workers, jobs = 6, 18  # every worker takes 3 jobs: each takes its listings' slots from the shared limiter
+    workers, jobs = 6, 18  # every worker takes 3 jobs: each takes its requests' slots from the shared limiter
     # The share left to others also absorbs a request's lateness between its slot and its arrival
     # (a worker can only be late, never early). With the default fifth, slots 250 ms apart, a
     # process kept off the CPU for a quarter of a second on a loaded machine can put six requests
@@ -87,11 +87,13 @@ def test_concurrent_workers_keep_to_the_rate_measured_at_the_stand_in(db, admin,
         assert seen["busiest_second"] > RESEND_RATE_LIMIT and seen["refused"] > 0, seen
         return
     assert seen["busiest_second"] <= RESEND_RATE_LIMIT, seen
-    assert (seen["requests"], seen["refused"]) == (jobs, 0), "one listing a job, none refused"
+    # Each job lists its attachments and retrieves its e-mail (for the raw message's URL).
+    assert (seen["requests"], seen["refused"]) == (2 * jobs, 0), "two API requests a job, none refused"
     assert sum(s["completed"] for s in summaries) == jobs
     assert statuses(db) == {"completed": jobs}
     assert db.execute("select max(attempts) as n from document_jobs").fetchone()["n"] == 1
-    assert seen["downloads"] == jobs * ATTACHMENTS, "downloads go to the download host, which is not limited"
+    # Each attachment and each raw message is downloaded from the download host, which is not limited.
+    assert seen["downloads"] == jobs * (ATTACHMENTS + 1), "downloads go to the download host, which is not limited"
 
 
 def test_a_429_releases_the_job_spends_no_attempt_and_pauses_every_worker(db, admin, provider) -> None:

@@ -198,8 +198,7 @@ def test_the_list_takes_its_filter_from_the_query_and_the_database_checks_it(sta
 
 def test_the_list_filters_by_sender_apart_from_the_search(stack_env, operator_session, db) -> None:
     token = operator_session["access_token"]
-    job_id, email_id = failed_email(db, "by sender")
-    db.execute("update fax_received_emails set from_address = 'Fax Gateway <gw@example.jp>' where id = %s", (email_id,))
+    job_id, _ = failed_email(db, "by sender", sender="Fax Gateway <gw@example.jp>")
     failed_email(db, "forwarded by Fax Gateway")
     page = call(stack_env, "jobs?sender=fax%20gateway", token).json()
     assert ([job["id"] for job in page["jobs"]], page["filter"]) == ([job_id], {"sender": "fax gateway"})

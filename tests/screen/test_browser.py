@@ -54,7 +54,8 @@ def configure_auth(env: dict[str, str], **settings: Any) -> None:
 
 @pytest.fixture
 def faxes(db, stack_env) -> dict[str, Any]:
-    """Three e-mails whose jobs failed with resend_not_found (Resend has them now: a retry succeeds),
+    """Three e-mails whose jobs failed with resend_malformed_response (Resend answers them well now: a
+    retry succeeds; a code whose advice is to retry, so the screen offers it),
     one failed job whose subject and attachment name are HTML, and the Vault secrets stored last
     (so that nothing ran before)."""
     jobs = []
@@ -65,7 +66,7 @@ def faxes(db, stack_env) -> dict[str, Any]:
     evil = receive_email(db, "em_evil", {"from": "Mallory <m@example.com>", "subject": XSS_SUBJECT})
     add_attachment(db, evil["fax_received_email_id"], "att_evil", XSS_FILENAME, size_bytes=1)
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
-               " last_error_code = 'resend_not_found', last_error_message = 'Resend 404 not_found: Email not found'"
+               " last_error_code = 'resend_malformed_response', last_error_message = 'Resend answered without id'"
                " where id = any(%s)", (jobs,))  # fmt: skip
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(),"
                " last_error_code = 'resend_rejected', last_error_message = %s where id = %s",
@@ -102,18 +103,18 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
 
     # Every job failed with one error code: a deep link, the exact count, then the action.
     page.click("text=← Back to the list")
-    page.fill("input[name=code]", "resend_not_found")
+    page.fill("input[name=code]", "resend_malformed_response")
     page.click("form.filters button[type=submit]")
-    expect(page).to_have_url(re.compile(r"#/jobs\?code=resend_not_found$"))
+    expect(page).to_have_url(re.compile(r"#/jobs\?code=resend_malformed_response$"))
     expect(page.locator("table.jobs tbody tr")).to_have_count(3)
     page.click("button.bulk-retry")
     dialog = page.locator("dialog.ask")
     expect(dialog.locator("h2")).to_have_text("Retry exactly 3 failed jobs?")
     # The code beside its meaning (lib/failures.py).
-    meaning = FAILURES[FailureCode.RESEND_NOT_FOUND].explanation.meaning_en
+    meaning = FAILURES[FailureCode.RESEND_MALFORMED_RESPONSE].explanation.meaning_en
     # The queue's own jobs are left out of the console, and of what its bulk action counts.
     expect(dialog.locator(".bulk-filter")).to_have_text(
-        f"Filter: Error code: resend_not_found ({meaning}); faxes' jobs only"
+        f"Filter: Error code: resend_malformed_response ({meaning}); faxes' jobs only"
     )
     dialog.locator("textarea").fill("Resend has the e-mails now")
     dialog.locator("button[value=confirm]").click()
@@ -131,7 +132,7 @@ def test_an_operator_bulk_retries_and_a_viewer_is_refused(chromium, stack_env, f
     expect(row).to_contain_text("Resend has the e-mails now")
     expect(row).to_contain_text(stack_env["DEVSTACK_OPERATOR_EMAIL"])
     expect(row).to_contain_text("3 changed, 0 not changed")
-    expect(row).to_contain_text("Error code: resend_not_found")
+    expect(row).to_contain_text("Error code: resend_malformed_response")
 
     page.click("button.sign-out")
     expect(page.locator("form.sign-in")).to_contain_text("You are signed out.")
@@ -430,10 +431,18 @@ def test_outages_and_errors_say_what_they_mean_and_what_to_do_in_both_languages(
             page.goto(f"{stack_env['ADMIN_URL']}#/jobs/{row['job_id']}")
             error = page.locator('dl.facts .explanation[data-code="resend_not_found"]')
             expect(error.locator(".advice")).to_contain_text(not_found.clerk(language))
-            # The advice names the screen's own button, which is on the page.
+            # The advice names the screen's own buttons: the retry it says cannot help, which the page
+            # therefore does not offer, and the mark that closes the fax, which a viewer does not have.
             button = "再実行" if language == "ja" else "Retry"
             expect(error.locator(".advice")).to_contain_text(f"「{button}」" if language == "ja" else f"“{button}”")
-            expect(page.locator("button.job-retry")).to_have_text(button)
+            expect(page.locator(".retry-cannot-help")).to_be_visible()
+            expect(page.locator("button.job-retry")).to_have_count(0)
+            done = "対応済みにする" if language == "ja" else "Mark done"
+            expect(error.locator(".advice")).to_contain_text(f"「{done}」" if language == "ja" else f"“{done}”")
+            expect(page.locator(".handling .badge.handling-new")).to_be_visible()  # its control is drawn last
+            expect(page.locator("button.handling-to-done")).to_have_count(1 if role == "admin" else 0)
+            if role == "admin":
+                expect(page.locator("button.handling-to-done")).to_have_text(done)
             expect(error.locator(".operator-advice")).to_have_count(1 if role == "admin" else 0)
             label = "Resendからのメッセージ:" if language == "ja" else "Message from Resend:"
             expect(error.locator(".message")).to_have_text(f"{label} Resend 404 not_found: Email not found")

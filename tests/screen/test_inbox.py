@@ -128,7 +128,7 @@ def test_the_inbox_lists_both_faxes_with_thumbnails_and_opening_one_draws_its_pa
     efax, invoice = rows.nth(1), rows.nth(0)
     expect(efax.locator("td.pages")).to_have_text("3 ページ" if ja else "3 p.")
     expect(efax.locator("td.line")).to_have_text(LINE_NAME)
-    expect(efax.locator("td.state .badge")).to_have_text("保存済み" if ja else "Stored")
+    expect(efax.locator("td.state .storing .badge")).to_have_text("保存済み" if ja else "Stored")
     expect(invoice.locator(".sender-name")).to_have_text("株式会社山田商事")
     expect(page.locator("header nav.views a").first).to_have_text("受信FAX" if ja else "Faxes")
 
@@ -201,7 +201,7 @@ def test_a_fax_whose_jobs_were_purged_is_listed_opened_and_its_rotation_remember
     sign_in(page, stack_env, "OPERATOR")
     rows = page.locator("table.faxes tbody tr")
     expect(rows).to_have_count(2)
-    expect(rows.locator("td.state .badge")).to_have_text(["Stored", "Stored"])
+    expect(rows.locator("td.state .storing .badge")).to_have_text(["Stored", "Stored"])
     thumbnails_loaded(page)
     page.goto(f"{stack_env['ADMIN_URL']}#/faxes/{faxes['efax']}")
     assert drawn_ink(page, 1) > 0.01

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from lib.errors import Refusal
 from lib.screen import auth as operator_auth
-from lib.screen.auth import Operator, confirm_admin, operator, verify
+from lib.screen.auth import ADMIN_ONLY, MARKERS, Operator, confirm_role, operator, verify
 from lib.settings import AdminSettings
 
 
@@ -156,9 +156,30 @@ def test_before_acting_the_role_is_the_one_auth_has_now(settings, http) -> None:
         with respx.mock() as router:
             router.get(f"{settings.auth_url}/user").mock(return_value=answer)
             with pytest.raises(Refusal) as refused:
-                confirm_admin(who, "token", settings, http)
+                confirm_role(who, "token", settings, http, ADMIN_ONLY)
         assert (refused.value.status, refused.value.code) == (status, code), what
     with respx.mock() as router:
         user = {"id": "u1", "email": "op@example.com", "app_metadata": {"document_jobs_role": "admin"}}
         router.get(f"{settings.auth_url}/user").mock(return_value=httpx.Response(200, json=user))
-        assert confirm_admin(who, "token", settings, http) == who
+        assert confirm_role(who, "token", settings, http, ADMIN_ONLY) == who
+
+
+def test_before_marking_a_fax_the_role_is_a_clerk_or_an_admin_as_auth_has_it_now(settings, http) -> None:
+    who = Operator(user_id="u1", email="op@example.com", role="clerk")
+    for role, refused_with in (("admin", None), ("clerk", None), ("viewer", "read_only")):
+        user = {"id": "u1", "email": "op@example.com", "app_metadata": {"document_jobs_role": role}}
+        with respx.mock() as router:
+            router.get(f"{settings.auth_url}/user").mock(return_value=httpx.Response(200, json=user))
+            if refused_with is None:
+                assert confirm_role(who, "token", settings, http, MARKERS).role == role
+                continue
+            with pytest.raises(Refusal) as refused:
+                confirm_role(who, "token", settings, http, MARKERS)
+        assert (refused.value.status, refused.value.code) == (403, refused_with)
+    # A clerk is no admin: the jobs' actions stay an admin's.
+    user = {"id": "u1", "email": "op@example.com", "app_metadata": {"document_jobs_role": "clerk"}}
+    with respx.mock() as router:
+        router.get(f"{settings.auth_url}/user").mock(return_value=httpx.Response(200, json=user))
+        with pytest.raises(Refusal) as refused:
+            confirm_role(who, "token", settings, http, ADMIN_ONLY)
+    assert (refused.value.status, refused.value.code) == (403, "not_admin")

@@ -5,10 +5,13 @@ against it, with its rows in Auth's tables as GoTrue would leave them."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import jwt
@@ -17,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from supabase_auth import Session, SyncGoTrueClient
 from supabase_auth.errors import AuthApiError, AuthInvalidJwtError
 
-from tests.support.operators import admin_api, ban, delete_user, new_account, set_app_metadata, sign_in
+from tests.support.operators import admin_api, ban, delete_user, mails, new_account, set_app_metadata, sign_in
 
 
 @pytest.fixture
@@ -75,7 +78,7 @@ def test_without_an_api_key_the_gateway_refuses(auth, stack_env) -> None:
     assert httpx.get(f"{auth}/.well-known/jwks.json", timeout=10).json()["keys"]
 
 
-def configure_auth(env: dict[str, str], **settings: float | None) -> None:
+def configure_auth(env: dict[str, str], **settings: Any) -> None:
     httpx.post(f"{env['SUPABASE_URL']}/_control/auth", json=settings, timeout=10).raise_for_status()
 
 
@@ -323,3 +326,134 @@ def test_supabase_py_signs_out_with_each_scope(gotrue, admin, stack_env, scope) 
         else:
             renewed = client.refresh_session(session.refresh_token).session
             assert renewed is not None and renewed.refresh_token != session.refresh_token
+
+
+# -- e-mailed links: a password recovery, an invitation, /verify, a new password (auth/mail.py) -----
+
+
+def _fragment(location: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(location).fragment, keep_blank_values=True))
+
+
+def test_recover_answers_the_same_for_anyone_and_mails_a_link_that_signs_in_once(auth, anon, stack_env) -> None:
+    account, password = new_account(stack_env)
+    screen = "http://127.0.0.1:9/admin"
+    nobody = f"nobody-{uuid.uuid4().hex[:8]}@example.com"
+    for email in (nobody, account["email"].upper()):
+        answer = httpx.post(f"{auth}/recover", params={"redirect_to": screen}, headers=anon, json={"email": email},
+                            timeout=10)  # fmt: skip
+        assert (answer.status_code, answer.json()) == (200, {}), "no enumeration: the same answer"
+    assert mails(stack_env, nobody) == []
+    [mail] = mails(stack_env, account["email"])
+    assert (mail["type"], mail["subject"]) == ("recovery", "Reset Your Password")
+    link = urlsplit(mail["link"])
+    query = dict(parse_qsl(link.query))
+    assert f"{link.scheme}://{link.netloc}{link.path}" == f"{auth}/verify"
+    assert query["type"] == "recovery" and query["redirect_to"] == screen
+    assert query["token"] == hashlib.sha224((account["email"] + mail["code"]).encode()).hexdigest()
+    # Within GoTrue's SMTP_MAX_FREQUENCY (a minute), no second e-mail.
+    again = httpx.post(f"{auth}/recover", headers=anon, json={"email": account["email"]}, timeout=10)
+    assert (again.status_code, again.json()["error_code"]) == (429, "over_email_send_rate_limit")
+    assert re.fullmatch(r"For security purposes, you can only request this after \d+ seconds\.", again.json()["msg"])
+    # The link needs no API key (a browser follows it from the e-mail), answers 303 to the screen
+    # with the session in the fragment.
+    landed = httpx.get(mail["link"], timeout=10)
+    assert landed.status_code == 303 and landed.headers["Location"].startswith(screen + "#")
+    session = _fragment(landed.headers["Location"])
+    assert session["type"] == "recovery" and session["token_type"] == "bearer" and session["sb"] == ""
+    assert list(session) == sorted(session), "url.Values.Encode's order"
+    bearer = {**anon, "Authorization": f"Bearer {session['access_token']}"}
+    user = httpx.get(f"{auth}/user", headers=bearer, timeout=10).json()
+    assert user["id"] == account["id"]
+    claims = jwt.decode(session["access_token"], options={"verify_signature": False})
+    assert claims["amr"][0]["method"] == "otp"
+    used = httpx.get(mail["link"], timeout=10)
+    assert _fragment(used.headers["Location"]) == {"error": "access_denied", "error_code": "otp_expired",
+                                                   "error_description": "Email link is invalid or has expired",
+                                                   "sb": ""}  # fmt: skip
+    # A new password (PUT /user, what updateUser sends): the old one no longer signs in, and the
+    # user's other sessions end; this one stays.
+    elsewhere = sign_in(stack_env, account["email"], password)
+    weak = httpx.put(f"{auth}/user", headers=bearer, json={"password": "abc"}, timeout=10)
+    assert (weak.status_code, weak.json()["error_code"]) == (422, "weak_password")
+    same = httpx.put(f"{auth}/user", headers=bearer, json={"password": password}, timeout=10)
+    assert (same.status_code, same.json()["error_code"]) == (422, "same_password")
+    changed = httpx.put(f"{auth}/user", headers=bearer, json={"password": "a new long password"}, timeout=10)
+    assert changed.status_code == 200 and changed.json()["id"] == account["id"]
+    with pytest.raises(httpx.HTTPStatusError):
+        sign_in(stack_env, account["email"], password)
+    assert sign_in(stack_env, account["email"], "a new long password")["user"]["id"] == account["id"]
+    other = httpx.get(f"{auth}/user", headers={**anon, "Authorization": f"Bearer {elsewhere['access_token']}"},
+                      timeout=10)  # fmt: skip
+    assert (other.status_code, other.json()["error_code"]) == (403, "session_not_found")
+    assert httpx.get(f"{auth}/user", headers=bearer, timeout=10).status_code == 200
+
+
+def test_a_redirect_url_not_allowed_falls_back_to_the_site_url(auth, anon, stack_env) -> None:
+    account, _ = new_account(stack_env)
+    configure_auth(stack_env, max_frequency_s=0, uri_allow_list=["https://office.example.jp/admin**"])
+    try:
+        for asked, expected in (("https://evil.example/steal", stack_env["ADMIN_URL"]),
+                                ("https://office.example.jp/admin", "https://office.example.jp/admin"),
+                                ("https://office.example.jp/other", stack_env["ADMIN_URL"])):  # fmt: skip
+            answer = httpx.post(f"{auth}/recover", params={"redirect_to": asked}, headers=anon,
+                                json={"email": account["email"]}, timeout=10)  # fmt: skip
+            assert answer.status_code == 200
+            link = mails(stack_env, account["email"])[-1]["link"]
+            assert dict(parse_qsl(urlsplit(link).query))["redirect_to"] == expected, asked
+        assert httpx.get(link, timeout=10).headers["Location"].startswith(stack_env["ADMIN_URL"] + "#access_token=")
+    finally:
+        configure_auth(stack_env, max_frequency_s=None, uri_allow_list=[])
+
+
+def test_a_stale_or_made_up_link_and_a_banned_user_land_with_an_error(auth, anon, stack_env, admin) -> None:
+    account, _ = new_account(stack_env)
+    httpx.post(f"{auth}/recover", headers=anon, json={"email": account["email"]}, timeout=10).raise_for_status()
+    link = mails(stack_env, account["email"])[-1]["link"]
+    admin.execute("update auth.users set recovery_sent_at = now() - interval '25 hours' where id = %s",
+                  (account["id"],))  # fmt: skip
+    assert _fragment(httpx.get(link, timeout=10).headers["Location"])["error_code"] == "otp_expired"
+    admin.execute("update auth.users set recovery_sent_at = now() where id = %s", (account["id"],))
+    ban(stack_env, account["id"], "24h")
+    assert _fragment(httpx.get(link, timeout=10).headers["Location"])["error_code"] == "user_banned"
+    made_up = httpx.get(f"{auth}/verify", params={"token": "0" * 56, "type": "recovery"}, timeout=10)
+    assert _fragment(made_up.headers["Location"])["error_code"] == "otp_expired"
+    no_type = httpx.get(f"{auth}/verify", params={"token": "x"}, timeout=10)
+    assert (no_type.status_code, no_type.json()["error_code"]) == (400, "validation_failed")
+    bad = httpx.post(f"{auth}/recover", headers=anon, json={"email": "not an address"}, timeout=10)
+    assert (bad.status_code, bad.json()["error_code"]) == (400, "validation_failed")
+
+
+def test_invite_is_the_admin_apis_and_its_link_confirms_an_account_without_a_password(auth, anon, stack_env) -> None:
+    email = f"invited-{uuid.uuid4().hex[:8]}@example.com"
+    refused = httpx.post(f"{auth}/invite", headers=anon, json={"email": email}, timeout=10)
+    assert refused.status_code in (401, 403) and mails(stack_env, email) == []
+    invited = httpx.post(f"{auth}/invite", headers=admin_api(stack_env), json={"email": email, "data": {"n": 1}},
+                         timeout=10)  # fmt: skip
+    assert invited.status_code == 200
+    user = invited.json()
+    assert user["email"] == email and user["email_confirmed_at"] is None and user["user_metadata"] == {"n": 1}
+    [mail] = mails(stack_env, email)
+    assert mail["type"] == "invite" and "type=invite" in mail["link"]
+    landed = _fragment(httpx.get(mail["link"], timeout=10).headers["Location"])
+    assert landed["type"] == "invite"
+    bearer = {**anon, "Authorization": f"Bearer {landed['access_token']}"}
+    assert httpx.get(f"{auth}/user", headers=bearer, timeout=10).json()["email_confirmed_at"]
+    assert httpx.put(f"{auth}/user", headers=bearer, json={"password": "first password"}, timeout=10).status_code == 200
+    assert sign_in(stack_env, email, "first password")["user"]["id"] == user["id"]
+    twice = httpx.post(f"{auth}/invite", headers=admin_api(stack_env), json={"email": email}, timeout=10)
+    assert (twice.status_code, twice.json()["error_code"]) == (422, "email_exists")
+
+
+def test_past_the_hourly_email_limit_auth_refuses_to_send(auth, anon, stack_env) -> None:
+    account, _ = new_account(stack_env)
+    sent = len(httpx.get(f"{stack_env['SUPABASE_URL']}/_control/auth/mail", timeout=10).json()["mails"])
+    configure_auth(stack_env, emails_per_hour=sent)
+    try:
+        answer = httpx.post(f"{auth}/recover", headers=anon, json={"email": account["email"]}, timeout=10)
+        assert answer.status_code == 429
+        assert (answer.json()["error_code"], answer.json()["msg"]) == ("over_email_send_rate_limit",
+                                                                        "email rate limit exceeded")  # fmt: skip
+        assert mails(stack_env, account["email"]) == []
+    finally:
+        configure_auth(stack_env, emails_per_hour=None)

@@ -162,9 +162,9 @@ def test_the_gateway_layer_drops_a_chosen_rpcs_connection_before_or_after_the_ca
     assert httpx.post(call, headers=headers, json={}).status_code == 404, "unset: answered again"
 
 
-def test_the_gateway_layer_names_the_job_a_dropped_completion_cost_an_attempt(stack_env) -> None:
-    """The chaos run's budget counts a completion dropped before it ran as a fault of that job (its
-    lease must pass), and gives each job one drop at most."""
+def test_the_gateway_layer_names_the_attempt_each_drop_hit_and_whether_it_cost_it(stack_env) -> None:
+    """The chaos run's audit excuses the expired lease of the attempt (the job and its generation) whose
+    completion was dropped before it ran, and gives each job one drop at most."""
     gateway = stack_env["SUPABASE_URL"]
     headers = {"apikey": stack_env["SUPABASE_SECRET_KEY"], "User-Agent": USER_AGENT}
     call = f"{gateway}/rest/v1/rpc/complete_document_job_v2"
@@ -172,14 +172,19 @@ def test_the_gateway_layer_names_the_job_a_dropped_completion_cost_an_attempt(st
     httpx.post(f"{gateway}/_control/faults", json={"rpcs": ["complete_document_job_v2"], "probability": 1,
                                                    "seed": 3}).raise_for_status()  # fmt: skip
     try:
-        for job in jobs:
+        for generation, job in enumerate(jobs, start=1):
             with pytest.raises(httpx.RemoteProtocolError):
-                httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": 1})
-            again = httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": 1})
+                httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": generation})
+            again = httpx.post(call, headers=headers, json={"p_job_id": job, "p_generation": generation})
             assert again.status_code == 200 and again.json()["held"] is False, "one drop a job"
         report = httpx.get(f"{gateway}/_control/faults").json()
     finally:
         httpx.post(f"{gateway}/_control/faults", json={"rpcs": [], "probability": 0}).raise_for_status()
     before = report["drops"].get("complete_document_job_v2:before", 0)
     assert 0 < before < len(jobs), report  # the seed gives both kinds
-    assert len(report["attempts_by_job"]) == before and set(report["attempts_by_job"]) <= set(jobs)
+    assert set(report["by_job"]) == set(jobs)  # each its one drop, before or after the call
+    for generation, job in enumerate(jobs, start=1):
+        [drop] = report["by_job"][job]
+        assert drop["generation"] == generation and drop["write"].startswith("complete_document_job_v2:")
+        assert drop["costs_attempt"] == drop["write"].endswith(":before"), "dropped after it committed: no cost"
+    assert sum(drop["costs_attempt"] for drops in report["by_job"].values() for drop in drops) == before

@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chaos.audit import instances
 from devstack import vercel_build
 from devstack.standins.function_host import FunctionHost, FunctionLog
 
@@ -234,6 +235,22 @@ def test_each_log_line_carries_the_request_it_belongs_to(build, tmp_path) -> Non
     for line in held:  # the runtime's tag names the request the line was written in
         assert json.loads(line.text)["vercel_id"] == f"dev1::{line.invocation_id[:20]}"
     assert {json.loads(line.text)["vercel_id"] for line in held} == {a.headers["x-vercel-id"] for a in answers}
+
+
+def test_the_log_names_the_instance_of_each_invocation_before_the_function_runs(fluid) -> None:
+    """The chaos run's audit places each attempt (its invocation, as the claim recorded it) in the
+    instance it kills or freezes, from these lines."""
+    url, log = fluid  # concurrency 2: three requests at once take two instances
+    hold(url, 0)
+    with ThreadPoolExecutor(3) as pool:
+        answers = [answer.json() for answer in pool.map(lambda _: hold(url, 1.0), range(3))]
+    assert len({answer["pid"] for answer in answers}) == 2
+    text = logged(log, answers[-1]["vercel_id"])
+    where = instances(log)
+    for answer in answers:
+        assert where[answer["vercel_id"]].pid == answer["pid"]
+        noted = text.index(f'"invocation_id": "{answer["vercel_id"]}"')
+        assert noted < text.index(json.dumps({"event": "holding", "vercel_id": answer["vercel_id"]}))
 
 
 def test_the_function_sees_project_variables_and_vercel_headers_but_not_the_host_environment(cold) -> None:

@@ -67,24 +67,26 @@ def stored_attachment(db: psycopg.Connection, env: dict[str, str], email_row_id:
     return add_attachment(db, email_row_id, attachment_id, filename, len(content), hashlib.sha256(content).hexdigest())
 
 
-def email_with_job(db: psycopg.Connection) -> tuple[str, str]:
+def email_with_job(db: psycopg.Connection, filename: str = "請求書.pdf") -> tuple[str, str]:
     """An e-mail with one stored attachment and its job: (job id, e-mail id)."""
     email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
-    add_attachment(db, email["fax_received_email_id"])
+    add_attachment(db, email["fax_received_email_id"], filename=filename)
     return str(email["job_id"]), str(email["fax_received_email_id"])
 
 
-def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_found") -> tuple[str, str]:
-    """A failed fetch_email job of a new e-mail: (job id, e-mail id)."""
-    row = receive_email(db, data={"from": "fax@example.jp", "subject": subject})
+def failed_email(db: psycopg.Connection, subject: str, code: str = "resend_not_found",
+                 sender: str = "fax@example.jp") -> tuple[str, str]:  # fmt: skip
+    """A failed fetch_email job of a new e-mail from `sender`: (job id, e-mail id)."""
+    row = receive_email(db, data={"from": sender, "subject": subject})
     db.execute("update document_jobs set status = 'failed', attempts = 5, finished_at = now(), last_error_code = %s"
                " where id = %s", (code, row["job_id"]))  # fmt: skip
     return str(row["job_id"]), str(row["fax_received_email_id"])
 
 
-def stored_job(db: psycopg.Connection, env: dict[str, str], content: bytes) -> tuple[str, str]:
+def stored_job(db: psycopg.Connection, env: dict[str, str], content: bytes, filename: str = "請求書.pdf",
+               provider_email_id: str = "em_admin") -> tuple[str, str]:  # fmt: skip
     """A job whose e-mail has one attachment stored in the stack's Storage: (job id, storage path)."""
-    email = receive_email(db, "em_admin", {"from": "fax@example.jp", "subject": "請求書"})
+    email = receive_email(db, provider_email_id, {"from": "fax@example.jp", "subject": "請求書"})
     email_id = str(email["fax_received_email_id"])
-    stored_attachment(db, env, email_id, content=content)
+    stored_attachment(db, env, email_id, filename=filename, content=content)
     return str(email["job_id"]), storage_path(email_id, "att_1")

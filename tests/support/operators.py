@@ -66,3 +66,17 @@ def delete_user(env: dict[str, str], user_id: str, soft: bool) -> None:
     answer = httpx.request("DELETE", f"{env['SUPABASE_URL']}/auth/v1/admin/users/{user_id}", headers=admin_api(env),
                            json={"should_soft_delete": soft}, timeout=10)  # fmt: skip
     answer.raise_for_status()
+
+
+def mails(env: dict[str, str], to: str) -> list[dict[str, Any]]:
+    """The e-mails the Auth stand-in has sent to an address, oldest first: {"to", "type", "subject",
+    "link", "code", "sent_at"} (captured, never delivered)."""
+    answer = httpx.get(f"{env['SUPABASE_URL']}/_control/auth/mail", params={"to": to}, timeout=10)
+    answer.raise_for_status()
+    found: list[dict[str, Any]] = answer.json()["mails"]
+    return found
+
+
+def configure_auth(env: dict[str, str], **settings: Any) -> None:
+    """The Auth stand-in's settings (devstack/standins/gateway.py's POST /_control/auth); None restores one."""
+    httpx.post(f"{env['SUPABASE_URL']}/_control/auth", json=settings, timeout=10).raise_for_status()

@@ -20,7 +20,10 @@ def test_the_committed_schema_is_what_the_migrations_build() -> None:
 
 def test_the_file_holds_each_object_once_under_its_heading_and_no_dump_noise() -> None:
     text = schema.SCHEMA_FILE.read_text()
-    created = re.findall(r"^CREATE (?:UNIQUE )?(FUNCTION|TABLE|VIEW|INDEX|TRIGGER|TYPE|SCHEMA) ([\w.]+)", text, re.M)
+    # A trigger's name is its table's: each record table has the same four guards.
+    created = re.findall(
+        r"^CREATE (?:UNIQUE )?(FUNCTION|TABLE|VIEW|INDEX|TRIGGER|TYPE|SCHEMA) ([\w.]+)(?:.* ON ([\w.]+))?", text, re.M
+    )
     assert len(created) == len(set(created))
     headings = [f"\n-- {heading}\n" for _, heading in schema.GROUPS]
     assert all(text.count(heading) == 1 for heading in headings)
@@ -43,3 +46,21 @@ def test_a_function_without_a_group_stops_the_generation() -> None:
 
 def test_every_group_named_for_a_function_exists() -> None:
     assert {group for _, group in schema.FUNCTION_GROUPS} <= {key for key, _ in schema.GROUPS}
+
+
+def test_the_record_of_received_faxes_is_a_section_of_its_own() -> None:
+    """Which tables are the record (document_jobs_internal.record_tables, read from the database the file is
+    dumped from) is the file's first section, and each says so in its comment; every other table is not."""
+    text = schema.SCHEMA_FILE.read_text()
+    record, tables = text.index(dict(schema.GROUPS)["record"]), text.index(dict(schema.GROUPS)["tables"])
+    record_tables = ("public.fax_received_emails", "public.fax_received_email_attachments",
+                     "public.fax_received_email_raw_messages", "public.fax_deletions")  # fmt: skip
+    for table in record_tables:
+        assert record < text.index(f"COMMENT ON TABLE {table} IS 'THE RECORD ") < tables, table
+        assert record < text.index(f"CREATE TABLE {table} (") < tables, table
+    assert tables < text.index("CREATE TABLE public.document_jobs (")
+    assert tables < text.index("CREATE TABLE public.fax_attachment_views (")
+    assert text.count(" IS 'THE RECORD ") == len(record_tables)
+    records = frozenset({"public.fax_received_emails"})
+    assert schema.group_of("relation", "public.fax_received_emails", records)[0] == "record"
+    assert schema.group_of("relation", "public.document_jobs", records)[0] == "tables"

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from lib.errors import DatabaseError
+from lib.explanations import table
 from lib.failures import (
     FAILURES,
     RESEND_4XX,
+    RETRY_CANNOT_HELP,
     Action,
     FailureCode,
     JobFailure,
@@ -25,6 +27,22 @@ from lib.failures import (
 
 def test_every_code_has_exactly_one_rule() -> None:
     assert list(FAILURES) == list(FailureCode)
+
+
+def test_a_retry_is_offered_unless_the_advice_says_it_cannot_help() -> None:
+    # The screen offers no retry for these codes (public/admin/job.js, through explanations.js): what
+    # it leaves out is exactly what the advice tells a clerk a retry cannot help with.
+    cannot_help = {
+        code.value
+        for code, rule in FAILURES.items()
+        if re.search(r"\{job\.retry\}[^.]*(?:does not help|gives the same result)", rule.explanation.clerk_en)
+    }
+    assert {"resend_not_found", "fax_file_damaged"} <= cannot_help, "the pattern still finds the advice"
+    assert cannot_help == RETRY_CANNOT_HELP
+    assert {code: False for code in cannot_help} == {
+        code: entry.get("retry") for code, entry in table()["job"].items() if code in cannot_help
+    }
+    assert not [code for code, entry in table()["job"].items() if "retry" in entry and code not in cannot_help]
 
 
 def test_a_code_outside_the_table_is_refused() -> None:

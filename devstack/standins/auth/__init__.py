@@ -44,15 +44,22 @@ send, as the real service answers, from its public reference and source:
 - API keys are the gateway's (devstack/standins/gateway.py applies Supabase's key rules to every path,
   the JWKS included, before Auth sees a request; a preflight needs none).
 
-Left out: sign-ups, magic links, OTP, MFA, OAuth, e-mail confirmation mails, rate limits, hooks,
-and what nothing in the product calls (reading one user, a new password or user_metadata through
-PUT, the Link header).
+- E-mailed links (mail.py: github.com/supabase/auth internal/api/recover.go, invite.go, verify.go,
+  mail.go, user.go): POST /recover (200 {} for anyone), POST /invite (the admin API), GET /verify
+  (no API key; 303 to the allowed redirect URL or the Site URL, the session in the fragment), PUT
+  /user {"password"}, and GoTrue's e-mail rate limits; the e-mails are captured, never sent.
+
+Left out: sign-ups, magic links, OTP codes typed in, PKCE links, MFA, OAuth, e-mail confirmation
+mails, the per-IP rate limits, hooks, and what nothing in the product calls (reading one user,
+user_metadata or the e-mail through PUT, the Link header).
 Users, sessions and refresh tokens live where GoTrue keeps them: its tables auth.users,
 auth.sessions and auth.refresh_tokens in the project's database, with GoTrue's columns (created by
 devstack/bootstrap.sql, which cites GoTrue's migrations; state.py), so that the project's own
 functions can read who is signed in, as on hosted Supabase.
 POST /_control/auth {"access_token_seconds": N, "refresh_reuse_interval_s": N} (on the
-gateway) shortens the tokens it issues and the reuse interval, for tests of refreshing.
+gateway) shortens the tokens it issues and the reuse interval, for tests of refreshing; its
+"site_url", "uri_allow_list", "max_frequency_s" and "emails_per_hour" set the e-mailed links' and
+GET /_control/auth/mail?to= lists the captured e-mails.
 """
 
 from devstack.standins.auth.keys import Keys, new_signing_key

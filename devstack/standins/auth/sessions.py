@@ -16,7 +16,7 @@ from typing import Any
 
 import jwt
 
-from devstack.standins.auth import cors, users
+from devstack.standins.auth import cors, mail, users
 from devstack.standins.auth.errors import AuthError, error_response, json_body
 from devstack.standins.auth.keys import Keys, jwk, private_key
 from devstack.standins.auth.state import USER_COLUMNS, State, public_user
@@ -36,6 +36,7 @@ class Auth:
         self.issuer = issuer
         self.private_key = private_key(keys)
         self.jwk = jwk(keys)
+        self.outbox = mail.Outbox()
 
     # -- entry point ---------------------------------------------------------------------------
 
@@ -64,8 +65,17 @@ class Auth:
         if path == "user" and request.method == "GET":
             user, _ = self.authenticated(request)
             return Response.json(200, public_user(user))
+        if path == "user" and request.method == "PUT":
+            return self.update_user(request)
         if path == "logout" and request.method == "POST":
             return self.logout(request, query.get("scope") or "global")
+        if path == "recover" and request.method == "POST":
+            return self.recover(request, query)
+        if path == "verify" and request.method == "GET":
+            return self.verify(request, query)
+        if path == "invite" and request.method == "POST":
+            self.require_admin(request)
+            return self.invite(request, query)
         if path == "admin/users" or path.startswith("admin/users/"):
             self.require_admin(request)
             return users.admin(self.state, request, path.removeprefix("admin/users").strip("/"), query)
@@ -102,14 +112,19 @@ class Auth:
         return REFRESH_REUSE_INTERVAL_S if seconds is None else seconds
 
     def configure(self, settings: dict[str, Any]) -> None:
-        """Tests only: {"access_token_seconds": N, "refresh_reuse_interval_s": N}; null restores the default."""
+        """Tests only: {"access_token_seconds": N, "refresh_reuse_interval_s": N}; null restores the
+        default. And the project's settings of e-mailed links (mail.Outbox.configure): "site_url",
+        "uri_allow_list", "max_frequency_s", "emails_per_hour"."""
+        self.outbox.configure(settings)
         with self.state.settings.lock:
             for name in ("access_token_seconds", "refresh_reuse_interval_s"):
                 if name in settings:
                     value = settings[name]
                     setattr(self.state.settings, name, None if value is None else float(value))
 
-    def issue(self, user: dict[str, Any], session_id: str, refresh_token: str) -> dict[str, Any]:
+    def issue(
+        self, user: dict[str, Any], session_id: str, refresh_token: str, method: str = "password"
+    ) -> dict[str, Any]:
         issued = int(time.time())
         lifetime = self.access_token_seconds()
         public = public_user(user)
@@ -125,7 +140,7 @@ class Auth:
             "user_metadata": public["user_metadata"],
             "role": "authenticated",
             "aal": "aal1",
-            "amr": [{"method": "password", "timestamp": issued}],
+            "amr": [{"method": method, "timestamp": issued}],
             "session_id": session_id,
             "is_anonymous": public["is_anonymous"],
         }
@@ -158,15 +173,20 @@ class Auth:
                 raise AuthError(400, "user_banned", "User is banned")
             if not user["matches"]:
                 raise AuthError(400, "invalid_credentials", "Invalid login credentials")
-            session_id = str(uuid.uuid4())
-            refresh_token = secrets.token_urlsafe(16)
-            cursor.execute("insert into auth.sessions (id, user_id, created_at, updated_at, aal)"
-                           " values (%s, %s, now(), now(), 'aal1')", (session_id, user["id"]))  # fmt: skip
-            self.new_refresh_token(cursor, refresh_token, user["id"], session_id, parent=None)
+            session_id, refresh_token = self.new_session(cursor, user["id"])
             user = cursor.execute(f"update auth.users set last_sign_in_at = now(), updated_at = now() where id = %s"
                                   f" returning {USER_COLUMNS}", (user["id"],)).fetchone()  # fmt: skip
         assert user is not None
         return Response.json(200, self.issue(user, session_id, refresh_token))
+
+    def new_session(self, cursor: Any, user_id: Any) -> tuple[str, str]:
+        """A session of the user and its first refresh token."""
+        session_id = str(uuid.uuid4())
+        refresh_token = secrets.token_urlsafe(16)
+        cursor.execute("insert into auth.sessions (id, user_id, created_at, updated_at, aal)"
+                       " values (%s, %s, now(), now(), 'aal1')", (session_id, user_id))  # fmt: skip
+        self.new_refresh_token(cursor, refresh_token, user_id, session_id, parent=None)
+        return session_id, refresh_token
 
     @staticmethod
     def new_refresh_token(cursor: Any, token: str, user_id: Any, session_id: str, parent: str | None) -> None:
@@ -275,3 +295,55 @@ class Auth:
             cursor.execute(f"delete from auth.sessions where {condition}",
                            {"user": user["id"], "session": claims["session_id"]})  # fmt: skip
         return Response(204)
+
+    # -- e-mailed links (mail.py) -----------------------------------------------------------------
+
+    def redirect_to(self, request: Request, query: dict[str, str]) -> str:
+        return self.outbox.redirect_url(query.get("redirect_to"), request.headers.get("Referer"))
+
+    def recover(self, request: Request, query: dict[str, str]) -> Response:
+        body = json_body(request)
+        if not str(body.get("email") or ""):
+            raise AuthError(400, "validation_failed", "Password recovery requires an email")
+        email = users.valid_email(str(body["email"]))
+        mail.recover(self.state, self.outbox, self.issuer, email, self.redirect_to(request, query))
+        return Response.json(200, {})
+
+    def invite(self, request: Request, query: dict[str, str]) -> Response:
+        body = json_body(request)
+        email = users.valid_email(str(body.get("email") or ""))
+        data = body.get("data") or {}
+        if not isinstance(data, dict):
+            raise AuthError(400, "bad_json", "Could not parse request body as JSON")
+        user = mail.invite(self.state, self.outbox, self.issuer, email, data, self.redirect_to(request, query))
+        return Response.json(200, public_user(user))
+
+    def verify(self, request: Request, query: dict[str, str]) -> Response:
+        kind, token = query.get("type") or "", query.get("token") or ""
+        if not kind:
+            raise AuthError(400, "validation_failed", "Verify requires a verification type")
+        if not token:
+            raise AuthError(400, "validation_failed", "Verify requires a token or a token hash")
+        target = self.redirect_to(request, query)
+        try:
+            if kind not in ("recovery", "invite"):
+                raise AuthError(400, "validation_failed", "Invalid email verification type")
+            user = mail.verified_user(self.state, token, kind)
+            with self.state.transaction() as cursor:
+                session_id, refresh_token = self.new_session(cursor, user["id"])
+            fragment = mail.session_fragment(self.issue(user, session_id, refresh_token, method="otp"), kind)
+        except AuthError as error:
+            fragment = mail.error_fragment(error)
+        else:
+            return Response(303, b"", {"Location": f"{target}#{fragment}"})  # AsRedirectURL appends
+        # prepErrorRedirectURL sets the fragment.
+        return Response(303, b"", {"Location": f"{target.split('#', 1)[0]}#{fragment}"})
+
+    def update_user(self, request: Request) -> Response:
+        user, claims = self.authenticated(request)
+        body = json_body(request)
+        password = body.get("password")
+        if password is None:
+            return Response.json(200, public_user(user))
+        updated = mail.set_password(self.state, str(user["id"]), str(claims["session_id"]), str(password))
+        return Response.json(200, public_user(updated))

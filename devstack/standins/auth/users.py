@@ -88,6 +88,18 @@ def list_users(state: State, query: dict[str, str]) -> Response:
     return Response.json(200, body, {"X-Total-Count": str(total["n"] if total else 0)})
 
 
+def valid_email(text: str) -> str:
+    """GoTrue's validateEmail (internal/api/mail.go): required, at most 255 characters, a valid
+    format; lower-cased."""
+    if not text:
+        raise AuthError(400, "validation_failed", "An email address is required")
+    if len(text) > 255:
+        raise AuthError(400, "validation_failed", "An email address is too long")
+    if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", text):
+        raise AuthError(400, "validation_failed", "Unable to validate email address: invalid format")
+    return text.lower()
+
+
 def create_user(state: State, body: dict[str, Any]) -> Response:
     email = str(body.get("email") or "").strip().lower()
     if not email:

@@ -37,7 +37,9 @@ limits, scaling down idle instances, the "miss" route phase (which only maps `*.
 python -m devstack.standins.function_host --port-file FILE [--build DIR] [--mode fluid|cold] [--concurrency N]
 
 While an instance works on at least one request, the file invocations/<pid> beside FILE names its
-function (for the chaos run to pick its victims).
+function (for the chaos run to pick its victims); and the log names the instance of every
+invocation (a `function_host_invocation` line: its x-vercel-id and the pid), for the chaos run's
+audit to place each attempt in the instance it killed or froze.
 """
 
 from devstack.standins.function_host.host import DEFAULT_CONCURRENCY, FunctionHost, vercel_id

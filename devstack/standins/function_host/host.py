@@ -158,6 +158,21 @@ class FunctionHost(socketserver.ThreadingTCPServer):
         elif kind == "unrecoverable-error":
             self.write_log(f"function_host: {instance.bundle.route} failed to start: {payload.get('message')}\n")
 
+    def note_invocation(self, invocation: str, instance: Instance) -> None:
+        """A line in the log naming the instance (its pid) an invocation (its x-vercel-id) runs in.
+
+        The chaos run's audit places each attempt with it: the attempt history already records the
+        invocation that claimed (the worker sends its x-vercel-id with every call, the claim keeps
+        it), and the instance is what the run kills or freezes. The host is the one party that
+        knows both, and before the request reaches the instance, so an attempt whose claim was in
+        flight when its instance died is placed too, where the worker's own log lines (written
+        after its claim) would miss it. No schema or worker change: Vercel gives a function no
+        instance name to record."""
+        if instance.process is not None:
+            line = {"event": "function_host_invocation", "invocation_id": invocation,
+                    "pid": instance.process.pid, "at": round(time.time(), 3)}  # fmt: skip
+            self.write_log(json.dumps(line) + "\n")
+
     def write_log(self, text: str) -> None:
         with self._log_lock:
             self.log.write(text.encode())
@@ -291,6 +306,7 @@ class Router(socketserver.BaseRequestHandler):
                 "x-real-ip": self.client_address[0],
                 "x-forwarded-proto": "http",
             }
+            self.server.note_invocation(vercel_id(invocation_id), instance)
             line_end = head.index(b"\r\n") + 2
             extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()).encode()
             forwarded = head[:line_end] + extra + head[line_end:] + rest
