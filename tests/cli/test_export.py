@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -104,9 +105,11 @@ def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, 
     store(env, db, outside, "att_1", b"%PDF-1.4 filed in October")
 
     folder = tmp_path / "税務調査"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # on a terminal: the progress line
     status, out, err = cli("export", "--from", "2026-11-01", "--to", "2026-12-03", "-o", str(folder))
     assert status == 0, err
     assert "wrote 4 originals" in out
+    assert err.startswith("\rexport: ") and err.endswith("\rexport: 4 of 4 originals written, 0.0 MB\n"), repr(err)
 
     rows, sums = read_export(folder)
     assert len(rows) == 4
