@@ -5,7 +5,8 @@ A name is `YYYYMMDD_取引先_金額_<short id>.<ext>`: the date the fax is file
 or the day it was received in the office's time zone when none is entered), the counterparty and
 the amount as entered (取引先未入力 and 金額未入力 when they are not), the fax's short id (with -2,
 -3 for its second and third original, by the order they were recorded), and the stored type's
-extension. The counterparty is the only text in it that people typed (often picked from the
+extension; the e-mail itself (the raw message, where one is stored) is the same name with .eml.
+The counterparty is the only text in it that people typed (often picked from the
 sender's name), so every name is made safe for Windows, which is what offices copy to: no
 reserved character (\\ / : * ? " < > |), no control or format character, no trailing dot or
 space, never a reserved device name (CON, NUL, COM1...), at most MAX_NAME_CHARS characters and
@@ -14,7 +15,7 @@ and the folder's path counts against Windows' 260 too).
 
 The CSV is for Excel in Japan: UTF-8 with a BOM, CRLF. A cell is inert: control and bidirectional
 characters become their escapes (\\x1b, \\u202e) as the CLI prints them, and a cell that begins
-with = + - @ (or a tab or CR) gets a leading apostrophe, which Excel reads as "this is text", so a
+with = + - @ gets a leading apostrophe, which Excel reads as "this is text", so a
 sender's `=HYPERLINK(...)` is shown, never evaluated (OWASP's advice on CSV injection).
 """
 
@@ -48,10 +49,14 @@ _RESERVED_CHARACTERS = re.compile(r'[\\/:*?"<>|]')
 _DEVICE = re.compile(r"(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9¹²³]|LPT[0-9¹²³])", re.IGNORECASE)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+ATTACHMENT = "attachment"
+RAW_MESSAGE = "raw_message"
+RAW_EXTENSION = "eml"
+KINDS = {ATTACHMENT: "原本（添付ファイル）", RAW_MESSAGE: "受信メール（.eml）"}
 CSV_HEADER = (
-    "ファイル名", "取引年月日", "取引金額", "取引先", "書類の種類", "ファイル名の日付", "受信日時", "送信者", "件名",
-    "FAX（短縮ID）", "FAXのID", "添付ファイルのID", "版", "元のファイル名", "ファイルの種類", "サイズ（バイト）",
-    "SHA-256",
+    "ファイル名", "区分", "取引年月日", "取引金額", "取引先", "書類の種類", "ファイル名の日付", "受信日時", "送信者",
+    "件名", "FAX（短縮ID）", "FAXのID", "添付ファイル・受信メールのID", "版", "元のファイル名", "ファイルの種類",
+    "サイズ（バイト）", "SHA-256",
 )  # fmt: skip
 DATED_BY = {"transaction": "取引年月日", "received": "受信日（取引年月日の入力なし）"}
 
@@ -62,6 +67,7 @@ class Document(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: str
+    kind: str = ATTACHMENT  # or RAW_MESSAGE: the e-mail itself
     fax_received_email_id: str
     version: int
     filename: str | None = None
@@ -131,7 +137,8 @@ def export_name(document: Document) -> str:
     amount = str(document.amount) if document.amount is not None else NO_AMOUNT
     number = f"-{document.nth}" if document.nth > 1 else ""
     day = document.filed_on.replace("-", "")
-    return windows_safe(f"{day}_{counterparty}_{amount}_{document.fax}{number}.{extension(document.content_type)}")
+    suffix = RAW_EXTENSION if document.kind == RAW_MESSAGE else extension(document.content_type)
+    return windows_safe(f"{day}_{counterparty}_{amount}_{document.fax}{number}.{suffix}")
 
 
 def numbered(name: str, number: int) -> str:
@@ -156,6 +163,7 @@ def csv_row(document: Document, name: str) -> list[str | int]:
         cell(value)
         for value in (
             name,
+            KINDS.get(document.kind, document.kind),
             document.transaction_date,
             document.amount,
             document.counterparty,

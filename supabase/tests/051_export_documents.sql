@@ -1,5 +1,6 @@
 -- export_documents, the export's read: service_role's alone; a cursor over (created_at, id) that
--- hands out every row of its window once, ties included, a bounded number read per call; the
+-- hands out every row of its window once (the attachments and the stored raw messages, not a raw
+-- message's record of why there is none), ties included, a bounded number read per call; the
 -- filter by the day a document is filed on (its 取引年月日, else the day it was received in the
 -- office's time zone), the received time with the office's offset, which of its fax's originals
 -- each is, the first call's count, and a window that ends five minutes ago unless told.
@@ -8,7 +9,7 @@ set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(17);
+select plan(18);
 
 select ok(has_function_privilege('service_role',
           'public.export_documents(date,date,timestamptz,timestamptz,timestamptz,uuid,integer)', 'execute'),
@@ -38,6 +39,12 @@ values (t.email_id('em_export_a'), 'att_1', 'a.pdf', 'application/pdf', 1, repea
         2, '2001-03-02 00:00:05+00', '2001-03-02 00:00:05+00'),
        (t.email_id('em_export_b'), 'att_1', 'c.pdf', 'application/pdf', 4, repeat('4', 64), 'fax-attachments', 'export/b1',
         1, '2001-03-05 01:00:00+00', '2001-03-05 01:00:00+00');
+-- A's e-mail itself is stored; B's could not be had (no raw URL), which leaves nothing to export.
+insert into public.fax_received_email_raw_messages (fax_received_email_id, bucket, storage_path, size_bytes, sha256,
+            created_at)
+values (t.email_id('em_export_a'), 'fax-attachments', 'export/a-raw', 9, repeat('9', 64), '2001-03-02 00:00:02+00');
+insert into public.fax_received_email_raw_messages (fax_received_email_id, unavailable, created_at)
+values (t.email_id('em_export_b'), 'raw_null', '2001-03-05 01:00:00+00');
 
 -- Every page of a walk with one row read per call, into t.walked.
 create table t.walked (n int generated always as identity, page jsonb);
@@ -60,24 +67,32 @@ create function t.rows() returns setof jsonb language sql as $$
 
 select t.walk(null, null);
 select results_eq($$ select r ->> 'storage_path' from t.rows() r $$,
-                  $$ select storage_path from public.fax_received_email_attachments
+                  $$ select storage_path from (
+                         select storage_path, created_at, id from public.fax_received_email_attachments
+                         union all
+                         select storage_path, created_at, id from public.fax_received_email_raw_messages
+                          where unavailable is null) o
                       where storage_path like 'export/%' order by created_at, id $$,
-                  'one call at a time, the cursor hands out every original of the window once, in recording order');
-select is((select count(*)::int from t.walked), 5, 'one row read per call: four pages and the last, empty');
-select is((select (page ->> 'total')::int from t.walked order by n limit 1), 4, 'the first call counts the whole export');
+                  'one call at a time, the cursor hands out every original and stored raw message of the window once, in recording order');
+select is((select count(*)::int from t.walked), 6, 'one row read per call: five pages and the last, empty');
+select results_eq($$ select r ->> 'kind' from t.rows() r where r ->> 'storage_path' in ('export/a-raw', 'export/a1') order by 1 $$,
+                  $$ values ('attachment'), ('raw_message') $$, 'each row says what it is');
+select is((select (page ->> 'total')::int from t.walked order by n limit 1), 5, 'the first call counts the whole export');
 select is((select count(*)::int from t.walked where page ? 'total' and page -> 'total' <> 'null'), 1,
           '... and only the first');
 
 select t.walk('2001-03-02', '2001-03-02');
 select results_eq($$ select r ->> 'storage_path', r ->> 'filed_on', r ->> 'dated_by', r ->> 'received',
                             (r ->> 'of_fax')::int from t.rows() r order by r ->> 'storage_path' $$,
-                  $$ values ('export/a1', '2001-03-02', 'received', '2001-03-02T08:30:00+09:00', 3),
+                  $$ values ('export/a-raw', '2001-03-02', 'received', '2001-03-02T08:30:00+09:00', 1),
+                            ('export/a1', '2001-03-02', 'received', '2001-03-02T08:30:00+09:00', 3),
                             ('export/a2', '2001-03-02', 'received', '2001-03-02T08:30:00+09:00', 3),
                             ('export/a3', '2001-03-02', 'received', '2001-03-02T08:30:00+09:00', 3) $$,
                   'without an index a document is filed by the day it was received in the office''s time zone');
-select results_eq($$ select (r ->> 'nth')::int from t.rows() r $$, $$ values (1), (2), (3) $$,
+select results_eq($$ select (r ->> 'nth')::int from t.rows() r where r ->> 'kind' = 'attachment' $$,
+                  $$ values (1), (2), (3) $$,
                   'each original of a fax has its own number, by the order they were recorded');
-select is((select (page ->> 'total')::int from t.walked order by n limit 1), 3, 'the count holds the filter');
+select is((select (page ->> 'total')::int from t.walked order by n limit 1), 4, 'the count holds the filter');
 
 select t.walk('2001-02-27', '2001-02-27');
 select results_eq($$ select r ->> 'storage_path', r ->> 'dated_by', (r ->> 'amount')::int, r ->> 'counterparty',

@@ -46,6 +46,21 @@ def store(env, db, fax_id: str, attachment: str, content: bytes, *, filename: st
     ).fetchone()["id"])  # fmt: skip
 
 
+def stored_raw(env, admin, fax_id: str, content: bytes) -> str:
+    """The e-mail itself stored and recorded as the fetch_email job does (a raw message row, which
+    service_role may only read: the job writes it through record_raw_message_v2), an hour ago: the
+    row's id."""
+    path = f"fax_received_emails/{fax_id}/raw.v1.eml"
+    answer = httpx.post(f"{env['SUPABASE_URL']}/storage/v1/object/fax-attachments/{path}", content=content,
+                        headers={**admin_api(env), "Content-Type": "message/rfc822"}, timeout=30)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    return str(admin.execute(
+        "insert into fax_received_email_raw_messages (fax_received_email_id, bucket, storage_path, size_bytes, sha256,"
+        " created_at) values (%s, 'fax-attachments', %s, %s, %s, now() - interval '1 hour') returning id",
+        (fax_id, path, len(content), hashlib.sha256(content).hexdigest()),
+    ).fetchone()["id"])  # fmt: skip
+
+
 def fax(db, provider_id: str, received: str, sender: str = "fax@example.jp", subject: str = "FAX") -> str:
     return str(db.execute(
         "insert into fax_received_emails (provider_email_id, data, from_address, subject, received_at)"
@@ -83,7 +98,7 @@ def sha256sum_check(folder: Path) -> None:
     assert done.stdout.count(": OK") == len((folder / "SHA256SUMS").read_text().splitlines())
 
 
-def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, env, clerk, tmp_path,
+def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, admin, env, clerk, tmp_path,
                                                                       monkeypatch) -> None:  # fmt: skip
     monkeypatch.setattr(export, "SCAN", 2)  # several pages of the cursor, from a handful of rows
     invoice = fax(db, "em_x_1", "2026-12-01T09:00:00+09:00",
@@ -94,9 +109,13 @@ def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, 
     content = b"%PDF-1.4 invoice " + bytes(range(256)) * 40
     first = store(env, db, invoice, "att_1", content, filename="=cmd|'/C calc'!A0")
     second = store(env, db, invoice, "att_2", b"%PDF-1.4 its delivery note " * 50, filename="納品書.pdf")
+    raw = stored_raw(env, admin, invoice, b"From: fax@example.jp\r\nSubject: FAX\r\n\r\nthe raw message\r\n")
     # No index: filed by the day it was received in the office's time zone (23:30 UTC is the 3rd in Tokyo).
     unindexed = fax(db, "em_x_2", "2026-12-02T23:30:00+00:00")
     third = store(env, db, unindexed, "att_1", b"%PDF-1.4 no index yet")
+    # Its raw message could not be had (Resend's answer had none): nothing to export for it.
+    admin.execute("insert into fax_received_email_raw_messages (fax_received_email_id, unavailable, created_at)"
+               " values (%s, 'raw_null', now() - interval '1 hour')", (unindexed,))  # fmt: skip
     long_name = fax(db, "em_x_3", "2026-12-03T10:00:00+09:00")
     index(db, clerk, long_name, {"transaction_date": "2026-12-03", "counterparty": "株式会社" + "長" * 190})
     fourth = store(env, db, long_name, "att_1", b"%PDF-1.4 a long counterparty")
@@ -108,21 +127,23 @@ def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # on a terminal: the progress line
     status, out, err = cli("export", "--from", "2026-11-01", "--to", "2026-12-03", "-o", str(folder))
     assert status == 0, err
-    assert "wrote 4 originals" in out
-    assert err.startswith("\rexport: ") and err.endswith("\rexport: 4 of 4 originals written, 0.0 MB\n"), repr(err)
+    assert "wrote 5 originals" in out
+    assert err.startswith("\rexport: ") and err.endswith("\rexport: 5 of 5 originals written, 0.0 MB\n"), repr(err)
 
     rows, sums = read_export(folder)
-    assert len(rows) == 4
+    assert len(rows) == 5
     recorded = {str(r["id"]): r for r in db.execute(
-        "select a.*, e.from_address, e.subject from fax_received_email_attachments a"
-        " join fax_received_emails e on e.id = a.fax_received_email_id").fetchall()}  # fmt: skip
+        "select a.id, a.fax_received_email_id, a.size_bytes, a.sha256, e.from_address"
+        " from fax_received_email_attachments a join fax_received_emails e on e.id = a.fax_received_email_id"
+        " union all select r.id, r.fax_received_email_id, r.size_bytes, r.sha256, null"
+        " from fax_received_email_raw_messages r where r.unavailable is null").fetchall()}  # fmt: skip
     names = set()
     for row in rows:
         name = row["ファイル名"]
         names.add(name)
         content = (folder / name).read_bytes()
         digest = hashlib.sha256(content).hexdigest()
-        attachment = recorded[row["添付ファイルのID"]]
+        attachment = recorded[row["添付ファイル・受信メールのID"]]
         assert digest == attachment["sha256"] == row["SHA-256"] == sums[name]
         assert len(content) == attachment["size_bytes"] == int(row["サイズ（バイト）"])
         assert row["FAXのID"] == str(attachment["fax_received_email_id"])
@@ -130,12 +151,16 @@ def test_export_by_date_range_writes_each_original_its_row_and_its_sum(cli, db, 
         assert not RESERVED & set(name) and not any(ord(c) < 32 for c in name), name
         assert not name.endswith((".", " ")) and len(name) <= MAX_NAME_CHARS
         assert len(name.encode()) <= MAX_NAME_BYTES
-    assert len(names) == 4
-    by_id = {row["添付ファイルのID"]: row for row in rows}
+    assert len(names) == 5
+    by_id = {row["添付ファイル・受信メールのID"]: row for row in rows}
 
     row = by_id[first]
     assert row["ファイル名"] == f"20261130_ヤマダ_商事__本社______ CON_108000_{invoice[:8]}.pdf"
     assert by_id[second]["ファイル名"] == f"20261130_ヤマダ_商事__本社______ CON_108000_{invoice[:8]}-2.pdf"
+    # The e-mail itself beside its attachments: the evidence of when and from whom.
+    assert by_id[raw]["ファイル名"] == f"20261130_ヤマダ_商事__本社______ CON_108000_{invoice[:8]}.eml"
+    assert (by_id[raw]["区分"], by_id[first]["区分"]) == ("受信メール（.eml）", "原本（添付ファイル）")
+    assert by_id[raw]["ファイルの種類"] == "message/rfc822" and by_id[raw]["元のファイル名"] == ""
     assert (row["取引年月日"], row["取引金額"], row["書類の種類"]) == ("2026-11-30", "108000", "請求書")
     assert row["取引先"] == 'ヤマダ/商事:"本社"*?<>| CON.'  # as entered: the CSV holds it, the name only a safe form
     assert row["受信日時"] == "2026-12-01T09:00:00+09:00"
@@ -193,7 +218,7 @@ def test_since_last_copies_only_what_is_new_and_keeps_its_mark_in_the_copy(cli, 
     second = json.loads(out)
     assert second["originals"] == 1 and second["since"] == first["stored_before"]
     rows, _ = read_export(Path(second["folder"]))
-    assert [row["添付ファイルのID"] for row in rows] == [since]
+    assert [row["添付ファイル・受信メールのID"] for row in rows] == [since]
     sha256sum_check(Path(second["folder"]))
     assert json.loads(mark_file.read_text())["stored_before"] == second["stored_before"]
 

@@ -63,6 +63,9 @@ def test_a_name_is_date_counterparty_amount_short_id_and_the_stored_types_extens
         "_ab[2J c_金額未入力_5e1f0c2a.bin"
     )
     assert numbered("20261130_a_1_5e1f0c2a.pdf", 2) == "20261130_a_1_5e1f0c2a (2).pdf"
+    assert export_name(document(kind="raw_message", content_type="message/rfc822")) == (
+        "20261130_取引先未入力_金額未入力_5e1f0c2a.eml"
+    )
 
 
 @given(st.text(max_size=300), st.integers(min_value=0, max_value=999_999_999_999) | st.none())
