@@ -138,6 +138,12 @@ def _since_last(context: commands.Context, args: argparse.Namespace, output: Pat
     window: dict[str, Any] = {"p_stored_from": mark["stored_before"] if mark else None}
     first = _page(context, window, None)
     window["p_stored_before"] = first["stored_before"]
+    if mark and datetime.fromisoformat(str(first["stored_before"])) <= datetime.fromisoformat(mark["stored_before"]):
+        # A mark ahead of this window (a clock set back, a mark copied from a later copy): nothing is
+        # new, and the mark never moves back, which would copy what the copy holds again.
+        data = {"folder": None, "since": mark["stored_before"], "stored_before": mark["stored_before"], "originals": 0,
+                "bytes": 0, "mark": str(output / MARK), "time_zone": first["time_zone"]}  # fmt: skip
+        return data, _shown(data, f"recorded since {display.local_time(mark['stored_before'], context.now)}")
     folder = output / str(first["stored_before_local"])
     if folder.exists():
         raise Refusal("folder_not_empty", f"{folder} exists: nothing written (is another copy running?)")

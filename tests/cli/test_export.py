@@ -230,8 +230,16 @@ def test_since_last_copies_only_what_is_new_and_keeps_its_mark_in_the_copy(cli, 
                                                              mark_file.name])  # fmt: skip
     assert json.loads(mark_file.read_text())["stored_before"] > second["stored_before"]
 
-    # A mark of another project's copy is refused, and no date range goes with --since-last.
+    # A mark ahead of the window (a clock set back) is kept as it is: nothing is copied twice.
     mark = json.loads(mark_file.read_text())
+    ahead = mark | {"stored_before": db.execute("select (now() + interval '1 day')::text as t").fetchone()["t"]}
+    mark_file.write_text(json.dumps(ahead))
+    status, out, err = cli("export", "--since-last", "-o", str(copy), "--json")
+    assert status == 0 and json.loads(out)["originals"] == 0, err
+    assert json.loads(mark_file.read_text()) == ahead
+    mark_file.write_text(json.dumps(mark))
+
+    # A mark of another project's copy is refused, and no date range goes with --since-last.
     mark_file.write_text(json.dumps(mark | {"project": "https://another.supabase.co"}))
     status, _, err = cli("export", "--since-last", "-o", str(copy))
     assert status == 2 and "another.supabase.co" in err
