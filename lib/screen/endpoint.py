@@ -7,7 +7,7 @@ GET  /api/admin/faxes?from=&to=&sender=&line=&q=&handling=&assignee=&date_from=&
                     &counterparty=&type=&after_time=&after_id=&limit=
                                                the inbox, and the law's search by the index fields
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
-POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
+POST /api/admin/faxes/<id>/rotation {"rotation"}              clerks and admins: remembered, audited
 POST /api/admin/faxes/<id>/index {"values", "reason"?, "version"}  clerks and admins: the index fields, with history
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
@@ -517,7 +517,7 @@ def rotation(context: Context) -> dict[str, Any]:
     value = body.get("rotation")
     if value not in (0, 90, 180, 270) or isinstance(value, bool):
         raise Refusal("bad_request", "rotation must be 0, 90, 180 or 270", 400)
-    who = context.require_admin()
+    who = context.require_indexer()  # the clerks read the faxes, and turn the sideways ones for everyone
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 
