@@ -789,6 +789,29 @@ ALTER TABLE ONLY document_jobs_internal.fax_announcements
     ADD CONSTRAINT fax_announcements_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE document_jobs_internal.fax_announcements ENABLE ROW LEVEL SECURITY;
 
+COMMENT ON TABLE document_jobs_internal.fax_senders IS 'Who sent each fax, as lib/fax/senders.py parse_sender read its subject and From name (the format that matched, the sender''s name, the number canonical and as written, whether the caller ID or the station ID gave it, and why there is none, in the words the screen uses), recorded by its prepare_fax job through record_fax_sender_v1 (the parser is Python''s; the announcements, in SQL, read it here). Replaced when the job runs again. No row: the job has not run (a fax that could not be fetched), and the From line is all there is.';
+CREATE TABLE document_jobs_internal.fax_senders (
+    fax_received_email_id uuid NOT NULL,
+    format text,
+    name text,
+    number text,
+    number_display text,
+    number_source text,
+    withheld_ja text,
+    withheld_en text,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_senders_lengths CHECK (((length(format) <= 100) AND (length(name) <= 100) AND (length(number_display) <= 40) AND (length(withheld_ja) <= 20) AND (length(withheld_en) <= 40))),
+    CONSTRAINT fax_senders_number CHECK ((number ~ '^[0-9]{3,20}$'::text)),
+    CONSTRAINT fax_senders_number_source CHECK ((number_source = ANY (ARRAY['caller_id'::text, 'station_id'::text]))),
+    CONSTRAINT fax_senders_number_whole CHECK ((((number IS NULL) = (number_display IS NULL)) AND ((number IS NULL) = (number_source IS NULL)))),
+    CONSTRAINT fax_senders_one_line CHECK ((((((COALESCE(format, ''::text) || COALESCE(name, ''::text)) || COALESCE(number_display, ''::text)) || COALESCE(withheld_ja, ''::text)) || COALESCE(withheld_en, ''::text)) !~ '[[:cntrl:]]'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE document_jobs_internal.fax_senders ENABLE ROW LEVEL SECURITY;
+
 COMMENT ON TABLE document_jobs_internal.handling_bulk_action_faxes IS 'The faxes a bulk mark done counted, and what became of each (changed, or skipped with why).';
 CREATE TABLE document_jobs_internal.handling_bulk_action_faxes (
     bulk_action_id uuid NOT NULL,
@@ -1939,6 +1962,61 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) IS 'start_prepare_fax_v2''s answer, its "email" with the e-mail''s "subject" and "from" as recorded: the job reads the sender from them (record_fax_sender_v1).';
+CREATE FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_start jsonb := public.start_prepare_fax_v2(p_job_id, p_generation);
+begin
+    if not (v_start ->> 'held')::boolean or v_start -> 'email' = 'null'::jsonb then
+        return v_start;
+    end if;
+    return jsonb_set(v_start, '{email}', (
+        select jsonb_build_object('id', e.id, 'subject', e.subject, 'from', e.from_address)
+          from public.fax_received_emails e where e.id = (v_start #>> '{email,id}')::uuid));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) IS 'Records who sent the prepare_fax job''s fax as the worker read it (lib/fax/senders.py): p_sender {"format", "name", "number", "number_display", "number_source", "withheld_ja", "withheld_en"}, each optional, checked by fax_senders'' constraints (one line, short); replaces an earlier reading. Fenced by (p_job_id, p_generation). Answers {"held", "state"}.';
+CREATE FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_key text;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(jsonb_typeof(p_sender) = 'object', 'p_sender must be a JSON object');
+    for v_key in select jsonb_object_keys(p_sender) loop
+        perform document_jobs_internal.require(
+            v_key in ('format', 'name', 'number', 'number_display', 'number_source', 'withheld_ja', 'withheld_en'),
+            format('p_sender has no key %s', v_key));
+    end loop;
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    insert into document_jobs_internal.fax_senders as s
+           (fax_received_email_id, format, name, number, number_display, number_source, withheld_ja, withheld_en)
+    values (v_email_id, p_sender ->> 'format', p_sender ->> 'name', p_sender ->> 'number', p_sender ->> 'number_display',
+            p_sender ->> 'number_source', p_sender ->> 'withheld_ja', p_sender ->> 'withheld_en')
+    on conflict (fax_received_email_id) do update
+       set format = excluded.format, name = excluded.name, number = excluded.number,
+           number_display = excluded.number_display, number_source = excluded.number_source,
+           withheld_ja = excluded.withheld_ja, withheld_en = excluded.withheld_en, recorded_at = now();
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) TO service_role;
 
 COMMENT ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) IS 'Records what the prepare_fax job derived from one attachment of its e-mail (its page count, viewing PDF and thumbnail keys, or the error code of a file it could not prepare), replacing an earlier preparation, fenced by (p_job_id, p_generation). The attachment must be the job''s e-mail''s and p_source_sha256 its recorded digest; the keys must lie under fax_views/{e-mail}/{attachment}/ (never an original''s). With p_lease (the worker always passes it) the lease is renewed in the same statement, and a streak of time-budget releases ends. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
@@ -3807,6 +3885,7 @@ declare
     v_fax jsonb;
     v_pages text;
     v_note text;
+    v_number jsonb;
     v_request bigint;
 begin
     -- One tick at a time: a second one (a manual call beside the cron's) finds nothing to do.
@@ -3850,17 +3929,27 @@ begin
                       join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
                      order by t.n limit 1),
                    (select document_jobs_internal.address_of(t) from unnest(e.to_addresses) t limit 1)),
-               -- the From line's display name, else its address
+               -- the name the parser read (fax_senders), else the From line's display name, else
+               -- its address: as the inbox shows the sender (lib/screen/calls.py sender_of)
                'sender', coalesce(
+                   s.name,
                    nullif(btrim(substring(e.from_address from '^(.*)<[^<>]*>\s*$'), E' \t"'), ''),
                    document_jobs_internal.address_of(e.from_address)),
+               -- the number, unless it is a station ID that is one of the office's own lines (the
+               -- forwarding machine's, never the sender's), or why there is none
+               'number', case
+                   when s.number_source = 'station_id'
+                        and exists (select 1 from public.fax_lines l where l.number = s.number) then null
+                   else s.number_display end,
+               'withheld', case when v_ja then s.withheld_ja else s.withheld_en end,
                'pages', (select sum(v.page_count) from public.fax_received_email_attachments f
                            join public.fax_attachment_views v on v.attachment_id = f.id and v.source_sha256 = f.sha256
                           where f.fax_received_email_id = e.id))
              order by p.ready_at, p.fax_received_email_id)
       into v_faxes
       from pending p
-      join public.fax_received_emails e on e.id = p.fax_received_email_id;
+      join public.fax_received_emails e on e.id = p.fax_received_email_id
+      left join document_jobs_internal.fax_senders s on s.fax_received_email_id = e.id;
     v_count := coalesce(jsonb_array_length(v_faxes), 0);
     if v_count = 0 then
         return 0;
@@ -3880,6 +3969,12 @@ begin
             when v_ja then format('%s ページ', v_fax ->> 'pages')
             else format('%s p.', v_fax ->> 'pages')
         end;
+        v_number := case
+            when v_fax ->> 'number' is not null then
+                jsonb_build_array(' FAX ', jsonb_build_object('quote', v_fax ->> 'number', 'max', 40))
+            when v_fax ->> 'withheld' is not null then jsonb_build_array(' FAX ' || (v_fax ->> 'withheld'))
+            else '[]'::jsonb
+        end;
         v_note := case v_fax ->> 'stood'
             when 'unfetched' then case when v_ja then '取得できませんでした。画面で確認してください'
                                        else 'it could not be fetched: see it on the screen' end
@@ -3892,7 +3987,8 @@ begin
                 || jsonb_build_array(jsonb_build_array(case when v_ja then '回線: ' else 'Line: ' end,
                                                        jsonb_build_object('quote', v_fax ->> 'line', 'max', 50)))
                 || jsonb_build_array(jsonb_build_array(case when v_ja then '送信元: ' else 'From: ' end,
-                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60)))
+                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60))
+                                     || v_number)
                 || jsonb_build_array(jsonb_build_array(case when v_ja then 'ページ数: ' else 'Pages: ' end
                                                        || case when v_fax ->> 'pages' is null then
                                                               case when v_ja then '不明' else 'unknown' end
@@ -3909,8 +4005,9 @@ begin
                 jsonb_build_array(
                     '• ' || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz) || ' ',
                     jsonb_build_object('quote', v_fax ->> 'line', 'max', 20), ' ',
-                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40),
-                    ' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
+                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40))
+                || v_number
+                || jsonb_build_array(' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
                 || case when v_screen is null then '[]'::jsonb
                         else jsonb_build_array(' ', jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id'))) end);
         end if;

@@ -90,6 +90,92 @@ create trigger document_jobs_note_fax_ready
           and new.kind in ('fetch_email', 'prepare_fax') and new.fax_received_email_id is not null)
     execute function document_jobs_internal.note_fax_ready();
 
+-- Who sent a fax, as lib/fax/senders.py reads its subject and From (the parser's table lives in
+-- Python, one owner): the prepare_fax job records what it read, so that the announcement says the
+-- sender's name and number as the inbox does. Derived, like the views: not the record.
+create table document_jobs_internal.fax_senders (
+    fax_received_email_id uuid primary key
+        references public.fax_received_emails (id) on delete cascade,
+    format text,
+    name text,
+    number text,
+    number_display text,
+    number_source text,
+    withheld_ja text,
+    withheld_en text,
+    recorded_at timestamptz not null default now(),
+    constraint fax_senders_number check (number ~ '^[0-9]{3,20}$'),
+    constraint fax_senders_number_source check (number_source in ('caller_id', 'station_id')),
+    constraint fax_senders_number_whole check ((number is null) = (number_display is null)
+                                               and (number is null) = (number_source is null)),
+    constraint fax_senders_one_line check (
+        coalesce(format, '') || coalesce(name, '') || coalesce(number_display, '') || coalesce(withheld_ja, '')
+            || coalesce(withheld_en, '') !~ '[[:cntrl:]]'),
+    constraint fax_senders_lengths check (length(format) <= 100 and length(name) <= 100 and length(number_display) <= 40
+                                          and length(withheld_ja) <= 20 and length(withheld_en) <= 40)
+);
+comment on table document_jobs_internal.fax_senders is
+    'Who sent each fax, as lib/fax/senders.py parse_sender read its subject and From name (the format that matched, the sender''s name, the number canonical and as written, whether the caller ID or the station ID gave it, and why there is none, in the words the screen uses), recorded by its prepare_fax job through record_fax_sender_v1 (the parser is Python''s; the announcements, in SQL, read it here). Replaced when the job runs again. No row: the job has not run (a fax that could not be fetched), and the From line is all there is.';
+alter table document_jobs_internal.fax_senders enable row level security;
+revoke all on table document_jobs_internal.fax_senders from public, anon, authenticated, service_role;
+
+create function public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) returns jsonb
+    language plpgsql stable security definer
+    set search_path = ''
+as $$
+declare
+    v_start jsonb := public.start_prepare_fax_v2(p_job_id, p_generation);
+begin
+    if not (v_start ->> 'held')::boolean or v_start -> 'email' = 'null'::jsonb then
+        return v_start;
+    end if;
+    return jsonb_set(v_start, '{email}', (
+        select jsonb_build_object('id', e.id, 'subject', e.subject, 'from', e.from_address)
+          from public.fax_received_emails e where e.id = (v_start #>> '{email,id}')::uuid));
+end;
+$$;
+comment on function public.start_prepare_fax_v3(uuid, integer) is
+    'start_prepare_fax_v2''s answer, its "email" with the e-mail''s "subject" and "from" as recorded: the job reads the sender from them (record_fax_sender_v1).';
+revoke all on function public.start_prepare_fax_v3(uuid, integer) from public, anon, authenticated;
+grant execute on function public.start_prepare_fax_v3(uuid, integer) to service_role;
+
+create function public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) returns jsonb
+    language plpgsql security definer
+    set search_path = ''
+as $$
+declare
+    v_email_id uuid;
+    v_key text;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(jsonb_typeof(p_sender) = 'object', 'p_sender must be a JSON object');
+    for v_key in select jsonb_object_keys(p_sender) loop
+        perform document_jobs_internal.require(
+            v_key in ('format', 'name', 'number', 'number_display', 'number_source', 'withheld_ja', 'withheld_en'),
+            format('p_sender has no key %s', v_key));
+    end loop;
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    insert into document_jobs_internal.fax_senders as s
+           (fax_received_email_id, format, name, number, number_display, number_source, withheld_ja, withheld_en)
+    values (v_email_id, p_sender ->> 'format', p_sender ->> 'name', p_sender ->> 'number', p_sender ->> 'number_display',
+            p_sender ->> 'number_source', p_sender ->> 'withheld_ja', p_sender ->> 'withheld_en')
+    on conflict (fax_received_email_id) do update
+       set format = excluded.format, name = excluded.name, number = excluded.number,
+           number_display = excluded.number_display, number_source = excluded.number_source,
+           withheld_ja = excluded.withheld_ja, withheld_en = excluded.withheld_en, recorded_at = now();
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$$;
+comment on function public.record_fax_sender_v1(uuid, integer, jsonb) is
+    'Records who sent the prepare_fax job''s fax as the worker read it (lib/fax/senders.py): p_sender {"format", "name", "number", "number_display", "number_source", "withheld_ja", "withheld_en"}, each optional, checked by fax_senders'' constraints (one line, short); replaces an earlier reading. Fenced by (p_job_id, p_generation). Answers {"held", "state"}.';
+revoke all on function public.record_fax_sender_v1(uuid, integer, jsonb) from public, anon, authenticated;
+grant execute on function public.record_fax_sender_v1(uuid, integer, jsonb) to service_role;
+
 create function document_jobs_internal.office_time(p_at timestamptz) returns text
     language plpgsql stable
     set search_path = ''
@@ -237,6 +323,7 @@ declare
     v_fax jsonb;
     v_pages text;
     v_note text;
+    v_number jsonb;
     v_request bigint;
 begin
     -- One tick at a time: a second one (a manual call beside the cron's) finds nothing to do.
@@ -280,17 +367,27 @@ begin
                       join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
                      order by t.n limit 1),
                    (select document_jobs_internal.address_of(t) from unnest(e.to_addresses) t limit 1)),
-               -- the From line's display name, else its address
+               -- the name the parser read (fax_senders), else the From line's display name, else
+               -- its address: as the inbox shows the sender (lib/screen/calls.py sender_of)
                'sender', coalesce(
+                   s.name,
                    nullif(btrim(substring(e.from_address from '^(.*)<[^<>]*>\s*$'), E' \t"'), ''),
                    document_jobs_internal.address_of(e.from_address)),
+               -- the number, unless it is a station ID that is one of the office's own lines (the
+               -- forwarding machine's, never the sender's), or why there is none
+               'number', case
+                   when s.number_source = 'station_id'
+                        and exists (select 1 from public.fax_lines l where l.number = s.number) then null
+                   else s.number_display end,
+               'withheld', case when v_ja then s.withheld_ja else s.withheld_en end,
                'pages', (select sum(v.page_count) from public.fax_received_email_attachments f
                            join public.fax_attachment_views v on v.attachment_id = f.id and v.source_sha256 = f.sha256
                           where f.fax_received_email_id = e.id))
              order by p.ready_at, p.fax_received_email_id)
       into v_faxes
       from pending p
-      join public.fax_received_emails e on e.id = p.fax_received_email_id;
+      join public.fax_received_emails e on e.id = p.fax_received_email_id
+      left join document_jobs_internal.fax_senders s on s.fax_received_email_id = e.id;
     v_count := coalesce(jsonb_array_length(v_faxes), 0);
     if v_count = 0 then
         return 0;
@@ -310,6 +407,12 @@ begin
             when v_ja then format('%s ページ', v_fax ->> 'pages')
             else format('%s p.', v_fax ->> 'pages')
         end;
+        v_number := case
+            when v_fax ->> 'number' is not null then
+                jsonb_build_array(' FAX ', jsonb_build_object('quote', v_fax ->> 'number', 'max', 40))
+            when v_fax ->> 'withheld' is not null then jsonb_build_array(' FAX ' || (v_fax ->> 'withheld'))
+            else '[]'::jsonb
+        end;
         v_note := case v_fax ->> 'stood'
             when 'unfetched' then case when v_ja then '取得できませんでした。画面で確認してください'
                                        else 'it could not be fetched: see it on the screen' end
@@ -322,7 +425,8 @@ begin
                 || jsonb_build_array(jsonb_build_array(case when v_ja then '回線: ' else 'Line: ' end,
                                                        jsonb_build_object('quote', v_fax ->> 'line', 'max', 50)))
                 || jsonb_build_array(jsonb_build_array(case when v_ja then '送信元: ' else 'From: ' end,
-                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60)))
+                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60))
+                                     || v_number)
                 || jsonb_build_array(jsonb_build_array(case when v_ja then 'ページ数: ' else 'Pages: ' end
                                                        || case when v_fax ->> 'pages' is null then
                                                               case when v_ja then '不明' else 'unknown' end
@@ -339,8 +443,9 @@ begin
                 jsonb_build_array(
                     '• ' || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz) || ' ',
                     jsonb_build_object('quote', v_fax ->> 'line', 'max', 20), ' ',
-                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40),
-                    ' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
+                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40))
+                || v_number
+                || jsonb_build_array(' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
                 || case when v_screen is null then '[]'::jsonb
                         else jsonb_build_array(' ', jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id'))) end);
         end if;

@@ -92,6 +92,8 @@ select set_eq(
         'public.document_jobs_reconciliation_status()',
         -- preparing each fax for the screen (prepare_fax) and its backfill
         'public.start_prepare_fax_v2(uuid,integer)',
+        'public.start_prepare_fax_v3(uuid,integer)',
+        'public.record_fax_sender_v1(uuid,integer,jsonb)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
         'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',

@@ -6,7 +6,7 @@ begin;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(41);
+select plan(46);
 
 delete from vault.secrets where name in ('document_jobs_url', 'internal_function_secret', 'document_jobs_alert_url',
                                          'document_jobs_announce_url');
@@ -155,6 +155,26 @@ select is(split_part(split_part(t.last() ->> 'text', E'\n', 3), '`', 2),
           'its name one line, in code, with Slack''s <, > and & escaped (no mention, no link), its control characters gone');
 select is(array_length(string_to_array(t.last() ->> 'text', E'\n'), 1), 7, 'no line added by the sender (seven: the fax has no file, a line says so)');
 
+-- The sender as the prepare_fax job read it (fax_senders: lib/fax/senders.py's reading).
+select t.minute_passes();
+select t.fax('em_parsed');
+insert into document_jobs_internal.fax_senders (fax_received_email_id, format, name, number, number_display, number_source)
+values (t.email_id('em_parsed'), 'efax', 'YAMADA SHOJI', '0611112222', '06-1111-2222', 'caller_id');
+select t.fax('em_withheld');
+insert into document_jobs_internal.fax_senders (fax_received_email_id, format, withheld_ja, withheld_en)
+values (t.email_id('em_withheld'), 'efax', '非通知', 'Withheld');
+update public.fax_lines set number = '0312345678' where address = 'honsha@fax.example';
+select t.fax('em_own');
+insert into document_jobs_internal.fax_senders (fax_received_email_id, format, number, number_display, number_source)
+values (t.email_id('em_own'), 'ricoh', '0312345678', '03-1234-5678', 'station_id');
+select t.fetched(i) from unnest(array['em_parsed', 'em_withheld', 'em_own']) i;
+select is(t.announce(), 3, 'three faxes whose senders were read');
+select ok(t.last() ->> 'text' ~ '`本社` `YAMADA SHOJI` FAX `06-1111-2222` ページ数不明',
+          'the name and number the parser read');
+select ok(t.last() ->> 'text' ~ '`本社` `Yamada Shoji` FAX 非通知 ページ数不明', 'a withheld number says so');
+select ok(t.last() ->> 'text' !~ '03-1234-5678',
+          'a station ID that is the office''s own line is the forwarding machine''s, never shown as the sender''s');
+
 -- English by the office's setting; the time in the office's zone, whatever it is.
 select t.minute_passes();
 update public.office_settings set announce_language = 'en', time_zone = 'America/New_York';
@@ -184,6 +204,8 @@ select throws_ok($$ update public.office_settings set screen_url = 'https://x.ex
                  'a screen URL with a query or markup is refused');
 select throws_ok($$ update public.office_settings set announce_language = 'fr' $$, '23514', null,
                  'a language other than ja and en is refused');
+select throws_ok($$ insert into document_jobs_internal.fax_senders (fax_received_email_id, name)
+                    values (t.email_id('em_off'), E'two\nlines') $$, '23514', null, 'a recorded sender is one line');
 select throws_ok($$ select document_jobs_internal.chat_message('[[{"link": "https://x.example/a b"}]]', 'slack') $$,
                  '22023', null, 'chat_message links nothing but a plain URL');
 

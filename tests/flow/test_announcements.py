@@ -23,6 +23,8 @@ from tests.support.receiver import Receiver, receiver
 from tests.support.webhooks import deliver
 
 ANNOUNCE_PATH = "/hooks/announce"
+# eFax's subject (tests/unit/test_sender_numbers.py cites the page): the parser reads name and number.
+EFAX_SUBJECT = "eFax from YAMADA SHOJI – 3 page(s), caller ID: 06-1111-2222"
 SCREEN = "https://office.example/admin"
 LINE = ("fax@office.example", "本社")
 WAIT_S = 120  # a fetch and a preparation each, on a loaded machine
@@ -87,12 +89,14 @@ def wait_ready(admin: psycopg.Connection, count: int) -> None:
 
 
 def test_one_message_per_fax_then_a_burst_in_one_message_a_minute(db, env, admin, announced) -> None:
-    tiff = send(env, sample="efax")
+    tiff = send(env, sample="efax", subject=EFAX_SUBJECT)
     wait_ready(admin, 1)
     assert tick(db) == 1
     [first] = messages(db, announced)
     lines = first["text"].split("\n")
-    assert lines[:3] == ["新しいFAXが届きました", "回線: `本社`", "送信元: `eFax`"]
+    assert lines[:3] == ["新しいFAXが届きました", "回線: `本社`", "送信元: `YAMADA SHOJI` FAX `06-1111-2222`"], (
+        "the sender's name and number as the prepare_fax job read them (lib/fax/senders.py)"
+    )
     assert lines[3] == "ページ数: 3", "the pages its preparation counted"
     assert re.fullmatch(r"受信: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00", lines[4]), "in the office's zone"
     assert LINK.findall(first["text"]) == [email_row(db, tiff)]
