@@ -290,12 +290,15 @@ def _id(call: Call) -> str:
 
 
 def me(context: Context) -> dict[str, Any]:
-    """The operator (their e-mail and role as Auth stores them now), and what the page's filters
-    offer: the job kinds, and the error codes jobs can have."""
+    """The operator (their e-mail and role as Auth stores them now), what the page's filters
+    offer (the job kinds, and the error codes jobs can have), and the office's time zone, which
+    the inbox's day shortcuts and typed dates mean (office_settings.time_zone)."""
     from lib.failures import FailureCode
 
     found: dict[str, Any] = context.operator_rpc("document_jobs_operator_me", {})
+    [office] = context.read("office_settings", lambda client: client.table("office_settings").select("time_zone"))
     return {
+        "time_zone": office["time_zone"],
         "user_id": found["user_id"],
         "email": found["email"],
         "role": found["role"],
