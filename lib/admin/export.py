@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -89,7 +89,6 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 class _Written:
     originals: int = 0
     bytes: int = 0
-    names: list[str] = field(default_factory=list)  # only the first few, for the summary
 
 
 class _Tee:
