@@ -72,6 +72,8 @@ class FailureCode(StrEnum):
     # The stored original itself, read back by the prepare_fax job, is not what was recorded.
     ORIGINAL_MISSING = "original_missing"
     ORIGINAL_ALTERED = "original_altered"
+    # An original read for an admin's export (the export_faxes job) is missing or not as recorded.
+    EXPORT_ORIGINAL_MISMATCH = "export_original_mismatch"
     TIME_BUDGET = "time_budget"
     INTERNAL_ERROR = "internal_error"
 
@@ -626,6 +628,24 @@ FAILURES: dict[FailureCode, Rule] = {
             clerk_ja=_ORIGINAL_CLERK_JA,
             operator_en=_ORIGINAL_EN,
             operator_ja=_ORIGINAL_JA,
+        ),
+    ),
+    FailureCode.EXPORT_ORIGINAL_MISMATCH: Rule(
+        Action.FAIL,
+        Explanation(
+            meaning_en="the export stopped: an original it read from Storage is missing, or its bytes are not those "
+            "recorded (size or SHA-256)",
+            meaning_ja="エクスポートを中止しました。Storage から読んだ原本が見つからないか、記録した内容（サイズまたは"
+            " SHA-256）と一致しません。",
+            clerk_en="Do not hand out any part of this export. Call your system administrator today with the job's id.",
+            clerk_ja="このエクスポートは、どの部分も渡さないでください。ジョブの ID を添えて今日中にシステム管理者に"
+            "連絡してください。",
+            operator_en="The job's error names the original (its fax's short id, its key). Run document-jobs-admin "
+            "verify, which records the finding and opens the outage; put the original back at its key from the "
+            "office's own copy, then press {job.retry}: the export goes on after its last stored part.",
+            operator_ja="ジョブのエラーに原本（FAX の短い ID とキー）が示されています。document-jobs-admin verify を"
+            "実行して記録し（障害として開きます）、事務所の控えから同じキーに原本を戻したうえで{job.retry}を押して"
+            "ください。エクスポートは保存済みの最後の部分の続きから再開します。",
         ),
     ),
     FailureCode.TIME_BUDGET: Rule(

@@ -223,6 +223,7 @@ ALTER TABLE ONLY public.document_job_kinds
     ADD CONSTRAINT document_job_kinds_pkey PRIMARY KEY (kind);
 ALTER TABLE public.document_job_kinds ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.document_job_kinds TO service_role;
+INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('export_faxes', 'build an export of the originals filed in a date range in Storage under exports/<export id>/: zip parts, index.csv and SHA256SUMS', 5);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('fetch_email', 'fetch a received e-mail''s attachments from Resend into Storage', 2);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('prepare_fax', 'count a stored fax''s pages, convert a TIFF into a viewing PDF and render a thumbnail of page 1, under fax_views/', 3);
 INSERT INTO public.document_job_kinds (kind, description, claim_order) VALUES ('reconcile_emails', 'list the e-mails Resend received back to the watermark and record those no webhook delivered', 1);
@@ -270,6 +271,7 @@ CREATE INDEX document_jobs_completed ON public.document_jobs USING btree (finish
 CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree (fax_received_email_id) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text]));
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
+CREATE UNIQUE INDEX document_jobs_one_live_export ON public.document_jobs USING btree (kind) WHERE ((kind = 'export_faxes'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_jobs USING btree (kind) WHERE ((kind = 'reconcile_emails'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
@@ -296,7 +298,7 @@ CREATE TABLE public.document_jobs_audit (
     job_count integer NOT NULL,
     reason text,
     bulk_action_id uuid,
-    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_handle'::text, 'bulk_retry'::text, 'cancel'::text, 'handle'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'index'::text]))),
+    CONSTRAINT document_jobs_audit_action_check CHECK ((action = ANY (ARRAY['bulk_cancel'::text, 'bulk_handle'::text, 'bulk_retry'::text, 'cancel'::text, 'handle'::text, 'index'::text, 'prepare'::text, 'reconcile'::text, 'retry'::text, 'rotate'::text, 'export'::text]))),
     CONSTRAINT document_jobs_audit_actor_named CHECK (((actor_id IS NOT NULL) OR ((action = 'retry'::text) AND (actor_email IS NULL)))),
     CONSTRAINT document_jobs_audit_job_count_check CHECK ((job_count >= 0)),
     CONSTRAINT document_jobs_audit_reason_check CHECK ((length(reason) <= 500))
@@ -460,6 +462,88 @@ ALTER TABLE ONLY public.fax_attachment_views
     ADD CONSTRAINT fax_attachment_views_attachment_id_fkey FOREIGN KEY (attachment_id) REFERENCES public.fax_received_email_attachments(id) ON DELETE CASCADE;
 ALTER TABLE public.fax_attachment_views ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_attachment_views TO service_role;
+
+COMMENT ON TABLE public.fax_export_files IS 'An original (an attachment or a raw e-mail, document_id) in an export''s part under its name in the archive, with the size and SHA-256 read from Storage (checked against its row as it was read) and its row of index.csv (csv_row, as lib/fax/export_files.py csv_row makes it), in the order of the export (seq).';
+CREATE TABLE public.fax_export_files (
+    export_id uuid NOT NULL,
+    seq integer NOT NULL,
+    part integer NOT NULL,
+    name text NOT NULL,
+    document_id uuid NOT NULL,
+    size_bytes bigint NOT NULL,
+    sha256 text NOT NULL,
+    csv_row jsonb NOT NULL,
+    CONSTRAINT fax_export_files_csv_row CHECK ((jsonb_typeof(csv_row) = 'array'::text)),
+    CONSTRAINT fax_export_files_name CHECK (((length(name) >= 1) AND (length(name) <= 255))),
+    CONSTRAINT fax_export_files_seq CHECK ((seq >= 1)),
+    CONSTRAINT fax_export_files_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+ALTER TABLE ONLY public.fax_export_files
+    ADD CONSTRAINT fax_export_files_pkey PRIMARY KEY (export_id, seq);
+CREATE UNIQUE INDEX fax_export_files_name ON public.fax_export_files USING btree (export_id, lower(name));
+ALTER TABLE ONLY public.fax_export_files
+    ADD CONSTRAINT fax_export_files_export_id_fkey FOREIGN KEY (export_id) REFERENCES public.fax_exports(id);
+ALTER TABLE ONLY public.fax_export_files
+    ADD CONSTRAINT fax_export_files_export_id_part_fkey FOREIGN KEY (export_id, part) REFERENCES public.fax_export_parts(export_id, part);
+ALTER TABLE public.fax_export_files ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_export_files TO service_role;
+
+COMMENT ON TABLE public.fax_export_parts IS 'A zip part of an export, stored at storage_path (in the export''s bucket) with its size and SHA-256: the originals export_documents answers after the previous part''s cursor up to and including (after_at, after_id), the cursor the next part starts after.';
+CREATE TABLE public.fax_export_parts (
+    export_id uuid NOT NULL,
+    part integer NOT NULL,
+    storage_path text NOT NULL,
+    size_bytes bigint NOT NULL,
+    sha256 text NOT NULL,
+    originals integer NOT NULL,
+    after_at timestamp with time zone NOT NULL,
+    after_id uuid NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_export_parts_originals CHECK ((originals >= 1)),
+    CONSTRAINT fax_export_parts_part CHECK ((part >= 1)),
+    CONSTRAINT fax_export_parts_sha256 CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_export_parts_size CHECK ((size_bytes >= 0))
+);
+ALTER TABLE ONLY public.fax_export_parts
+    ADD CONSTRAINT fax_export_parts_pkey PRIMARY KEY (export_id, part);
+ALTER TABLE ONLY public.fax_export_parts
+    ADD CONSTRAINT fax_export_parts_export_id_fkey FOREIGN KEY (export_id) REFERENCES public.fax_exports(id);
+ALTER TABLE public.fax_export_parts ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_export_parts TO service_role;
+
+COMMENT ON TABLE public.fax_exports IS 'One export asked for on the admin screen: the originals filed date_from..date_to (export_documents'' selection) and recorded before stored_before (the request''s time less five minutes), total of them; its job (export_faxes) writes zip parts (fax_export_parts), then index.csv and SHA256SUMS into bucket under exports/<id>/ (index_*, sums_*), written and bytes counting the originals stored in parts so far; finished_at once all are stored.';
+CREATE TABLE public.fax_exports (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    job_id uuid NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    requested_by uuid NOT NULL,
+    requested_by_email text,
+    date_from date NOT NULL,
+    date_to date NOT NULL,
+    stored_before timestamp with time zone NOT NULL,
+    total integer NOT NULL,
+    bucket text,
+    written integer DEFAULT 0 NOT NULL,
+    bytes bigint DEFAULT 0 NOT NULL,
+    index_path text,
+    index_size_bytes bigint,
+    index_sha256 text,
+    sums_path text,
+    sums_size_bytes bigint,
+    sums_sha256 text,
+    finished_at timestamp with time zone,
+    CONSTRAINT fax_exports_finished CHECK (((finished_at IS NULL) = (sums_sha256 IS NULL))),
+    CONSTRAINT fax_exports_index_sha256 CHECK ((index_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_exports_range CHECK ((date_from <= date_to)),
+    CONSTRAINT fax_exports_sums_sha256 CHECK ((sums_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT fax_exports_total CHECK ((total >= 0))
+);
+ALTER TABLE ONLY public.fax_exports
+    ADD CONSTRAINT fax_exports_job_id_key UNIQUE (job_id);
+ALTER TABLE ONLY public.fax_exports
+    ADD CONSTRAINT fax_exports_pkey PRIMARY KEY (id);
+ALTER TABLE public.fax_exports ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_exports TO service_role;
 
 COMMENT ON TABLE public.fax_handling IS 'Who is dealing with a received fax (one row per e-mail, written by its first mark; a fax without one is new): its state, who took or closed it, and the note. Changed only through mark_fax_handling and the bulk mark (apply_fax_handling_bulk), every change kept in fax_handling_history; the e-mail''s own row never changes for it.';
 CREATE TABLE public.fax_handling (
@@ -2132,6 +2216,160 @@ $$;
 REVOKE ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_original_checks_v2(p_job_id uuid, p_generation integer, p_run_id bigint, p_checks jsonb, p_lease interval) TO service_role;
 
+COMMENT ON FUNCTION public.start_export_faxes_v1(p_job_id uuid, p_generation integer, p_bucket text) IS 'What an export_faxes job reads first, fenced: its export (export_id, bucket: p_bucket on the first start, then the same; date_from, date_to, stored_before, finished), how many parts and files are recorded ("parts", "files") and the cursor the next part starts after ("after": {"at", "id"}, null before the first part).';
+CREATE FUNCTION public.start_export_faxes_v1(p_job_id uuid, p_generation integer, p_bucket text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+    v_last public.fax_export_parts;
+begin
+    v_export := document_jobs_internal.held_export(p_job_id, p_generation);
+    if v_export.id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(p_bucket is not null, 'p_bucket must not be null');
+    -- The bucket of its first start stays the export's: its parts are there.
+    update public.fax_exports e set bucket = coalesce(e.bucket, p_bucket) where e.id = v_export.id
+    returning * into v_export;
+    select * into v_last from public.fax_export_parts p where p.export_id = v_export.id order by p.part desc limit 1;
+    return jsonb_build_object(
+        'held', true, 'state', 'running',
+        'export_id', v_export.id, 'bucket', v_export.bucket, 'date_from', v_export.date_from,
+        'date_to', v_export.date_to, 'stored_before', v_export.stored_before, 'finished', v_export.finished_at is not null,
+        'parts', coalesce(v_last.part, 0),
+        'files', (select count(*) from public.fax_export_files f where f.export_id = v_export.id),
+        'after', case when v_last.part is not null then jsonb_build_object('at', v_last.after_at, 'id', v_last.after_id) end);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_export_faxes_v1(p_job_id uuid, p_generation integer, p_bucket text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_export_faxes_v1(p_job_id uuid, p_generation integer, p_bucket text) TO service_role;
+
+COMMENT ON FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) IS 'Which of p_names (as given) an earlier part of the job''s export has taken, fenced: a name is the export''s once, as a case-insensitive file system sees it.';
+CREATE FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+begin
+    v_export := document_jobs_internal.held_export(p_job_id, p_generation);
+    if v_export.id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(cardinality(p_names) <= 5000, 'p_names holds at most 5000 names');
+    return jsonb_build_object('held', true, 'state', 'running', 'taken',
+        coalesce((select jsonb_agg(distinct n) from unnest(p_names) n
+                   where exists (select 1 from public.fax_export_files f
+                                  where f.export_id = v_export.id and lower(f.name) = lower(n))), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_export_part_v1(p_job_id uuid, p_generation integer, p_part integer, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_after_at timestamp with time zone, p_after_id uuid, p_files jsonb, p_lease interval) IS 'Records a stored zip part of the job''s export, fenced by (p_job_id, p_generation), renewing the lease by p_lease when given: the part (the next number only, at exports/<export id>/part-NNNN.zip), the cursor the next part starts after (p_after_at, p_after_id) and its files (p_files: {"name", "document_id", "size_bytes", "sha256", "csv_row"}, a name taken in the export refused by fax_export_files_name). {"held", "state", "part", "written"}.';
+CREATE FUNCTION public.record_fax_export_part_v1(p_job_id uuid, p_generation integer, p_part integer, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_after_at timestamp with time zone, p_after_id uuid, p_files jsonb, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+    v_parts int;
+    v_seq int;
+    v_count int;
+    v_bytes bigint;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    if p_lease is not null and (p_lease <= interval '0' or p_lease > (document_jobs_internal.limits()).lease_max) then
+        raise exception using errcode = '22023', message = (document_jobs_internal.limits()).lease_rule;
+    end if;
+    v_export := document_jobs_internal.held_export(p_job_id, p_generation);
+    if v_export.id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    select * into v_export from public.fax_exports e where e.id = v_export.id for update;
+    perform document_jobs_internal.require(v_export.finished_at is null, 'the export is finished');
+    select coalesce(max(p.part), 0) into v_parts from public.fax_export_parts p where p.export_id = v_export.id;
+    perform document_jobs_internal.require(p_part = v_parts + 1,
+                                           format('part %s follows part %s, not %s', v_parts + 1, v_parts, p_part));
+    perform document_jobs_internal.require(p_storage_path = format('exports/%s/part-%s.zip', v_export.id,
+                                                                   lpad(p_part::text, 4, '0')),
+                                           'a part is stored under its export''s prefix, exports/<export id>/');
+    perform document_jobs_internal.require(jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) >= 1,
+                                           'p_files must be a non-empty JSON array');
+    insert into public.fax_export_parts (export_id, part, storage_path, size_bytes, sha256, originals, after_at, after_id)
+    values (v_export.id, p_part, p_storage_path, p_size_bytes, p_sha256, jsonb_array_length(p_files), p_after_at,
+            p_after_id);
+    select coalesce(max(f.seq), 0) into v_seq from public.fax_export_files f where f.export_id = v_export.id;
+    insert into public.fax_export_files (export_id, seq, part, name, document_id, size_bytes, sha256, csv_row)
+    select v_export.id, v_seq + e.ordinality::int, p_part, e.value ->> 'name', (e.value ->> 'document_id')::uuid,
+           (e.value ->> 'size_bytes')::bigint, e.value ->> 'sha256', e.value -> 'csv_row'
+      from jsonb_array_elements(p_files) with ordinality e;
+    select count(*), coalesce(sum((e.value ->> 'size_bytes')::bigint), 0) into v_count, v_bytes
+      from jsonb_array_elements(p_files) e;
+    update public.fax_exports e set written = e.written + v_count, bytes = e.bytes + v_bytes where e.id = v_export.id;
+    -- A stored part is progress: it ends a streak of time-budget releases, as storing an original does.
+    update public.document_jobs j
+       set lease_until = coalesce(now() + p_lease, j.lease_until), budget_releases = 0
+     where j.id = p_job_id and j.generation = p_generation;
+    return jsonb_build_object('held', true, 'state', 'running', 'part', p_part, 'written', v_export.written + v_count);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_export_part_v1(p_job_id uuid, p_generation integer, p_part integer, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_after_at timestamp with time zone, p_after_id uuid, p_files jsonb, p_lease interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_export_part_v1(p_job_id uuid, p_generation integer, p_part integer, p_storage_path text, p_size_bytes bigint, p_sha256 text, p_after_at timestamp with time zone, p_after_id uuid, p_files jsonb, p_lease interval) TO service_role;
+
+COMMENT ON FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer, p_limit integer) IS 'The job''s export''s files after p_after_seq (at most p_limit, in order: seq, name, sha256, csv_row), fenced: what its index.csv and SHA256SUMS are written from.';
+CREATE FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer DEFAULT 0, p_limit integer DEFAULT 1000) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+begin
+    v_export := document_jobs_internal.held_export(p_job_id, p_generation);
+    if v_export.id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(p_limit between 1 and 5000, 'p_limit must be between 1 and 5000');
+    return jsonb_build_object('held', true, 'state', 'running', 'files',
+        coalesce((select jsonb_agg(jsonb_build_object('seq', f.seq, 'name', f.name, 'sha256', f.sha256,
+                                                      'csv_row', f.csv_row) order by f.seq)
+                    from (select * from public.fax_export_files f
+                           where f.export_id = v_export.id and f.seq > p_after_seq
+                           order by f.seq limit p_limit) f), '[]'));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.finish_fax_export_v1(p_job_id uuid, p_generation integer, p_index jsonb, p_sums jsonb) IS 'Records the job''s export''s index.csv and SHA256SUMS as stored ({"path", "size_bytes", "sha256"} each, under exports/<export id>/), fenced: the export is finished; the job completes next.';
+CREATE FUNCTION public.finish_fax_export_v1(p_job_id uuid, p_generation integer, p_index jsonb, p_sums jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+begin
+    v_export := document_jobs_internal.held_export(p_job_id, p_generation);
+    if v_export.id is null then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    perform document_jobs_internal.require(p_index ->> 'path' = format('exports/%s/index.csv', v_export.id)
+                                           and p_sums ->> 'path' = format('exports/%s/SHA256SUMS', v_export.id),
+                                           'index.csv and SHA256SUMS are stored under the export''s prefix');
+    update public.fax_exports e
+       set index_path = p_index ->> 'path', index_size_bytes = (p_index ->> 'size_bytes')::bigint,
+           index_sha256 = p_index ->> 'sha256', sums_path = p_sums ->> 'path',
+           sums_size_bytes = (p_sums ->> 'size_bytes')::bigint, sums_sha256 = p_sums ->> 'sha256',
+           finished_at = coalesce(e.finished_at, now())
+     where e.id = v_export.id;
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.finish_fax_export_v1(p_job_id uuid, p_generation integer, p_index jsonb, p_sums jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.finish_fax_export_v1(p_job_id uuid, p_generation integer, p_index jsonb, p_sums jsonb) TO service_role;
+
 
 -- =================================================================================================
 -- The webhook's call: an inbound e-mail recorded and its job enqueued
@@ -3365,6 +3603,82 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.apply_fax_handling_bulk(p_bulk_action_id uuid, p_actor_id uuid, p_note text, p_batch_size integer) TO service_role;
+
+COMMENT ON FUNCTION public.admin_request_fax_export(p_actor_id uuid, p_actor_email text, p_from date, p_to date) IS 'An admin''s export of the originals filed p_from..p_to (the CLI''s --from/--to): a fax_exports row and its export_faxes job with a kick, audited (action export, {"export_id", "from", "to", "total"}); the actor must be an admin of Supabase Auth now (acting_operator). {"requested": true, "export_id", "job_id", "total"}, or {"requested": false, "reason": "export_running", "export_id"} while another export is queued or running.';
+CREATE FUNCTION public.admin_request_fax_export(p_actor_id uuid, p_actor_email text, p_from date, p_to date) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_job_id uuid;
+    v_first jsonb;
+    v_export public.fax_exports;
+begin
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_from is not null and p_to is not null, 'give p_from and p_to');
+    perform document_jobs_internal.require(p_from <= p_to, 'p_from must be on or before p_to');
+    insert into public.document_jobs (kind, fax_received_email_id)
+    values ('export_faxes', null)
+    on conflict (kind) where kind = 'export_faxes' and status in ('queued', 'running') do nothing
+    returning id into v_job_id;
+    if v_job_id is null then
+        return jsonb_build_object('requested', false, 'reason', 'export_running',
+                                  'export_id', (select e.id from public.fax_exports e
+                                                  join public.document_jobs j on j.id = e.job_id
+                                                 where j.status in ('queued', 'running') limit 1));
+    end if;
+    -- The window's end and how many it holds, as the CLI's first call answers them.
+    v_first := public.export_documents(p_from, p_to, null, null, null, null, 1);
+    insert into public.fax_exports (job_id, requested_by, requested_by_email, date_from, date_to, stored_before, total)
+    values (v_job_id, p_actor_id, p_actor_email, p_from, p_to, (v_first ->> 'stored_before')::timestamptz,
+            (v_first ->> 'total')::int)
+    returning * into v_export;
+    insert into public.document_jobs_audit (actor_id, actor_email, action, job_id, filter, job_count)
+    values (p_actor_id, p_actor_email, 'export', v_job_id,
+            jsonb_build_object('export_id', v_export.id, 'from', p_from, 'to', p_to, 'total', v_export.total), 1);
+    perform document_jobs_internal.post_worker(1);
+    return jsonb_build_object('requested', true, 'export_id', v_export.id, 'job_id', v_job_id,
+                              'total', v_export.total);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_request_fax_export(p_actor_id uuid, p_actor_email text, p_from date, p_to date) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_request_fax_export(p_actor_id uuid, p_actor_email text, p_from date, p_to date) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax_exports(p_user_id uuid, p_session_id uuid, p_limit integer) IS 'The last p_limit exports (fax_export_read), newest first, for a signed-in admin only (operator_role: a clerk or a viewer is refused, 42501 no_role): an export holds every original of its range.';
+CREATE FUNCTION public.document_jobs_operator_fax_exports(p_user_id uuid, p_session_id uuid, p_limit integer DEFAULT 10) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin']);
+    perform document_jobs_internal.require(p_limit between 1 and 100, 'p_limit must be between 1 and 100');
+    return coalesce((select jsonb_agg(document_jobs_internal.fax_export_read(x) order by x.requested_at desc, x.id)
+                       from (select * from public.fax_exports e order by e.requested_at desc, e.id limit p_limit) x),
+                    '[]');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax_exports(p_user_id uuid, p_session_id uuid, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax_exports(p_user_id uuid, p_session_id uuid, p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.document_jobs_operator_fax_export(p_user_id uuid, p_session_id uuid, p_export_id uuid) IS 'One export (fax_export_read), for a signed-in admin only: the screen signs its stored objects'' URLs from it. P0002 for no such export.';
+CREATE FUNCTION public.document_jobs_operator_fax_export(p_user_id uuid, p_session_id uuid, p_export_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+begin
+    perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin']);
+    select * into v_export from public.fax_exports e where e.id = p_export_id;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such export';
+    end if;
+    return document_jobs_internal.fax_export_read(v_export);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.document_jobs_operator_fax_export(p_user_id uuid, p_session_id uuid, p_export_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.document_jobs_operator_fax_export(p_user_id uuid, p_session_id uuid, p_export_id uuid) TO service_role;
 
 
 -- =================================================================================================
@@ -4886,6 +5200,32 @@ CREATE FUNCTION document_jobs_internal.fax_document_types() RETURNS text[]
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_document_types() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_export_read(p_export public.fax_exports) IS 'An export as the screen shows it: its range, progress (written of total, bytes), its job''s state and last error code, and once finished its stored parts, index.csv and SHA256SUMS (path in bucket, size, SHA-256).';
+CREATE FUNCTION document_jobs_internal.fax_export_read(p_export public.fax_exports) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+        'id', p_export.id, 'job_id', p_export.job_id, 'requested_at', p_export.requested_at,
+        'requested_by_email', p_export.requested_by_email, 'date_from', p_export.date_from,
+        'date_to', p_export.date_to, 'stored_before', p_export.stored_before, 'total', p_export.total,
+        'written', p_export.written, 'bytes', p_export.bytes, 'finished_at', p_export.finished_at,
+        'bucket', p_export.bucket,
+        'state', (select j.status from public.document_jobs j where j.id = p_export.job_id),
+        'error_code', (select j.last_error_code from public.document_jobs j where j.id = p_export.job_id),
+        'index', case when p_export.finished_at is not null then jsonb_build_object(
+                     'path', p_export.index_path, 'size_bytes', p_export.index_size_bytes,
+                     'sha256', p_export.index_sha256) end,
+        'sums', case when p_export.finished_at is not null then jsonb_build_object(
+                    'path', p_export.sums_path, 'size_bytes', p_export.sums_size_bytes,
+                    'sha256', p_export.sums_sha256) end,
+        'parts', coalesce((select jsonb_agg(jsonb_build_object('part', p.part, 'path', p.storage_path,
+                                                               'size_bytes', p.size_bytes, 'sha256', p.sha256,
+                                                               'originals', p.originals) order by p.part)
+                             from public.fax_export_parts p where p.export_id = p_export.id), '[]'))
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_export_read(p_export public.fax_exports) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) IS 'A fax''s handling (fax_handling_summary) with its marks, newest first, at most p_limit (1 to 200): who, when, from and to which state and assignee, the note given. Null when there is no such e-mail.';
 CREATE FUNCTION document_jobs_internal.fax_handling_read(p_fax_received_email_id uuid, p_limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -5566,6 +5906,27 @@ CREATE FUNCTION document_jobs_internal.handling_states() RETURNS text[]
     select array['new', 'in_progress', 'done']
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.handling_states() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.held_export(p_job_id uuid, p_generation integer) IS 'The export of an export_faxes job while (p_job_id, p_generation) holds it running; null once it does not.';
+CREATE FUNCTION document_jobs_internal.held_export(p_job_id uuid, p_generation integer) RETURNS public.fax_exports
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_export public.fax_exports;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform 1 from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'export_faxes';
+    if not found then
+        return null;
+    end if;
+    select * into v_export from public.fax_exports e where e.job_id = p_job_id;
+    perform document_jobs_internal.require(found, format('job %s is no export''s', p_job_id));
+    return v_export;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.held_export(p_job_id uuid, p_generation integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) IS 'The fence of the fetch_email job''s recording calls: its e-mail while (p_job_id, p_generation) holds the job (the lease renewed by p_lease and a streak of time-budget releases ended, or the row share-locked without one), else null.';
 CREATE FUNCTION document_jobs_internal.hold_fetch_job(p_job_id uuid, p_generation integer, p_lease interval) RETURNS uuid

@@ -1,6 +1,6 @@
 """document-jobs-admin export: the stored originals written to a folder with an index CSV and a
 SHA256SUMS file, for a tax officer's download request (--from/--to) or as the office's own copy,
-run on a schedule (--since-last). Names and cells: lib/admin/export_files.py.
+run on a schedule (--since-last). Names and cells: lib/fax/export_files.py.
 
 `--from DATE --to DATE -o DIR` writes every original filed on those days (取引年月日, or the day
 it was received in the office's time zone when none is entered) into DIR, which must be empty or
@@ -37,7 +37,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from lib.admin import PROGRAM, commands, display
-from lib.admin.export_files import (
+from lib.budget import Deadline
+from lib.errors import Refusal
+from lib.fax.export_files import (
     CSV_ENCODING,
     CSV_HEADER,
     INDEX_CSV,
@@ -48,10 +50,8 @@ from lib.admin.export_files import (
     numbered,
     sha256sums_line,
 )
-from lib.admin.terminal import encoding_of, terminal_text
-from lib.budget import Deadline
-from lib.errors import Refusal
 from lib.supabase.storage import UPLOAD_CHUNK_BYTES, Storage, StorageError
+from lib.terminal import encoding_of, terminal_text
 
 MARK = "document-jobs-export.json"
 MARK_FORMAT = 1

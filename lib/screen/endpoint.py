@@ -21,6 +21,9 @@ POST /api/admin/faxes/<id>/handling {"state", "from"?, "note"?}  clerks and admi
 POST /api/admin/handling/bulk       {"scope", "query"}        clerks and admins: count the faxes to mark done
 POST /api/admin/handling/bulk/<id>/apply {"note"}             clerks and admins: mark them done, in batches
 POST /api/admin/attachments/<id>/download                     a signed Storage URL, valid 60 s
+GET  /api/admin/exports                                       admins: the last exports and their progress
+POST /api/admin/exports            {"from", "to"}             admins: an export of the originals filed then, as a job
+POST /api/admin/exports/<id>/links                            admins: signed URLs of its parts, index.csv, SHA256SUMS
 POST /api/admin/operators/invite {"email", "role", "redirect_to"}   admins: Auth e-mails an invitation
 POST /api/admin/operators/reset-password {"email", "redirect_to"}   admins: Auth e-mails a recovery link
 
@@ -46,7 +49,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -71,6 +74,10 @@ BULK_BATCH_SIZE = 500
 SIGNED_URL_SECONDS = 60
 # A thumbnail or a page to view: the list and the viewer may stay open a while before they load them.
 SIGNED_VIEW_SECONDS = 600
+# An export's parts (up to about 40 MB each, many of them): an hour to download them, asked for
+# again when it has passed; never stored.
+SIGNED_EXPORT_SECONDS = 3600
+EXPORT_LIST_LIMIT = 10
 LIST_LIMIT, MAX_LIST_LIMIT = 50, 200
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
@@ -488,6 +495,64 @@ def download(context: Context) -> dict[str, Any]:
     return {"url": url, "expires_in": SIGNED_URL_SECONDS}
 
 
+# -- exports (the export_faxes job: lib/worker/export_faxes.py) ------------------------------------
+
+
+def exports(context: Context) -> dict[str, Any]:
+    """The last exports, newest first, with their progress: an admin's read (a clerk or a viewer is
+    refused by the database, no_role), since an export holds every original of its range."""
+    found = context.operator_rpc("document_jobs_operator_fax_exports", {"p_limit": EXPORT_LIST_LIMIT})
+    return {"exports": found}
+
+
+def request_export(context: Context) -> dict[str, Any]:
+    """An export of the originals filed from..to (YYYY-MM-DD, the CLI's --from/--to), audited, as
+    a job; 409 export_running while another is queued or running."""
+    body = context.call.body()
+    dates = [body.get("from"), body.get("to")]
+    if not all(isinstance(value, str) and _is_date(value) for value in dates):
+        raise Refusal("bad_request", 'give "from" and "to" as dates (YYYY-MM-DD)', 400)
+    if dates[0] > dates[1]:
+        raise Refusal("bad_request", '"from" must be on or before "to"', 400)
+    who = context.require_admin()
+    result: dict[str, Any] = context.rpc(
+        "admin_request_fax_export",
+        {"p_actor_id": who.user_id, "p_actor_email": who.email, "p_from": dates[0], "p_to": dates[1]},
+    )
+    if not result.get("requested"):
+        raise Refusal(
+            "export_running", "another export is being built: wait until it ends", 409, export_id=result.get("export_id")
+        )
+    return result
+
+
+def export_links(context: Context) -> dict[str, Any]:
+    """Signed URLs, valid for an hour, of a finished export's parts, index.csv and SHA256SUMS, each
+    downloading under its own name; made when an admin asks, never stored."""
+    from lib.supabase.storage import Storage, StorageError
+
+    who = context.require_admin()
+    found: dict[str, Any] = context.operator_rpc("document_jobs_operator_fax_export", {"p_export_id": _id(context.call)})
+    if found.get("finished_at") is None:
+        raise Refusal("export_not_finished", "this export is not finished", 409)
+    objects = [
+        *((f"part-{part['part']:04d}.zip", part) for part in found["parts"]),
+        ("index.csv", found["index"]),
+        ("SHA256SUMS", found["sums"]),
+    ]
+    storage = Storage(context.http, context.settings.supabase_url, context.settings.server_key, found["bucket"])
+    links = []
+    try:
+        for name, stored in objects:
+            url = storage.signed_url(stored["path"], SIGNED_EXPORT_SECONDS, download_as=name)
+            links.append({"name": name, "url": url, "size_bytes": stored["size_bytes"], "sha256": stored["sha256"]})
+    except StorageError as error:
+        log.event("admin_sign_failed", logging.ERROR, status=error.status)
+        raise Refusal("storage_unavailable", "Storage could not sign the links; try again", 503) from None
+    log.event("export_links_signed", export_id=found["id"], operator=who.user_id, count=len(links))
+    return {"links": links, "expires_in": SIGNED_EXPORT_SECONDS}
+
+
 # -- acting -------------------------------------------------------------------------------------
 
 
@@ -721,6 +786,9 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("POST", "bulk"): bulk_prepare,
     ("POST", "bulk/{id}/apply"): bulk_apply,
     ("POST", "attachments/{id}/download"): download,
+    ("GET", "exports"): exports,
+    ("POST", "exports"): request_export,
+    ("POST", "exports/{id}/links"): export_links,
     ("GET", "faxes/{id}/handling"): fax_handling,
     ("POST", "faxes/{id}/handling"): mark,
     ("POST", "handling/bulk"): handling_bulk_prepare,
@@ -736,6 +804,14 @@ def _is_timestamp(text: str) -> bool:
     except ValueError:
         return False
     return at.tzinfo is not None and 1 <= at.year <= 9999
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
 
 
 def _int(text: str | None, default: int | None, low: int, high: int, name: str) -> int:

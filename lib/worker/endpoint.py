@@ -18,7 +18,7 @@ from lib.failures import FailureCode
 from lib.settings import ConfigError, InternalCallSettings, WorkerSettings
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.storage import Storage
-from lib.worker import fetch_email, prepare_fax, reconcile, verify_originals
+from lib.worker import export_faxes, fetch_email, prepare_fax, reconcile, verify_originals
 from lib.worker.auth import is_authorized
 from lib.worker.kinds import KINDS, Contexts, runner
 from lib.worker.loop import STEP_RESERVE, RunJob, run_invocation
@@ -93,5 +93,8 @@ def connected(settings: WorkerSettings, invocation_id: str | None = None) -> Ite
 
         preparing = prepare_fax.PrepareContext(queue=queue, storage=storage, max_bytes=settings.attachment_max_bytes)
         verifying = verify_originals.VerifyContext(queue=queue, storage=storage)
-        run_job = runner(Contexts(reconcile=reconciling, fetch=context, prepare=preparing, verify=verifying))
+        exporting = export_faxes.ExportContext(queue=queue, storage=storage, bucket=settings.attachments_bucket)
+        run_job = runner(
+            Contexts(reconcile=reconciling, fetch=context, prepare=preparing, verify=verifying, export=exporting)
+        )
         yield queue, run_job

@@ -6,7 +6,8 @@ only the kinds a worker claims); tests/database/test_limits_mirror.py fails when
 A reconciliation first: at most one is ever live, so it delays no fetch by more than that one and
 no backlog of fetches starves it. Fetching before preparing: a fax not yet stored can be lost, one
 not yet prepared is only not yet drawn (its original downloads all the same). Verifying last: the
-weekly read-back of originals waits for nothing and nothing waits for it.
+weekly read-back of originals waits for nothing and nothing waits for it. An admin's export after
+all of them: hours of reading at most once in a while, and nothing waits on it but the admin.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from lib.budget import Checkpoint
-from lib.worker import fetch_email, prepare_fax, reconcile, verify_originals
+from lib.worker import export_faxes, fetch_email, prepare_fax, reconcile, verify_originals
 from lib.worker.queue import Job
 
 
@@ -28,6 +29,7 @@ class Contexts:
     fetch: fetch_email.FetchContext
     prepare: prepare_fax.PrepareContext
     verify: verify_originals.VerifyContext
+    export: export_faxes.ExportContext
 
 
 Runner = Callable[[Job, Contexts, Checkpoint], object]
@@ -38,6 +40,7 @@ RUNNERS: Mapping[str, Runner] = MappingProxyType(
         fetch_email.KIND: lambda job, contexts, checkpoint: fetch_email.run(job, contexts.fetch, checkpoint),
         prepare_fax.KIND: lambda job, contexts, checkpoint: prepare_fax.run(job, contexts.prepare, checkpoint),
         verify_originals.KIND: lambda job, contexts, checkpoint: verify_originals.run(job, contexts.verify, checkpoint),
+        export_faxes.KIND: lambda job, contexts, checkpoint: export_faxes.run(job, contexts.export, checkpoint),
     }
 )
 # The kinds an invocation claims, in claim order.

@@ -252,6 +252,58 @@ class Queue:
         self._renewed(job, asked_at)
         return dict(fenced.model_extra or {})
 
+    def export_documents(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A page of the originals of an export (export_documents: a read, the CLI's too)."""
+        answer: dict[str, Any] = self._rpc("export_documents", params)
+        return answer
+
+    def start_export_faxes(self, job: Job, bucket: str) -> dict[str, Any]:
+        """An export_faxes job's export (its range, window end and bucket: `bucket` on its first
+        start), the parts recorded and the cursor the next one starts after, while the job is ours."""
+        return dict(self._fenced("start_export_faxes_v1", job, p_bucket=bucket).model_extra or {})
+
+    def fax_export_names_taken(self, job: Job, names: list[str]) -> list[str]:
+        """Which of `names` an earlier part of the job's export took (case aside), while the job is ours."""
+        fenced = self._fenced("fax_export_names_taken_v1", job, p_names=names)
+        return [str(name) for name in (fenced.model_extra or {}).get("taken", [])]
+
+    def record_fax_export_part(
+        self,
+        job: Job,
+        part: int,
+        key: str,
+        size: int,
+        sha256: str,
+        after_at: str,
+        after_id: str,
+        files: list[dict[str, Any]],
+    ) -> None:
+        """Records a stored part of the job's export and its files, only while the job is ours,
+        renewing the lease in the same call."""
+        asked_at = self._wall()
+        self._fenced(
+            "record_fax_export_part_v1",
+            job,
+            p_part=part,
+            p_storage_path=key,
+            p_size_bytes=size,
+            p_sha256=sha256,
+            p_after_at=after_at,
+            p_after_id=after_id,
+            p_files=files,
+            p_lease=interval(self.lease),
+        )
+        self._renewed(job, asked_at)
+
+    def fax_export_files(self, job: Job, after_seq: int, limit: int) -> list[dict[str, Any]]:
+        """The job's export's recorded files after `after_seq`, in order, while the job is ours."""
+        fenced = self._fenced("fax_export_files_v1", job, p_after_seq=after_seq, p_limit=limit)
+        return list((fenced.model_extra or {}).get("files", []))
+
+    def finish_fax_export(self, job: Job, index: dict[str, Any], sums: dict[str, Any]) -> None:
+        """Records the job's export's index.csv and SHA256SUMS as stored, only while the job is ours."""
+        self._fenced("finish_fax_export_v1", job, p_index=index, p_sums=sums)
+
     def complete(self, job: Job, *, follow_up: bool = False) -> None:
         """`follow_up`: this is the invocation's last call; work still claimable starts invocations
         in the same transaction (within the database's cap)."""

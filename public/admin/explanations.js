@@ -101,6 +101,19 @@ export const EXPLANATIONS = {
         "operator": "「再実行」を押しても解決しません。メールの記録が削除されています。ほかへの影響はありません。"
       }
     },
+    "export_original_mismatch": {
+      "source": "worker",
+      "en": {
+        "meaning": "the export stopped: an original it read from Storage is missing, or its bytes are not those recorded (size or SHA-256)",
+        "clerk": "Do not hand out any part of this export. Call your system administrator today with the job's id.",
+        "operator": "The job's error names the original (its fax's short id, its key). Run document-jobs-admin verify, which records the finding and opens the outage; put the original back at its key from the office's own copy, then press “Retry”: the export goes on after its last stored part."
+      },
+      "ja": {
+        "meaning": "エクスポートを中止しました。Storage から読んだ原本が見つからないか、記録した内容（サイズまたは SHA-256）と一致しません。",
+        "clerk": "このエクスポートは、どの部分も渡さないでください。ジョブの ID を添えて今日中にシステム管理者に連絡してください。",
+        "operator": "ジョブのエラーに原本（FAX の短い ID とキー）が示されています。document-jobs-admin verify を実行して記録し（障害として開きます）、事務所の控えから同じキーに原本を戻したうえで「再実行」を押してください。エクスポートは保存済みの最後の部分の続きから再開します。"
+      }
+    },
     "fax_file_damaged": {
       "source": "worker",
       "retry": false,

@@ -14,7 +14,8 @@ insert into document_job_kinds (kind, description) values ('t_unclaimed', 'a kin
 
 select results_eq(
     $$ select kind, claim_order from document_job_kinds where claim_order is not null order by claim_order $$,
-    $$ values ('reconcile_emails', 1), ('fetch_email', 2), ('prepare_fax', 3), ('verify_originals', 4) $$,
+    $$ values ('reconcile_emails', 1), ('fetch_email', 2), ('prepare_fax', 3), ('verify_originals', 4),
+               ('export_faxes', 5) $$,
     'the claim order: reconciliation, then fetching, then preparing, then verifying the originals');
 select throws_ok($$ update document_job_kinds set claim_order = 2 where kind = 't_unclaimed' $$, '23505', null,
                  'two kinds cannot share a place in the order');

@@ -40,7 +40,8 @@ select is((select count(*)::int from document_jobs where kind = 'verify_original
 -- The claim order: every other kind first.
 select results_eq(
     $$ select kind, claim_order from document_job_kinds where claim_order is not null order by claim_order $$,
-    $$ values ('reconcile_emails', 1), ('fetch_email', 2), ('prepare_fax', 3), ('verify_originals', 4) $$,
+    $$ values ('reconcile_emails', 1), ('fetch_email', 2), ('prepare_fax', 3), ('verify_originals', 4),
+               ('export_faxes', 5) $$,
     'the claim order: reconciliation, fetching, preparing, then verifying');
 select t.add_emails('em_a', 'em_b', 'em_old1', 'em_old2', 'em_old3', 'em_old4');
 select enqueue_document_job('prepare_fax', email_id('em_a'));

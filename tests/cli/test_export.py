@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from lib.admin import export
-from lib.admin.export_files import CSV_HEADER, MAX_NAME_BYTES, MAX_NAME_CHARS
+from lib.fax.export_files import CSV_HEADER, MAX_NAME_BYTES, MAX_NAME_CHARS
 from tests.support.operators import admin_api
 
 RESERVED = set('\\/:*?"<>|')

@@ -25,6 +25,9 @@ TABLES = [
     "original_verification",
     "original_verify_runs",
     "original_verifications",
+    "fax_exports",
+    "fax_export_parts",
+    "fax_export_files",
     "fax_received_email_raw_messages",
 ]
 # One valid call of each function service_role may call (supabase/tests/003_api_surface.sql).
@@ -93,6 +96,14 @@ CALLS = {
     "record_verified_originals": "select record_verified_originals(1, '[]')",
     # the export of the originals
     "export_documents": "select export_documents()",
+    # the export from the screen
+    "admin_request_fax_export": "select admin_request_fax_export(gen_random_uuid(), null, '2026-01-01', '2026-01-02')",
+    "start_export_faxes_v1": "select start_export_faxes_v1(gen_random_uuid(), 1, 'b')",
+    "fax_export_names_taken_v1": "select fax_export_names_taken_v1(gen_random_uuid(), 1, '{}')",
+    "record_fax_export_part_v1":
+        "select record_fax_export_part_v1(gen_random_uuid(), 1, 1, 'k', 0, 'x', now(), gen_random_uuid(), '[]')",
+    "fax_export_files_v1": "select fax_export_files_v1(gen_random_uuid(), 1)",
+    "finish_fax_export_v1": "select finish_fax_export_v1(gen_random_uuid(), 1, '{}', '{}')",
     # originals never replaced
     "record_document_attachment_v3":
         "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
@@ -152,7 +163,8 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk"}:
+        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk",
+                    "admin_request_fax_export"}:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
         if name == "mark_fax_handling":  # a fax that is there, marked by an operator Auth has
             call = call.replace(
@@ -167,7 +179,7 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
-        expected = {"document_jobs_settings": 1, "document_job_kinds": 4, "document_jobs_rate_limits": 1,
+        expected = {"document_jobs_settings": 1, "document_job_kinds": 5, "document_jobs_rate_limits": 1,
                     "document_jobs_reconciliation": 1, "original_verification": 1,
                     "office_settings": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

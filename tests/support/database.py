@@ -28,7 +28,7 @@ RESET_TABLES = (
     "public.original_verifications", "public.original_verify_runs", "document_jobs_internal.original_mismatches",
     "public.fax_handling", "public.fax_handling_history", "document_jobs_internal.handling_bulk_actions",
     "document_jobs_internal.handling_bulk_action_faxes", "document_jobs_internal.fax_announcements",
-    "document_jobs_internal.fax_senders",
+    "document_jobs_internal.fax_senders", "public.fax_export_files", "public.fax_export_parts", "public.fax_exports",
 )  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""What an export is made of (lib/admin/export_files.py): names safe on Windows whatever text goes
+"""What an export is made of (lib/fax/export_files.py): names safe on Windows whatever text goes
 into them (no reserved character, no control or format character, no trailing dot or space, no
 reserved device name, bounded in characters and in UTF-8 bytes), and CSV cells that Excel shows
 and never evaluates."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lib.admin.export_files import (
+from lib.fax.export_files import (
     MAX_NAME_BYTES,
     MAX_NAME_CHARS,
     Document,
