@@ -520,9 +520,8 @@ def request_export(context: Context) -> dict[str, Any]:
         {"p_actor_id": who.user_id, "p_actor_email": who.email, "p_from": dates[0], "p_to": dates[1]},
     )
     if not result.get("requested"):
-        raise Refusal(
-            "export_running", "another export is being built: wait until it ends", 409, export_id=result.get("export_id")
-        )
+        said = "another export is being built: wait until it ends"
+        raise Refusal("export_running", said, 409, export_id=result.get("export_id"))
     return result
 
 
@@ -532,7 +531,8 @@ def export_links(context: Context) -> dict[str, Any]:
     from lib.supabase.storage import Storage, StorageError
 
     who = context.require_admin()
-    found: dict[str, Any] = context.operator_rpc("document_jobs_operator_fax_export", {"p_export_id": _id(context.call)})
+    export_id = _id(context.call)
+    found: dict[str, Any] = context.operator_rpc("document_jobs_operator_fax_export", {"p_export_id": export_id})
     if found.get("finished_at") is None:
         raise Refusal("export_not_finished", "this export is not finished", 409)
     objects = [

@@ -71,7 +71,6 @@ class ExportContext:
     queue: Queue
     storage: Callable[[str], Storage]  # the Storage of a bucket (a document's row names its bucket)
     bucket: str  # where a new export is stored (the attachments' bucket)
-    part_bytes: int = PART_BYTES
 
 
 class _Tee:
@@ -116,7 +115,7 @@ def run(job: Job, ctx: ExportContext, checkpoint: Checkpoint) -> int:
 
 def _next_part(ctx: ExportContext, window: dict[str, Any], after: dict[str, Any] | None) -> list[Document]:
     """The originals of the next part: from the one after `after`, in the record's order, while
-    they add up to at most part_bytes (at least one) and PART_FILES."""
+    they add up to at most PART_BYTES (at least one) and PART_FILES."""
     documents: list[Document] = []
     size = 0
     while True:
@@ -130,7 +129,7 @@ def _next_part(ctx: ExportContext, window: dict[str, Any], after: dict[str, Any]
         )
         for item in page["rows"]:
             document = Document.model_validate(item)
-            if documents and (size + document.size_bytes > ctx.part_bytes or len(documents) >= PART_FILES):
+            if documents and (size + document.size_bytes > PART_BYTES or len(documents) >= PART_FILES):
                 return documents
             documents.append(document)
             size += document.size_bytes

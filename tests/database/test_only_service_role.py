@@ -163,8 +163,12 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
             call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk",
-                    "admin_request_fax_export"}:
+        if name in {
+            "admin_record_reconciled_emails",
+            "admin_enqueue_prepare_fax_jobs",
+            "prepare_fax_handling_bulk",
+            "admin_request_fax_export",
+        }:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
         if name == "mark_fax_handling":  # a fax that is there, marked by an operator Auth has
             call = call.replace(

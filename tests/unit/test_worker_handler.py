@@ -49,7 +49,10 @@ def test_runs_an_invocation_with_the_right_secret(worker_url, fake) -> None:
     assert (body["claimed"], body["stopped_because"]) == (0, "no_work")
     # Every kind of the registry in one call, in claim order (lib/worker/kinds.py says why).
     assert [(name, body["p_kinds"]) for name, body in fake.calls] == [
-        ("claim_document_job_of_kinds", ["reconcile_emails", "fetch_email", "prepare_fax", "verify_originals", "export_faxes"])
+        (
+            "claim_document_job_of_kinds",
+            ["reconcile_emails", "fetch_email", "prepare_fax", "verify_originals", "export_faxes"],
+        )
     ]
 
 
