@@ -509,8 +509,8 @@ def request_export(context: Context) -> dict[str, Any]:
     """An export of the originals filed from..to (YYYY-MM-DD, the CLI's --from/--to), audited, as
     a job; 409 export_running while another is queued or running."""
     body = context.call.body()
-    dates = [body.get("from"), body.get("to")]
-    if not all(isinstance(value, str) and _is_date(value) for value in dates):
+    dates = [value for value in (body.get("from"), body.get("to")) if isinstance(value, str) and _is_date(value)]
+    if len(dates) != 2:
         raise Refusal("bad_request", 'give "from" and "to" as dates (YYYY-MM-DD)', 400)
     if dates[0] > dates[1]:
         raise Refusal("bad_request", '"from" must be on or before "to"', 400)
