@@ -254,6 +254,18 @@ REFUSALS: dict[str, Explanation] = {
         "Write why it is corrected in {index.reasonLabel}, then press {index.save} again.",
         "{index.reasonLabel}に訂正の理由を書いてから、もう一度{index.save}を押してください。",
     ),
+    "export_running": _everyone(
+        "another export is being built; one is built at a time",
+        "別のエクスポートを作成中です。エクスポートは一度に一つずつ作成します。",
+        "Wait until it ends (the list below shows how far it got), then ask again.",
+        "終わるまで待ってから（進み具合は下の一覧に表示されます）、もう一度依頼してください。",
+    ),
+    "export_not_finished": _everyone(
+        "this export is not finished, or it stopped: only a finished export has links",
+        "このエクスポートはまだ完成していないか、途中で止まりました。リンクは完成したエクスポートにだけあります。",
+        "Wait until it is finished; if it stopped, call your system administrator.",
+        "完成するまで待ってください。止まっている場合はシステム管理者に連絡してください。",
+    ),
     "index_changed": _everyone(
         "someone changed this fax's index since this page was opened",
         "このページを開いた後に、別の人がこのFAXの帳簿の項目を変更しました。",

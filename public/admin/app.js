@@ -9,6 +9,7 @@
 import * as accounts from "./accounts.js";
 import { api } from "./api.js";
 import * as audit from "./audit.js";
+import * as exports from "./exports.js";
 import { h, replace } from "./dom.js";
 import * as fax from "./fax.js";
 import { LANGUAGES, language, setLanguage, t } from "./i18n.js";
@@ -58,7 +59,8 @@ function header(view) {
     } }, t("nav.skip")) : null,
     h("h1", {}, t("title")),
     who ? h("nav", { class: "views" }, link("faxes", "#/faxes"), link("overview", "#/overview"), link("jobs", "#/jobs"),
-      link("audit", "#/audit"), who.role === "admin" ? link("accounts", "#/accounts") : null) : null,
+      link("audit", "#/audit"), who.role === "admin" ? link("exports", "#/exports") : null,
+      who.role === "admin" ? link("accounts", "#/accounts") : null) : null,
     h("div", { class: "session" },
       languageSwitch(),
       who ? h("span", { class: "who" }, who.email ?? who.user_id, " ",
@@ -211,7 +213,8 @@ async function route() {
   const params = new URLSearchParams(query);
   const parts = path.split("/").filter(Boolean);
   const admin = operator()?.role === "admin";
-  const view = ["jobs", "audit", "overview", ...(admin ? ["accounts"] : [])].includes(parts[0]) ? parts[0] : "faxes";
+  const view = ["jobs", "audit", "overview", ...(admin ? ["exports", "accounts"] : [])].includes(parts[0]) ? parts[0]
+    : "faxes";
   const main = h("main", {});
   replace(root, header(view), main);
   if (view === "faxes" && parts[1]) await fax.render(main, parts[1]);
@@ -220,6 +223,7 @@ async function route() {
   else if (view === "jobs") await jobs.render(main, params);
   else if (view === "audit") await audit.render(main, params);
   else if (view === "overview") await overview.render(main, params);
+  else if (view === "exports") await exports.render(main);
   else if (view === "accounts") await accounts.render(main);
   // A view still loading when the address changed must not take the focus from the one that followed.
   if (mine === routes) focusHeading();

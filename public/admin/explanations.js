@@ -809,6 +809,26 @@ export const EXPLANATIONS = {
         "operator": "1分ほど待って、もう一度お試しください。続く場合は、プロジェクトに独自の SMTP サーバーを設定してください（docs/DEPLOY.md: Auth の組み込み送信は1時間に数通までです）。"
       }
     },
+    "export_not_finished": {
+      "en": {
+        "meaning": "this export is not finished, or it stopped: only a finished export has links",
+        "clerk": "Wait until it is finished; if it stopped, call your system administrator."
+      },
+      "ja": {
+        "meaning": "このエクスポートはまだ完成していないか、途中で止まりました。リンクは完成したエクスポートにだけあります。",
+        "clerk": "完成するまで待ってください。止まっている場合はシステム管理者に連絡してください。"
+      }
+    },
+    "export_running": {
+      "en": {
+        "meaning": "another export is being built; one is built at a time",
+        "clerk": "Wait until it ends (the list below shows how far it got), then ask again."
+      },
+      "ja": {
+        "meaning": "別のエクスポートを作成中です。エクスポートは一度に一つずつ作成します。",
+        "clerk": "終わるまで待ってから（進み具合は下の一覧に表示されます）、もう一度依頼してください。"
+      }
+    },
     "forbidden": {
       "en": {
         "meaning": "the database refused this for the server's key",
