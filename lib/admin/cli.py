@@ -23,10 +23,10 @@ from lib.admin import PROGRAM, bulk, commands, export, handling, prepare, reconc
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.faxes import add_options, search
 from lib.errors import Refusal
+from lib.fax.terminal import encoding_of, terminal_json, terminal_text
 from lib.settings import PUBLISHABLE_KEY_PREFIX, SERVER_KEY_VARIABLES, ConfigError, SupabaseSettings
 from lib.supabase.client import TIMEOUT, service_client
 from lib.supabase.keys import is_jwt
-from lib.terminal import encoding_of, terminal_json, terminal_text
 
 EXIT_STATUSES = """exit status:
   0  done (a dry run included)

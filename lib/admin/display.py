@@ -8,7 +8,7 @@ Widths are display columns (wcwidth: East Asian wide and fullwidth characters ta
 combining marks none, ambiguous ones such as ① and ※ one), after NFC normalisation, so that a
 decomposed ガイドブック.pdf (13 code points, 16 columns) lines up with a composed one, and long
 text is cut by columns, never by code points. Every text from the data goes through
-lib/terminal.py: a sender's control sequences are printed as escapes, and a terminal that is not
+lib/fax/terminal.py: a sender's control sequences are printed as escapes, and a terminal that is not
 UTF-8 gets escapes for what it cannot show.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import wcwidth
 
-from lib.terminal import encoding_of, terminal_text
+from lib.fax.terminal import encoding_of, terminal_text
 
 ELLIPSIS = "..."  # ASCII: "…" is of ambiguous width, two columns on many CJK terminals
 

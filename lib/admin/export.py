@@ -50,8 +50,8 @@ from lib.fax.export_files import (
     numbered,
     sha256sums_line,
 )
+from lib.fax.terminal import encoding_of, terminal_text
 from lib.supabase.storage import UPLOAD_CHUNK_BYTES, Storage, StorageError
-from lib.terminal import encoding_of, terminal_text
 
 MARK = "document-jobs-export.json"
 MARK_FORMAT = 1

@@ -19,7 +19,7 @@ from typing import Any
 
 from lib.admin import PROGRAM, bulk, commands
 from lib.errors import Refusal
-from lib.terminal import encoding_of, terminal_text
+from lib.fax.terminal import encoding_of, terminal_text
 
 BATCH = 500
 MAX_BATCH = 1000  # admin_enqueue_prepare_fax_jobs' bound

@@ -21,9 +21,9 @@ from typing import Any
 from lib.admin import PROGRAM, commands, display
 from lib.budget import Deadline
 from lib.errors import Refusal
+from lib.fax.terminal import encoding_of, terminal_text
 from lib.originals import Outcome, Read, Recorded, compare, read_back
 from lib.supabase.storage import Storage, StorageError
-from lib.terminal import encoding_of, terminal_text
 
 PAGE = 100  # originals asked for at once, and recorded at once (record_verified_originals takes 100)
 MAX_SAMPLE = 100_000  # start_original_verification's bound

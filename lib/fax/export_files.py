@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from lib.attachment_names import extension
-from lib.terminal import terminal_text
+from lib.fax.terminal import terminal_text
 
 SHORT_ID = 8  # the fax's short id: its e-mail row id's first characters, as the screen and the CLI show it
 MAX_COUNTERPARTY_CHARS = 40

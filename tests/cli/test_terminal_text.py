@@ -1,4 +1,4 @@
-"""Sender text on an operator's terminal (lib/terminal.py): no control sequence gets through, a
+"""Sender text on an operator's terminal (lib/fax/terminal.py): no control sequence gets through, a
 line stays one line, and a terminal that cannot show a character gets its escape."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lib.terminal import terminal_json, terminal_text
+from lib.fax.terminal import terminal_json, terminal_text
 
 HOSTILE = {
     "clear the screen": ("\x1b[2J\x1b[H", "\\x1b[2J\\x1b[H"),
