@@ -21,7 +21,7 @@ RESET_TABLES = (
     "public.document_job_attempts", "public.document_jobs", "public.fax_attachment_views", "public.fax_index",
     "public.fax_index_history", "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
     "document_jobs_internal.discarded_objects", "public.fax_view_rotations", "public.fax_lines",
-    "public.fax_received_emails", "public.fax_deletions", "net.http_request_queue", "net._http_response",
+    "public.fax_received_emails", "public.fax_deletions", "public.fax_object_removals", "net.http_request_queue", "net._http_response",
     "vault.secrets", "document_jobs_internal.worker_requests", "public.document_jobs_audit",
     "document_jobs_internal.bulk_actions", "document_jobs_internal.bulk_action_jobs",
     "document_jobs_internal.hourly_outcomes", "document_jobs_internal.unreadable_listed_emails",
