@@ -149,6 +149,9 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.record_verified_originals", "operations"),
     ("public.set_fax_line", "operations"),
     ("public.remove_fax_line", "operations"),
+    ("public.admin_delete_fax", "operations"),
+    ("public.fax_objects_to_remove", "operations"),
+    ("public.record_fax_object_removal", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, handling, prepare, reconcile, verify
+from lib.admin import PROGRAM, bulk, commands, handling, prepare, reconcile, retention, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.faxes import add_options, search
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
@@ -170,6 +170,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"a random N of them, half among recent ones (1 to {verify.MAX_SAMPLE:,})",
     )
+    retention.add_arguments(command)
     add_options(command(
         "faxes",
         search,
