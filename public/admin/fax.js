@@ -33,6 +33,8 @@ import { indexSection } from "./faxindex.js";
  *   recorded_at: string, rotation: number }} fax
  * @property {FaxAttachment[]} attachments
  * @property {Array<{ id: string, kind: string, status: string, last_error_code: string | null }>} jobs
+ * @property {{ keep_until: string, time_zone: string, deletable: boolean }} retention the last day the fax must
+ *   be kept (YYYY-MM-DD, a day in the office's time zone: the law counts the office's days, not the viewer's)
  */
 /** @typedef {FaxDetail & import("./faxindex.js").IndexData} FaxPage */
 
@@ -119,6 +121,8 @@ export async function render(container, id) {
         [t("inbox.state"), storingState(fax)],
         [t("job.foundBy"), foundBy(fax)],
         [t("fax.handling"), handlingSlot(fax, { history: true })],
+        [t("fax.keepUntil"), h("span", { class: "keep-until" },
+          t("fax.keepUntilDate", { date: data.retention.keep_until, zone: data.retention.time_zone }))],
       ])),
       h("section", {}, h("h3", {}, t("job.email")), definitions([
         [t("job.from"), isolated(fax.from)],
