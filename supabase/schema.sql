@@ -84,9 +84,6 @@ ALTER TABLE ONLY public.fax_object_removals
     ADD CONSTRAINT fax_object_removals_deletion_id_fkey FOREIGN KEY (deletion_id) REFERENCES public.fax_deletions(id);
 ALTER TABLE public.fax_object_removals ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_object_removals TO service_role;
-GRANT ALL ON SEQUENCE public.fax_object_removals_id_seq TO anon;
-GRANT ALL ON SEQUENCE public.fax_object_removals_id_seq TO authenticated;
-GRANT ALL ON SEQUENCE public.fax_object_removals_id_seq TO service_role;
 
 COMMENT ON TABLE public.fax_received_email_attachments IS 'THE RECORD of each stored original (the private bucket fax-attachments): its key, size, SHA-256, content type and name, one row per version, written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker) and never updated or deleted (record_guards; a deletion only as approved in fax_deletions): recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (

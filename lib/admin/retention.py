@@ -26,6 +26,7 @@ from typing import Any
 from lib.admin import PROGRAM, bulk, commands, display
 from lib.admin.bulk import Actor, given_reason
 from lib.errors import Refusal
+from lib.screen import calls
 from lib.supabase.storage import Storage, StorageError
 
 PAGE = 1000  # fax_objects_to_remove's answer at once (it takes up to 10,000)
@@ -78,9 +79,10 @@ def delete_fax(context: commands.Context, args: argparse.Namespace) -> tuple[Any
         raise Refusal("reason_required", "--reason must say why the fax is deleted: it is recorded with the deletion")
     email_id = fax_of(context, args.fax)
     who = _admin(context, args.actor, "delete-fax")
-    params = {"p_actor_id": who.id, "p_actor_email": who.email, "p_fax_id": email_id, "p_reason": reason}
+    assert reason is not None  # required
     try:
-        result = commands.rpc(context, "admin_delete_fax", params, dict, {"p_reason": "--reason"})
+        rpc = commands.rpc_of(context, {"p_reason": "--reason"})
+        result = calls.delete_fax(rpc, email_id, who.id, who.email, reason)
     except Refusal as refusal:
         raise _refused(refusal) from None
     objects = result["objects"]

@@ -120,6 +120,9 @@ comment on sequence public.fax_object_removals_id_seq is
     'The identity of fax_object_removals.id: the order in which objects were removed.';
 alter table public.fax_object_removals enable row level security;
 revoke all on table public.fax_object_removals from public, anon, authenticated, service_role;
+-- Its ids are drawn only by record_fax_object_removal, as its owner (Supabase's default privileges
+-- would give every new sequence of public to anon and authenticated).
+revoke all on sequence public.fax_object_removals_id_seq from public, anon, authenticated, service_role;
 grant select on table public.fax_object_removals to service_role;
 comment on table public.fax_object_removals is
     'THE RECORD of the objects removed from Storage after an approved deletion (fax_deletions): which (bucket, key, kind), for which deletion, by whom (an admin, checked in Auth''s row) and when; written by record_fax_object_removal after Storage''s delete answered, never updated or deleted (record_guards).';
