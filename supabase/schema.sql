@@ -8,7 +8,7 @@
 -- THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)
 -- =================================================================================================
 
-COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
+COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated, and refuses an approval for a fax whose keep-until date is not past (fax_deletions_only_after_keep_until), whoever inserts it. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
 CREATE TABLE public.fax_deletions (
     id bigint NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -35,6 +35,8 @@ ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_one_per_email UNIQUE (fax_received_email_id);
 ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_pkey PRIMARY KEY (id);
+CREATE TRIGGER fax_deletions_only_after_keep_until BEFORE INSERT ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_early_deletion();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER fax_deletions_only_after_keep_until;
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
 ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
 CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
@@ -3725,13 +3727,7 @@ begin
         raise exception using errcode = 'P0002', message = 'no such fax';
     end if;
     perform 1 from public.document_jobs j where j.fax_received_email_id = p_fax_id for update;
-    v_retention := document_jobs_internal.fax_retention(v_email);
-    if not (v_retention ->> 'deletable')::boolean then
-        raise exception using errcode = '55000', hint = 'retention_not_over',
-            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
-                             left(replace(p_fax_id::text, '-', ''), 8), v_retention ->> 'keep_until',
-                             v_retention ->> 'time_zone');
-    end if;
+    v_retention := document_jobs_internal.require_past_keep_until(v_email);
     if exists (select 1 from public.document_jobs j
                 where j.fax_received_email_id = p_fax_id and j.status in ('queued', 'running')) then
         raise exception using errcode = '55000', hint = 'jobs_live',
@@ -6581,6 +6577,25 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.refuse_early_deletion() IS 'Trigger fax_deletions_only_after_keep_until, before each approval inserted: refuses one for a fax that is not recorded (P0002) or whose keep-until date the office''s today is not past (55000 retention_not_over, require_past_keep_until), whoever inserts it.';
+CREATE FUNCTION document_jobs_internal.refuse_early_deletion() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    select * into v_email from public.fax_received_emails e where e.id = new.fax_received_email_id;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = format('no fax %s: a deletion names a fax that is recorded', new.fax_received_email_id);
+    end if;
+    perform document_jobs_internal.require_past_keep_until(v_email);
+    return new;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_early_deletion() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it; but a row of a fax whose deletion fax_deletions records goes with it (admin_delete_fax).';
 CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
     LANGUAGE plpgsql
@@ -6767,6 +6782,25 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_note(p_note text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) IS 'The fax''s retention (fax_retention) when the office''s today is past its keep-until date; else 55000, hint retention_not_over, naming the date and the zone. admin_delete_fax and the trigger fax_deletions_only_after_keep_until check it.';
+CREATE FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_retention jsonb := document_jobs_internal.fax_retention(p_email);
+begin
+    if not coalesce((v_retention ->> 'deletable')::boolean, false) then
+        raise exception using errcode = '55000', hint = 'retention_not_over',
+            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
+                             left(replace(p_email.id::text, '-', ''), 8), v_retention ->> 'keep_until',
+                             v_retention ->> 'time_zone');
+    end if;
+    return v_retention;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean

@@ -187,7 +187,57 @@ create trigger fax_handling_history_deleted_only_as_approved
     for each row execute function document_jobs_internal.refuse_handling_history_change();
 
 comment on table public.fax_deletions is
-    'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
+    'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated, and refuses an approval for a fax whose keep-until date is not past (fax_deletions_only_after_keep_until), whoever inserts it. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
+
+-- Nothing deletes a fax before its keep-until date: the one check, made by admin_delete_fax and
+-- again by a trigger of fax_deletions, so that no approval can be recorded for a fax still to be
+-- kept, whoever inserts it (the owner in the SQL editor too).
+create function document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+    v_retention jsonb := document_jobs_internal.fax_retention(p_email);
+begin
+    if not coalesce((v_retention ->> 'deletable')::boolean, false) then
+        raise exception using errcode = '55000', hint = 'retention_not_over',
+            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
+                             left(replace(p_email.id::text, '-', ''), 8), v_retention ->> 'keep_until',
+                             v_retention ->> 'time_zone');
+    end if;
+    return v_retention;
+end;
+$$;
+revoke all on function document_jobs_internal.require_past_keep_until(public.fax_received_emails) from public;
+comment on function document_jobs_internal.require_past_keep_until(public.fax_received_emails) is
+    'The fax''s retention (fax_retention) when the office''s today is past its keep-until date; else 55000, hint retention_not_over, naming the date and the zone. admin_delete_fax and the trigger fax_deletions_only_after_keep_until check it.';
+
+create function document_jobs_internal.refuse_early_deletion()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_email public.fax_received_emails;
+begin
+    select * into v_email from public.fax_received_emails e where e.id = new.fax_received_email_id;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = format('no fax %s: a deletion names a fax that is recorded', new.fax_received_email_id);
+    end if;
+    perform document_jobs_internal.require_past_keep_until(v_email);
+    return new;
+end;
+$$;
+revoke all on function document_jobs_internal.refuse_early_deletion() from public;
+comment on function document_jobs_internal.refuse_early_deletion() is
+    'Trigger fax_deletions_only_after_keep_until, before each approval inserted: refuses one for a fax that is not recorded (P0002) or whose keep-until date the office''s today is not past (55000 retention_not_over, require_past_keep_until), whoever inserts it.';
+create trigger fax_deletions_only_after_keep_until
+    before insert on public.fax_deletions
+    for each row execute function document_jobs_internal.refuse_early_deletion();
+alter table public.fax_deletions enable always trigger fax_deletions_only_after_keep_until;
 
 -- What a deletion takes from Storage, in its order: the originals (every version), the raw
 -- e-mail, what prepare_fax derived from each original, and what a fetch job discarded as wrong.
@@ -249,13 +299,7 @@ begin
         raise exception using errcode = 'P0002', message = 'no such fax';
     end if;
     perform 1 from public.document_jobs j where j.fax_received_email_id = p_fax_id for update;
-    v_retention := document_jobs_internal.fax_retention(v_email);
-    if not (v_retention ->> 'deletable')::boolean then
-        raise exception using errcode = '55000', hint = 'retention_not_over',
-            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
-                             left(replace(p_fax_id::text, '-', ''), 8), v_retention ->> 'keep_until',
-                             v_retention ->> 'time_zone');
-    end if;
+    v_retention := document_jobs_internal.require_past_keep_until(v_email);
     if exists (select 1 from public.document_jobs j
                 where j.fax_received_email_id = p_fax_id and j.status in ('queued', 'running')) then
         raise exception using errcode = '55000', hint = 'jobs_live',

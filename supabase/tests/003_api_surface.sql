@@ -261,7 +261,9 @@ select set_eq(
         'document_jobs_internal.office_time_zone()',
         'document_jobs_internal.keep_until(timestamp with time zone)',
         'document_jobs_internal.fax_retention(public.fax_received_emails)',
-        'document_jobs_internal.fax_objects(uuid)'
+        'document_jobs_internal.fax_objects(uuid)',
+        'document_jobs_internal.require_past_keep_until(public.fax_received_emails)',
+        'document_jobs_internal.refuse_early_deletion()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'

@@ -15,7 +15,9 @@ select plan(133);
 
 -- Two faxes as the product records them, each with an attachment, its raw message and a job.
 select record_inbound_email('em_1', 'msg_1', '{"from": "ABC商事 <fax@abc.example.jp>", "subject": "注文書"}');
-select record_inbound_email('em_2', 'msg_2', '{"from": "XYZ <fax@xyz.example.jp>", "subject": "請求書"}');
+-- em_2 was received long ago (kept until 2023-05-31): its deletion may be approved.
+select record_inbound_email('em_2', 'msg_2', '{"from": "XYZ <fax@xyz.example.jp>", "subject": "請求書",
+                                               "created_at": "2015-06-01T01:00:00Z"}');
 insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename, content_type,
                                             size_bytes, sha256, bucket, storage_path)
 select email_id(e), 'att_1', '注文書.pdf', 'application/pdf', 908, repeat('a', 64), 'fax-attachments',
@@ -25,7 +27,7 @@ insert into fax_received_email_raw_messages (fax_received_email_id, bucket, stor
 select email_id(e), 'fax-attachments', 'fax_received_emails/' || email_id(e) || '/raw/message.eml', 4096,
        repeat('c', 64)
   from unnest(array['em_1', 'em_2']) e;
--- A deletion approved for em_2, as the retention's admin action will record it; em_1 has none.
+-- A deletion approved for em_2, as the retention's admin action records it; em_1 has none.
 insert into fax_deletions (fax_received_email_id, actor_id, actor_email, reason, what)
 values (email_id('em_2'), gen_random_uuid(), 'admin@example.jp', 'kept past its keep-until date',
         jsonb_build_object('attachments', 1));

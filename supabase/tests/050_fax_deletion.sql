@@ -14,7 +14,7 @@ set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(33);
+select plan(35);
 
 create table t.people (name text primary key, user_id uuid not null default gen_random_uuid(),
                        ord int generated always as identity,
@@ -147,6 +147,12 @@ select throws_ok($$ delete from fax_index_history $$, '42501', null,
                  'another fax''s index history still cannot be deleted');
 select throws_ok($$ delete from fax_handling_history $$, '42501', null, '... nor its handling history');
 select throws_ok($$ delete from fax_deletions $$, '23001', null, 'the deletion''s record cannot be deleted');
+select throws_ok($$ insert into fax_deletions (fax_received_email_id, actor_id, reason, what)
+                    values (t.email_id('del-new'), gen_random_uuid(), 'by hand', '{}') $$, '55000', null,
+                 'an approval for a fax still to be kept cannot be recorded by hand either, even by the owner');
+select throws_ok($$ insert into fax_deletions (fax_received_email_id, actor_id, reason, what)
+                    values (gen_random_uuid(), gen_random_uuid(), 'by hand', '{}') $$, 'P0002', null,
+                 '... nor one for a fax that is not recorded');
 
 -- The second step: the objects listed, each removal recorded once, by an admin.
 set local role service_role;
