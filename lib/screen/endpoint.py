@@ -232,8 +232,10 @@ def database_refusal(error: DatabaseError) -> Refusal:
     if error.code == "P0002":
         return Refusal("not_found", error.message, 404)
     # A deletion refused (public.admin_delete_fax): before the keep-until date, or while a job of the fax is live.
-    if error.code == "55000" and error.hint in ("retention_not_over", "jobs_live"):
-        return Refusal(error.hint, error.message, 409)
+    if error.code == "55000" and error.hint == "retention_not_over":
+        return Refusal("retention_not_over", error.message, 409)
+    if error.code == "55000" and error.hint == "jobs_live":
+        return Refusal("jobs_live", error.message, 409)
     log.event("admin_database_error", logging.ERROR, what=error.what, code=error.code, message=error.message)
     return Refusal("database_unavailable", "the database did not answer as expected; try again", 503)
 
