@@ -14,8 +14,13 @@ SUPABASE := devstack/node_modules/.bin/supabase
 TSC := devstack/node_modules/.bin/tsc
 # The CLI runs on every machine and in CI: it sends no usage data.
 export SUPABASE_TELEMETRY_DISABLED := 1
+# pytest's workers (pytest-xdist). The shared stack's tests run one after another on one of them and
+# the rest beside them (tests/support/lanes.py): two is what the two cores of a developer's machine
+# and CI's keep busy. PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
-.PHONY: demo test test-fast lint schema explanations screenshots vendor test-in-stack chaos bench up faxes down clean cli
+.PHONY: demo test test-fast lint schema explanations screenshots vendor test-on-stack test-in-stack chaos bench up faxes down clean cli
 
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt .python-version
 	@test -n "$(PYTHON)" || { echo "Python $(PYTHON_VERSION) not found (pyenv install $(PYTHON_VERSION))"; exit 1; }
@@ -35,15 +40,23 @@ $(CHROMIUM): | $(STAMP)
 demo: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
 	$(PY) -m devstack.tools.demo
 
-## Lint, then every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards.
-test: $(STAMP) $(NODE_STAMP) $(CHROMIUM) lint
+## Lint, and every test (pytest and pgTAP) on a fresh local stack that is stopped afterwards: lint
+## runs while the stack starts, and pytest on PYTEST_WORKERS workers (docs/LOCAL_STACK.md says which
+## tests run side by side).
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM)
+	@$(MAKE) --no-print-directory lint & linting=$$!; \
+	$(MAKE) --no-print-directory test-on-stack; tested=$$?; \
+	wait $$linting || { echo "make test: lint failed (its output is above)"; exit 1; }; \
+	exit $$tested
+
+test-on-stack: $(STAMP) $(NODE_STAMP)
 	$(PY) -m devstack run -- $(MAKE) --no-print-directory test-in-stack
 
 ## The fast suite while developing: pytest without the tests marked slow (chaos, bench, demo,
 ## the real pg_cron tick, whole-stack lifecycles; see pytest.ini), on a fresh local stack.
 ## `make test` still runs everything.
 test-fast: $(STAMP) $(NODE_STAMP)
-	$(PY) -m devstack run -- $(VENV)/bin/pytest -m "not slow" -q
+	$(PY) -m devstack run -- $(VENV)/bin/pytest $(PYTEST_PARALLEL) -m "not slow" -q
 
 ## ruff, and mypy (strict) over what is deployed: lib/ and api/ (settings in mypy.ini); tsc
 ## (strict, from JSDoc) over the admin screen's scripts, public/admin/*.js (devstack/tsconfig.admin.json).
@@ -82,7 +95,7 @@ test-in-stack:
 	$(SUPABASE) migration list --db-url "$$SUPABASE_DB_URL"
 	$(SUPABASE) db lint --db-url "$$SUPABASE_DB_URL" --level warning --fail-on warning
 	pg_prove --ext .sql -r supabase/tests
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_PARALLEL)
 
 ## The long fault-injection run (500 e-mails); its figures go to docs/RELIABILITY.md.
 chaos: $(STAMP) $(NODE_STAMP)

@@ -53,6 +53,9 @@ OPERATORS = {
     "VIEWER": ("viewer@example.com", "viewer"),
 }
 URL_VARIABLE = {"gateway": "SUPABASE_URL", "resend_provider": "RESEND_API_URL", "function_host": "FUNCTIONS_URL"}
+# Set, to the reason, around a test that may not start a stack (tests/support/lanes.py): a start
+# reaps stacks whose owner died, which another test may be about to count.
+NO_NEW_STACKS = "DEVSTACK_NO_NEW_STACKS"
 
 
 def legacy_api_key(jwt_secret: str, role: str) -> str:
@@ -125,6 +128,8 @@ def _wait_for_file(path: Path, process: subprocess.Popen[bytes], what: str) -> s
 
 def start(extra_env: dict[str, str] | None = None) -> Stack:
     """`extra_env` reaches every process, the functions included (e.g. JOB_LEASE_SECONDS for a chaos run)."""
+    if refusal := os.environ.get(NO_NEW_STACKS):
+        raise RuntimeError(refusal)
     # Built before anything starts: a build failure is the first thing a developer should see.
     lifecycle.reap_stale(stop_record)
     build = vercel_build.build_working_tree()

@@ -31,6 +31,8 @@ function appRoot() {
 const root = appRoot();
 /** @type {string | null} the key of the message that says why the session ended, shown at sign-in */
 let signedOutMessage = null;
+/** How many times the view was routed: the latest route alone moves the focus. */
+let routes = 0;
 
 function languageSwitch() {
   const select = h("select", { "aria-label": t("language.label"), class: "language" },
@@ -200,6 +202,7 @@ function focusHeading() {
 }
 
 async function route() {
+  const mine = ++routes;
   if (!operator()) {
     showSignIn();
     return;
@@ -218,7 +221,8 @@ async function route() {
   else if (view === "audit") await audit.render(main, params);
   else if (view === "overview") await overview.render(main, params);
   else if (view === "accounts") await accounts.render(main);
-  focusHeading();
+  // A view still loading when the address changed must not take the focus from the one that followed.
+  if (mine === routes) focusHeading();
 }
 
 async function start() {

@@ -164,5 +164,6 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
         expected = {"document_jobs_settings": 1, "document_job_kinds": 4, "document_jobs_rate_limits": 1,
-                    "document_jobs_reconciliation": 1, "original_verification": 1, "office_settings": 1}.get(table, 0)  # fmt: skip
+                    "document_jobs_reconciliation": 1, "original_verification": 1,
+                    "office_settings": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -18,7 +18,8 @@ from devstack.tools import inbound
 from tests.support.database import connect
 from tests.support.webhooks import WAIT_S, deliver
 
-pytestmark = pytest.mark.slow  # a whole stack of its own, and a crash of its database
+# A whole stack of its own, and a crash of its database.
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]
 
 BEFORE, AFTER = 12, 20
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.slow  # a chaos run of its own: minutes
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]  # a chaos run of its own: minutes
 
 
 def test_a_short_chaos_run_passes_every_check(stack_env) -> None:

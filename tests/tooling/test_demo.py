@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # a whole stack of its own
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]  # a whole stack of its own
 
 
 def test_the_demo_runs_end_to_end(stack_env) -> None:

@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 
 from devstack import stack
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]
 
 
 def devstack(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,7 @@ import pytest
 
 from devstack import lifecycle
 
-pytestmark = pytest.mark.slow  # each case starts a whole stack of its own
+pytestmark = [pytest.mark.slow, pytest.mark.own_stack]  # each case starts a whole stack of its own
 
 RUN_SLEEP = [sys.executable, "-m", "devstack", "run", "--", "sleep", "600"]
 DEMO = [sys.executable, "-m", "devstack.tools.demo", "--emails", "2", "--seed", "3"]
