@@ -27,6 +27,7 @@ SHARED_TABLES = (
     "public.fax_received_emails", "public.fax_deletions", "public.fax_handling", "public.fax_handling_history",
     "net.http_request_queue", "net._http_response", "public.document_jobs_audit", "document_jobs_internal.bulk_actions",
     "document_jobs_internal.bulk_action_jobs", "document_jobs_internal.hourly_outcomes",
+    "document_jobs_internal.fax_announcements", "document_jobs_internal.fax_senders",
 )  # fmt: skip
 
 

@@ -273,6 +273,7 @@ CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_job
 CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
+CREATE TRIGGER document_jobs_note_fax_ready AFTER UPDATE OF status ON public.document_jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND (old.status IS DISTINCT FROM new.status) AND (new.kind = ANY (ARRAY['fetch_email'::text, 'prepare_fax'::text])) AND (new.fax_received_email_id IS NOT NULL))) EXECUTE FUNCTION document_jobs_internal.note_fax_ready();
 CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
 ALTER TABLE ONLY public.document_jobs
@@ -619,18 +620,24 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
-COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports). Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
+COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports); announce_language, the language of the chat announcements of new faxes; screen_url, where the announcements link to. Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
 CREATE TABLE public.office_settings (
     singleton boolean DEFAULT true NOT NULL,
     time_zone text DEFAULT 'Asia/Tokyo'::text NOT NULL,
+    announce_language text DEFAULT 'ja'::text NOT NULL,
+    screen_url text,
+    CONSTRAINT office_settings_announce_language CHECK ((announce_language = ANY (ARRAY['ja'::text, 'en'::text]))),
+    CONSTRAINT office_settings_screen_url CHECK (((screen_url ~ '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$'::text) AND (length(screen_url) <= 300))),
     CONSTRAINT office_settings_singleton_check CHECK (singleton),
     CONSTRAINT office_settings_time_zone CHECK (document_jobs_internal.is_time_zone(time_zone))
 );
+COMMENT ON COLUMN public.office_settings.announce_language IS 'The language of the announcements of new faxes: ja (default) or en.';
+COMMENT ON COLUMN public.office_settings.screen_url IS 'The admin screen''s URL (https://<your-app>.vercel.app/admin, or your own domain), which an announcement links each fax to (#/faxes/<id>). Null: the origin of the Vault secret document_jobs_url followed by /admin, the same deployment. Only a plain URL is accepted (no query, fragment, space or markup): it is written into chat messages as a link.';
 ALTER TABLE ONLY public.office_settings
     ADD CONSTRAINT office_settings_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.office_settings ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.office_settings TO service_role;
-INSERT INTO public.office_settings (singleton, time_zone) VALUES (true, 'Asia/Tokyo');
+INSERT INTO public.office_settings (singleton, time_zone, announce_language, screen_url) VALUES (true, 'Asia/Tokyo', 'ja', NULL);
 
 COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
 CREATE TABLE public.original_verification (
@@ -757,6 +764,53 @@ CREATE TABLE document_jobs_internal.email_senders (
 );
 CREATE INDEX email_senders_text_search ON document_jobs_internal.email_senders USING gin (from_address extensions.gin_trgm_ops);
 CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders USING btree (sha256((replace(from_address, '\'::text, '\\'::text))::bytea));
+
+COMMENT ON TABLE document_jobs_internal.fax_announcements IS 'One row per fax that became ready to announce (note_fax_ready), written once: a fax is announced at most once, whatever job of it ends again. pending until the next tick of document-jobs-announce; then sent (its message queued through pg_net in that very transaction, request_id its request: pg_net sends after commit and never retries, so "sent" means queued, and a message the chat refused is lost, its answer in net._http_response for 6 hours) or skipped (off: no Vault secret document_jobs_announce_url at that tick, so that storing the secret later does not announce the faxes of before; too_old: the e-mail was recorded over a day earlier, e.g. a backfill preparing the faxes stored before an upgrade).';
+CREATE TABLE document_jobs_internal.fax_announcements (
+    fax_received_email_id uuid NOT NULL,
+    ready_at timestamp with time zone DEFAULT now() NOT NULL,
+    stood text NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    decided_at timestamp with time zone,
+    request_id bigint,
+    skipped_because text,
+    CONSTRAINT fax_announcements_decided CHECK (((state = 'pending'::text) = (decided_at IS NULL))),
+    CONSTRAINT fax_announcements_skipped_because CHECK ((skipped_because = ANY (ARRAY['off'::text, 'too_old'::text]))),
+    CONSTRAINT fax_announcements_state CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'skipped'::text]))),
+    CONSTRAINT fax_announcements_stood CHECK ((stood = ANY (ARRAY['prepared'::text, 'unprepared'::text, 'unfetched'::text, 'no_files'::text]))),
+    CONSTRAINT fax_announcements_why_skipped CHECK (((state = 'skipped'::text) = (skipped_because IS NOT NULL)))
+);
+COMMENT ON COLUMN document_jobs_internal.fax_announcements.stood IS 'How the fax stood when it became ready: prepared (its prepare_fax job completed: pages known), unprepared (that job failed: a file could not be converted, pages maybe unknown), unfetched (its fetch_email job failed: the fax could not be stored), no_files (fetched, with no attached file).';
+ALTER TABLE ONLY document_jobs_internal.fax_announcements
+    ADD CONSTRAINT fax_announcements_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_announcements_pending ON document_jobs_internal.fax_announcements USING btree (ready_at) WHERE (state = 'pending'::text);
+CREATE INDEX fax_announcements_sent ON document_jobs_internal.fax_announcements USING btree (decided_at) WHERE (state = 'sent'::text);
+ALTER TABLE ONLY document_jobs_internal.fax_announcements
+    ADD CONSTRAINT fax_announcements_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE document_jobs_internal.fax_announcements ENABLE ROW LEVEL SECURITY;
+
+COMMENT ON TABLE document_jobs_internal.fax_senders IS 'Who sent each fax, as lib/fax/senders.py parse_sender read its subject and From name (the format that matched, the sender''s name, the number canonical and as written, whether the caller ID or the station ID gave it, and why there is none, in the words the screen uses), recorded by its prepare_fax job through record_fax_sender_v1 (the parser is Python''s; the announcements, in SQL, read it here). Replaced when the job runs again. No row: the job has not run (a fax that could not be fetched), and the From line is all there is.';
+CREATE TABLE document_jobs_internal.fax_senders (
+    fax_received_email_id uuid NOT NULL,
+    format text,
+    name text,
+    number text,
+    number_display text,
+    number_source text,
+    withheld_ja text,
+    withheld_en text,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_senders_lengths CHECK (((length(format) <= 100) AND (length(name) <= 100) AND (length(number_display) <= 40) AND (length(withheld_ja) <= 20) AND (length(withheld_en) <= 40))),
+    CONSTRAINT fax_senders_number CHECK ((number ~ '^[0-9]{3,20}$'::text)),
+    CONSTRAINT fax_senders_number_source CHECK ((number_source = ANY (ARRAY['caller_id'::text, 'station_id'::text]))),
+    CONSTRAINT fax_senders_number_whole CHECK ((((number IS NULL) = (number_display IS NULL)) AND ((number IS NULL) = (number_source IS NULL)))),
+    CONSTRAINT fax_senders_one_line CHECK ((((((COALESCE(format, ''::text) || COALESCE(name, ''::text)) || COALESCE(number_display, ''::text)) || COALESCE(withheld_ja, ''::text)) || COALESCE(withheld_en, ''::text)) !~ '[[:cntrl:]]'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE document_jobs_internal.fax_senders ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.handling_bulk_action_faxes IS 'The faxes a bulk mark done counted, and what became of each (changed, or skipped with why).';
 CREATE TABLE document_jobs_internal.handling_bulk_action_faxes (
@@ -1909,6 +1963,61 @@ $$;
 REVOKE ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) IS 'start_prepare_fax_v2''s answer, its "email" with the e-mail''s "subject" and "from" as recorded: the job reads the sender from them (record_fax_sender_v1).';
+CREATE FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_start jsonb := public.start_prepare_fax_v2(p_job_id, p_generation);
+begin
+    if not (v_start ->> 'held')::boolean or v_start -> 'email' = 'null'::jsonb then
+        return v_start;
+    end if;
+    return jsonb_set(v_start, '{email}', (
+        select jsonb_build_object('id', e.id, 'subject', e.subject, 'from', e.from_address)
+          from public.fax_received_emails e where e.id = (v_start #>> '{email,id}')::uuid));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) IS 'Records who sent the prepare_fax job''s fax as the worker read it (lib/fax/senders.py): p_sender {"format", "name", "number", "number_display", "number_source", "withheld_ja", "withheld_en"}, each optional, checked by fax_senders'' constraints (one line, short); replaces an earlier reading. Fenced by (p_job_id, p_generation). Answers {"held", "state"}.';
+CREATE FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_key text;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(jsonb_typeof(p_sender) = 'object', 'p_sender must be a JSON object');
+    for v_key in select jsonb_object_keys(p_sender) loop
+        perform document_jobs_internal.require(
+            v_key in ('format', 'name', 'number', 'number_display', 'number_source', 'withheld_ja', 'withheld_en'),
+            format('p_sender has no key %s', v_key));
+    end loop;
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    insert into document_jobs_internal.fax_senders as s
+           (fax_received_email_id, format, name, number, number_display, number_source, withheld_ja, withheld_en)
+    values (v_email_id, p_sender ->> 'format', p_sender ->> 'name', p_sender ->> 'number', p_sender ->> 'number_display',
+            p_sender ->> 'number_source', p_sender ->> 'withheld_ja', p_sender ->> 'withheld_en')
+    on conflict (fax_received_email_id) do update
+       set format = excluded.format, name = excluded.name, number = excluded.number,
+           number_display = excluded.number_display, number_source = excluded.number_source,
+           withheld_ja = excluded.withheld_ja, withheld_en = excluded.withheld_en, recorded_at = now();
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) TO service_role;
+
 COMMENT ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) IS 'Records what the prepare_fax job derived from one attachment of its e-mail (its page count, viewing PDF and thumbnail keys, or the error code of a file it could not prepare), replacing an earlier preparation, fenced by (p_job_id, p_generation). The attachment must be the job''s e-mail''s and p_source_sha256 its recorded digest; the keys must lie under fax_views/{e-mail}/{attachment}/ (never an original''s). With p_lease (the worker always passes it) the lease is renewed in the same statement, and a streak of time-budget releases ends. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2896,7 +3005,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
+COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin or a clerk of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
 CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2904,8 +3013,8 @@ CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email tex
 declare
     v_before int;
 begin
-    perform document_jobs_internal.require_actor(p_actor_id, null, false);
-    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
     perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
     perform document_jobs_internal.require(p_rotation in (0, 90, 180, 270), 'p_rotation must be 0, 90, 180 or 270');
     perform 1 from public.fax_received_emails e where e.id = p_fax_id;
@@ -3655,6 +3764,7 @@ GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-announce', '* * * * *', 'select document_jobs_internal.announce_faxes()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation() + document_jobs_internal.check_record_guards()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
@@ -3753,6 +3863,184 @@ CREATE FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone)
     select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "+00:00"')
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.announce_faxes() IS 'What the cron job document-jobs-announce runs every minute; answers how many faxes it announced. Without the Vault secret document_jobs_announce_url it marks the pending faxes skipped, silently. Else: pending faxes recorded over a day ago are skipped (too_old); if a message was sent less than 50 seconds ago, nothing (at most one a minute: the next tick takes the faxes); else one message (alert_body: the fields event faxes_received, count, faxes [id, received_at, pages, stood], sent_at, and the chat text of document_jobs_settings.alert_receiver) for every pending fax, in office_settings.announce_language: one fax in detail (line, sender, pages, received time in the office''s zone, a note when it could not be fetched or converted, its link on the screen), several one line each, the first 8 listed and the rest counted. Each fax is marked sent with the pg_net request in the same transaction: queued, not delivered (pg_net never retries). Runs as the owner (Vault, the internal schema).';
+CREATE FUNCTION document_jobs_internal.announce_faxes() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+declare
+    -- At most this many faxes are listed in one message, the others counted: a Discord message
+    -- holds 2,000 characters, and a line of a fax takes up to about 200.
+    c_listed constant int := 8;
+    -- A tick sends at most one message a minute; pg_cron's minute ticks are not exactly 60 s apart.
+    c_gap constant interval := interval '50 seconds';
+    c_too_old constant interval := interval '1 day';
+    v_url text;
+    v_ja boolean := (select o.announce_language = 'ja' from public.office_settings o);
+    v_screen text;
+    v_faxes jsonb;
+    v_count int;
+    v_lines jsonb;
+    v_fax jsonb;
+    v_pages text;
+    v_note text;
+    v_number jsonb;
+    v_request bigint;
+begin
+    -- One tick at a time: a second one (a manual call beside the cron's) finds nothing to do.
+    if not pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext('document_jobs_internal.announce_faxes')) then
+        return 0;
+    end if;
+    select nullif(s.decrypted_secret, '') into v_url
+      from vault.decrypted_secrets s
+     where s.name = 'document_jobs_announce_url';
+    if v_url is null then
+        -- Off: silently (no warning every minute). Skipped for good, so that storing the secret
+        -- later announces the faxes from then on, not a backlog.
+        update document_jobs_internal.fax_announcements
+           set state = 'skipped', skipped_because = 'off', decided_at = now()
+         where state = 'pending';
+        return 0;
+    end if;
+    update document_jobs_internal.fax_announcements a
+       set state = 'skipped', skipped_because = 'too_old', decided_at = now()
+      from public.fax_received_emails e
+     where a.state = 'pending' and e.id = a.fax_received_email_id and e.created_at < now() - c_too_old;
+    if exists (select 1 from document_jobs_internal.fax_announcements a
+                where a.state = 'sent' and a.decided_at > now() - c_gap) then
+        return 0;
+    end if;
+
+    with pending as (
+        select a.fax_received_email_id, a.stood, a.ready_at
+          from document_jobs_internal.fax_announcements a
+         where a.state = 'pending'
+         order by a.ready_at, a.fax_received_email_id
+           for update skip locked
+    )
+    select jsonb_agg(jsonb_build_object(
+               'id', e.id,
+               'stood', p.stood,
+               'received_at', coalesce(e.received_at, e.created_at),
+               -- the line's name, else the address the fax was sent to
+               'line', coalesce(
+                   (select l.name from unnest(e.to_addresses) with ordinality t(entry, n)
+                      join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
+                     order by t.n limit 1),
+                   (select document_jobs_internal.address_of(t) from unnest(e.to_addresses) t limit 1)),
+               -- the name the parser read (fax_senders), else the From line's display name, else
+               -- its address: as the inbox shows the sender (lib/screen/calls.py sender_of)
+               'sender', coalesce(
+                   s.name,
+                   nullif(btrim(substring(e.from_address from '^(.*)<[^<>]*>\s*$'), E' \t"'), ''),
+                   document_jobs_internal.address_of(e.from_address)),
+               -- the number, unless it is a station ID that is one of the office's own lines (the
+               -- forwarding machine's, never the sender's), or why there is none
+               'number', case
+                   when s.number_source = 'station_id'
+                        and exists (select 1 from public.fax_lines l where l.number = s.number) then null
+                   else s.number_display end,
+               'withheld', case when v_ja then s.withheld_ja else s.withheld_en end,
+               'pages', (select sum(v.page_count) from public.fax_received_email_attachments f
+                           join public.fax_attachment_views v on v.attachment_id = f.id and v.source_sha256 = f.sha256
+                          where f.fax_received_email_id = e.id))
+             order by p.ready_at, p.fax_received_email_id)
+      into v_faxes
+      from pending p
+      join public.fax_received_emails e on e.id = p.fax_received_email_id
+      left join document_jobs_internal.fax_senders s on s.fax_received_email_id = e.id;
+    v_count := coalesce(jsonb_array_length(v_faxes), 0);
+    if v_count = 0 then
+        return 0;
+    end if;
+
+    v_screen := document_jobs_internal.screen_url();
+    v_lines := case
+        when v_count = 1 and v_ja then '[["新しいFAXが届きました"]]'
+        when v_count = 1 then '[["New fax received"]]'
+        when v_ja then jsonb_build_array(jsonb_build_array(format('新しいFAXが %s 件届きました', v_count)))
+        else jsonb_build_array(jsonb_build_array(format('%s new faxes received', v_count)))
+    end::jsonb;
+    for v_fax in select f.value from jsonb_array_elements(v_faxes) f limit c_listed loop
+        v_pages := case
+            when v_fax ->> 'pages' is null and v_ja then 'ページ数不明'
+            when v_fax ->> 'pages' is null then 'pages unknown'
+            when v_ja then format('%s ページ', v_fax ->> 'pages')
+            else format('%s p.', v_fax ->> 'pages')
+        end;
+        v_number := case
+            when v_fax ->> 'number' is not null then
+                jsonb_build_array(' FAX ', jsonb_build_object('quote', v_fax ->> 'number', 'max', 40))
+            when v_fax ->> 'withheld' is not null then jsonb_build_array(' FAX ' || (v_fax ->> 'withheld'))
+            else '[]'::jsonb
+        end;
+        v_note := case v_fax ->> 'stood'
+            when 'unfetched' then case when v_ja then '取得できませんでした。画面で確認してください'
+                                       else 'it could not be fetched: see it on the screen' end
+            when 'unprepared' then case when v_ja then '表示用の変換ができませんでした: 原本をダウンロードしてください'
+                                        else 'it could not be converted for viewing: download the original' end
+            when 'no_files' then case when v_ja then '添付ファイルがありません' else 'no attached file' end
+        end;
+        if v_count = 1 then
+            v_lines := v_lines
+                || jsonb_build_array(jsonb_build_array(case when v_ja then '回線: ' else 'Line: ' end,
+                                                       jsonb_build_object('quote', v_fax ->> 'line', 'max', 50)))
+                || jsonb_build_array(jsonb_build_array(case when v_ja then '送信元: ' else 'From: ' end,
+                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60))
+                                     || v_number)
+                || jsonb_build_array(jsonb_build_array(case when v_ja then 'ページ数: ' else 'Pages: ' end
+                                                       || case when v_fax ->> 'pages' is null then
+                                                              case when v_ja then '不明' else 'unknown' end
+                                                          else v_fax ->> 'pages' end))
+                || jsonb_build_array(jsonb_build_array(
+                       case when v_ja then '受信: ' else 'Received: ' end
+                       || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz)))
+                || case when v_note is null then '[]'::jsonb else jsonb_build_array(jsonb_build_array(v_note)) end
+                || case when v_screen is null then '[]'::jsonb
+                        else jsonb_build_array(jsonb_build_array(
+                                 jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id')))) end;
+        else
+            v_lines := v_lines || jsonb_build_array(
+                jsonb_build_array(
+                    '• ' || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz) || ' ',
+                    jsonb_build_object('quote', v_fax ->> 'line', 'max', 20), ' ',
+                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40))
+                || v_number
+                || jsonb_build_array(' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
+                || case when v_screen is null then '[]'::jsonb
+                        else jsonb_build_array(' ', jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id'))) end);
+        end if;
+    end loop;
+    if v_count > c_listed then
+        v_lines := v_lines || jsonb_build_array(
+            jsonb_build_array(case when v_ja then format('ほか %s 件', v_count - c_listed)
+                                   else format('and %s more', v_count - c_listed) end)
+            || case when v_screen is null then '[]'::jsonb
+                    else jsonb_build_array(case when v_ja then ': 受信FAX ' else ': the inbox ' end,
+                                           jsonb_build_object('link', v_screen || '#/faxes?period=today')) end);
+    end if;
+
+    v_request := net.http_post(
+        url => v_url,
+        body => document_jobs_internal.alert_body(
+            jsonb_build_object(
+                'event', 'faxes_received',
+                'count', v_count,
+                'faxes', (select jsonb_agg(jsonb_build_object('id', f.value -> 'id', 'received_at', f.value -> 'received_at',
+                                                              'pages', f.value -> 'pages', 'stood', f.value -> 'stood'))
+                            from jsonb_array_elements(v_faxes) f),
+                'sent_at', now()),
+            v_lines),
+        headers => jsonb_build_object('Content-Type', 'application/json'),
+        timeout_milliseconds => 10000);
+    update document_jobs_internal.fax_announcements a
+       set state = 'sent', decided_at = now(), request_id = v_request
+     where a.fax_received_email_id in (select (f.value ->> 'id')::uuid from jsonb_array_elements(v_faxes) f);
+    return v_count;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.announce_faxes() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) IS 'Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times document_jobs_settings.backoff_base (a minute), with ±10 % jitter so that jobs that failed together (a provider outage) do not all retry in the same second.';
 CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS interval
@@ -3919,7 +4207,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.cancel_live(p_job_ids uuid[], p_reason text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) IS 'A chat message for the receiver (slack, mattermost, discord or teams): p_lines is an array of lines, each an array of segments, a string (our own words) or {"quote": text, "max": n} (a sender''s text or an identifier, escaped for the receiver; null shows as "(none)"). Answers the receiver''s fields, to be merged into the alert''s JSON.';
+COMMENT ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) IS 'A chat message for the receiver (slack, mattermost, discord or teams): p_lines is an array of lines, each an array of segments, a string (our own words), {"quote": text, "max": n} (a sender''s text or an identifier, escaped for the receiver; null shows as "(none)") or {"link": url} (a URL of ours, as the receiver''s link: Slack''s <url>, CommonMark''s autolink, a Teams TextRun that opens it; anything but a plain http(s) URL is refused). Answers the receiver''s fields, to be merged into the alert''s JSON.';
 CREATE FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -3945,6 +4233,23 @@ begin
                     else regexp_replace(v_value, '([\\`*_{}\[\]<>#|~!])', '\\\1', 'g')
                 end;
                 v_inlines := v_inlines || jsonb_build_array(jsonb_build_object('type', 'TextRun', 'text', v_value));
+                continue;
+            end if;
+            if v_segment ? 'link' then
+                -- A URL has no space, <, >, | or control character (the callers' check): written
+                -- as Slack's <url> and CommonMark's autolink <url>, it is one link and nothing else.
+                v_value := v_segment ->> 'link';
+                if v_value !~ '^https?://[^\s<>|"`\\[:cntrl:]]+$' then
+                    raise exception 'chat_message: not a URL to link: %', left(v_value, 100) using errcode = '22023';
+                end if;
+                v_shown := v_shown || case p_receiver
+                    when 'slack' then '<' || replace(v_value, '&', '&amp;') || '>'
+                    when 'teams' then v_value
+                    else '<' || v_value || '>'
+                end;
+                v_inlines := v_inlines || jsonb_build_array(jsonb_build_object(
+                    'type', 'TextRun', 'text', v_value,
+                    'selectAction', jsonb_build_object('type', 'Action.OpenUrl', 'url', v_value)));
                 continue;
             end if;
             v_value := document_jobs_internal.one_line(v_segment ->> 'quote', coalesce((v_segment ->> 'max')::int, 200));
@@ -5526,6 +5831,37 @@ CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, 
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.note_fax_ready() IS 'Trigger document_jobs_note_fax_ready: a fax becomes ready to announce when its prepare_fax job ends (completed or failed), when its fetch_email job fails, or when its fetch completes with no file; a row of fax_announcements, once per fax. Security definer: a job''s state may be changed by service_role, which may not write the internal schema. A failure to note it is a WARNING and never undoes the job''s change.';
+CREATE FUNCTION document_jobs_internal.note_fax_ready() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_stood text;
+begin
+    v_stood := case
+        when new.kind = 'prepare_fax' then case new.status when 'completed' then 'prepared' else 'unprepared' end
+        when new.status = 'failed' then 'unfetched'
+        -- A fetch that stored files hands over to its prepare_fax job (enqueue_prepare_fax).
+        when not exists (select 1 from public.fax_received_email_attachments a
+                          where a.fax_received_email_id = new.fax_received_email_id) then 'no_files'
+    end;
+    if v_stood is not null then
+        begin
+            insert into document_jobs_internal.fax_announcements (fax_received_email_id, stood)
+            values (new.fax_received_email_id, v_stood)
+            on conflict (fax_received_email_id) do nothing;
+        exception
+            when others then
+                raise warning 'document jobs: the announcement of e-mail % could not be noted: %',
+                    new.fax_received_email_id, sqlerrm;
+        end;
+    end if;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.note_fax_ready() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.note_sender() IS 'Trigger fax_received_emails_note_sender: every sender an e-mail has or had is kept in email_senders, so that a search by sender reads the distinct senders instead of every e-mail. Security definer: the e-mails are written as service_role, which has no privilege on the helpers'' tables.';
 CREATE FUNCTION document_jobs_internal.note_sender() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -5589,6 +5925,22 @@ CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_
                     where r.bucket = p_bucket and r.storage_path = p_storage_path)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) IS 'A time as the office reads it: in its time zone (office_time_zone), with the offset, 2026-12-07 15:04:05 +09:00 (the form of the screen and the CLI). Null for null.';
+CREATE FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_local timestamp := p_at at time zone document_jobs_internal.office_time_zone();
+    v_offset interval := v_local - (p_at at time zone 'UTC');
+begin
+    return to_char(v_local, 'YYYY-MM-DD HH24:MI:SS ')
+        || case when v_offset < interval '0' then '-' else '+' end
+        || to_char(case when v_offset < interval '0' then -v_offset else v_offset end, 'HH24:MI');
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.office_time_zone() IS 'The office''s time zone (office_settings.time_zone): the one place SQL reads it from.';
 CREATE FUNCTION document_jobs_internal.office_time_zone() RETURNS text
@@ -6617,6 +6969,26 @@ CREATE FUNCTION document_jobs_internal.retention_window() RETURNS jsonb
       from public.document_jobs_reconciliation r
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.retention_window() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.screen_url() IS 'The admin screen''s URL the announcements link to: office_settings.screen_url, else the origin of the Vault secret document_jobs_url and /admin; null when neither is stored (the message then has no link). Runs as the owner (reads Vault).';
+CREATE FUNCTION document_jobs_internal.screen_url() RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_url text := (select o.screen_url from public.office_settings o);
+begin
+    if v_url is null then
+        -- The screen is served by the deployment the worker is (vercel.json: /admin).
+        select substring(s.decrypted_secret from '^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)') || '/admin'
+          into v_url
+          from vault.decrypted_secrets s
+         where s.name = 'document_jobs_url';
+    end if;
+    return rtrim(v_url, '/');
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.screen_url() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search, or of a sender of many e-mails: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its sender and its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the sender and the term are checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record

@@ -99,6 +99,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.record_reconciled_emails_v3", "worker"),
     ("public.finish_reconciliation_v3", "worker"),
     ("public.start_prepare_fax_v2", "worker"),
+    ("public.start_prepare_fax_v3", "worker"),
+    ("public.record_fax_sender_v1", "worker"),
     ("public.record_fax_attachment_view_v2", "worker"),
     ("public.start_verify_originals_v2", "worker"),
     ("public.record_original_checks_v2", "worker"),

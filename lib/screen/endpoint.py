@@ -7,7 +7,7 @@ GET  /api/admin/faxes?from=&to=&sender=&line=&q=&handling=&assignee=&date_from=&
                     &counterparty=&type=&after_time=&after_id=&limit=
                                                the inbox, and the law's search by the index fields
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
-POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
+POST /api/admin/faxes/<id>/rotation {"rotation"}              clerks and admins: remembered, audited
 POST /api/admin/faxes/<id>/index {"values", "reason"?, "version"}  clerks and admins: the index fields, with history
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
@@ -290,12 +290,15 @@ def _id(call: Call) -> str:
 
 
 def me(context: Context) -> dict[str, Any]:
-    """The operator (their e-mail and role as Auth stores them now), and what the page's filters
-    offer: the job kinds, and the error codes jobs can have."""
+    """The operator (their e-mail and role as Auth stores them now), what the page's filters
+    offer (the job kinds, and the error codes jobs can have), and the office's time zone, which
+    the inbox's day shortcuts and typed dates mean (office_settings.time_zone)."""
     from lib.failures import FailureCode
 
     found: dict[str, Any] = context.operator_rpc("document_jobs_operator_me", {})
+    [office] = context.read("office_settings", lambda client: client.table("office_settings").select("time_zone"))
     return {
+        "time_zone": office["time_zone"],
         "user_id": found["user_id"],
         "email": found["email"],
         "role": found["role"],
@@ -517,7 +520,7 @@ def rotation(context: Context) -> dict[str, Any]:
     value = body.get("rotation")
     if value not in (0, 90, 180, 270) or isinstance(value, bool):
         raise Refusal("bad_request", "rotation must be 0, 90, 180 or 270", 400)
-    who = context.require_admin()
+    who = context.require_indexer()  # the clerks read the faxes, and turn the sideways ones for everyone
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 

@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, t } from "./i18n.js";
 import { handlingSlot, lineText, senderCell, storingState } from "./inbox.js";
-import { definitions, isAdmin, isolated, jobLink, notice, problemText, stackedTable } from "./ui.js";
+import { canMark, definitions, isAdmin, isolated, jobLink, notice, problemText, stackedTable } from "./ui.js";
 import { mountViewer } from "./viewer.js";
 import { indexSection } from "./faxindex.js";
 
@@ -143,8 +143,9 @@ export async function render(container, id) {
     rotation: fax.rotation,
     label: t("fax.viewerLabel", { sender: title }),
     problem: problemText,
-    // An admin's turn is remembered for everyone who opens the fax; a viewer turns it for themselves.
-    onRotate: isAdmin() ? async (rotation) => {
+    // A clerk's or an admin's turn is remembered for everyone who opens the fax; a viewer turns it
+    // for themselves.
+    onRotate: canMark() ? async (rotation) => {
       try {
         await api(`faxes/${encodeURIComponent(fax.id)}/rotation`, { method: "POST", body: { rotation } });
       } catch (error) {

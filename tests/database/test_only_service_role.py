@@ -73,6 +73,8 @@ CALLS = {
     "admin_record_reconciled_emails":
         "select admin_record_reconciled_emails(gen_random_uuid(), 'op@example.com', '[]', now(), 0)",
     "start_prepare_fax_v2": "select start_prepare_fax_v2(gen_random_uuid(), 1)",
+    "start_prepare_fax_v3": "select start_prepare_fax_v3(gen_random_uuid(), 1)",
+    "record_fax_sender_v1": "select record_fax_sender_v1(gen_random_uuid(), 1, '{}')",
     "record_fax_attachment_view_v2":
         "select record_fax_attachment_view_v2(gen_random_uuid(), 1, gen_random_uuid(), repeat('0', 64), null, null,"
         " null, null, null)",
