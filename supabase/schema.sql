@@ -109,6 +109,7 @@ ALTER TABLE ONLY public.fax_received_email_raw_messages
     ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
 ALTER TABLE ONLY public.fax_received_email_raw_messages
     ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_raw_messages_created_at ON public.fax_received_email_raw_messages USING btree (created_at, id) WHERE (unavailable IS NULL);
 CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_email_raw_messages FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('fax_received_email_id');
 ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
@@ -3724,6 +3725,142 @@ end;
 $$;
 REVOKE ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) TO service_role;
+
+COMMENT ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) IS 'document-jobs-admin export''s read: the stored originals (fax_received_email_attachments, kind attachment) and raw e-mails (fax_received_email_raw_messages where stored, kind raw_message) recorded in [p_stored_from, p_stored_before) (p_stored_before null: five minutes ago, answered as stored_before), by (created_at, id) after the cursor (p_after_at, p_after_id), at most p_scan rows read per call; those filed on p_from..p_to (取引年月日, or the received date in the office''s time zone when none is entered) are answered with the fax''s index, received time (with its offset in the office''s time zone), sender and subject, and which of its fax''s originals (or raw messages) each is (nth of of_fax). next is the cursor of the last row read, null when the window is read to its end; total (first call only, without a cursor) how many the whole export holds.';
+CREATE FUNCTION public.export_documents(p_from date DEFAULT NULL::date, p_to date DEFAULT NULL::date, p_stored_from timestamp with time zone DEFAULT NULL::timestamp with time zone, p_stored_before timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_scan integer DEFAULT 500) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_zone text := document_jobs_internal.office_time_zone();
+    v_before timestamptz := coalesce(p_stored_before, statement_timestamp() - interval '5 minutes');
+    v_rows jsonb;
+    v_read int;
+    v_last_at timestamptz;
+    v_last_id uuid;
+    v_total int;
+begin
+    perform document_jobs_internal.require(p_scan between 1 and 1000, 'p_scan must be between 1 and 1000');
+    perform document_jobs_internal.require((p_after_at is null) = (p_after_id is null),
+                                           'p_after_at and p_after_id go together (the cursor)');
+    perform document_jobs_internal.require(p_from is null or p_to is null or p_from <= p_to,
+                                           'p_from must be on or before p_to');
+    with scanned as (
+        select * from (
+            (select a.id, a.fax_received_email_id, 'attachment' as kind, a.provider_attachment_id, a.version,
+                    a.filename, a.content_type, a.size_bytes, a.sha256, a.bucket, a.storage_path, a.created_at
+               from public.fax_received_email_attachments a
+              where a.created_at < v_before
+                and (p_stored_from is null or a.created_at >= p_stored_from)
+                and (p_after_at is null or a.created_at >= p_after_at)
+                and (p_after_at is null or (a.created_at, a.id) > (p_after_at, p_after_id))
+              order by a.created_at, a.id
+              limit p_scan)
+            union all
+            -- The e-mail itself (.eml), where one is stored: the evidence of when and from whom.
+            (select r.id, r.fax_received_email_id, 'raw_message', null, r.version, null, 'message/rfc822',
+                    r.size_bytes, r.sha256, r.bucket, r.storage_path, r.created_at
+               from public.fax_received_email_raw_messages r
+              where r.unavailable is null
+                and r.created_at < v_before
+                and (p_stored_from is null or r.created_at >= p_stored_from)
+                and (p_after_at is null or r.created_at >= p_after_at)
+                and (p_after_at is null or (r.created_at, r.id) > (p_after_at, p_after_id))
+              order by r.created_at, r.id
+              limit p_scan)
+        ) u
+        order by u.created_at, u.id
+        limit p_scan
+    ),
+    described as (
+        select s.*,
+               coalesce(e.received_at, e.created_at) as received,
+               e.from_address,
+               e.subject,
+               i.transaction_date,
+               i.amount,
+               i.counterparty,
+               i.doc_type,
+               coalesce(i.transaction_date, (coalesce(e.received_at, e.created_at) at time zone v_zone)::date)
+                   as filed_on,
+               (coalesce(e.received_at, e.created_at) at time zone v_zone)
+               - (coalesce(e.received_at, e.created_at) at time zone 'UTC') as utc_offset,
+               -- Which of the fax's originals this is, by the order they were recorded (the rows are
+               -- never changed, so the number a document is exported under stays its own); a raw
+               -- message, which of its versions.
+               case when s.kind = 'raw_message' then s.version
+                    else (select count(*) from public.fax_received_email_attachments b
+                           where b.fax_received_email_id = s.fax_received_email_id
+                             and (b.created_at, b.id) <= (s.created_at, s.id)) end as nth,
+               case when s.kind = 'raw_message'
+                    then (select count(*) from public.fax_received_email_raw_messages b
+                           where b.fax_received_email_id = s.fax_received_email_id and b.unavailable is null)
+                    else (select count(*) from public.fax_received_email_attachments b
+                           where b.fax_received_email_id = s.fax_received_email_id) end as of_fax
+          from scanned s
+          join public.fax_received_emails e on e.id = s.fax_received_email_id
+          left join public.fax_index i on i.fax_received_email_id = s.fax_received_email_id
+    )
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'id', d.id,
+               'kind', d.kind,
+               'fax_received_email_id', d.fax_received_email_id,
+               'provider_attachment_id', d.provider_attachment_id,
+               'version', d.version,
+               'filename', d.filename,
+               'content_type', d.content_type,
+               'size_bytes', d.size_bytes,
+               'sha256', d.sha256,
+               'bucket', d.bucket,
+               'storage_path', d.storage_path,
+               'stored_at', d.created_at,
+               'received', to_char(d.received at time zone v_zone, 'YYYY-MM-DD"T"HH24:MI:SS')
+                           || case when d.utc_offset < interval '0' then '-' || to_char(-d.utc_offset, 'HH24:MI')
+                                   else '+' || to_char(d.utc_offset, 'HH24:MI') end,
+               'sender', d.from_address,
+               'subject', d.subject,
+               'transaction_date', d.transaction_date,
+               'amount', d.amount,
+               'counterparty', d.counterparty,
+               'doc_type', d.doc_type,
+               'filed_on', d.filed_on,
+               'dated_by', case when d.transaction_date is null then 'received' else 'transaction' end,
+               'nth', d.nth,
+               'of_fax', d.of_fax
+           ) order by d.created_at, d.id) filter (where (p_from is null or d.filed_on >= p_from)
+                                                    and (p_to is null or d.filed_on <= p_to)), '[]'::jsonb),
+           count(*)::int,
+           (array_agg(d.created_at order by d.created_at desc, d.id desc))[1],
+           (array_agg(d.id order by d.created_at desc, d.id desc))[1]
+      into v_rows, v_read, v_last_at, v_last_id
+      from described d;
+    if p_after_at is null then  -- the first call: how many the export holds, for its progress
+        select count(*)::int into v_total
+          from (select b.fax_received_email_id, b.created_at from public.fax_received_email_attachments b
+                union all
+                select r.fax_received_email_id, r.created_at from public.fax_received_email_raw_messages r
+                 where r.unavailable is null) a
+          join public.fax_received_emails e on e.id = a.fax_received_email_id
+          left join public.fax_index i on i.fax_received_email_id = a.fax_received_email_id
+         where a.created_at < v_before
+           and (p_stored_from is null or a.created_at >= p_stored_from)
+           and (p_from is null or coalesce(i.transaction_date,
+                                           (coalesce(e.received_at, e.created_at) at time zone v_zone)::date) >= p_from)
+           and (p_to is null or coalesce(i.transaction_date,
+                                         (coalesce(e.received_at, e.created_at) at time zone v_zone)::date) <= p_to);
+    end if;
+    return jsonb_build_object(
+        'total', v_total,
+        'time_zone', v_zone,
+        'stored_before', v_before,
+        -- The window's end as a folder's name, in the office's time zone (--since-last's folder).
+        'stored_before_local', to_char(v_before at time zone v_zone, 'YYYYMMDD-HH24MISS'),
+        'rows', v_rows,
+        'next', case when v_read = p_scan then jsonb_build_object('at', v_last_at, 'id', v_last_id) end);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) TO service_role;
 
 COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
 CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb

@@ -149,6 +149,7 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.start_original_verification", "operations"),
     ("public.original_verification_items", "operations"),
     ("public.record_verified_originals", "operations"),
+    ("public.export_documents", "operations"),
     ("public.set_fax_line", "operations"),
     ("public.remove_fax_line", "operations"),
     ("document_jobs_internal.*", "internals"),

@@ -104,6 +104,8 @@ select set_eq(
         'public.start_original_verification(timestamp with time zone,integer)',
         'public.original_verification_items(bigint,uuid,integer)',
         'public.record_verified_originals(bigint,jsonb)',
+        -- the export of the originals (document-jobs-admin export)
+        'public.export_documents(date,date,timestamp with time zone,timestamp with time zone,timestamp with time zone,uuid,integer)',
         'public.document_jobs_admin_fax(uuid)',
         'public.document_jobs_admin_faxes(jsonb,timestamp with time zone,uuid,integer)',
         'public.document_jobs_operator_fax(uuid,uuid,uuid)',

@@ -91,6 +91,8 @@ CALLS = {
     "start_original_verification": "select start_original_verification()",
     "original_verification_items": "select original_verification_items(1)",
     "record_verified_originals": "select record_verified_originals(1, '[]')",
+    # the export of the originals
+    "export_documents": "select export_documents()",
     # originals never replaced
     "record_document_attachment_v3":
         "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
