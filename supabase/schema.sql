@@ -8,7 +8,7 @@
 -- THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)
 -- =================================================================================================
 
-COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date, with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values). The guard of the record tables lets a row of fax_received_emails or fax_received_email_attachments be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. No function writes it yet: the retention work adds the admin''s action, so that until then nothing deletes a record.';
+COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated, and refuses an approval for a fax whose keep-until date is not past (fax_deletions_only_after_keep_until), whoever inserts it. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
 CREATE TABLE public.fax_deletions (
     id bigint NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -35,6 +35,8 @@ ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_one_per_email UNIQUE (fax_received_email_id);
 ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_pkey PRIMARY KEY (id);
+CREATE TRIGGER fax_deletions_only_after_keep_until BEFORE INSERT ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_early_deletion();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER fax_deletions_only_after_keep_until;
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
 ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
 CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
@@ -45,6 +47,45 @@ CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_delet
 ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
 ALTER TABLE public.fax_deletions ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_deletions TO service_role;
+
+COMMENT ON TABLE public.fax_object_removals IS 'THE RECORD of the objects removed from Storage after an approved deletion (fax_deletions): which (bucket, key, kind), for which deletion, by whom (an admin, checked in Auth''s row) and when; written by record_fax_object_removal after Storage''s delete answered, never updated or deleted (record_guards).';
+CREATE TABLE public.fax_object_removals (
+    id bigint NOT NULL,
+    deletion_id bigint NOT NULL,
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    kind text NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    removed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_object_removals_kind CHECK ((kind = ANY (ARRAY['original'::text, 'raw_message'::text, 'view'::text, 'thumbnail'::text, 'discarded'::text])))
+);
+ALTER TABLE public.fax_object_removals ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_object_removals_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_object_removals_id_seq IS 'The identity of fax_object_removals.id: the order in which objects were removed.';
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_one_per_object UNIQUE (bucket, storage_path);
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_pkey PRIMARY KEY (id);
+CREATE INDEX fax_object_removals_of_deletion ON public.fax_object_removals USING btree (deletion_id);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_object_removals FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_object_removals FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_object_removals FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_object_removals FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_deletion_id_fkey FOREIGN KEY (deletion_id) REFERENCES public.fax_deletions(id);
+ALTER TABLE public.fax_object_removals ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_object_removals TO service_role;
 
 COMMENT ON TABLE public.fax_received_email_attachments IS 'THE RECORD of each stored original (the private bucket fax-attachments): its key, size, SHA-256, content type and name, one row per version, written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker) and never updated or deleted (record_guards; a deletion only as approved in fax_deletions): recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
@@ -604,7 +645,8 @@ ALTER TABLE ONLY public.fax_handling_history
     ADD CONSTRAINT fax_handling_history_pkey PRIMARY KEY (id);
 CREATE INDEX fax_handling_history_of_audit ON public.fax_handling_history USING btree (audit_id);
 CREATE INDEX fax_handling_history_of_fax ON public.fax_handling_history USING btree (fax_received_email_id, id);
-CREATE TRIGGER fax_handling_history_append_only BEFORE DELETE OR UPDATE ON public.fax_handling_history FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
+CREATE TRIGGER fax_handling_history_append_only BEFORE UPDATE ON public.fax_handling_history FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
+CREATE TRIGGER fax_handling_history_deleted_only_as_approved BEFORE DELETE ON public.fax_handling_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
 ALTER TABLE ONLY public.fax_handling_history
     ADD CONSTRAINT fax_handling_history_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.document_jobs_audit(id);
 ALTER TABLE ONLY public.fax_handling_history
@@ -705,24 +747,33 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
-COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports); announce_language, the language of the chat announcements of new faxes; screen_url, where the announcements link to. Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
+COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports); the retention of faxes: fiscal_year_end_month, filing_deadline_months, retention_years (document_jobs_internal.keep_until); announce_language, the language of the chat announcements of new faxes, and screen_url, where they link to. Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
 CREATE TABLE public.office_settings (
     singleton boolean DEFAULT true NOT NULL,
     time_zone text DEFAULT 'Asia/Tokyo'::text NOT NULL,
+    fiscal_year_end_month integer DEFAULT 3 NOT NULL,
+    filing_deadline_months integer DEFAULT 2 NOT NULL,
+    retention_years integer DEFAULT 7 NOT NULL,
     announce_language text DEFAULT 'ja'::text NOT NULL,
     screen_url text,
     CONSTRAINT office_settings_announce_language CHECK ((announce_language = ANY (ARRAY['ja'::text, 'en'::text]))),
+    CONSTRAINT office_settings_filing_deadline_months CHECK ((filing_deadline_months = ANY (ARRAY[2, 3]))),
+    CONSTRAINT office_settings_fiscal_year_end_month CHECK (((fiscal_year_end_month >= 1) AND (fiscal_year_end_month <= 12))),
+    CONSTRAINT office_settings_retention_years CHECK ((retention_years = ANY (ARRAY[7, 10]))),
     CONSTRAINT office_settings_screen_url CHECK (((screen_url ~ '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$'::text) AND (length(screen_url) <= 300))),
     CONSTRAINT office_settings_singleton_check CHECK (singleton),
     CONSTRAINT office_settings_time_zone CHECK (document_jobs_internal.is_time_zone(time_zone))
 );
+COMMENT ON COLUMN public.office_settings.fiscal_year_end_month IS 'The month the office''s fiscal year ends in (1 to 12; the year ends on its last day). Default 3: most Japanese companies close in March.';
+COMMENT ON COLUMN public.office_settings.filing_deadline_months IS 'Months from the fiscal year''s end to the return''s filing deadline: 2, or 3 with an extension of the deadline (申告期限の延長).';
+COMMENT ON COLUMN public.office_settings.retention_years IS 'Years a fax is kept from the day after the filing deadline: 7, or 10 while a year''s loss is carried forward (欠損金の繰越し).';
 COMMENT ON COLUMN public.office_settings.announce_language IS 'The language of the announcements of new faxes: ja (default) or en.';
 COMMENT ON COLUMN public.office_settings.screen_url IS 'The admin screen''s URL (https://<your-app>.vercel.app/admin, or your own domain), which an announcement links each fax to (#/faxes/<id>). Null: the origin of the Vault secret document_jobs_url followed by /admin, the same deployment. Only a plain URL is accepted (no query, fragment, space or markup): it is written into chat messages as a link.';
 ALTER TABLE ONLY public.office_settings
     ADD CONSTRAINT office_settings_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.office_settings ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.office_settings TO service_role;
-INSERT INTO public.office_settings (singleton, time_zone, announce_language, screen_url) VALUES (true, 'Asia/Tokyo', 'ja', NULL);
+INSERT INTO public.office_settings (singleton, time_zone, fiscal_year_end_month, filing_deadline_months, retention_years, announce_language, screen_url) VALUES (true, 'Asia/Tokyo', 3, 2, 7, 'ja', NULL);
 
 COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
 CREATE TABLE public.original_verification (
@@ -3230,7 +3281,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, with the fax''s retention (document_jobs_internal.fax_retention: its keep-until date), refused (operator_role) once their session, user or role no longer allows it.';
 CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -3238,7 +3289,9 @@ CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id u
     AS $$
 begin
     perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
-    return public.document_jobs_admin_fax(p_fax_id);
+    return public.document_jobs_admin_fax(p_fax_id)
+        || jsonb_build_object('retention', (select document_jobs_internal.fax_retention(e)
+                                              from public.fax_received_emails e where e.id = p_fax_id));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
@@ -4212,6 +4265,145 @@ CREATE FUNCTION public.remove_fax_line(p_address text) RETURNS boolean
 $$;
 REVOKE ALL ON FUNCTION public.remove_fax_line(p_address text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
+
+COMMENT ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) IS 'Deletes a fax after its keep-until date (keep_until), as an admin of Supabase Auth now (require_actor: acting_operator), with a reason: records first in fax_deletions what goes (the e-mail''s row without its data, the attachments with their keys and SHA-256 and views, the raw messages, the index and its history, the handling and its history, the rotation, the jobs, and the objects to remove from Storage), then deletes the handling, the index and their histories, and the e-mail''s row with all that cascades from it. Refuses (55000 retention_not_over) before the office''s today is past the keep-until date and (55000 jobs_live) while a job of the fax is queued or running. {"deletion_id", "fax_received_email_id", "keep_until", "objects"}. The objects stay in Storage until document-jobs-admin purge-deleted removes them.';
+CREATE FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email public.fax_received_emails;
+    v_retention jsonb;
+    v_attachments uuid[];
+    v_what jsonb;
+    v_deletion bigint;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, p_reason, true);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    -- The fax and its jobs stay as they are while they are read and deleted: no job is added to
+    -- it (the foreign key's lock waits for this one), and none is claimed or retried meanwhile.
+    select * into v_email from public.fax_received_emails e where e.id = p_fax_id for update;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    perform 1 from public.document_jobs j where j.fax_received_email_id = p_fax_id for update;
+    v_retention := document_jobs_internal.require_past_keep_until(v_email);
+    if exists (select 1 from public.document_jobs j
+                where j.fax_received_email_id = p_fax_id and j.status in ('queued', 'running')) then
+        raise exception using errcode = '55000', hint = 'jobs_live',
+            message = format('a job of fax %s is queued or running: let it end (or cancel it), then delete',
+                             left(replace(p_fax_id::text, '-', ''), 8));
+    end if;
+    v_attachments := array(select a.id from public.fax_received_email_attachments a
+                            where a.fax_received_email_id = p_fax_id);
+    -- Everything that goes, as it is now: the record's rows (the e-mail's without its verbatim
+    -- data, which the raw message's key and hash stand for), the index and the handling with their
+    -- histories, the jobs, and the objects the purge removes.
+    v_what := jsonb_build_object(
+        'email', to_jsonb(v_email) - 'data',
+        'retention', v_retention,
+        'attachments', coalesce((select jsonb_agg(to_jsonb(a) - 'updated_at' || jsonb_build_object(
+                                            'view', (select to_jsonb(v) - 'attachment_id'
+                                                       from public.fax_attachment_views v where v.attachment_id = a.id))
+                                        order by a.created_at, a.id)
+                                   from public.fax_received_email_attachments a
+                                  where a.fax_received_email_id = p_fax_id), '[]'),
+        'raw_messages', coalesce((select jsonb_agg(to_jsonb(r) order by r.version)
+                                    from public.fax_received_email_raw_messages r
+                                   where r.fax_received_email_id = p_fax_id), '[]'),
+        'index', (select to_jsonb(i) - 'counterparty_folded' from public.fax_index i
+                   where i.fax_received_email_id = p_fax_id),
+        'index_history', coalesce((select jsonb_agg(to_jsonb(h) order by h.id) from public.fax_index_history h
+                                    where h.fax_received_email_id = p_fax_id), '[]'),
+        'handling', (select to_jsonb(f) from public.fax_handling f where f.fax_received_email_id = p_fax_id),
+        'handling_history', coalesce((select jsonb_agg(to_jsonb(h) order by h.id) from public.fax_handling_history h
+                                       where h.fax_received_email_id = p_fax_id), '[]'),
+        'rotation', (select r.rotation from public.fax_view_rotations r where r.fax_received_email_id = p_fax_id),
+        'jobs', coalesce((select jsonb_agg(jsonb_build_object(
+                                     'id', j.id, 'kind', j.kind, 'status', j.status, 'created_at', j.created_at,
+                                     'finished_at', j.finished_at, 'last_error_code', j.last_error_code,
+                                     'attempts', (select count(*) from public.document_job_attempts t
+                                                   where t.job_id = j.id))
+                                 order by j.created_at, j.id)
+                            from public.document_jobs j where j.fax_received_email_id = p_fax_id), '[]'),
+        'objects', document_jobs_internal.fax_objects(p_fax_id));
+    insert into public.fax_deletions (fax_received_email_id, actor_id, actor_email, reason, what)
+    values (p_fax_id, p_actor_id, p_actor_email, btrim(p_reason), v_what)
+    returning id into v_deletion;
+    -- What refers to the e-mail without a cascade, deliberately first; the rest goes with the
+    -- e-mail's row: attachments and raw messages (the guard lets them, as approved above), their
+    -- views, the jobs and their attempts, the rotation. What names the fax without a foreign key
+    -- stays, saying what happened: the audit, the verifications' history, discarded_objects.
+    delete from public.fax_handling_history h where h.fax_received_email_id = p_fax_id;
+    delete from public.fax_handling f where f.fax_received_email_id = p_fax_id;
+    delete from public.fax_index_history h where h.fax_received_email_id = p_fax_id;
+    delete from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    delete from public.fax_received_emails e where e.id = p_fax_id;
+    -- A mismatch known of an original that is gone is no longer one to watch.
+    delete from document_jobs_internal.original_mismatches m where m.attachment_id = any (v_attachments);
+    if found then
+        perform document_jobs_internal.check_original_mismatches();
+    end if;
+    return jsonb_build_object('deletion_id', v_deletion, 'fax_received_email_id', p_fax_id,
+                              'keep_until', v_retention -> 'keep_until', 'objects', v_what -> 'objects');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.fax_objects_to_remove(p_limit integer) IS 'The objects of approved deletions (fax_deletions.what -> objects) that fax_object_removals does not record as removed yet, oldest deletion first, at most p_limit: [{"deletion_id", "fax_received_email_id", "bucket", "key", "kind"}]. Never an object a row of the record names. What document-jobs-admin purge-deleted removes through Storage''s API.';
+CREATE FUNCTION public.fax_objects_to_remove(p_limit integer DEFAULT 1000) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 10000, 'p_limit must be between 1 and 10,000');
+    return coalesce((
+        select jsonb_agg(jsonb_build_object('deletion_id', x.deletion_id,
+                                            'fax_received_email_id', x.fax_received_email_id,
+                                            'bucket', x.bucket, 'key', x.key, 'kind', x.kind)
+                         order by x.deletion_id, x.ord)
+          from (select d.id as deletion_id, d.fax_received_email_id, o.value ->> 'bucket' as bucket,
+                       o.value ->> 'key' as key, o.value ->> 'kind' as kind, o.ord
+                  from public.fax_deletions d
+                 cross join lateral jsonb_array_elements(d.what -> 'objects') with ordinality o(value, ord)
+                 where not exists (select 1 from public.fax_object_removals r
+                                    where r.bucket = o.value ->> 'bucket' and r.storage_path = o.value ->> 'key')
+                   and not exists (select 1 from public.fax_received_email_attachments a
+                                    where a.bucket = o.value ->> 'bucket' and a.storage_path = o.value ->> 'key')
+                   and not exists (select 1 from public.fax_received_email_raw_messages m
+                                    where m.bucket = o.value ->> 'bucket' and m.storage_path = o.value ->> 'key')
+                 order by d.id, o.ord
+                 limit p_limit) x), '[]');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.fax_objects_to_remove(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fax_objects_to_remove(p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) IS 'Records that an object of an approved deletion was removed from Storage (after Storage''s delete answered; one that was already gone counts), by an admin of Supabase Auth now (require_actor). Only an object the deletion lists (P0002 otherwise); recording it again changes nothing (false).';
+CREATE FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_kind text;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    select o ->> 'kind' into v_kind
+      from public.fax_deletions d, jsonb_array_elements(d.what -> 'objects') o
+     where d.id = p_deletion_id and o ->> 'bucket' = p_bucket and o ->> 'key' = p_key;
+    if v_kind is null then
+        raise exception using errcode = 'P0002',
+            message = format('deletion %s lists no object %s in %s', p_deletion_id, p_key, p_bucket);
+    end if;
+    insert into public.fax_object_removals (deletion_id, bucket, storage_path, kind, actor_id, actor_email)
+    values (p_deletion_id, p_bucket, p_key, v_kind, p_actor_id, p_actor_email)
+    on conflict (bucket, storage_path) do nothing;
+    return found;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) TO service_role;
 
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
@@ -5388,6 +5580,51 @@ $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) IS 'The objects in Storage a fax has: its originals, its raw e-mail, the viewing PDFs and thumbnails derived from them (fax_views/), and any object a fetch job discarded as wrong; [{"bucket", "key", "kind"}], what admin_delete_fax records for the purge to remove.';
+CREATE FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object('bucket', o.bucket, 'key', o.key, 'kind', o.kind)
+                              order by o.ord, o.key), '[]')
+      from (select a.bucket, a.storage_path as key, 'original' as kind, 1 as ord
+              from public.fax_received_email_attachments a where a.fax_received_email_id = p_email_id
+            union
+            select r.bucket, r.storage_path, 'raw_message', 2
+              from public.fax_received_email_raw_messages r
+             where r.fax_received_email_id = p_email_id and r.storage_path is not null
+            union
+            select a.bucket, v.view_path, 'view', 3
+              from public.fax_received_email_attachments a
+              join public.fax_attachment_views v on v.attachment_id = a.id
+             where a.fax_received_email_id = p_email_id and v.view_path is not null
+            union
+            select a.bucket, v.thumbnail_path, 'thumbnail', 4
+              from public.fax_received_email_attachments a
+              join public.fax_attachment_views v on v.attachment_id = a.id
+             where a.fax_received_email_id = p_email_id and v.thumbnail_path is not null
+            union
+            select d.bucket, d.storage_path, 'discarded', 5
+              from document_jobs_internal.discarded_objects d where d.fax_received_email_id = p_email_id) o
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) IS 'A fax''s retention: {"keep_until" (a date in the office''s zone), "time_zone", "deletable" (the office''s today is past it), and the settings it was computed with}.';
+CREATE FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+               'keep_until', k.keep_until, 'time_zone', s.time_zone,
+               'deletable', k.keep_until < (now() at time zone s.time_zone)::date,
+               'fiscal_year_end_month', s.fiscal_year_end_month,
+               'filing_deadline_months', s.filing_deadline_months, 'retention_years', s.retention_years)
+      from public.office_settings s
+     cross join lateral (select document_jobs_internal.keep_until(
+                                    coalesce(p_email.received_at, p_email.created_at)) as keep_until) k
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -6274,6 +6511,22 @@ CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) IS 'The last day (in the office''s time zone) a fax received at p_received must be kept: retention_years from the day after the filing deadline (filing_deadline_months after the end of the fiscal year, ending in fiscal_year_end_month, that the day of p_received in office_settings.time_zone belongs to). The one computation of it; null for a null time.';
+CREATE FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) RETURNS date
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select (make_date(y.end_year, s.fiscal_year_end_month, 1)
+            + make_interval(years => s.retention_years, months => s.filing_deadline_months + 1))::date - 1
+      from public.office_settings s
+     cross join lateral (select (p_received at time zone s.time_zone)::date as day) d
+     -- The fiscal year the day belongs to ends in month M of its own year, or of the next when the
+     -- day is past M.
+     cross join lateral (select extract(year from d.day)::int
+                                + (extract(month from d.day)::int > s.fiscal_year_end_month)::int as end_year) y
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -7145,7 +7398,8 @@ CREATE FUNCTION document_jobs_internal.record_tables() RETURNS TABLE(record_tabl
     values ('public.fax_received_emails', 'id'),
            ('public.fax_received_email_attachments', 'fax_received_email_id'),
            ('public.fax_received_email_raw_messages', 'fax_received_email_id'),
-           ('public.fax_deletions', null)
+           ('public.fax_deletions', null),
+           ('public.fax_object_removals', null)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_tables() FROM PUBLIC;
 
@@ -7173,24 +7427,51 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+COMMENT ON FUNCTION document_jobs_internal.refuse_early_deletion() IS 'Trigger fax_deletions_only_after_keep_until, before each approval inserted: refuses one for a fax that is not recorded (P0002) or whose keep-until date the office''s today is not past (55000 retention_not_over, require_past_keep_until), whoever inserts it.';
+CREATE FUNCTION document_jobs_internal.refuse_early_deletion() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    select * into v_email from public.fax_received_emails e where e.id = new.fax_received_email_id;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = format('no fax %s: a deletion names a fax that is recorded', new.fax_received_email_id);
+    end if;
+    perform document_jobs_internal.require_past_keep_until(v_email);
+    return new;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_early_deletion() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it; but a row of a fax whose deletion fax_deletions records goes with it (admin_delete_fax).';
 CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 begin
+    if tg_op = 'DELETE'
+       and exists (select 1 from public.fax_deletions d where d.fax_received_email_id = old.fax_received_email_id) then
+        return old;
+    end if;
     raise exception using errcode = '42501', hint = 'append_only',
         message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Trigger fax_handling_history_append_only: the history of marks is never updated or deleted, whoever asks.';
+COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Triggers fax_handling_history_append_only (each UPDATE statement) and fax_handling_history_deleted_only_as_approved (each deleted row): the history of marks is never updated or deleted, whoever asks; but a row of a fax whose deletion fax_deletions records goes with it (admin_delete_fax).';
 CREATE FUNCTION document_jobs_internal.refuse_handling_history_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 begin
+    if tg_level = 'ROW' and tg_op = 'DELETE'
+       and exists (select 1 from public.fax_deletions d where d.fax_received_email_id = old.fax_received_email_id) then
+        return old;
+    end if;
     raise exception using errcode = 'insufficient_privilege',
         message = 'fax_handling_history is append-only: its rows are never updated or deleted';
 end;
@@ -7351,6 +7632,25 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_note(p_note text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) IS 'The fax''s retention (fax_retention) when the office''s today is past its keep-until date; else 55000, hint retention_not_over, naming the date and the zone. admin_delete_fax and the trigger fax_deletions_only_after_keep_until check it.';
+CREATE FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_retention jsonb := document_jobs_internal.fax_retention(p_email);
+begin
+    if not coalesce((v_retention ->> 'deletable')::boolean, false) then
+        raise exception using errcode = '55000', hint = 'retention_not_over',
+            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
+                             left(replace(p_email.id::text, '-', ''), 8), v_retention ->> 'keep_until',
+                             v_retention ->> 'time_zone');
+    end if;
+    return v_retention;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean

@@ -160,6 +160,9 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.export_documents", "operations"),
     ("public.set_fax_line", "operations"),
     ("public.remove_fax_line", "operations"),
+    ("public.admin_delete_fax", "operations"),
+    ("public.fax_objects_to_remove", "operations"),
+    ("public.record_fax_object_removal", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, export, handling, prepare, reconcile, verify
+from lib.admin import PROGRAM, bulk, commands, export, handling, prepare, reconcile, retention, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.faxes import add_options, search
 from lib.errors import Refusal
@@ -180,6 +180,7 @@ def parser() -> argparse.ArgumentParser:
         "Excel) and SHA256SUMS: those filed --from/--to (a tax officer's download request), or --since-last, "
         "what was recorded since the last run (the office's own copy); each checked against its SHA-256 (exit 6)",
     ))  # fmt: skip
+    retention.add_arguments(command)
     add_options(command(
         "faxes",
         search,

@@ -137,7 +137,11 @@ select set_eq(
         'public.document_jobs_operator_fax_handling(uuid,uuid,uuid)',
         'public.mark_fax_handling(uuid,uuid,text,text,text)',
         'public.prepare_fax_handling_bulk(text,jsonb,uuid)',
-        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)'
+        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)',
+        -- deleting a fax after its keep-until date, and removing its objects
+        'public.admin_delete_fax(uuid,text,uuid,text)',
+        'public.fax_objects_to_remove(integer)',
+        'public.record_fax_object_removal(uuid,text,bigint,text,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -270,6 +274,11 @@ select set_eq(
         'document_jobs_internal.handling_bulk_progress(uuid)',
         'document_jobs_internal.is_time_zone(text)',
         'document_jobs_internal.office_time_zone()',
+        'document_jobs_internal.keep_until(timestamp with time zone)',
+        'document_jobs_internal.fax_retention(public.fax_received_emails)',
+        'document_jobs_internal.fax_objects(uuid)',
+        'document_jobs_internal.require_past_keep_until(public.fax_received_emails)',
+        'document_jobs_internal.refuse_early_deletion()',
         'document_jobs_internal.note_fax_ready()',
         'document_jobs_internal.office_time(timestamp with time zone)',
         'document_jobs_internal.screen_url()',
