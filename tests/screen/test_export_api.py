@@ -1,13 +1,13 @@
 """The export from the screen on the local stack: an admin asks for the originals filed in a date
 range through the screen's HTTP API (a clerk and a viewer are refused, and may not read the
 exports), the export_faxes job builds it in Storage in zip parts (small parts here, so that there
-are several, and a run stopped for its time budget after the first part goes on after it in a run
-of the next generation), and the links the screen signs download every part, index.csv and
-SHA256SUMS. Every original unzipped is hashed again against SHA256SUMS (`sha256sum -c`), the
-records of the export and the originals' rows; every CSV row is checked. An original replaced
-through Storage's API stops the export: the job fails with export_original_mismatch, and no link is
-offered. No Vault secret is stored here, so the stack's own worker is never kicked: the test runs
-the job itself, as the worker does."""
+are several; an invocation of the worker's own loop whose time runs out after the first part is
+released for its time budget, and a run of the next generation goes on after that part), and the
+links the screen signs download every part, index.csv and SHA256SUMS. Every original unzipped is
+hashed again against SHA256SUMS (`sha256sum -c`), the records of the export and the originals'
+rows; every CSV row is checked. An original replaced through Storage's API stops the export: the
+job fails with export_original_mismatch, and no link is offered. No Vault secret is stored here,
+so the stack's own worker is never kicked: the test runs the job itself, as the worker does."""
 
 from __future__ import annotations
 
@@ -17,19 +17,17 @@ import io
 import subprocess
 import time
 import zipfile
-from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from lib.failures import FailureCode, JobFailure
 from lib.fax.export_files import CSV_HEADER
 from lib.settings import WorkerSettings
 from lib.worker import export_faxes
 from lib.worker.endpoint import connected
 from lib.worker.kinds import KINDS
-from lib.worker.loop import run_invocation
+from lib.worker.loop import BUDGET, run_invocation
 from tests.cli.test_export import fax, index, store
 from tests.flow.test_worker_over_http import checkpoint
 from tests.support.operators import admin_api, sign_in
@@ -84,22 +82,23 @@ def faxes_of_december(db, stack_env, operator_id) -> dict[str, bytes]:
 
 
 def run_until_done(db, *, stop_after_first_part: bool) -> None:
-    """The export's job run as the worker runs it; first, when told, a run stopped for its time
-    budget once a part is recorded, released, and claimed again by a run of the next generation."""
+    """The export's job run as the worker runs it; first, when told, an invocation of the worker's
+    own loop whose time runs out once the first part is recorded (its clock jumps then): the job is
+    released for its time budget, and a run of the next generation goes on after that part."""
     settings = WorkerSettings.load()
     with connected(settings) as (queue, run_job):
         if stop_after_first_part:
-            job = queue.claim("export_faxes")
-            assert job is not None
 
-            def step() -> None:
-                if db.execute("select count(*) as n from fax_export_parts").fetchone()["n"]:
-                    raise JobFailure(FailureCode.TIME_BUDGET, "stopped after the first part")
-                queue.extend(job)
+            def clock() -> float:
+                parts = db.execute("select count(*) as n from fax_export_parts").fetchone()["n"]
+                return time.monotonic() + (BUDGET.total_seconds() - 10 if parts else 0)
 
-            with pytest.raises(JobFailure):
-                run_job(job, checkpoint(step))
-            queue.release(job, timedelta(0), "time_budget", "stopped after the first part")
+            summary = run_invocation(queue, KINDS, run_job, clock, clock())
+            assert summary.stopped_because == "time_budget"
+            job = db.execute("select * from document_jobs where kind = 'export_faxes'").fetchone()
+            assert (job["status"], job["last_error_code"]) == ("queued", "time_budget")
+            assert db.execute("select count(*) as n from fax_export_parts").fetchone()["n"] == 1
+            db.execute("update document_jobs set run_after = now() where id = %s", (job["id"],))
         job = queue.claim("export_faxes")
         assert job is not None
         assert job.generation >= 2 if stop_after_first_part else True
