@@ -2299,7 +2299,7 @@ GRANT ALL ON FUNCTION public.start_export_faxes_v1(p_job_id uuid, p_generation i
 
 COMMENT ON FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) IS 'Which of p_names (as given) an earlier part of the job''s export has taken, fenced: a name is the export''s once, as a case-insensitive file system sees it.';
 CREATE FUNCTION public.fax_export_names_taken_v1(p_job_id uuid, p_generation integer, p_names text[]) RETURNS jsonb
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare
@@ -2357,7 +2357,7 @@ begin
     select v_export.id, v_seq + e.ordinality::int, p_part, e.value ->> 'name', (e.value ->> 'document_id')::uuid,
            (e.value ->> 'size_bytes')::bigint, e.value ->> 'sha256', e.value -> 'csv_row'
       from jsonb_array_elements(p_files) with ordinality e;
-    select count(*), coalesce(sum((e.value ->> 'size_bytes')::bigint), 0) into v_count, v_bytes
+    select count(*)::int, coalesce(sum((e.value ->> 'size_bytes')::bigint), 0)::bigint into v_count, v_bytes
       from jsonb_array_elements(p_files) e;
     update public.fax_exports e set written = e.written + v_count, bytes = e.bytes + v_bytes where e.id = v_export.id;
     -- A stored part is progress: it ends a streak of time-budget releases, as storing an original does.
@@ -2372,7 +2372,7 @@ GRANT ALL ON FUNCTION public.record_fax_export_part_v1(p_job_id uuid, p_generati
 
 COMMENT ON FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer, p_limit integer) IS 'The job''s export''s files after p_after_seq (at most p_limit, in order: seq, name, sha256, csv_row), fenced: what its index.csv and SHA256SUMS are written from.';
 CREATE FUNCTION public.fax_export_files_v1(p_job_id uuid, p_generation integer, p_after_seq integer DEFAULT 0, p_limit integer DEFAULT 1000) RETURNS jsonb
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
     AS $$
 declare

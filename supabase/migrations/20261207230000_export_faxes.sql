@@ -290,7 +290,7 @@ revoke all on function public.start_export_faxes_v1(uuid, int, text) from public
 grant execute on function public.start_export_faxes_v1(uuid, int, text) to service_role;
 
 create function public.fax_export_names_taken_v1(p_job_id uuid, p_generation int, p_names text[]) returns jsonb
-language plpgsql
+language plpgsql stable
 security definer
 set search_path = ''
 as $$
@@ -354,7 +354,7 @@ begin
     select v_export.id, v_seq + e.ordinality::int, p_part, e.value ->> 'name', (e.value ->> 'document_id')::uuid,
            (e.value ->> 'size_bytes')::bigint, e.value ->> 'sha256', e.value -> 'csv_row'
       from jsonb_array_elements(p_files) with ordinality e;
-    select count(*), coalesce(sum((e.value ->> 'size_bytes')::bigint), 0) into v_count, v_bytes
+    select count(*)::int, coalesce(sum((e.value ->> 'size_bytes')::bigint), 0)::bigint into v_count, v_bytes
       from jsonb_array_elements(p_files) e;
     update public.fax_exports e set written = e.written + v_count, bytes = e.bytes + v_bytes where e.id = v_export.id;
     -- A stored part is progress: it ends a streak of time-budget releases, as storing an original does.
@@ -371,7 +371,7 @@ grant execute on function public.record_fax_export_part_v1(uuid, int, int, text,
 
 create function public.fax_export_files_v1(p_job_id uuid, p_generation int, p_after_seq int default 0,
                                            p_limit int default 1000) returns jsonb
-language plpgsql
+language plpgsql stable
 security definer
 set search_path = ''
 as $$
