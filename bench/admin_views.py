@@ -1,10 +1,18 @@
 """Admin screen: server time of its views on a big table, and the queries' plans.
 
 1,000,000 finished jobs (1 % failed, across a dozen error codes; 3 % of the completed ones retried
-once on the way; received over 30 days, from 1,000 senders, Japanese subjects, a quarter of them
-with the sender's number as an eFax-style service writes it) and 50,000 queued, each with its
-e-mail and attempt history; the e-mails sent to two lines, half each, and 1 in 500 to a third. The
-inbox's views read the same e-mails (1,050,000 faxes). The admin function runs in a warm instance of Vercel's
+once on the way; received over 30 days, from 1,000 senders of Zipf-like shares (the busiest about a
+tenth of the faxes, the 418th one in 2,900), Japanese subjects, a quarter of the senders writing
+their number in the subject as an eFax-style service does) and 50,000 queued, each with its e-mail
+and attempt history; the e-mails sent to two lines, half each, and 1 in 500 to a third. The inbox's
+views read the same e-mails (1,050,000 faxes): each fetched one with its stored file (two for 1 in
+10) and that file's prepared view (page count, thumbnail); who is dealing with it (older than two
+days: done but 1 in 50 in progress; the last two days: a third in progress, a sixth done, the rest
+new), taken by one of 8 clerks, the bench's operator among them (its "mine only"); the index
+fields of the law's search on six in seven of those older than two days and a third of the
+newer ones. The view's last column but one is how many faxes it matched, as the inbox's answer
+counts them (up to 10,000; a view that fills its page from the newest faxes does not count).
+The admin function runs in a warm instance of Vercel's
 Python runtime (devstack's function host, the real `vercel build`), reached with an operator's
 access token from the Auth stand-in. The figure is the function's own Server-Timing ("app": from
 the function receiving the request to its answer, token verification and the database included).
@@ -60,7 +68,7 @@ QUICK = Settings(finished=20_000, queued=1_000, requests=3, warmup=1)
 
 # A sender's rank (0 the busiest) for e-mail i, log-uniform over SENDERS ranks: rank r sends a share
 # ln((r + 2) / (r + 1)) / ln(SENDERS + 1) of the faxes (Zipf's law: the first about a tenth, the
-# 418th one in 2,800), as an office's main suppliers send most of its faxes. A multiplicative
+# 418th one in 2,900), as an office's main suppliers send most of its faxes. A multiplicative
 # hash of i stands in for chance, so every table the fill writes agrees on an e-mail's sender.
 SENDER_RANK = f"(floor(power({SENDERS + 1}, ((%s::bigint * 2654435761) %% 4294967296) / 4294967296.0)) - 1)::int"
 # The office's clerks: who takes and closes faxes; the bench's operator among them (its "mine only").
@@ -218,7 +226,7 @@ def server_ms(response: httpx.Response) -> tuple[float, float]:
     return float(timing["app"]), float(timing["db"])
 
 
-# Two senders of the fill (SENDER_RANK): the fourth busiest (about 2.9 % of the faxes) and the 418th
+# Two senders of the fill (SENDER_RANK): the fourth busiest (about 3.2 % of the faxes) and the 418th
 # (about 1 in 2,900).
 FREQUENT_SENDER, RARE_SENDER = "取引先0003株式会社", "取引先0417株式会社"
 
