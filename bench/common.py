@@ -24,9 +24,11 @@ SHARED_TABLES = (
     "public.document_job_attempts", "document_jobs_internal.worker_requests", "public.document_jobs",
     "public.fax_attachment_views", "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
     "public.fax_view_rotations", "public.fax_lines", "public.fax_index", "public.fax_index_history",
-    "public.fax_received_emails", "public.fax_deletions", "public.fax_handling", "public.fax_handling_history",
+    "public.fax_received_emails", "public.fax_deletions", "public.fax_object_removals", "public.fax_handling",
+    "public.fax_handling_history",
     "net.http_request_queue", "net._http_response", "public.document_jobs_audit", "document_jobs_internal.bulk_actions",
     "document_jobs_internal.bulk_action_jobs", "document_jobs_internal.hourly_outcomes",
+    "document_jobs_internal.fax_announcements", "document_jobs_internal.fax_senders",
 )  # fmt: skip
 
 

@@ -374,9 +374,17 @@ def faxes_run(admin: psycopg.Connection, host: FunctionHost, meter: Meter, provi
             with ThreadPoolExecutor(DEFAULT_CONCURRENCY) as pool:
                 list(pool.map(deliver, emails))
         else:
+            # One at a time: each fax meets a quiet queue, its preparation done and its invocation over
+            # (the next webhook, in while the last fax was being prepared, was claimed by that
+            # invocation or left it a job to start a follow-up for).
             for n, email in enumerate(emails, start=1):
                 deliver(email)
-                flow.wait_until(lambda n=n: stored_count(admin, ids) >= n, 120, "the fax to be stored")
+                flow.wait_until(
+                    lambda n=n: stored_count(admin, ids) >= n and live_jobs(admin) == 0 and flow.in_flight(admin) == 0,
+                    300,
+                    "the fax to be stored and prepared",
+                    0.2,
+                )
         flow.wait_until(lambda: stored_count(admin, ids) >= count and live_jobs(admin) == 0, 900, "the faxes", 0.2)
         flow.wait_until(lambda: flow.in_flight(admin) == 0, 330, "every worker invocation to answer", 0.2)
         flow.wait_until(lambda: all(i.in_flight == 0 for r in ROUTES.values() for i in host.warm_instances(r)), 60,

@@ -245,6 +245,7 @@ def save_for_up(stack: Stack) -> None:
 WORKER_URL_SECRET = "document_jobs_url"
 WORKER_SECRET_SECRET = "internal_function_secret"
 ALERT_URL_SECRET = "document_jobs_alert_url"
+ANNOUNCE_URL_SECRET = "document_jobs_announce_url"  # opt-in: new faxes announced in a chat
 
 
 def store_vault_secret(conn: psycopg.Connection[Any], name: str, value: str) -> None:

@@ -254,6 +254,18 @@ REFUSALS: dict[str, Explanation] = {
         "Write why it is corrected in {index.reasonLabel}, then press {index.save} again.",
         "{index.reasonLabel}に訂正の理由を書いてから、もう一度{index.save}を押してください。",
     ),
+    "retention_not_over": _everyone(
+        "this fax must still be kept: its keep-until date has not passed (the law's period), so nothing may delete it",
+        "この FAX はまだ保存しなければなりません。保存期限（法律の保存期間）を過ぎていないため、削除できません。",
+        "Nothing to do: keep it. It may be deleted once the keep-until date on its page has passed.",
+        "対応は不要です。保存してください。FAX の画面の保存期限を過ぎた後なら削除できます。",
+    ),
+    "jobs_live": _everyone(
+        "a job of this fax is waiting or running: it may still store a file, so the fax is not deleted now",
+        "この FAX のジョブが待機中か実行中です。まだファイルを保存する可能性があるため、いまは削除しません。",
+        "Wait until its jobs have ended, then delete it again.",
+        "ジョブが終わるのを待ってから、もう一度削除してください。",
+    ),
     "index_changed": _everyone(
         "someone changed this fax's index since this page was opened",
         "このページを開いた後に、別の人がこのFAXの帳簿の項目を変更しました。",

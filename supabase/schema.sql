@@ -8,7 +8,7 @@
 -- THE RECORD of received faxes: rows inserted once, never updated or deleted (record_guards)
 -- =================================================================================================
 
-COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date, with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values). The guard of the record tables lets a row of fax_received_emails or fax_received_email_attachments be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated. No function writes it yet: the retention work adds the admin''s action, so that until then nothing deletes a record.';
+COMMENT ON TABLE public.fax_deletions IS 'THE RECORD of approved deletions: one row per received fax (e-mail) an admin deleted after its keep-until date (admin_delete_fax), with who, why, when and what went (what: the rows'' ids, the objects'' keys and SHA-256, the index values and their history, the handling and its history, the jobs, and the objects to remove). The guard of the record tables lets a row of fax_received_emails, fax_received_email_attachments or fax_received_email_raw_messages (and of the handling''s and the index''s histories) be deleted only when a row here names its e-mail; this table itself is never updated, deleted or truncated, and refuses an approval for a fax whose keep-until date is not past (fax_deletions_only_after_keep_until), whoever inserts it. Its objects are removed from Storage afterwards, each recorded in fax_object_removals.';
 CREATE TABLE public.fax_deletions (
     id bigint NOT NULL,
     fax_received_email_id uuid NOT NULL,
@@ -35,6 +35,8 @@ ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_one_per_email UNIQUE (fax_received_email_id);
 ALTER TABLE ONLY public.fax_deletions
     ADD CONSTRAINT fax_deletions_pkey PRIMARY KEY (id);
+CREATE TRIGGER fax_deletions_only_after_keep_until BEFORE INSERT ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_early_deletion();
+ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER fax_deletions_only_after_keep_until;
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_deletions FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
 ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
 CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_deletions FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
@@ -45,6 +47,45 @@ CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_delet
 ALTER TABLE public.fax_deletions ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
 ALTER TABLE public.fax_deletions ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.fax_deletions TO service_role;
+
+COMMENT ON TABLE public.fax_object_removals IS 'THE RECORD of the objects removed from Storage after an approved deletion (fax_deletions): which (bucket, key, kind), for which deletion, by whom (an admin, checked in Auth''s row) and when; written by record_fax_object_removal after Storage''s delete answered, never updated or deleted (record_guards).';
+CREATE TABLE public.fax_object_removals (
+    id bigint NOT NULL,
+    deletion_id bigint NOT NULL,
+    bucket text NOT NULL,
+    storage_path text NOT NULL,
+    kind text NOT NULL,
+    actor_id uuid NOT NULL,
+    actor_email text,
+    removed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_object_removals_kind CHECK ((kind = ANY (ARRAY['original'::text, 'raw_message'::text, 'view'::text, 'thumbnail'::text, 'discarded'::text])))
+);
+ALTER TABLE public.fax_object_removals ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.fax_object_removals_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+COMMENT ON SEQUENCE public.fax_object_removals_id_seq IS 'The identity of fax_object_removals.id: the order in which objects were removed.';
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_one_per_object UNIQUE (bucket, storage_path);
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_pkey PRIMARY KEY (id);
+CREATE INDEX fax_object_removals_of_deletion ON public.fax_object_removals USING btree (deletion_id);
+CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_object_removals FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
+CREATE TRIGGER record_not_truncated BEFORE TRUNCATE ON public.fax_object_removals FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_truncated;
+CREATE TRIGGER record_not_updated BEFORE UPDATE ON public.fax_object_removals FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_updated;
+CREATE TRIGGER record_not_updated_by_statement BEFORE UPDATE ON public.fax_object_removals FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_record_change();
+ALTER TABLE public.fax_object_removals ENABLE ALWAYS TRIGGER record_not_updated_by_statement;
+ALTER TABLE ONLY public.fax_object_removals
+    ADD CONSTRAINT fax_object_removals_deletion_id_fkey FOREIGN KEY (deletion_id) REFERENCES public.fax_deletions(id);
+ALTER TABLE public.fax_object_removals ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON TABLE public.fax_object_removals TO service_role;
 
 COMMENT ON TABLE public.fax_received_email_attachments IS 'THE RECORD of each stored original (the private bucket fax-attachments): its key, size, SHA-256, content type and name, one row per version, written by the worker through record_document_attachment_v3 (or _v2, a previous deploy''s worker) and never updated or deleted (record_guards; a deletion only as approved in fax_deletions): recording the same values again changes nothing, and other values for a recorded version are refused. Unique per e-mail, provider attachment id and version, and per object (bucket and key).';
 CREATE TABLE public.fax_received_email_attachments (
@@ -109,6 +150,7 @@ ALTER TABLE ONLY public.fax_received_email_raw_messages
     ADD CONSTRAINT fax_received_email_raw_messages_one_row_per_version UNIQUE (fax_received_email_id, version);
 ALTER TABLE ONLY public.fax_received_email_raw_messages
     ADD CONSTRAINT fax_received_email_raw_messages_pkey PRIMARY KEY (id);
+CREATE INDEX fax_received_email_raw_messages_created_at ON public.fax_received_email_raw_messages USING btree (created_at, id) WHERE (unavailable IS NULL);
 CREATE UNIQUE INDEX fax_received_email_raw_messages_one_row_per_object ON public.fax_received_email_raw_messages USING btree (bucket, storage_path);
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_email_raw_messages FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('fax_received_email_id');
 ALTER TABLE public.fax_received_email_raw_messages ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
@@ -273,6 +315,7 @@ CREATE UNIQUE INDEX document_jobs_one_live_reconciliation ON public.document_job
 CREATE UNIQUE INDEX document_jobs_one_live_verification ON public.document_jobs USING btree (kind) WHERE ((kind = 'verify_originals'::text) AND (status = ANY (ARRAY['queued'::text, 'running'::text])));
 CREATE TRIGGER document_jobs_alert_failed AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'failed'::text) AND (old.status <> 'failed'::text))) EXECUTE FUNCTION document_jobs_internal.alert_job_failed();
 CREATE TRIGGER document_jobs_continue_reconciliation AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'reconcile_emails'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.continue_reconciliation();
+CREATE TRIGGER document_jobs_note_fax_ready AFTER UPDATE OF status ON public.document_jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND (old.status IS DISTINCT FROM new.status) AND (new.kind = ANY (ARRAY['fetch_email'::text, 'prepare_fax'::text])) AND (new.fax_received_email_id IS NOT NULL))) EXECUTE FUNCTION document_jobs_internal.note_fax_ready();
 CREATE TRIGGER document_jobs_prepare_fax AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((new.kind = 'fetch_email'::text) AND (new.status = 'completed'::text) AND (old.status <> 'completed'::text))) EXECUTE FUNCTION document_jobs_internal.enqueue_prepare_fax();
 CREATE TRIGGER document_jobs_record_attempt AFTER UPDATE ON public.document_jobs FOR EACH ROW WHEN (((old.status = 'running'::text) AND ((new.status <> 'running'::text) OR (new.generation <> old.generation)))) EXECUTE FUNCTION document_jobs_internal.record_attempt();
 ALTER TABLE ONLY public.document_jobs
@@ -518,7 +561,8 @@ ALTER TABLE ONLY public.fax_handling_history
     ADD CONSTRAINT fax_handling_history_pkey PRIMARY KEY (id);
 CREATE INDEX fax_handling_history_of_audit ON public.fax_handling_history USING btree (audit_id);
 CREATE INDEX fax_handling_history_of_fax ON public.fax_handling_history USING btree (fax_received_email_id, id);
-CREATE TRIGGER fax_handling_history_append_only BEFORE DELETE OR UPDATE ON public.fax_handling_history FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
+CREATE TRIGGER fax_handling_history_append_only BEFORE UPDATE ON public.fax_handling_history FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
+CREATE TRIGGER fax_handling_history_deleted_only_as_approved BEFORE DELETE ON public.fax_handling_history FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_handling_history_change();
 ALTER TABLE ONLY public.fax_handling_history
     ADD CONSTRAINT fax_handling_history_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.document_jobs_audit(id);
 ALTER TABLE ONLY public.fax_handling_history
@@ -619,18 +663,33 @@ ALTER TABLE ONLY public.fax_view_rotations
 ALTER TABLE public.fax_view_rotations ENABLE ROW LEVEL SECURITY;
 GRANT ALL ON TABLE public.fax_view_rotations TO service_role;
 
-COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports). Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
+COMMENT ON TABLE public.office_settings IS 'The office''s settings, one row: time_zone (an IANA name, default Asia/Tokyo), the zone of every date the office reads (the inbox, announcements, keep-until dates, exports); the retention of faxes: fiscal_year_end_month, filing_deadline_months, retention_years (document_jobs_internal.keep_until); announce_language, the language of the chat announcements of new faxes, and screen_url, where they link to. Changed by hand as the project owner (update office_settings set ...), checked by constraints.';
 CREATE TABLE public.office_settings (
     singleton boolean DEFAULT true NOT NULL,
     time_zone text DEFAULT 'Asia/Tokyo'::text NOT NULL,
+    fiscal_year_end_month integer DEFAULT 3 NOT NULL,
+    filing_deadline_months integer DEFAULT 2 NOT NULL,
+    retention_years integer DEFAULT 7 NOT NULL,
+    announce_language text DEFAULT 'ja'::text NOT NULL,
+    screen_url text,
+    CONSTRAINT office_settings_announce_language CHECK ((announce_language = ANY (ARRAY['ja'::text, 'en'::text]))),
+    CONSTRAINT office_settings_filing_deadline_months CHECK ((filing_deadline_months = ANY (ARRAY[2, 3]))),
+    CONSTRAINT office_settings_fiscal_year_end_month CHECK (((fiscal_year_end_month >= 1) AND (fiscal_year_end_month <= 12))),
+    CONSTRAINT office_settings_retention_years CHECK ((retention_years = ANY (ARRAY[7, 10]))),
+    CONSTRAINT office_settings_screen_url CHECK (((screen_url ~ '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$'::text) AND (length(screen_url) <= 300))),
     CONSTRAINT office_settings_singleton_check CHECK (singleton),
     CONSTRAINT office_settings_time_zone CHECK (document_jobs_internal.is_time_zone(time_zone))
 );
+COMMENT ON COLUMN public.office_settings.fiscal_year_end_month IS 'The month the office''s fiscal year ends in (1 to 12; the year ends on its last day). Default 3: most Japanese companies close in March.';
+COMMENT ON COLUMN public.office_settings.filing_deadline_months IS 'Months from the fiscal year''s end to the return''s filing deadline: 2, or 3 with an extension of the deadline (申告期限の延長).';
+COMMENT ON COLUMN public.office_settings.retention_years IS 'Years a fax is kept from the day after the filing deadline: 7, or 10 while a year''s loss is carried forward (欠損金の繰越し).';
+COMMENT ON COLUMN public.office_settings.announce_language IS 'The language of the announcements of new faxes: ja (default) or en.';
+COMMENT ON COLUMN public.office_settings.screen_url IS 'The admin screen''s URL (https://<your-app>.vercel.app/admin, or your own domain), which an announcement links each fax to (#/faxes/<id>). Null: the origin of the Vault secret document_jobs_url followed by /admin, the same deployment. Only a plain URL is accepted (no query, fragment, space or markup): it is written into chat messages as a link.';
 ALTER TABLE ONLY public.office_settings
     ADD CONSTRAINT office_settings_pkey PRIMARY KEY (singleton);
 ALTER TABLE public.office_settings ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON TABLE public.office_settings TO service_role;
-INSERT INTO public.office_settings (singleton, time_zone) VALUES (true, 'Asia/Tokyo');
+INSERT INTO public.office_settings (singleton, time_zone, fiscal_year_end_month, filing_deadline_months, retention_years, announce_language, screen_url) VALUES (true, 'Asia/Tokyo', 3, 2, 7, 'ja', NULL);
 
 COMMENT ON TABLE public.original_verification IS 'The weekly verification''s settings (the cron job document-jobs-verify enqueues a verify_originals job): how many originals a run reads back (sample), half of them drawn among those stored in the last recent_days (the week since the last run), the rest among all.';
 CREATE TABLE public.original_verification (
@@ -757,6 +816,53 @@ CREATE TABLE document_jobs_internal.email_senders (
 );
 CREATE INDEX email_senders_text_search ON document_jobs_internal.email_senders USING gin (from_address extensions.gin_trgm_ops);
 CREATE UNIQUE INDEX email_senders_unique ON document_jobs_internal.email_senders USING btree (sha256((replace(from_address, '\'::text, '\\'::text))::bytea));
+
+COMMENT ON TABLE document_jobs_internal.fax_announcements IS 'One row per fax that became ready to announce (note_fax_ready), written once: a fax is announced at most once, whatever job of it ends again. pending until the next tick of document-jobs-announce; then sent (its message queued through pg_net in that very transaction, request_id its request: pg_net sends after commit and never retries, so "sent" means queued, and a message the chat refused is lost, its answer in net._http_response for 6 hours) or skipped (off: no Vault secret document_jobs_announce_url at that tick, so that storing the secret later does not announce the faxes of before; too_old: the e-mail was recorded over a day earlier, e.g. a backfill preparing the faxes stored before an upgrade).';
+CREATE TABLE document_jobs_internal.fax_announcements (
+    fax_received_email_id uuid NOT NULL,
+    ready_at timestamp with time zone DEFAULT now() NOT NULL,
+    stood text NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    decided_at timestamp with time zone,
+    request_id bigint,
+    skipped_because text,
+    CONSTRAINT fax_announcements_decided CHECK (((state = 'pending'::text) = (decided_at IS NULL))),
+    CONSTRAINT fax_announcements_skipped_because CHECK ((skipped_because = ANY (ARRAY['off'::text, 'too_old'::text]))),
+    CONSTRAINT fax_announcements_state CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'skipped'::text]))),
+    CONSTRAINT fax_announcements_stood CHECK ((stood = ANY (ARRAY['prepared'::text, 'unprepared'::text, 'unfetched'::text, 'no_files'::text]))),
+    CONSTRAINT fax_announcements_why_skipped CHECK (((state = 'skipped'::text) = (skipped_because IS NOT NULL)))
+);
+COMMENT ON COLUMN document_jobs_internal.fax_announcements.stood IS 'How the fax stood when it became ready: prepared (its prepare_fax job completed: pages known), unprepared (that job failed: a file could not be converted, pages maybe unknown), unfetched (its fetch_email job failed: the fax could not be stored), no_files (fetched, with no attached file).';
+ALTER TABLE ONLY document_jobs_internal.fax_announcements
+    ADD CONSTRAINT fax_announcements_pkey PRIMARY KEY (fax_received_email_id);
+CREATE INDEX fax_announcements_pending ON document_jobs_internal.fax_announcements USING btree (ready_at) WHERE (state = 'pending'::text);
+CREATE INDEX fax_announcements_sent ON document_jobs_internal.fax_announcements USING btree (decided_at) WHERE (state = 'sent'::text);
+ALTER TABLE ONLY document_jobs_internal.fax_announcements
+    ADD CONSTRAINT fax_announcements_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE document_jobs_internal.fax_announcements ENABLE ROW LEVEL SECURITY;
+
+COMMENT ON TABLE document_jobs_internal.fax_senders IS 'Who sent each fax, as lib/fax/senders.py parse_sender read its subject and From name (the format that matched, the sender''s name, the number canonical and as written, whether the caller ID or the station ID gave it, and why there is none, in the words the screen uses), recorded by its prepare_fax job through record_fax_sender_v1 (the parser is Python''s; the announcements, in SQL, read it here). Replaced when the job runs again. No row: the job has not run (a fax that could not be fetched), and the From line is all there is.';
+CREATE TABLE document_jobs_internal.fax_senders (
+    fax_received_email_id uuid NOT NULL,
+    format text,
+    name text,
+    number text,
+    number_display text,
+    number_source text,
+    withheld_ja text,
+    withheld_en text,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fax_senders_lengths CHECK (((length(format) <= 100) AND (length(name) <= 100) AND (length(number_display) <= 40) AND (length(withheld_ja) <= 20) AND (length(withheld_en) <= 40))),
+    CONSTRAINT fax_senders_number CHECK ((number ~ '^[0-9]{3,20}$'::text)),
+    CONSTRAINT fax_senders_number_source CHECK ((number_source = ANY (ARRAY['caller_id'::text, 'station_id'::text]))),
+    CONSTRAINT fax_senders_number_whole CHECK ((((number IS NULL) = (number_display IS NULL)) AND ((number IS NULL) = (number_source IS NULL)))),
+    CONSTRAINT fax_senders_one_line CHECK ((((((COALESCE(format, ''::text) || COALESCE(name, ''::text)) || COALESCE(number_display, ''::text)) || COALESCE(withheld_ja, ''::text)) || COALESCE(withheld_en, ''::text)) !~ '[[:cntrl:]]'::text))
+);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_pkey PRIMARY KEY (fax_received_email_id);
+ALTER TABLE ONLY document_jobs_internal.fax_senders
+    ADD CONSTRAINT fax_senders_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
+ALTER TABLE document_jobs_internal.fax_senders ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.handling_bulk_action_faxes IS 'The faxes a bulk mark done counted, and what became of each (changed, or skipped with why).';
 CREATE TABLE document_jobs_internal.handling_bulk_action_faxes (
@@ -1909,6 +2015,61 @@ $$;
 REVOKE ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.start_prepare_fax_v2(p_job_id uuid, p_generation integer) TO service_role;
 
+COMMENT ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) IS 'start_prepare_fax_v2''s answer, its "email" with the e-mail''s "subject" and "from" as recorded: the job reads the sender from them (record_fax_sender_v1).';
+CREATE FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_start jsonb := public.start_prepare_fax_v2(p_job_id, p_generation);
+begin
+    if not (v_start ->> 'held')::boolean or v_start -> 'email' = 'null'::jsonb then
+        return v_start;
+    end if;
+    return jsonb_set(v_start, '{email}', (
+        select jsonb_build_object('id', e.id, 'subject', e.subject, 'from', e.from_address)
+          from public.fax_received_emails e where e.id = (v_start #>> '{email,id}')::uuid));
+end;
+$$;
+REVOKE ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.start_prepare_fax_v3(p_job_id uuid, p_generation integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) IS 'Records who sent the prepare_fax job''s fax as the worker read it (lib/fax/senders.py): p_sender {"format", "name", "number", "number_display", "number_source", "withheld_ja", "withheld_en"}, each optional, checked by fax_senders'' constraints (one line, short); replaces an earlier reading. Fenced by (p_job_id, p_generation). Answers {"held", "state"}.';
+CREATE FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email_id uuid;
+    v_key text;
+begin
+    perform document_jobs_internal.require_holder(p_job_id, p_generation);
+    perform document_jobs_internal.require(jsonb_typeof(p_sender) = 'object', 'p_sender must be a JSON object');
+    for v_key in select jsonb_object_keys(p_sender) loop
+        perform document_jobs_internal.require(
+            v_key in ('format', 'name', 'number', 'number_display', 'number_source', 'withheld_ja', 'withheld_en'),
+            format('p_sender has no key %s', v_key));
+    end loop;
+    select j.fax_received_email_id into v_email_id
+      from public.document_jobs j
+     where j.id = p_job_id and j.generation = p_generation and j.status = 'running' and j.kind = 'prepare_fax';
+    if not found then
+        return jsonb_build_object('held', false, 'state', null);
+    end if;
+    insert into document_jobs_internal.fax_senders as s
+           (fax_received_email_id, format, name, number, number_display, number_source, withheld_ja, withheld_en)
+    values (v_email_id, p_sender ->> 'format', p_sender ->> 'name', p_sender ->> 'number', p_sender ->> 'number_display',
+            p_sender ->> 'number_source', p_sender ->> 'withheld_ja', p_sender ->> 'withheld_en')
+    on conflict (fax_received_email_id) do update
+       set format = excluded.format, name = excluded.name, number = excluded.number,
+           number_display = excluded.number_display, number_source = excluded.number_source,
+           withheld_ja = excluded.withheld_ja, withheld_en = excluded.withheld_en, recorded_at = now();
+    return jsonb_build_object('held', true, 'state', 'running');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_sender_v1(p_job_id uuid, p_generation integer, p_sender jsonb) TO service_role;
+
 COMMENT ON FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval) IS 'Records what the prepare_fax job derived from one attachment of its e-mail (its page count, viewing PDF and thumbnail keys, or the error code of a file it could not prepare), replacing an earlier preparation, fenced by (p_job_id, p_generation). The attachment must be the job''s e-mail''s and p_source_sha256 its recorded digest; the keys must lie under fax_views/{e-mail}/{attachment}/ (never an original''s). With p_lease (the worker always passes it) the lease is renewed in the same statement, and a streak of time-budget releases ends. Answers {"held", "state"}.';
 CREATE FUNCTION public.record_fax_attachment_view_v2(p_job_id uuid, p_generation integer, p_attachment_id uuid, p_source_sha256 text, p_page_count integer, p_view_path text, p_thumbnail_path text, p_error_code text, p_error_message text, p_lease interval DEFAULT NULL::interval) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2867,7 +3028,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_faxes(p_user_id uuid, p_session_id uuid, p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, refused (operator_role) once their session, user or role no longer allows it.';
+COMMENT ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) IS 'document_jobs_admin_fax for a signed-in operator, with the fax''s retention (document_jobs_internal.fax_retention: its keep-until date), refused (operator_role) once their session, user or role no longer allows it.';
 CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -2875,13 +3036,15 @@ CREATE FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id u
     AS $$
 begin
     perform document_jobs_internal.operator_role(p_user_id, p_session_id, array['admin', 'viewer']);
-    return public.document_jobs_admin_fax(p_fax_id);
+    return public.document_jobs_admin_fax(p_fax_id)
+        || jsonb_build_object('retention', (select document_jobs_internal.fax_retention(e)
+                                              from public.fax_received_emails e where e.id = p_fax_id));
 end;
 $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_fax(p_user_id uuid, p_session_id uuid, p_fax_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
+COMMENT ON FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) IS 'Remembers the rotation a fax is shown at (0, 90, 180 or 270 degrees clockwise) and audits it (action rotate, the rotation before and after); the actor must be an admin or a clerk of Supabase Auth now (acting_operator). {"changed", "rotation"}; P0002 for no such fax.';
 CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_rotation integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -2889,8 +3052,8 @@ CREATE FUNCTION public.admin_set_fax_rotation(p_actor_id uuid, p_actor_email tex
 declare
     v_before int;
 begin
-    perform document_jobs_internal.require_actor(p_actor_id, null, false);
-    perform document_jobs_internal.acting_operator(p_actor_id, array['admin']);
+    perform document_jobs_internal.require(p_actor_id is not null, 'p_actor_id must not be null');
+    perform document_jobs_internal.acting_operator(p_actor_id, array['admin', 'clerk']);
     perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
     perform document_jobs_internal.require(p_rotation in (0, 90, 180, 270), 'p_rotation must be 0, 90, 180 or 270');
     perform 1 from public.fax_received_emails e where e.id = p_fax_id;
@@ -3601,6 +3764,142 @@ $$;
 REVOKE ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.record_verified_originals(p_run_id bigint, p_checks jsonb) TO service_role;
 
+COMMENT ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) IS 'document-jobs-admin export''s read: the stored originals (fax_received_email_attachments, kind attachment) and raw e-mails (fax_received_email_raw_messages where stored, kind raw_message) recorded in [p_stored_from, p_stored_before) (p_stored_before null: five minutes ago, answered as stored_before), by (created_at, id) after the cursor (p_after_at, p_after_id), at most p_scan rows read per call; those filed on p_from..p_to (取引年月日, or the received date in the office''s time zone when none is entered) are answered with the fax''s index, received time (with its offset in the office''s time zone), sender and subject, and which of its fax''s originals (or raw messages) each is (nth of of_fax). next is the cursor of the last row read, null when the window is read to its end; total (first call only, without a cursor) how many the whole export holds.';
+CREATE FUNCTION public.export_documents(p_from date DEFAULT NULL::date, p_to date DEFAULT NULL::date, p_stored_from timestamp with time zone DEFAULT NULL::timestamp with time zone, p_stored_before timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_scan integer DEFAULT 500) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_zone text := document_jobs_internal.office_time_zone();
+    v_before timestamptz := coalesce(p_stored_before, statement_timestamp() - interval '5 minutes');
+    v_rows jsonb;
+    v_read int;
+    v_last_at timestamptz;
+    v_last_id uuid;
+    v_total int;
+begin
+    perform document_jobs_internal.require(p_scan between 1 and 1000, 'p_scan must be between 1 and 1000');
+    perform document_jobs_internal.require((p_after_at is null) = (p_after_id is null),
+                                           'p_after_at and p_after_id go together (the cursor)');
+    perform document_jobs_internal.require(p_from is null or p_to is null or p_from <= p_to,
+                                           'p_from must be on or before p_to');
+    with scanned as (
+        select * from (
+            (select a.id, a.fax_received_email_id, 'attachment' as kind, a.provider_attachment_id, a.version,
+                    a.filename, a.content_type, a.size_bytes, a.sha256, a.bucket, a.storage_path, a.created_at
+               from public.fax_received_email_attachments a
+              where a.created_at < v_before
+                and (p_stored_from is null or a.created_at >= p_stored_from)
+                and (p_after_at is null or a.created_at >= p_after_at)
+                and (p_after_at is null or (a.created_at, a.id) > (p_after_at, p_after_id))
+              order by a.created_at, a.id
+              limit p_scan)
+            union all
+            -- The e-mail itself (.eml), where one is stored: the evidence of when and from whom.
+            (select r.id, r.fax_received_email_id, 'raw_message', null, r.version, null, 'message/rfc822',
+                    r.size_bytes, r.sha256, r.bucket, r.storage_path, r.created_at
+               from public.fax_received_email_raw_messages r
+              where r.unavailable is null
+                and r.created_at < v_before
+                and (p_stored_from is null or r.created_at >= p_stored_from)
+                and (p_after_at is null or r.created_at >= p_after_at)
+                and (p_after_at is null or (r.created_at, r.id) > (p_after_at, p_after_id))
+              order by r.created_at, r.id
+              limit p_scan)
+        ) u
+        order by u.created_at, u.id
+        limit p_scan
+    ),
+    described as (
+        select s.*,
+               coalesce(e.received_at, e.created_at) as received,
+               e.from_address,
+               e.subject,
+               i.transaction_date,
+               i.amount,
+               i.counterparty,
+               i.doc_type,
+               coalesce(i.transaction_date, (coalesce(e.received_at, e.created_at) at time zone v_zone)::date)
+                   as filed_on,
+               (coalesce(e.received_at, e.created_at) at time zone v_zone)
+               - (coalesce(e.received_at, e.created_at) at time zone 'UTC') as utc_offset,
+               -- Which of the fax's originals this is, by the order they were recorded (the rows are
+               -- never changed, so the number a document is exported under stays its own); a raw
+               -- message, which of its versions.
+               case when s.kind = 'raw_message' then s.version
+                    else (select count(*) from public.fax_received_email_attachments b
+                           where b.fax_received_email_id = s.fax_received_email_id
+                             and (b.created_at, b.id) <= (s.created_at, s.id)) end as nth,
+               case when s.kind = 'raw_message'
+                    then (select count(*) from public.fax_received_email_raw_messages b
+                           where b.fax_received_email_id = s.fax_received_email_id and b.unavailable is null)
+                    else (select count(*) from public.fax_received_email_attachments b
+                           where b.fax_received_email_id = s.fax_received_email_id) end as of_fax
+          from scanned s
+          join public.fax_received_emails e on e.id = s.fax_received_email_id
+          left join public.fax_index i on i.fax_received_email_id = s.fax_received_email_id
+    )
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'id', d.id,
+               'kind', d.kind,
+               'fax_received_email_id', d.fax_received_email_id,
+               'provider_attachment_id', d.provider_attachment_id,
+               'version', d.version,
+               'filename', d.filename,
+               'content_type', d.content_type,
+               'size_bytes', d.size_bytes,
+               'sha256', d.sha256,
+               'bucket', d.bucket,
+               'storage_path', d.storage_path,
+               'stored_at', d.created_at,
+               'received', to_char(d.received at time zone v_zone, 'YYYY-MM-DD"T"HH24:MI:SS')
+                           || case when d.utc_offset < interval '0' then '-' || to_char(-d.utc_offset, 'HH24:MI')
+                                   else '+' || to_char(d.utc_offset, 'HH24:MI') end,
+               'sender', d.from_address,
+               'subject', d.subject,
+               'transaction_date', d.transaction_date,
+               'amount', d.amount,
+               'counterparty', d.counterparty,
+               'doc_type', d.doc_type,
+               'filed_on', d.filed_on,
+               'dated_by', case when d.transaction_date is null then 'received' else 'transaction' end,
+               'nth', d.nth,
+               'of_fax', d.of_fax
+           ) order by d.created_at, d.id) filter (where (p_from is null or d.filed_on >= p_from)
+                                                    and (p_to is null or d.filed_on <= p_to)), '[]'::jsonb),
+           count(*)::int,
+           (array_agg(d.created_at order by d.created_at desc, d.id desc))[1],
+           (array_agg(d.id order by d.created_at desc, d.id desc))[1]
+      into v_rows, v_read, v_last_at, v_last_id
+      from described d;
+    if p_after_at is null then  -- the first call: how many the export holds, for its progress
+        select count(*)::int into v_total
+          from (select b.fax_received_email_id, b.created_at from public.fax_received_email_attachments b
+                union all
+                select r.fax_received_email_id, r.created_at from public.fax_received_email_raw_messages r
+                 where r.unavailable is null) a
+          join public.fax_received_emails e on e.id = a.fax_received_email_id
+          left join public.fax_index i on i.fax_received_email_id = a.fax_received_email_id
+         where a.created_at < v_before
+           and (p_stored_from is null or a.created_at >= p_stored_from)
+           and (p_from is null or coalesce(i.transaction_date,
+                                           (coalesce(e.received_at, e.created_at) at time zone v_zone)::date) >= p_from)
+           and (p_to is null or coalesce(i.transaction_date,
+                                         (coalesce(e.received_at, e.created_at) at time zone v_zone)::date) <= p_to);
+    end if;
+    return jsonb_build_object(
+        'total', v_total,
+        'time_zone', v_zone,
+        'stored_before', v_before,
+        -- The window's end as a folder's name, in the office's time zone (--since-last's folder).
+        'stored_before_local', to_char(v_before at time zone v_zone, 'YYYYMMDD-HH24MISS'),
+        'rows', v_rows,
+        'next', case when v_read = p_scan then jsonb_build_object('at', v_last_at, 'id', v_last_id) end);
+end;
+$$;
+REVOKE ALL ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.export_documents(p_from date, p_to date, p_stored_from timestamp with time zone, p_stored_before timestamp with time zone, p_after_at timestamp with time zone, p_after_id uuid, p_scan integer) TO service_role;
+
 COMMENT ON FUNCTION public.set_fax_line(p_address text, p_name text, p_number text) IS 'Names one of the office''s fax lines: the address its faxes are sent to (its To; a display name and <address> is taken too), the name the inbox shows, and the line''s own number as ASCII digits (optional). Adds the line or changes it; 22023 for a value fax_lines refuses.';
 CREATE FUNCTION public.set_fax_line(p_address text, p_name text, p_number text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3638,8 +3937,148 @@ $$;
 REVOKE ALL ON FUNCTION public.remove_fax_line(p_address text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.remove_fax_line(p_address text) TO service_role;
 
+COMMENT ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) IS 'Deletes a fax after its keep-until date (keep_until), as an admin of Supabase Auth now (require_actor: acting_operator), with a reason: records first in fax_deletions what goes (the e-mail''s row without its data, the attachments with their keys and SHA-256 and views, the raw messages, the index and its history, the handling and its history, the rotation, the jobs, and the objects to remove from Storage), then deletes the handling, the index and their histories, and the e-mail''s row with all that cascades from it. Refuses (55000 retention_not_over) before the office''s today is past the keep-until date and (55000 jobs_live) while a job of the fax is queued or running. {"deletion_id", "fax_received_email_id", "keep_until", "objects"}. The objects stay in Storage until document-jobs-admin purge-deleted removes them.';
+CREATE FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_email public.fax_received_emails;
+    v_retention jsonb;
+    v_attachments uuid[];
+    v_what jsonb;
+    v_deletion bigint;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, p_reason, true);
+    perform document_jobs_internal.require(p_fax_id is not null, 'p_fax_id must not be null');
+    -- The fax and its jobs stay as they are while they are read and deleted: no job is added to
+    -- it (the foreign key's lock waits for this one), and none is claimed or retried meanwhile.
+    select * into v_email from public.fax_received_emails e where e.id = p_fax_id for update;
+    if not found then
+        raise exception using errcode = 'P0002', message = 'no such fax';
+    end if;
+    perform 1 from public.document_jobs j where j.fax_received_email_id = p_fax_id for update;
+    v_retention := document_jobs_internal.require_past_keep_until(v_email);
+    if exists (select 1 from public.document_jobs j
+                where j.fax_received_email_id = p_fax_id and j.status in ('queued', 'running')) then
+        raise exception using errcode = '55000', hint = 'jobs_live',
+            message = format('a job of fax %s is queued or running: let it end (or cancel it), then delete',
+                             left(replace(p_fax_id::text, '-', ''), 8));
+    end if;
+    v_attachments := array(select a.id from public.fax_received_email_attachments a
+                            where a.fax_received_email_id = p_fax_id);
+    -- Everything that goes, as it is now: the record's rows (the e-mail's without its verbatim
+    -- data, which the raw message's key and hash stand for), the index and the handling with their
+    -- histories, the jobs, and the objects the purge removes.
+    v_what := jsonb_build_object(
+        'email', to_jsonb(v_email) - 'data',
+        'retention', v_retention,
+        'attachments', coalesce((select jsonb_agg(to_jsonb(a) - 'updated_at' || jsonb_build_object(
+                                            'view', (select to_jsonb(v) - 'attachment_id'
+                                                       from public.fax_attachment_views v where v.attachment_id = a.id))
+                                        order by a.created_at, a.id)
+                                   from public.fax_received_email_attachments a
+                                  where a.fax_received_email_id = p_fax_id), '[]'),
+        'raw_messages', coalesce((select jsonb_agg(to_jsonb(r) order by r.version)
+                                    from public.fax_received_email_raw_messages r
+                                   where r.fax_received_email_id = p_fax_id), '[]'),
+        'index', (select to_jsonb(i) - 'counterparty_folded' from public.fax_index i
+                   where i.fax_received_email_id = p_fax_id),
+        'index_history', coalesce((select jsonb_agg(to_jsonb(h) order by h.id) from public.fax_index_history h
+                                    where h.fax_received_email_id = p_fax_id), '[]'),
+        'handling', (select to_jsonb(f) from public.fax_handling f where f.fax_received_email_id = p_fax_id),
+        'handling_history', coalesce((select jsonb_agg(to_jsonb(h) order by h.id) from public.fax_handling_history h
+                                       where h.fax_received_email_id = p_fax_id), '[]'),
+        'rotation', (select r.rotation from public.fax_view_rotations r where r.fax_received_email_id = p_fax_id),
+        'jobs', coalesce((select jsonb_agg(jsonb_build_object(
+                                     'id', j.id, 'kind', j.kind, 'status', j.status, 'created_at', j.created_at,
+                                     'finished_at', j.finished_at, 'last_error_code', j.last_error_code,
+                                     'attempts', (select count(*) from public.document_job_attempts t
+                                                   where t.job_id = j.id))
+                                 order by j.created_at, j.id)
+                            from public.document_jobs j where j.fax_received_email_id = p_fax_id), '[]'),
+        'objects', document_jobs_internal.fax_objects(p_fax_id));
+    insert into public.fax_deletions (fax_received_email_id, actor_id, actor_email, reason, what)
+    values (p_fax_id, p_actor_id, p_actor_email, btrim(p_reason), v_what)
+    returning id into v_deletion;
+    -- What refers to the e-mail without a cascade, deliberately first; the rest goes with the
+    -- e-mail's row: attachments and raw messages (the guard lets them, as approved above), their
+    -- views, the jobs and their attempts, the rotation. What names the fax without a foreign key
+    -- stays, saying what happened: the audit, the verifications' history, discarded_objects.
+    delete from public.fax_handling_history h where h.fax_received_email_id = p_fax_id;
+    delete from public.fax_handling f where f.fax_received_email_id = p_fax_id;
+    delete from public.fax_index_history h where h.fax_received_email_id = p_fax_id;
+    delete from public.fax_index i where i.fax_received_email_id = p_fax_id;
+    delete from public.fax_received_emails e where e.id = p_fax_id;
+    -- A mismatch known of an original that is gone is no longer one to watch.
+    delete from document_jobs_internal.original_mismatches m where m.attachment_id = any (v_attachments);
+    if found then
+        perform document_jobs_internal.check_original_mismatches();
+    end if;
+    return jsonb_build_object('deletion_id', v_deletion, 'fax_received_email_id', p_fax_id,
+                              'keep_until', v_retention -> 'keep_until', 'objects', v_what -> 'objects');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.admin_delete_fax(p_actor_id uuid, p_actor_email text, p_fax_id uuid, p_reason text) TO service_role;
+
+COMMENT ON FUNCTION public.fax_objects_to_remove(p_limit integer) IS 'The objects of approved deletions (fax_deletions.what -> objects) that fax_object_removals does not record as removed yet, oldest deletion first, at most p_limit: [{"deletion_id", "fax_received_email_id", "bucket", "key", "kind"}]. Never an object a row of the record names. What document-jobs-admin purge-deleted removes through Storage''s API.';
+CREATE FUNCTION public.fax_objects_to_remove(p_limit integer DEFAULT 1000) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    perform document_jobs_internal.require(p_limit between 1 and 10000, 'p_limit must be between 1 and 10,000');
+    return coalesce((
+        select jsonb_agg(jsonb_build_object('deletion_id', x.deletion_id,
+                                            'fax_received_email_id', x.fax_received_email_id,
+                                            'bucket', x.bucket, 'key', x.key, 'kind', x.kind)
+                         order by x.deletion_id, x.ord)
+          from (select d.id as deletion_id, d.fax_received_email_id, o.value ->> 'bucket' as bucket,
+                       o.value ->> 'key' as key, o.value ->> 'kind' as kind, o.ord
+                  from public.fax_deletions d
+                 cross join lateral jsonb_array_elements(d.what -> 'objects') with ordinality o(value, ord)
+                 where not exists (select 1 from public.fax_object_removals r
+                                    where r.bucket = o.value ->> 'bucket' and r.storage_path = o.value ->> 'key')
+                   and not exists (select 1 from public.fax_received_email_attachments a
+                                    where a.bucket = o.value ->> 'bucket' and a.storage_path = o.value ->> 'key')
+                   and not exists (select 1 from public.fax_received_email_raw_messages m
+                                    where m.bucket = o.value ->> 'bucket' and m.storage_path = o.value ->> 'key')
+                 order by d.id, o.ord
+                 limit p_limit) x), '[]');
+end;
+$$;
+REVOKE ALL ON FUNCTION public.fax_objects_to_remove(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.fax_objects_to_remove(p_limit integer) TO service_role;
+
+COMMENT ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) IS 'Records that an object of an approved deletion was removed from Storage (after Storage''s delete answered; one that was already gone counts), by an admin of Supabase Auth now (require_actor). Only an object the deletion lists (P0002 otherwise); recording it again changes nothing (false).';
+CREATE FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_kind text;
+begin
+    perform document_jobs_internal.require_actor(p_actor_id, null, false);
+    select o ->> 'kind' into v_kind
+      from public.fax_deletions d, jsonb_array_elements(d.what -> 'objects') o
+     where d.id = p_deletion_id and o ->> 'bucket' = p_bucket and o ->> 'key' = p_key;
+    if v_kind is null then
+        raise exception using errcode = 'P0002',
+            message = format('deletion %s lists no object %s in %s', p_deletion_id, p_key, p_bucket);
+    end if;
+    insert into public.fax_object_removals (deletion_id, bucket, storage_path, kind, actor_id, actor_email)
+    values (p_deletion_id, p_bucket, p_key, v_kind, p_actor_id, p_actor_email)
+    on conflict (bucket, storage_path) do nothing;
+    return found;
+end;
+$$;
+REVOKE ALL ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.record_fax_object_removal(p_actor_id uuid, p_actor_email text, p_deletion_id bigint, p_bucket text, p_key text) TO service_role;
+
 -- Cron jobs (cron.job)
 SELECT cron.schedule('document-jobs', '* * * * *', 'select public.invoke_document_jobs()');  -- as postgres, active
+SELECT cron.schedule('document-jobs-announce', '* * * * *', 'select document_jobs_internal.announce_faxes()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-health', '* * * * *', 'select document_jobs_internal.check_health() + document_jobs_internal.check_webhooks_missing() + document_jobs_internal.check_reconciliation() + document_jobs_internal.check_record_guards()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-purge', '17 3 * * *', 'select public.purge_document_jobs()');  -- as postgres, active
 SELECT cron.schedule('document-jobs-reconcile', '*/10 * * * *', 'select public.enqueue_document_jobs_reconciliation()');  -- as postgres, active
@@ -3738,6 +4177,184 @@ CREATE FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone)
     select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "+00:00"')
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.alert_time(p_at timestamp with time zone) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.announce_faxes() IS 'What the cron job document-jobs-announce runs every minute; answers how many faxes it announced. Without the Vault secret document_jobs_announce_url it marks the pending faxes skipped, silently. Else: pending faxes recorded over a day ago are skipped (too_old); if a message was sent less than 50 seconds ago, nothing (at most one a minute: the next tick takes the faxes); else one message (alert_body: the fields event faxes_received, count, faxes [id, received_at, pages, stood], sent_at, and the chat text of document_jobs_settings.alert_receiver) for every pending fax, in office_settings.announce_language: one fax in detail (line, sender, pages, received time in the office''s zone, a note when it could not be fetched or converted, its link on the screen), several one line each, the first 8 listed and the rest counted. Each fax is marked sent with the pg_net request in the same transaction: queued, not delivered (pg_net never retries). Runs as the owner (Vault, the internal schema).';
+CREATE FUNCTION document_jobs_internal.announce_faxes() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+declare
+    -- At most this many faxes are listed in one message, the others counted: a Discord message
+    -- holds 2,000 characters, and a line of a fax takes up to about 200.
+    c_listed constant int := 8;
+    -- A tick sends at most one message a minute; pg_cron's minute ticks are not exactly 60 s apart.
+    c_gap constant interval := interval '50 seconds';
+    c_too_old constant interval := interval '1 day';
+    v_url text;
+    v_ja boolean := (select o.announce_language = 'ja' from public.office_settings o);
+    v_screen text;
+    v_faxes jsonb;
+    v_count int;
+    v_lines jsonb;
+    v_fax jsonb;
+    v_pages text;
+    v_note text;
+    v_number jsonb;
+    v_request bigint;
+begin
+    -- One tick at a time: a second one (a manual call beside the cron's) finds nothing to do.
+    if not pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext('document_jobs_internal.announce_faxes')) then
+        return 0;
+    end if;
+    select nullif(s.decrypted_secret, '') into v_url
+      from vault.decrypted_secrets s
+     where s.name = 'document_jobs_announce_url';
+    if v_url is null then
+        -- Off: silently (no warning every minute). Skipped for good, so that storing the secret
+        -- later announces the faxes from then on, not a backlog.
+        update document_jobs_internal.fax_announcements
+           set state = 'skipped', skipped_because = 'off', decided_at = now()
+         where state = 'pending';
+        return 0;
+    end if;
+    update document_jobs_internal.fax_announcements a
+       set state = 'skipped', skipped_because = 'too_old', decided_at = now()
+      from public.fax_received_emails e
+     where a.state = 'pending' and e.id = a.fax_received_email_id and e.created_at < now() - c_too_old;
+    if exists (select 1 from document_jobs_internal.fax_announcements a
+                where a.state = 'sent' and a.decided_at > now() - c_gap) then
+        return 0;
+    end if;
+
+    with pending as (
+        select a.fax_received_email_id, a.stood, a.ready_at
+          from document_jobs_internal.fax_announcements a
+         where a.state = 'pending'
+         order by a.ready_at, a.fax_received_email_id
+           for update skip locked
+    )
+    select jsonb_agg(jsonb_build_object(
+               'id', e.id,
+               'stood', p.stood,
+               'received_at', coalesce(e.received_at, e.created_at),
+               -- the line's name, else the address the fax was sent to
+               'line', coalesce(
+                   (select l.name from unnest(e.to_addresses) with ordinality t(entry, n)
+                      join public.fax_lines l on l.address = document_jobs_internal.address_of(t.entry)
+                     order by t.n limit 1),
+                   (select document_jobs_internal.address_of(t) from unnest(e.to_addresses) t limit 1)),
+               -- the name the parser read (fax_senders), else the From line's display name, else
+               -- its address: as the inbox shows the sender (lib/screen/calls.py sender_of)
+               'sender', coalesce(
+                   s.name,
+                   nullif(btrim(substring(e.from_address from '^(.*)<[^<>]*>\s*$'), E' \t"'), ''),
+                   document_jobs_internal.address_of(e.from_address)),
+               -- the number, unless it is a station ID that is one of the office's own lines (the
+               -- forwarding machine's, never the sender's), or why there is none
+               'number', case
+                   when s.number_source = 'station_id'
+                        and exists (select 1 from public.fax_lines l where l.number = s.number) then null
+                   else s.number_display end,
+               'withheld', case when v_ja then s.withheld_ja else s.withheld_en end,
+               'pages', (select sum(v.page_count) from public.fax_received_email_attachments f
+                           join public.fax_attachment_views v on v.attachment_id = f.id and v.source_sha256 = f.sha256
+                          where f.fax_received_email_id = e.id))
+             order by p.ready_at, p.fax_received_email_id)
+      into v_faxes
+      from pending p
+      join public.fax_received_emails e on e.id = p.fax_received_email_id
+      left join document_jobs_internal.fax_senders s on s.fax_received_email_id = e.id;
+    v_count := coalesce(jsonb_array_length(v_faxes), 0);
+    if v_count = 0 then
+        return 0;
+    end if;
+
+    v_screen := document_jobs_internal.screen_url();
+    v_lines := case
+        when v_count = 1 and v_ja then '[["新しいFAXが届きました"]]'
+        when v_count = 1 then '[["New fax received"]]'
+        when v_ja then jsonb_build_array(jsonb_build_array(format('新しいFAXが %s 件届きました', v_count)))
+        else jsonb_build_array(jsonb_build_array(format('%s new faxes received', v_count)))
+    end::jsonb;
+    for v_fax in select f.value from jsonb_array_elements(v_faxes) f limit c_listed loop
+        v_pages := case
+            when v_fax ->> 'pages' is null and v_ja then 'ページ数不明'
+            when v_fax ->> 'pages' is null then 'pages unknown'
+            when v_ja then format('%s ページ', v_fax ->> 'pages')
+            else format('%s p.', v_fax ->> 'pages')
+        end;
+        v_number := case
+            when v_fax ->> 'number' is not null then
+                jsonb_build_array(' FAX ', jsonb_build_object('quote', v_fax ->> 'number', 'max', 40))
+            when v_fax ->> 'withheld' is not null then jsonb_build_array(' FAX ' || (v_fax ->> 'withheld'))
+            else '[]'::jsonb
+        end;
+        v_note := case v_fax ->> 'stood'
+            when 'unfetched' then case when v_ja then '取得できませんでした。画面で確認してください'
+                                       else 'it could not be fetched: see it on the screen' end
+            when 'unprepared' then case when v_ja then '表示用の変換ができませんでした: 原本をダウンロードしてください'
+                                        else 'it could not be converted for viewing: download the original' end
+            when 'no_files' then case when v_ja then '添付ファイルがありません' else 'no attached file' end
+        end;
+        if v_count = 1 then
+            v_lines := v_lines
+                || jsonb_build_array(jsonb_build_array(case when v_ja then '回線: ' else 'Line: ' end,
+                                                       jsonb_build_object('quote', v_fax ->> 'line', 'max', 50)))
+                || jsonb_build_array(jsonb_build_array(case when v_ja then '送信元: ' else 'From: ' end,
+                                                       jsonb_build_object('quote', v_fax ->> 'sender', 'max', 60))
+                                     || v_number)
+                || jsonb_build_array(jsonb_build_array(case when v_ja then 'ページ数: ' else 'Pages: ' end
+                                                       || case when v_fax ->> 'pages' is null then
+                                                              case when v_ja then '不明' else 'unknown' end
+                                                          else v_fax ->> 'pages' end))
+                || jsonb_build_array(jsonb_build_array(
+                       case when v_ja then '受信: ' else 'Received: ' end
+                       || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz)))
+                || case when v_note is null then '[]'::jsonb else jsonb_build_array(jsonb_build_array(v_note)) end
+                || case when v_screen is null then '[]'::jsonb
+                        else jsonb_build_array(jsonb_build_array(
+                                 jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id')))) end;
+        else
+            v_lines := v_lines || jsonb_build_array(
+                jsonb_build_array(
+                    '• ' || document_jobs_internal.office_time((v_fax ->> 'received_at')::timestamptz) || ' ',
+                    jsonb_build_object('quote', v_fax ->> 'line', 'max', 20), ' ',
+                    jsonb_build_object('quote', v_fax ->> 'sender', 'max', 40))
+                || v_number
+                || jsonb_build_array(' ' || v_pages || coalesce(case when v_ja then '（' || v_note || '）' else ' (' || v_note || ')' end, ''))
+                || case when v_screen is null then '[]'::jsonb
+                        else jsonb_build_array(' ', jsonb_build_object('link', v_screen || '#/faxes/' || (v_fax ->> 'id'))) end);
+        end if;
+    end loop;
+    if v_count > c_listed then
+        v_lines := v_lines || jsonb_build_array(
+            jsonb_build_array(case when v_ja then format('ほか %s 件', v_count - c_listed)
+                                   else format('and %s more', v_count - c_listed) end)
+            || case when v_screen is null then '[]'::jsonb
+                    else jsonb_build_array(case when v_ja then ': 受信FAX ' else ': the inbox ' end,
+                                           jsonb_build_object('link', v_screen || '#/faxes?period=today')) end);
+    end if;
+
+    v_request := net.http_post(
+        url => v_url,
+        body => document_jobs_internal.alert_body(
+            jsonb_build_object(
+                'event', 'faxes_received',
+                'count', v_count,
+                'faxes', (select jsonb_agg(jsonb_build_object('id', f.value -> 'id', 'received_at', f.value -> 'received_at',
+                                                              'pages', f.value -> 'pages', 'stood', f.value -> 'stood'))
+                            from jsonb_array_elements(v_faxes) f),
+                'sent_at', now()),
+            v_lines),
+        headers => jsonb_build_object('Content-Type', 'application/json'),
+        timeout_milliseconds => 10000);
+    update document_jobs_internal.fax_announcements a
+       set state = 'sent', decided_at = now(), request_id = v_request
+     where a.fax_received_email_id in (select (f.value ->> 'id')::uuid from jsonb_array_elements(v_faxes) f);
+    return v_count;
+end;
+$_$;
+REVOKE ALL ON FUNCTION document_jobs_internal.announce_faxes() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) IS 'Delay before the next attempt after the n-th failed one: 1, 5, 15, 60 times document_jobs_settings.backoff_base (a minute), with ±10 % jitter so that jobs that failed together (a provider outage) do not all retry in the same second.';
 CREATE FUNCTION document_jobs_internal.backoff(p_failed_attempt integer) RETURNS interval
@@ -3904,7 +4521,7 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.cancel_live(p_job_ids uuid[], p_reason text) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) IS 'A chat message for the receiver (slack, mattermost, discord or teams): p_lines is an array of lines, each an array of segments, a string (our own words) or {"quote": text, "max": n} (a sender''s text or an identifier, escaped for the receiver; null shows as "(none)"). Answers the receiver''s fields, to be merged into the alert''s JSON.';
+COMMENT ON FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) IS 'A chat message for the receiver (slack, mattermost, discord or teams): p_lines is an array of lines, each an array of segments, a string (our own words), {"quote": text, "max": n} (a sender''s text or an identifier, escaped for the receiver; null shows as "(none)") or {"link": url} (a URL of ours, as the receiver''s link: Slack''s <url>, CommonMark''s autolink, a Teams TextRun that opens it; anything but a plain http(s) URL is refused). Answers the receiver''s fields, to be merged into the alert''s JSON.';
 CREATE FUNCTION document_jobs_internal.chat_message(p_lines jsonb, p_receiver text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE
     SET search_path TO ''
@@ -3930,6 +4547,23 @@ begin
                     else regexp_replace(v_value, '([\\`*_{}\[\]<>#|~!])', '\\\1', 'g')
                 end;
                 v_inlines := v_inlines || jsonb_build_array(jsonb_build_object('type', 'TextRun', 'text', v_value));
+                continue;
+            end if;
+            if v_segment ? 'link' then
+                -- A URL has no space, <, >, | or control character (the callers' check): written
+                -- as Slack's <url> and CommonMark's autolink <url>, it is one link and nothing else.
+                v_value := v_segment ->> 'link';
+                if v_value !~ '^https?://[^\s<>|"`\\[:cntrl:]]+$' then
+                    raise exception 'chat_message: not a URL to link: %', left(v_value, 100) using errcode = '22023';
+                end if;
+                v_shown := v_shown || case p_receiver
+                    when 'slack' then '<' || replace(v_value, '&', '&amp;') || '>'
+                    when 'teams' then v_value
+                    else '<' || v_value || '>'
+                end;
+                v_inlines := v_inlines || jsonb_build_array(jsonb_build_object(
+                    'type', 'TextRun', 'text', v_value,
+                    'selectAction', jsonb_build_object('type', 'Action.OpenUrl', 'url', v_value)));
                 continue;
             end if;
             v_value := document_jobs_internal.one_line(v_segment ->> 'quote', coalesce((v_segment ->> 'max')::int, 200));
@@ -4590,6 +5224,51 @@ CREATE FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from 
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) IS 'The objects in Storage a fax has: its originals, its raw e-mail, the viewing PDFs and thumbnails derived from them (fax_views/), and any object a fetch job discarded as wrong; [{"bucket", "key", "kind"}], what admin_delete_fax records for the purge to remove.';
+CREATE FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select coalesce(jsonb_agg(jsonb_build_object('bucket', o.bucket, 'key', o.key, 'kind', o.kind)
+                              order by o.ord, o.key), '[]')
+      from (select a.bucket, a.storage_path as key, 'original' as kind, 1 as ord
+              from public.fax_received_email_attachments a where a.fax_received_email_id = p_email_id
+            union
+            select r.bucket, r.storage_path, 'raw_message', 2
+              from public.fax_received_email_raw_messages r
+             where r.fax_received_email_id = p_email_id and r.storage_path is not null
+            union
+            select a.bucket, v.view_path, 'view', 3
+              from public.fax_received_email_attachments a
+              join public.fax_attachment_views v on v.attachment_id = a.id
+             where a.fax_received_email_id = p_email_id and v.view_path is not null
+            union
+            select a.bucket, v.thumbnail_path, 'thumbnail', 4
+              from public.fax_received_email_attachments a
+              join public.fax_attachment_views v on v.attachment_id = a.id
+             where a.fax_received_email_id = p_email_id and v.thumbnail_path is not null
+            union
+            select d.bucket, d.storage_path, 'discarded', 5
+              from document_jobs_internal.discarded_objects d where d.fax_received_email_id = p_email_id) o
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) IS 'A fax''s retention: {"keep_until" (a date in the office''s zone), "time_zone", "deletable" (the office''s today is past it), and the settings it was computed with}.';
+CREATE FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select jsonb_build_object(
+               'keep_until', k.keep_until, 'time_zone', s.time_zone,
+               'deletable', k.keep_until < (now() at time zone s.time_zone)::date,
+               'fiscal_year_end_month', s.fiscal_year_end_month,
+               'filing_deadline_months', s.filing_deadline_months, 'retention_years', s.retention_years)
+      from public.office_settings s
+     cross join lateral (select document_jobs_internal.keep_until(
+                                    coalesce(p_email.received_at, p_email.created_at)) as keep_until) k
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_retention(p_email public.fax_received_emails) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) IS 'How a fax stands, from its jobs as far as they are kept: "stored" (completed, or no job left, which only the purge of completed jobs leaves), "fetching" while its fetch_email job is live, "failed" with its code, "preparing" while its prepare_fax job is live; "job_id" is the fetch job shown, for an admin''s link.';
 CREATE FUNCTION document_jobs_internal.fax_storing(p_email_id uuid) RETURNS jsonb
@@ -5456,6 +6135,22 @@ CREATE FUNCTION document_jobs_internal.kana_fold(p_text text) RETURNS text
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.kana_fold(p_text text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) IS 'The last day (in the office''s time zone) a fax received at p_received must be kept: retention_years from the day after the filing deadline (filing_deadline_months after the end of the fiscal year, ending in fiscal_year_end_month, that the day of p_received in office_settings.time_zone belongs to). The one computation of it; null for a null time.';
+CREATE FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) RETURNS date
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+    select (make_date(y.end_year, s.fiscal_year_end_month, 1)
+            + make_interval(years => s.retention_years, months => s.filing_deadline_months + 1))::date - 1
+      from public.office_settings s
+     cross join lateral (select (p_received at time zone s.time_zone)::date as day) d
+     -- The fiscal year the day belongs to ends in month M of its own year, or of the next when the
+     -- day is past M.
+     cross join lateral (select extract(year from d.day)::int
+                                + (extract(month from d.day)::int > s.fiscal_year_end_month)::int as end_year) y
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.keep_until(p_received timestamp with time zone) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.like_pattern(p_q text) IS '''%term%'' for ILIKE, with the term''s own %, _ and \ taken literally.';
 CREATE FUNCTION document_jobs_internal.like_pattern(p_q text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -5510,6 +6205,37 @@ CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, 
     end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.note_fax_ready() IS 'Trigger document_jobs_note_fax_ready: a fax becomes ready to announce when its prepare_fax job ends (completed or failed), when its fetch_email job fails, or when its fetch completes with no file; a row of fax_announcements, once per fax. Security definer: a job''s state may be changed by service_role, which may not write the internal schema. A failure to note it is a WARNING and never undoes the job''s change.';
+CREATE FUNCTION document_jobs_internal.note_fax_ready() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+declare
+    v_stood text;
+begin
+    v_stood := case
+        when new.kind = 'prepare_fax' then case new.status when 'completed' then 'prepared' else 'unprepared' end
+        when new.status = 'failed' then 'unfetched'
+        -- A fetch that stored files hands over to its prepare_fax job (enqueue_prepare_fax).
+        when not exists (select 1 from public.fax_received_email_attachments a
+                          where a.fax_received_email_id = new.fax_received_email_id) then 'no_files'
+    end;
+    if v_stood is not null then
+        begin
+            insert into document_jobs_internal.fax_announcements (fax_received_email_id, stood)
+            values (new.fax_received_email_id, v_stood)
+            on conflict (fax_received_email_id) do nothing;
+        exception
+            when others then
+                raise warning 'document jobs: the announcement of e-mail % could not be noted: %',
+                    new.fax_received_email_id, sqlerrm;
+        end;
+    end if;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.note_fax_ready() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.note_sender() IS 'Trigger fax_received_emails_note_sender: every sender an e-mail has or had is kept in email_senders, so that a search by sender reads the distinct senders instead of every e-mail. Security definer: the e-mails are written as service_role, which has no privilege on the helpers'' tables.';
 CREATE FUNCTION document_jobs_internal.note_sender() RETURNS trigger
@@ -5574,6 +6300,22 @@ CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_
                     where r.bucket = p_bucket and r.storage_path = p_storage_path)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) IS 'A time as the office reads it: in its time zone (office_time_zone), with the offset, 2026-12-07 15:04:05 +09:00 (the form of the screen and the CLI). Null for null.';
+CREATE FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_local timestamp := p_at at time zone document_jobs_internal.office_time_zone();
+    v_offset interval := v_local - (p_at at time zone 'UTC');
+begin
+    return to_char(v_local, 'YYYY-MM-DD HH24:MI:SS ')
+        || case when v_offset < interval '0' then '-' else '+' end
+        || to_char(case when v_offset < interval '0' then -v_offset else v_offset end, 'HH24:MI');
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.office_time(p_at timestamp with time zone) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.office_time_zone() IS 'The office''s time zone (office_settings.time_zone): the one place SQL reads it from.';
 CREATE FUNCTION document_jobs_internal.office_time_zone() RETURNS text
@@ -6280,7 +7022,8 @@ CREATE FUNCTION document_jobs_internal.record_tables() RETURNS TABLE(record_tabl
     values ('public.fax_received_emails', 'id'),
            ('public.fax_received_email_attachments', 'fax_received_email_id'),
            ('public.fax_received_email_raw_messages', 'fax_received_email_id'),
-           ('public.fax_deletions', null)
+           ('public.fax_deletions', null),
+           ('public.fax_object_removals', null)
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.record_tables() FROM PUBLIC;
 
@@ -6308,24 +7051,51 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_audit_change() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it.';
+COMMENT ON FUNCTION document_jobs_internal.refuse_early_deletion() IS 'Trigger fax_deletions_only_after_keep_until, before each approval inserted: refuses one for a fax that is not recorded (P0002) or whose keep-until date the office''s today is not past (55000 retention_not_over, require_past_keep_until), whoever inserts it.';
+CREATE FUNCTION document_jobs_internal.refuse_early_deletion() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    v_email public.fax_received_emails;
+begin
+    select * into v_email from public.fax_received_emails e where e.id = new.fax_received_email_id;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = format('no fax %s: a deletion names a fax that is recorded', new.fax_received_email_id);
+    end if;
+    perform document_jobs_internal.require_past_keep_until(v_email);
+    return new;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.refuse_early_deletion() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() IS 'The trigger that keeps fax_index_history append-only: any UPDATE or DELETE of it fails (42501, hint append_only), whoever runs it; but a row of a fax whose deletion fax_deletions records goes with it (admin_delete_fax).';
 CREATE FUNCTION document_jobs_internal.refuse_fax_index_history_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 begin
+    if tg_op = 'DELETE'
+       and exists (select 1 from public.fax_deletions d where d.fax_received_email_id = old.fax_received_email_id) then
+        return old;
+    end if;
     raise exception using errcode = '42501', hint = 'append_only',
         message = 'fax_index_history is append-only: a correction of a fax''s index is a new entry (set_fax_index), never a change of an old one';
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.refuse_fax_index_history_change() FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Trigger fax_handling_history_append_only: the history of marks is never updated or deleted, whoever asks.';
+COMMENT ON FUNCTION document_jobs_internal.refuse_handling_history_change() IS 'Triggers fax_handling_history_append_only (each UPDATE statement) and fax_handling_history_deleted_only_as_approved (each deleted row): the history of marks is never updated or deleted, whoever asks; but a row of a fax whose deletion fax_deletions records goes with it (admin_delete_fax).';
 CREATE FUNCTION document_jobs_internal.refuse_handling_history_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 begin
+    if tg_level = 'ROW' and tg_op = 'DELETE'
+       and exists (select 1 from public.fax_deletions d where d.fax_received_email_id = old.fax_received_email_id) then
+        return old;
+    end if;
     raise exception using errcode = 'insufficient_privilege',
         message = 'fax_handling_history is append-only: its rows are never updated or deleted';
 end;
@@ -6487,6 +7257,25 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.require_note(p_note text) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) IS 'The fax''s retention (fax_retention) when the office''s today is past its keep-until date; else 55000, hint retention_not_over, naming the date and the zone. admin_delete_fax and the trigger fax_deletions_only_after_keep_until check it.';
+CREATE FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_retention jsonb := document_jobs_internal.fax_retention(p_email);
+begin
+    if not coalesce((v_retention ->> 'deletable')::boolean, false) then
+        raise exception using errcode = '55000', hint = 'retention_not_over',
+            message = format('fax %s must be kept until %s (%s): nothing may delete it before then',
+                             left(replace(p_email.id::text, '-', ''), 8), v_retention ->> 'keep_until',
+                             v_retention ->> 'time_zone');
+    end if;
+    return v_retention;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.require_past_keep_until(p_email public.fax_received_emails) FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) IS 'How long completed jobs are kept: an hour at least (a job that just completed may still be looked at), ten years at most (long enough for any audit of the job history; a retention of a million years is a typo that turns the purge off). True, for the settings'' check constraint, or 22023 like every argument check.';
 CREATE FUNCTION document_jobs_internal.require_retention(p_name text, p_retention interval) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE
@@ -6602,6 +7391,26 @@ CREATE FUNCTION document_jobs_internal.retention_window() RETURNS jsonb
       from public.document_jobs_reconciliation r
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.retention_window() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.screen_url() IS 'The admin screen''s URL the announcements link to: office_settings.screen_url, else the origin of the Vault secret document_jobs_url and /admin; null when neither is stored (the message then has no link). Runs as the owner (reads Vault).';
+CREATE FUNCTION document_jobs_internal.screen_url() RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+declare
+    v_url text := (select o.screen_url from public.office_settings o);
+begin
+    if v_url is null then
+        -- The screen is served by the deployment the worker is (vercel.json: /admin).
+        select substring(s.decrypted_secret from '^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)') || '/admin'
+          into v_url
+          from vault.decrypted_secrets s
+         where s.name = 'document_jobs_url';
+    end if;
+    return rtrim(v_url, '/');
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.screen_url() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) IS 'The walk of a search, or of a sender of many e-mails: of the newest p_walk jobs that the filter''s other conditions keep (after p_after_created_at/p_after_id, when given), the first p_limit + 1 that match its sender and its term, newest first; and, when those are p_limit or fewer and the walk read all p_walk jobs, the oldest of them (where a partial page ends). The walk''s jobs come in order, so the sender and the term are checked job by job and the check stops with a full page.';
 CREATE FUNCTION document_jobs_internal.search_walk(p_filter jsonb, p_after_created_at timestamp with time zone, p_after_id uuid, p_walk integer, p_limit integer, OUT ids uuid[], OUT oldest_created_at timestamp with time zone, OUT oldest_id uuid) RETURNS record

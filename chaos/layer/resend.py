@@ -58,7 +58,8 @@ class Fault(BaseModel):
     length: int = 20
     edits: list[ListingEdit] = []
     # edit_listing of the received list: the newest page whatever the cursor, has_more as given,
-    # no items, or pages of this many items (past the 100 `limit` allows).
+    # no items, or pages of this many items (past the 100 `limit` allows), gathered from the
+    # stand-in's own pages: each one a request its team rate limit counts.
     first_page: bool = False
     has_more: bool | None = None
     drop_items: bool = False
@@ -143,7 +144,12 @@ class ResendFaults:
                 "after": listing["data"][-1]["id"],
                 "limit": str(min(100, edit.page_size - len(listing["data"]))),
             }
-            _, _, next_content = answer(method, f"{url.path}?{urlencode(more)}", headers, body)
+            next_status, next_headers, next_content = answer(method, f"{url.path}?{urlencode(more)}", headers, body)
+            if next_status != 200:
+                # Each page it gathers is a request Resend counts (its team rate limit): one that is
+                # refused is this request's answer, as Resend refuses a request over the limit. An
+                # exception here would drop the connection instead: a fault nobody asked for.
+                return next_status, next_headers, next_content
             following = json.loads(next_content)
             listing["data"] += following["data"]
             listing["has_more"] = following["has_more"]

@@ -106,13 +106,20 @@ def invoice_pdf() -> bytes:
         (440, 512, 10, "¥12,000"),
         (72, 440, 9, "お支払期限 2026年12月31日　振込先 サンプル銀行 梅田支店 普通 1234567"),
     ]
+    table = b"0.8 w 72 576 m 523 576 l S 72 550 m 523 550 l S 72 526 m 523 526 l S 72 502 m 523 502 l S " \
+            b"72 502 m 72 576 l S 330 502 m 330 576 l S 430 502 m 430 576 l S 523 502 m 523 576 l S\n"  # fmt: skip
+    return japanese_pdf(lines, table)
+
+
+def japanese_pdf(lines: list[tuple[int, int, int, str]], drawing: bytes = b"") -> bytes:
+    """One A4 page: `drawing` (PDF path operators: rules, frames), then each line (x, y, size in
+    points, text) in a CID font the file does not embed (HeiseiKakuGo-W5, UniJIS-UCS2-H: each
+    character its UTF-16 code), as many office systems write Japanese documents."""
     text = b"".join(
         f"BT /F1 {size} Tf {x} {y} Td <{line.encode('utf-16-be').hex().upper()}> Tj ET\n".encode()
         for x, y, size, line in lines
     )
-    table = b"0.8 w 72 576 m 523 576 l S 72 550 m 523 550 l S 72 526 m 523 526 l S 72 502 m 523 502 l S " \
-            b"72 502 m 72 576 l S 330 502 m 330 576 l S 430 502 m 430 576 l S 523 502 m 523 576 l S\n"  # fmt: skip
-    content = table + text
+    content = drawing + text
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

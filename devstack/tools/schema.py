@@ -99,6 +99,8 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.record_reconciled_emails_v3", "worker"),
     ("public.finish_reconciliation_v3", "worker"),
     ("public.start_prepare_fax_v2", "worker"),
+    ("public.start_prepare_fax_v3", "worker"),
+    ("public.record_fax_sender_v1", "worker"),
     ("public.record_fax_attachment_view_v2", "worker"),
     ("public.start_verify_originals_v2", "worker"),
     ("public.record_original_checks_v2", "worker"),
@@ -147,8 +149,12 @@ FUNCTION_GROUPS: tuple[tuple[str, str], ...] = (
     ("public.start_original_verification", "operations"),
     ("public.original_verification_items", "operations"),
     ("public.record_verified_originals", "operations"),
+    ("public.export_documents", "operations"),
     ("public.set_fax_line", "operations"),
     ("public.remove_fax_line", "operations"),
+    ("public.admin_delete_fax", "operations"),
+    ("public.fax_objects_to_remove", "operations"),
+    ("public.record_fax_object_removal", "operations"),
     ("document_jobs_internal.*", "internals"),
 )
 

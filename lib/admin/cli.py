@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import httpx
 
-from lib.admin import PROGRAM, bulk, commands, handling, prepare, reconcile, verify
+from lib.admin import PROGRAM, bulk, commands, export, handling, prepare, reconcile, retention, verify
 from lib.admin.commands import Context, add_filter_options, job_id, positive, since_or_until, uuid_id
 from lib.admin.faxes import add_options, search
 from lib.admin.terminal import encoding_of, terminal_json, terminal_text
@@ -40,7 +40,8 @@ EXIT_STATUSES = """exit status:
   5  health: an outage is open, a guard of the record of received faxes is not in place,
      or a required Vault secret (document_jobs_url, internal_function_secret) is missing;
      without the optional document_jobs_alert_url alerts are off, which is not an error (0)
-  6  verify: a stored original is missing from Storage, or its size or SHA-256 is not the recorded one
+  6  verify, export: a stored original is missing from Storage, or its size or SHA-256 is not the
+     recorded one
   141  standard output was closed before all was written (a pipe into head): as a command
        stopped by SIGPIPE, with nothing on standard error
 
@@ -52,9 +53,11 @@ errors: one line on standard error, "error: <message>"; with --json, one JSON ob
 EXIT_STATUS = {
     **dict.fromkeys(
         ("usage", "invalid_argument", "unknown_kind", "unknown_error_code", "filter_too_wide", "not_a_folder",
-         "actor_required", "filter_required", "confirmation_required", "reason_required", "reason_placeholder"),
+         "actor_required", "filter_required", "confirmation_required", "reason_required", "reason_placeholder",
+         "folder_not_empty", "export_mark_invalid"),
         2,
     ),
+    "export_mismatch": 6,
     **dict.fromkeys(("settings", "wrong_key", "not_postgrest"), 3),
     **dict.fromkeys(("database_unreachable", "storage_unreachable", "auth_unavailable"), 4),
 }  # fmt: skip
@@ -170,6 +173,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"a random N of them, half among recent ones (1 to {verify.MAX_SAMPLE:,})",
     )
+    export.add_arguments(command(
+        "export",
+        export.run,
+        "write the stored originals to a folder, named YYYYMMDD_取引先_金額_<short id>, with an index CSV (for "
+        "Excel) and SHA256SUMS: those filed --from/--to (a tax officer's download request), or --since-last, "
+        "what was recorded since the last run (the office's own copy); each checked against its SHA-256 (exit 6)",
+    ))  # fmt: skip
+    retention.add_arguments(command)
     add_options(command(
         "faxes",
         search,

@@ -49,12 +49,15 @@ MAX_PAGE = 200
 # Columns of `list`, in display columns: a sender's 52-character Japanese name must not widen it.
 LIST_LIMITS = {"sender": 28, "subject": 32, "error": 26}
 # The database's refusals of an action's operator (SQLSTATE, hint), as the CLI's own lookup names them
-# (lib/admin/bulk.py actor).
+# (lib/admin/bulk.py actor), and of a deletion, by the codes the CLI reports.
 ACTOR_REFUSALS: dict[tuple[str | None, str | None], str] = {
     ("28000", "operator_banned"): "operator_banned",
     ("28000", "operator_deleted"): "operator_deleted",
     ("42501", "role_not_allowed"): "not_an_admin",
     ("42501", "no_role"): "not_an_operator",
+    # admin_delete_fax's (lib/admin/retention.py): the fax's keep-until date is not past, a job of it is live.
+    ("55000", "retention_not_over"): "retention_not_over",
+    ("55000", "jobs_live"): "jobs_live",
 }
 # postgrest-py's message for an answer that is not JSON (an HTML page, a proxy's error).
 NOT_JSON = "JSON could not be generated"

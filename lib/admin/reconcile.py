@@ -11,7 +11,9 @@ batches the database takes, or with --dry-run only counts and lists it. An item 
 listed and noted once (the outage reconciliation_unreadable); a page that comes again, a cursor
 that does not advance or has_more with an empty page ends the walk with a finding. A walk that
 stops at its page bound prints how to go on: --after the last id it listed (a later --since could
-not reach the older rest: every walk starts from the newest page). It needs RESEND_API_KEY (and
+not reach the older rest: every walk starts from the newest page). Every page takes a slot of the
+workers' shared Resend limiter, and a page refused by Resend's rate limit is asked again after its
+retry-after, a few times. It needs RESEND_API_KEY (and
 RESEND_API_URL off Resend's own API) besides the Supabase settings.
 """
 
@@ -28,10 +30,14 @@ from lib.errors import Refusal
 from lib.failures import JobFailure
 from lib.settings import ConfigError, ResendListingSettings
 from lib.worker import reconcile
+from lib.worker.rate_limit import ResendLimiter
 from lib.worker.resend import ResendClient
 
 # Pages of 100 one run by hand lists at most: 50,000 e-mails.
 MAX_PAGES = 500
+# How many times a run by hand asks again for a page Resend's rate limit refused (each after the
+# 429's retry-after, which the shared limiter keeps every worker to as well) before it gives up.
+RATE_LIMITED_RETRIES = 5
 
 
 def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
@@ -49,11 +55,17 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
         settings = ResendListingSettings.load()
     except ConfigError as error:
         raise Refusal("misconfigured", str(error)) from error
+    # Resend's rate limit is the team's, shared with the workers: every page takes a slot of the
+    # workers' limiter in the database, as the job's walk does. Unpaced, a walk of many pages
+    # outruns five requests a second and is refused with a 429, and during a burst takes the
+    # workers' slots. No time budget by hand: the limiter waits for a slot up to its longest wait.
+    limiter = ResendLimiter(context.client, timedelta(0))
     resend = ResendClient(
         context.http,
         str(settings.resend_api_url),
         settings.resend_api_key.get_secret_value(),
         settings.resend_timeout_seconds,
+        pacing=limiter,
     )
     would: list[str] = []
 
@@ -71,7 +83,9 @@ def run(context: commands.Context, args: argparse.Namespace) -> tuple[Any, str]:
     # The database's clock, as the job's: an item created more than a day after it cannot be read.
     not_after = datetime.fromisoformat(status["now"]) + reconcile.CLOCK_SLACK
     try:
-        seen = reconcile.walk(resend, record, args.since, args.after, MAX_PAGES, not_after)
+        seen = reconcile.walk(
+            resend, record, args.since, args.after, MAX_PAGES, not_after, rate_limited_retries=RATE_LIMITED_RETRIES
+        )
     except JobFailure as failure:
         raise Refusal(failure.code.value, f"Resend's list of received e-mails: {failure}") from failure
     data = {

@@ -187,6 +187,16 @@ def set_rotation(rpc: Rpc, fax_id: str, rotation: int, actor_id: str, actor_emai
     return answer
 
 
+def delete_fax(rpc: Rpc, fax_id: str, actor_id: str, actor_email: str | None, reason: str) -> dict[str, Any]:
+    """A fax deleted after its keep-until date by an admin, what went recorded first in fax_deletions:
+    {"deletion_id", "fax_received_email_id", "keep_until", "objects"} (the objects stay in Storage
+    until document-jobs-admin purge-deleted)."""
+    answer: dict[str, Any] = rpc("admin_delete_fax", {
+        "p_actor_id": actor_id, "p_actor_email": actor_email, "p_fax_id": fax_id, "p_reason": reason,
+    })  # fmt: skip
+    return answer
+
+
 def job(rpc: Rpc, job_id: str, viewer: Viewer | None = None) -> dict[str, Any] | None:
     """A job, its attempts, its e-mail and its attachments, each attachment with the name it is
     downloaded as (lib/attachment_names.py); None when there is no such job."""

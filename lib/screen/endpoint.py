@@ -7,8 +7,9 @@ GET  /api/admin/faxes?from=&to=&sender=&line=&q=&handling=&assignee=&date_from=&
                     &counterparty=&type=&after_time=&after_id=&limit=
                                                the inbox, and the law's search by the index fields
 GET  /api/admin/faxes/<id>                     a fax: its facts, documents (signed view URLs), jobs
-POST /api/admin/faxes/<id>/rotation {"rotation"}              admins: remembered, audited
+POST /api/admin/faxes/<id>/rotation {"rotation"}              clerks and admins: remembered, audited
 POST /api/admin/faxes/<id>/index {"values", "reason"?, "version"}  clerks and admins: the index fields, with history
+POST /api/admin/faxes/<id>/deletion {"reason"}               admins, past the keep-until date: recorded, deleted
 GET  /api/admin/jobs?state=&kind=&code=&from=&to=&sender=&q=&queue_jobs=&after_time=&after_id=&limit=
 GET  /api/admin/jobs/<id>                      a job, its attempts, e-mail and attachments
 GET  /api/admin/audit?before=&limit=
@@ -230,6 +231,11 @@ def database_refusal(error: DatabaseError) -> Refusal:
         return Refusal("forbidden", error.message, 403)
     if error.code == "P0002":
         return Refusal("not_found", error.message, 404)
+    # A deletion refused (public.admin_delete_fax): before the keep-until date, or while a job of the fax is live.
+    if error.code == "55000" and error.hint == "retention_not_over":
+        return Refusal("retention_not_over", error.message, 409)
+    if error.code == "55000" and error.hint == "jobs_live":
+        return Refusal("jobs_live", error.message, 409)
     log.event("admin_database_error", logging.ERROR, what=error.what, code=error.code, message=error.message)
     return Refusal("database_unavailable", "the database did not answer as expected; try again", 503)
 
@@ -290,12 +296,15 @@ def _id(call: Call) -> str:
 
 
 def me(context: Context) -> dict[str, Any]:
-    """The operator (their e-mail and role as Auth stores them now), and what the page's filters
-    offer: the job kinds, and the error codes jobs can have."""
+    """The operator (their e-mail and role as Auth stores them now), what the page's filters
+    offer (the job kinds, and the error codes jobs can have), and the office's time zone, which
+    the inbox's day shortcuts and typed dates mean (office_settings.time_zone)."""
     from lib.failures import FailureCode
 
     found: dict[str, Any] = context.operator_rpc("document_jobs_operator_me", {})
+    [office] = context.read("office_settings", lambda client: client.table("office_settings").select("time_zone"))
     return {
+        "time_zone": office["time_zone"],
         "user_id": found["user_id"],
         "email": found["email"],
         "role": found["role"],
@@ -517,7 +526,7 @@ def rotation(context: Context) -> dict[str, Any]:
     value = body.get("rotation")
     if value not in (0, 90, 180, 270) or isinstance(value, bool):
         raise Refusal("bad_request", "rotation must be 0, 90, 180 or 270", 400)
-    who = context.require_admin()
+    who = context.require_indexer()  # the clerks read the faxes, and turn the sideways ones for everyone
     return calls.set_rotation(context.rpc, _id(context.call), int(value), who.user_id, who.email)
 
 
@@ -597,6 +606,16 @@ def index(context: Context) -> dict[str, Any]:
     if not result.get("changed") and result.get("reason") == "index_changed":
         raise Refusal("index_changed", "someone changed this fax's index since you opened it: reload to see it", 409)
     return result
+
+
+def deletion(context: Context) -> dict[str, Any]:
+    """A fax deleted after its keep-until date, with a reason: 409 retention_not_over before it (the
+    date in the message), 409 jobs_live while a job of it is queued or running."""
+    body = context.call.body()
+    text = reason(body, required=True)
+    who = context.require_admin()
+    assert text is not None  # required
+    return calls.delete_fax(context.rpc, _id(context.call), who.user_id, who.email, text)
 
 
 def _changed_or_conflict(result: dict[str, Any]) -> dict[str, Any]:
@@ -710,6 +729,7 @@ ROUTES: dict[tuple[str, str], Callable[[Context], dict[str, Any]]] = {
     ("GET", "faxes/{id}"): fax,
     ("POST", "faxes/{id}/rotation"): rotation,
     ("POST", "faxes/{id}/index"): index,
+    ("POST", "faxes/{id}/deletion"): deletion,
     ("GET", "jobs"): jobs,
     ("GET", "jobs/{id}"): job,
     ("GET", "audit"): audit,

@@ -72,6 +72,7 @@ def run(job: Job, ctx: PrepareContext, checkpoint: Checkpoint) -> int:
     if start.email is None:
         raise JobFailure(FailureCode.EMAIL_NOT_FOUND, f"fax_received_emails {job.fax_received_email_id} does not exist")
     email_id = start.email.id
+    ctx.queue.record_fax_sender(job, sender_record(start.email.subject, start.email.from_))
     prepared = 0
     unprepared: list[JobFailure] = []
     for attachment in start.attachments:
@@ -91,6 +92,24 @@ def run(job: Job, ctx: PrepareContext, checkpoint: Checkpoint) -> int:
         others = f"; {len(unprepared) - 1} more could not be prepared" if len(unprepared) > 1 else ""
         raise JobFailure(first.code, f"{first.message}{others}; {prepared} prepared")
     return prepared
+
+
+def sender_record(subject: str | None, from_header: str | None) -> dict[str, str | None]:
+    """Who sent the fax, as lib/fax/senders.py reads the subject and From (the inbox's reading):
+    recorded for the announcement of the fax, which the database composes and cannot parse."""
+    from lib.fax.senders import WITHHELD_LABELS, parse_sender
+
+    sender = parse_sender(subject, from_header)
+    withheld = WITHHELD_LABELS[sender.withheld] if sender.withheld else None
+    return {
+        "format": sender.format,
+        "name": sender.name,
+        "number": sender.number,
+        "number_display": sender.number_display,
+        "number_source": sender.number_source,
+        "withheld_ja": withheld["ja"] if withheld else None,
+        "withheld_en": withheld["en"] if withheld else None,
+    }
 
 
 def _prepare(

@@ -211,8 +211,13 @@ class Queue:
 
     def start_prepare_fax(self, job: Job) -> PrepareStart:
         """What a prepare_fax job needs (its e-mail and the stored attachments), while the job is ours."""
-        fenced = self._fenced("start_prepare_fax_v2", job)
+        fenced = self._fenced("start_prepare_fax_v3", job)
         return PrepareStart.model_validate(fenced.model_extra or {})
+
+    def record_fax_sender(self, job: Job, sender: dict[str, str | None]) -> None:
+        """Records who sent the job's fax as the parser read it (for the announcements), only
+        while the job is ours."""
+        self._fenced("record_fax_sender_v1", job, p_sender=sender)
 
     def record_fax_view(self, job: Job, view: FaxView) -> None:
         """Records what was derived from one attachment (or why nothing was), only while the job is

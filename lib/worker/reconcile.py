@@ -123,16 +123,21 @@ def walk(
     not_after: datetime | None,
     deadline: Deadline | None = None,
     before_page: Callable[[], None] = lambda: None,
+    rate_limited_retries: int = 0,
 ) -> Walk:
     """Lists pages from `after` (None: the newest), recording each, until a page whose every
     readable e-mail was created before `stop_before`, the last page, `max_pages`, or a finding.
-    An item created after `not_after` is unreadable."""
+    An item created after `not_after` is unreadable. A page refused by Resend's rate limit (429)
+    is asked again up to `rate_limited_retries` times in all, for a client paced by the shared
+    limiter only: its next slot comes after the pause the 429 noted (the job asks none again: it
+    is released, and its next run waits out the pause)."""
+    retries = Retries(rate_limited_retries)
     seen = Walk()
     pages: set[tuple[str, str]] = set()
     cursors = {after} if after is not None else set()
     while True:
         before_page()
-        page = _page(resend, after, deadline, not_after)
+        page = _page(resend, after, deadline, not_after, retries)
         seen.pages += 1
         seen.listed += page.size
         if page.signature is not None and page.signature in pages:
@@ -181,18 +186,30 @@ def _record(record: Record, page: ReceivedPage, seen: Walk) -> None:
         seen.recorded_ids += [str(i) for i in answer.get("recorded_ids", [])]
 
 
+@dataclass
+class Retries:
+    """How many more times a walk may ask again for a page Resend's rate limit refused."""
+
+    left: int = 0
+
+
 def _page(
-    resend: ResendClient, after: str | None, deadline: Deadline | None, not_after: datetime | None
+    resend: ResendClient, after: str | None, deadline: Deadline | None, not_after: datetime | None, retries: Retries
 ) -> ReceivedPage:
-    try:
-        return resend.list_received(after, deadline, not_after)
-    except ResendTimeout as error:
-        raise JobFailure(FailureCode.RESEND_TIMEOUT, str(error)) from error
-    except ResendError as error:
-        code = from_resend_error(error.status, error.name, error.message)
-        raise JobFailure(code, f"listing received e-mails: {error}", error.retry_after) from error
-    except MalformedResponse as error:
-        raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, str(error)) from error
+    while True:
+        try:
+            return resend.list_received(after, deadline, not_after)
+        except ResendTimeout as error:
+            raise JobFailure(FailureCode.RESEND_TIMEOUT, str(error)) from error
+        except ResendError as error:
+            code = from_resend_error(error.status, error.name, error.message)
+            if code is FailureCode.RESEND_RATE_LIMITED and retries.left > 0:
+                retries.left -= 1
+                log.event("reconcile_page_rate_limited", retries_left=retries.left)
+                continue
+            raise JobFailure(code, f"listing received e-mails: {error}", error.retry_after) from error
+        except MalformedResponse as error:
+            raise JobFailure(FailureCode.RESEND_MALFORMED_RESPONSE, str(error)) from error
 
 
 def run(job: Job, ctx: ReconcileContext, checkpoint: Checkpoint) -> Walk:

@@ -169,7 +169,7 @@ def raw_message_key(email_row_id: UUID, version: int = 1) -> str:
 
 
 class StoredOriginal(BaseModel):
-    """A stored attachment as start_prepare_fax_v2 answers it: where its original is, what it is,
+    """A stored attachment as start_prepare_fax_v3 answers it: where its original is, what it is,
     and whether a view of these very bytes was already recorded without an error."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -183,19 +183,23 @@ class StoredOriginal(BaseModel):
     prepared: bool = False
 
 
-class ReceivedEmailRow(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+class PreparedEmail(BaseModel):
+    """The prepare_fax job's e-mail: its row, and what the sender's parser reads (as recorded)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     id: UUID
+    subject: str | None = None
+    from_: str | None = Field(default=None, alias="from")
 
 
 class PrepareStart(BaseModel):
-    """start_prepare_fax_v2's answer: the job's e-mail (None when its row is gone) and its stored
+    """start_prepare_fax_v3's answer: the job's e-mail (None when its row is gone) and its stored
     attachments, in the order they were stored."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    email: ReceivedEmailRow | None
+    email: PreparedEmail | None
     attachments: list[StoredOriginal] = Field(default_factory=list)
 
 

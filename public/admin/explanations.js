@@ -872,6 +872,16 @@ export const EXPLANATIONS = {
         "clerk": "対応は不要です。"
       }
     },
+    "jobs_live": {
+      "en": {
+        "meaning": "a job of this fax is waiting or running: it may still store a file, so the fax is not deleted now",
+        "clerk": "Wait until its jobs have ended, then delete it again."
+      },
+      "ja": {
+        "meaning": "この FAX のジョブが待機中か実行中です。まだファイルを保存する可能性があるため、いまは削除しません。",
+        "clerk": "ジョブが終わるのを待ってから、もう一度削除してください。"
+      }
+    },
     "length_required": {
       "en": {
         "meaning": "the request did not say its body's length",
@@ -1012,6 +1022,16 @@ export const EXPLANATIONS = {
       "ja": {
         "meaning": "入力済みの値を変更しています。訂正には理由が必要です。",
         "clerk": "「訂正の理由」に訂正の理由を書いてから、もう一度「保存」を押してください。"
+      }
+    },
+    "retention_not_over": {
+      "en": {
+        "meaning": "this fax must still be kept: its keep-until date has not passed (the law's period), so nothing may delete it",
+        "clerk": "Nothing to do: keep it. It may be deleted once the keep-until date on its page has passed."
+      },
+      "ja": {
+        "meaning": "この FAX はまだ保存しなければなりません。保存期限（法律の保存期間）を過ぎていないため、削除できません。",
+        "clerk": "対応は不要です。保存してください。FAX の画面の保存期限を過ぎた後なら削除できます。"
       }
     },
     "session_ended": {

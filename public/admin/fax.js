@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { bytes, dateTime, t } from "./i18n.js";
 import { handlingSlot, lineText, senderCell, storingState } from "./inbox.js";
-import { definitions, isAdmin, isolated, jobLink, notice, problemText, stackedTable } from "./ui.js";
+import { canMark, definitions, isAdmin, isolated, jobLink, notice, problemText, stackedTable } from "./ui.js";
 import { mountViewer } from "./viewer.js";
 import { indexSection } from "./faxindex.js";
 
@@ -33,6 +33,8 @@ import { indexSection } from "./faxindex.js";
  *   recorded_at: string, rotation: number }} fax
  * @property {FaxAttachment[]} attachments
  * @property {Array<{ id: string, kind: string, status: string, last_error_code: string | null }>} jobs
+ * @property {{ keep_until: string, time_zone: string, deletable: boolean }} retention the last day the fax must
+ *   be kept (YYYY-MM-DD, a day in the office's time zone: the law counts the office's days, not the viewer's)
  */
 /** @typedef {FaxDetail & import("./faxindex.js").IndexData} FaxPage */
 
@@ -88,6 +90,39 @@ function filesTable(attachments) {
 }
 
 /**
+ * An admin's deletion of a fax whose keeping period is over, with a reason (the office rule, article
+ * 10): the database records what goes, then deletes it; its files leave Storage with the CLI's
+ * purge-deleted. Nothing for anyone else, nor before the keep-until date (the database refuses it too).
+ * @param {string} faxId
+ * @param {FaxDetail["retention"]} retention
+ * @param {Element} container the page, replaced once the fax is gone
+ */
+function deletionSection(faxId, retention, container) {
+  if (!isAdmin() || !retention.deletable) return null;
+  const report = h("div", { "aria-live": "polite" });
+  const reason = h("textarea", { name: "reason", rows: 2, maxlength: 500, required: true });
+  const button = h("button", { type: "submit" }, t("fax.delete"));
+  const form = h("form", { class: "fax-delete-form" },
+    h("label", {}, t("fax.deleteReason"), reason), h("div", { class: "buttons" }, button));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!form.reportValidity()) return;
+    button.disabled = true;
+    try {
+      await api(`faxes/${encodeURIComponent(faxId)}/deletion`, { method: "POST", body: { reason: reason.value.trim() } });
+      mounted?.destroy();
+      mounted = null;
+      replace(container, h("p", {}, h("a", { href: "#/faxes" }, t("fax.back"))), notice(t("fax.deleted")));
+    } catch (error) {
+      replace(report, notice(problemText(error), "error"));
+      button.disabled = false;
+    }
+  });
+  return h("details", { class: "fax-delete" }, h("summary", {}, t("fax.deleteHeading")),
+    h("p", { class: "hint" }, t("fax.deleteHint")), form, report);
+}
+
+/**
  * @param {Element} container
  * @param {string} id the fax's (its e-mail's id)
  */
@@ -119,6 +154,8 @@ export async function render(container, id) {
         [t("inbox.state"), storingState(fax)],
         [t("job.foundBy"), foundBy(fax)],
         [t("fax.handling"), handlingSlot(fax, { history: true })],
+        [t("fax.keepUntil"), h("span", { class: "keep-until" },
+          t("fax.keepUntilDate", { date: data.retention.keep_until, zone: data.retention.time_zone }))],
       ])),
       h("section", {}, h("h3", {}, t("job.email")), definitions([
         [t("job.from"), isolated(fax.from)],
@@ -133,7 +170,8 @@ export async function render(container, id) {
     indexSection(fax.id, data, () => { void render(container, id); }),
     report,
     h("section", { class: "fax-documents" }, h("h3", {}, t("fax.documents")), viewerBox),
-    h("details", { class: "fax-files" }, h("summary", {}, t("fax.files")), filesTable(attachments))));
+    h("details", { class: "fax-files" }, h("summary", {}, t("fax.files")), filesTable(attachments)),
+    deletionSection(fax.id, data.retention, container)));
   if (!attachments.length) {
     replace(viewerBox, notice(t(fax.storing === "stored" ? "fax.noFiles" : "fax.notYet")));
     return;
@@ -143,8 +181,9 @@ export async function render(container, id) {
     rotation: fax.rotation,
     label: t("fax.viewerLabel", { sender: title }),
     problem: problemText,
-    // An admin's turn is remembered for everyone who opens the fax; a viewer turns it for themselves.
-    onRotate: isAdmin() ? async (rotation) => {
+    // A clerk's or an admin's turn is remembered for everyone who opens the fax; a viewer turns it
+    // for themselves.
+    onRotate: canMark() ? async (rotation) => {
       try {
         await api(`faxes/${encodeURIComponent(fax.id)}/rotation`, { method: "POST", body: { rotation } });
       } catch (error) {

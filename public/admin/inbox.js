@@ -8,12 +8,9 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { handlingControl, markAllDone, newHandling } from "./handling.js";
 import { dateTime, language, number, t } from "./i18n.js";
-import { canMark, explained, isAdmin, isolated, jobLink, notice, problemText } from "./ui.js";
+import { canMark, explained, isAdmin, isolated, jobLink, notice, operator, problemText } from "./ui.js";
 import { fieldText, typedYen } from "./faxindex.js";
 
-// The office's time zone, which the day shortcuts and typed dates mean. One constant until the
-// office's setting exists; Japan keeps no summer time, but the offset is asked of the zone anyway.
-export const OFFICE_TIME_ZONE = "Asia/Tokyo";
 // The law's search by the index fields (faxindex.js): the API's own parameter names.
 const INDEX_KEYS = ["date_from", "date_to", "amount_min", "amount_max", "counterparty", "type"];
 // Who is dealing with a fax (handling.js): its state, and whose it is ("me").
@@ -76,11 +73,23 @@ let olderStack = [];
 let stackFilter = "";
 
 /**
+ * The office's time zone, which the day shortcuts and typed dates mean: its setting
+ * (office_settings.time_zone), as GET /api/admin/me answered it when the page started.
+ * @returns {string}
+ */
+export function officeTimeZone() {
+  const who = operator();
+  if (!who) throw new Error("the office's time zone is read once signed in");
+  return who.time_zone;
+}
+
+/**
  * The UTC offset of the office's zone at that moment, as ISO 8601 writes it ("+09:00").
  * @param {Date} at
  */
 function officeOffset(at) {
-  const name = new Intl.DateTimeFormat("en-US", { timeZone: OFFICE_TIME_ZONE, timeZoneName: "longOffset" })
+  // Asked of the zone at that moment: a zone with summer time has two offsets a year.
+  const name = new Intl.DateTimeFormat("en-US", { timeZone: officeTimeZone(), timeZoneName: "longOffset" })
     .formatToParts(at).find((part) => part.type === "timeZoneName")?.value ?? "GMT";
   const offset = name.replace("GMT", "");
   return offset === "" ? "+00:00" : offset;
@@ -91,7 +100,7 @@ function officeOffset(at) {
  * @param {Date} at
  */
 export function officeDate(at) {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: OFFICE_TIME_ZONE, year: "numeric", month: "2-digit", day: "2-digit" })
+  return new Intl.DateTimeFormat("en-CA", { timeZone: officeTimeZone(), year: "numeric", month: "2-digit", day: "2-digit" })
     .format(at);
 }
 
@@ -237,7 +246,7 @@ function filterForm(filter, lines) {
   const form = h("form", { class: "filters", role: "search" },
     h("label", {}, t("inbox.filterFrom"), from),
     h("label", {}, t("inbox.filterTo"), to),
-    h("small", { id: "date-format", class: "time-format" }, t("inbox.dateFormat", { zone: OFFICE_TIME_ZONE })),
+    h("small", { id: "date-format", class: "time-format" }, t("inbox.dateFormat", { zone: officeTimeZone() })),
     h("label", {}, t("inbox.filterSender"), sender),
     h("label", {}, t("inbox.filterLine"), line),
     h("label", { class: "wide" }, t("inbox.search"), q),

@@ -16,6 +16,7 @@ import { dateTime, language, t } from "./i18n.js";
  * @property {"admin" | "clerk" | "viewer"} role admin: everything; clerk: reads and marks faxes; viewer: reads
  * @property {string[]} kinds the jobs' kinds, for the filter
  * @property {string[]} error_codes every error code a job can end with, for the filter
+ * @property {string} time_zone the office's time zone (office_settings.time_zone), an IANA name
  */
 
 /** @type {Operator | null} */

@@ -92,6 +92,8 @@ select set_eq(
         'public.document_jobs_reconciliation_status()',
         -- preparing each fax for the screen (prepare_fax) and its backfill
         'public.start_prepare_fax_v2(uuid,integer)',
+        'public.start_prepare_fax_v3(uuid,integer)',
+        'public.record_fax_sender_v1(uuid,integer,jsonb)',
         'public.record_fax_attachment_view_v2(uuid,integer,uuid,text,integer,text,text,text,text,interval)',
         'public.count_unprepared_faxes()',
         'public.admin_enqueue_prepare_fax_jobs(uuid,text,uuid,integer)',
@@ -102,6 +104,8 @@ select set_eq(
         'public.start_original_verification(timestamp with time zone,integer)',
         'public.original_verification_items(bigint,uuid,integer)',
         'public.record_verified_originals(bigint,jsonb)',
+        -- the export of the originals (document-jobs-admin export)
+        'public.export_documents(date,date,timestamp with time zone,timestamp with time zone,timestamp with time zone,uuid,integer)',
         'public.document_jobs_admin_fax(uuid)',
         'public.document_jobs_admin_faxes(jsonb,timestamp with time zone,uuid,integer)',
         'public.document_jobs_operator_fax(uuid,uuid,uuid)',
@@ -124,7 +128,11 @@ select set_eq(
         'public.document_jobs_operator_fax_handling(uuid,uuid,uuid)',
         'public.mark_fax_handling(uuid,uuid,text,text,text)',
         'public.prepare_fax_handling_bulk(text,jsonb,uuid)',
-        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)'
+        'public.apply_fax_handling_bulk(uuid,uuid,text,integer)',
+        -- deleting a fax after its keep-until date, and removing its objects
+        'public.admin_delete_fax(uuid,text,uuid,text)',
+        'public.fax_objects_to_remove(integer)',
+        'public.record_fax_object_removal(uuid,text,bigint,text,text)'
     ],
     'service_role may execute exactly the functions callers use (the admin screen''s too)');
 
@@ -254,7 +262,16 @@ select set_eq(
         'document_jobs_internal.require_note(text)',
         'document_jobs_internal.handling_bulk_progress(uuid)',
         'document_jobs_internal.is_time_zone(text)',
-        'document_jobs_internal.office_time_zone()'
+        'document_jobs_internal.office_time_zone()',
+        'document_jobs_internal.keep_until(timestamp with time zone)',
+        'document_jobs_internal.fax_retention(public.fax_received_emails)',
+        'document_jobs_internal.fax_objects(uuid)',
+        'document_jobs_internal.require_past_keep_until(public.fax_received_emails)',
+        'document_jobs_internal.refuse_early_deletion()',
+        'document_jobs_internal.note_fax_ready()',
+        'document_jobs_internal.office_time(timestamp with time zone)',
+        'document_jobs_internal.screen_url()',
+        'document_jobs_internal.announce_faxes()'
     ],
     'nobody but their owner may execute the helpers (argument checks, backoff, the sweep, worker POSTs, e-mail parsing,'
     ' the history and alert triggers, the health check, the rate limiter''s schedule, the invocations in flight and their pg_net generation,'
@@ -273,10 +290,10 @@ select is_empty(
 select set_eq(
     $$ select signature from project_functions where signature like 'document_jobs_internal.%' and prosecdef $$,
     array['document_jobs_internal.record_attempt()', 'document_jobs_internal.alert_job_failed()',
-          'document_jobs_internal.note_sender()'],
-    'the helpers run as their caller, always a public function or the cron job running as the owner; but the three'
-    ' triggers that write history, read Vault and note a sender run as the owner whatever role changes a job or'
-    ' records an e-mail');
+          'document_jobs_internal.note_sender()', 'document_jobs_internal.note_fax_ready()'],
+    'the helpers run as their caller, always a public function or the cron job running as the owner; but the four'
+    ' triggers that write history, read Vault, note a sender and note a fax ready to announce run as the owner'
+    ' whatever role changes a job or records an e-mail');
 
 select is_empty(
     $$ select signature from project_functions where executors = '{service_role}' and not prosecdef

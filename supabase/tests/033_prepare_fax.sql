@@ -30,7 +30,9 @@ create function t.held(p_job public.document_jobs) returns public.document_jobs 
     select * from public.claim_document_jobs(p_job.kind, 1, interval '5 minutes') $$;
 
 -- Enqueued by the fetch's completion
-select t.add_emails('em_1', 'em_empty');
+-- em_1 was received long ago (kept until 2023-05-31): its deletion may be approved at the end.
+insert into public.fax_received_emails (provider_email_id, data, received_at) values ('em_1', '{}', '2015-06-01 10:00+09');
+select t.add_emails('em_empty');
 select record_inbound_email('em_2', 'msg_2', '{}');
 select t.attach('em_1', 'att_1');
 select enqueue_document_job('fetch_email', email_id('em_1'));

@@ -1,5 +1,5 @@
 -- The record of received faxes cannot change: every table of record_tables() (the e-mails, their
--- attachments, their raw messages, the approved deletions) refuses UPDATE, DELETE and TRUNCATE to anon, authenticated
+-- attachments, their raw messages, the approved deletions and their objects' removals) refuses UPDATE, DELETE and TRUNCATE to anon, authenticated
 -- and service_role (no privilege) and to the owner postgres, a security definer function and even
 -- the cluster's superuser (the guard triggers), in a replica session too; a deletion goes only as
 -- approved in fax_deletions, a cascade included; and a test cluster's reset is the one TRUNCATE
@@ -11,11 +11,13 @@ set local role postgres;
 set local client_min_messages = warning;
 \ir helpers.psql
 set local search_path = public, extensions, t;
-select plan(112);
+select plan(133);
 
 -- Two faxes as the product records them, each with an attachment, its raw message and a job.
 select record_inbound_email('em_1', 'msg_1', '{"from": "ABC商事 <fax@abc.example.jp>", "subject": "注文書"}');
-select record_inbound_email('em_2', 'msg_2', '{"from": "XYZ <fax@xyz.example.jp>", "subject": "請求書"}');
+-- em_2 was received long ago (kept until 2023-05-31): its deletion may be approved.
+select record_inbound_email('em_2', 'msg_2', '{"from": "XYZ <fax@xyz.example.jp>", "subject": "請求書",
+                                               "created_at": "2015-06-01T01:00:00Z"}');
 insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, filename, content_type,
                                             size_bytes, sha256, bucket, storage_path)
 select email_id(e), 'att_1', '注文書.pdf', 'application/pdf', 908, repeat('a', 64), 'fax-attachments',
@@ -25,10 +27,14 @@ insert into fax_received_email_raw_messages (fax_received_email_id, bucket, stor
 select email_id(e), 'fax-attachments', 'fax_received_emails/' || email_id(e) || '/raw/message.eml', 4096,
        repeat('c', 64)
   from unnest(array['em_1', 'em_2']) e;
--- A deletion approved for em_2, as the retention's admin action will record it; em_1 has none.
+-- A deletion approved for em_2, as the retention's admin action records it; em_1 has none.
 insert into fax_deletions (fax_received_email_id, actor_id, actor_email, reason, what)
 values (email_id('em_2'), gen_random_uuid(), 'admin@example.jp', 'kept past its keep-until date',
         jsonb_build_object('attachments', 1));
+-- ... and the removal of one of its objects, as the purge records it.
+insert into fax_object_removals (deletion_id, bucket, storage_path, kind, actor_id)
+select id, 'fax-attachments', 'fax_received_emails/' || fax_received_email_id || '/att_1.pdf', 'original', actor_id
+  from fax_deletions;
 create table t.before as
 select (select jsonb_agg(e order by e.id) from fax_received_emails e) as emails,
        (select jsonb_agg(a order by a.id) from fax_received_email_attachments a) as attachments,
@@ -41,13 +47,14 @@ select format('%s of %s', op, tbl) as change,
        format(case op when 'UPDATE' then 'update %1$s set %2$I = %2$I' when 'DELETE' then 'delete from %1$s'
                       else 'truncate %1$s cascade' end, tbl, col) as statement
   from (values ('public.fax_received_emails', 'subject'), ('public.fax_received_email_attachments', 'sha256'),
-               ('public.fax_received_email_raw_messages', 'sha256'), ('public.fax_deletions', 'reason')) r(tbl, col)
+               ('public.fax_received_email_raw_messages', 'sha256'), ('public.fax_deletions', 'reason'),
+               ('public.fax_object_removals', 'kind')) r(tbl, col)
  cross join unnest(array['UPDATE', 'DELETE', 'TRUNCATE']) op;
-select is((select count(*)::int from t.changes), 12, 'three changes of four tables');
+select is((select count(*)::int from t.changes), 15, 'three changes of five tables');
 select is(array(select record_table from document_jobs_internal.record_tables() order by 1),
-          array['public.fax_deletions', 'public.fax_received_email_attachments',
+          array['public.fax_deletions', 'public.fax_object_removals', 'public.fax_received_email_attachments',
                 'public.fax_received_email_raw_messages', 'public.fax_received_emails'],
-          'the record is these four tables');
+          'the record is these five tables');
 grant usage on schema t to anon, authenticated, service_role;
 grant select on t.changes to anon, authenticated, service_role;
 
@@ -92,7 +99,7 @@ select is((select array_agg(distinct tgenabled) from pg_trigger
 select is((select count(*)::int from pg_trigger
             where tgname like 'record\_%' and tgrelid in (select record_table::regclass
                                                           from document_jobs_internal.record_tables())),
-          16, '... four guards on each of the four tables');
+          20, '... four guards on each of the five tables');
 set local role postgres;
 
 -- What a guard catches besides the plain statements.

@@ -1,7 +1,7 @@
 -- Who reads the inbox and acts on a fax (20261207130000), and what the jobs console leaves out
 -- (20261207130100): the operator reads answer a live session of an admin or a viewer and refuse an
 -- ended one (28000 session_ended) or a user with no role (42501 no_role); a fax's read holds its
--- attachments, its remembered rotation and its jobs, null for no fax; only an admin turns a fax,
+-- attachments, its remembered rotation and its jobs, null for no fax; only an admin or a clerk turns a fax,
 -- each change audited once with the rotation before and after (a viewer refused, changing and
 -- auditing nothing; the same rotation again changes nothing); the lines are held to their rules;
 -- a walk that finds less than a page within its 2,000 e-mails says so and continues from the
@@ -17,11 +17,11 @@ set local client_min_messages = warning;
 \ir helpers.psql
 lock table public.document_jobs in exclusive mode;
 set local search_path = public, extensions, t;
-select plan(22);
+select plan(23);
 
 create table t.people (name text primary key, user_id uuid not null default gen_random_uuid(),
                        session_id uuid not null default gen_random_uuid(), role text);
-insert into t.people (name, role) values ('admin', 'admin'), ('viewer', 'viewer'), ('nobody', null);
+insert into t.people (name, role) values ('admin', 'admin'), ('clerk', 'clerk'), ('viewer', 'viewer'), ('nobody', null);
 grant usage on schema t to service_role, supabase_auth_admin;
 grant select on t.people to service_role, supabase_auth_admin;
 set local role supabase_auth_admin;
@@ -69,9 +69,12 @@ select is(admin_set_fax_rotation((t.who('admin')).user_id, 'admin-041@example.co
 select is(document_jobs_admin_fax(t.email_id('em_041')) -> 'fax' ->> 'rotation', '90', '... and the fax reads at 90°');
 select is(admin_set_fax_rotation((t.who('admin')).user_id, 'admin-041@example.com', t.email_id('em_041'), 90),
           '{"changed": false, "rotation": 90}', 'the same rotation again changes nothing');
+select is(admin_set_fax_rotation((t.who('clerk')).user_id, 'clerk-041@example.com', t.email_id('em_041'), 180),
+          '{"changed": true, "rotation": 180}', 'a clerk, who reads the faxes, may turn one too');
 select is((select array_agg(a.filter order by a.id) from document_jobs_audit a where a.action = 'rotate'),
-          array[jsonb_build_object('fax_received_email_id', t.email_id('em_041'), 'from', 0, 'to', 90)],
-          'the one change is audited, with the rotation before and after');
+          array[jsonb_build_object('fax_received_email_id', t.email_id('em_041'), 'from', 0, 'to', 90),
+                jsonb_build_object('fax_received_email_id', t.email_id('em_041'), 'from', 90, 'to', 180)],
+          'each change is audited, with the rotation before and after');
 select throws_ok(format('select admin_set_fax_rotation(%L, null, %L, 45)', (t.who('admin')).user_id,
                         t.email_id('em_041')), '22023', null, 'a rotation is a right angle');
 select throws_ok(format('select admin_set_fax_rotation(%L, null, %L, 180)', (t.who('admin')).user_id,

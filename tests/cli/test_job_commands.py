@@ -25,7 +25,10 @@ from tests.support.emails import email_with_job, failed_email
 from tests.support.operators import new_account, sign_in
 from tests.support.vault import store_secrets
 
-COMMANDS = ["list", "show", "retry", "cancel", "reconcile", "stats", "health", "retention", "purge", "download"]
+COMMANDS = [
+    "list", "show", "retry", "cancel", "reconcile", "stats", "health", "retention", "purge", "download", "delete-fax",
+    "purge-deleted",
+]  # fmt: skip
 
 
 def test_the_cli_runs_as_a_module() -> None:

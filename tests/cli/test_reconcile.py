@@ -1,7 +1,8 @@
 """python -m lib.admin reconcile against the local stack: back to --since (bounded by retention,
 how long Resend keeps received e-mails), a dry run that counts and lists and records nothing, a run
 audited with the admin's identity, its --json, a page of more items than the database takes at
-once, the continuation a run stopped at its page bound prints (--after), and health showing what
+once, the continuation a run stopped at its page bound prints (--after), the workers' shared Resend
+limiter pacing a run and a page refused by the rate limit asked again, and health showing what
 reconciliation found."""
 
 from __future__ import annotations
@@ -92,6 +93,27 @@ def test_a_run_stopped_at_its_page_bound_prints_a_continuation_that_reaches_the_
     assert status == 0 and "for the older rest" not in out
     rows = db.execute("select provider_email_id from fax_received_emails").fetchall()
     assert sorted(r["provider_email_id"] for r in rows) == sorted(e["email_id"] for e in missing), "all 150"
+
+
+def test_a_run_takes_the_workers_limiter_slots_and_asks_again_for_a_page_the_rate_limit_refused(
+    resend_cli, db, admin, stack_env, operator
+) -> None:
+    url = stack_env["RESEND_API_URL"]
+    missing = inbound.receive_without_webhook(url, count=2, attachments=1, age_seconds=3600)
+    refused = {"kind": "status", "target": "received", "status": 429, "name": "rate_limit_exceeded",
+               "retry_after": 1, "count": 1}  # fmt: skip
+    fired = httpx.get(f"{url}/_control/faults", timeout=10).json()  # what fired since the stack began
+    httpx.post(f"{url}/_control/faults", json=refused, timeout=10).raise_for_status()
+    status, out, err = resend_cli("reconcile", "--since", "20h", "--as", operator, "--json")
+    assert (status, err) == (0, "")
+    assert sorted(json.loads(out)["recorded_ids"]) == sorted(e["email_id"] for e in missing)
+    refusals = httpx.get(f"{url}/_control/faults", timeout=10).json().get("status:429", 0)
+    assert refusals == fired.get("status:429", 0) + 1, "the page was refused once, and then listed"
+    limiter = admin.execute(
+        "select next_at > '-infinity' as reserved, paused_until is not null as paused"
+        " from document_jobs_rate_limits where provider = 'resend'"
+    ).fetchone()
+    assert limiter == {"reserved": True, "paused": True}, "its slots are the workers', and so is the 429's pause"
 
 
 def test_health_shows_when_reconciliation_last_ran_and_what_it_found(resend_cli, db) -> None:

@@ -14,7 +14,7 @@ from lib.explanations import outage_explanation
 from tests.support.database import connect
 from tests.support.emails import email_with_job
 
-GUARDS = 16  # four triggers on each of the four record tables (document_jobs_internal.record_guards)
+GUARDS = 20  # four triggers on each of the five record tables (document_jobs_internal.record_guards)
 
 
 @pytest.fixture

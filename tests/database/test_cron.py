@@ -49,6 +49,7 @@ def test_registering_twice_leaves_one_job_of_each(admin, stack_env) -> None:
     assert HEALTH_CRON.count("select cron.") == 2
     assert [job["jobname"] for job in jobs] == [
         "document-jobs",
+        "document-jobs-announce",
         "document-jobs-health",
         "document-jobs-purge",
         "document-jobs-reconcile",

@@ -22,6 +22,7 @@ TABLES = [
     "fax_handling",
     "fax_handling_history",
     "fax_deletions",
+    "fax_object_removals",
     "original_verification",
     "original_verify_runs",
     "original_verifications",
@@ -73,6 +74,8 @@ CALLS = {
     "admin_record_reconciled_emails":
         "select admin_record_reconciled_emails(gen_random_uuid(), 'op@example.com', '[]', now(), 0)",
     "start_prepare_fax_v2": "select start_prepare_fax_v2(gen_random_uuid(), 1)",
+    "start_prepare_fax_v3": "select start_prepare_fax_v3(gen_random_uuid(), 1)",
+    "record_fax_sender_v1": "select record_fax_sender_v1(gen_random_uuid(), 1, '{}')",
     "record_fax_attachment_view_v2":
         "select record_fax_attachment_view_v2(gen_random_uuid(), 1, gen_random_uuid(), repeat('0', 64), null, null,"
         " null, null, null)",
@@ -89,12 +92,19 @@ CALLS = {
     "start_original_verification": "select start_original_verification()",
     "original_verification_items": "select original_verification_items(1)",
     "record_verified_originals": "select record_verified_originals(1, '[]')",
+    # the export of the originals
+    "export_documents": "select export_documents()",
     # originals never replaced
     "record_document_attachment_v3":
         "select record_document_attachment_v3(gen_random_uuid(), 1, 'a', 'a.pdf', 'application/pdf', '[]')",
     "record_raw_message_v2": "select record_raw_message_v2(gen_random_uuid(), 1, null, 'raw_null')",
     "discard_unrecorded_object_v2":
         "select discard_unrecorded_object_v2(gen_random_uuid(), 1, 'fax-attachments', 'x', 1, repeat('0', 64), 'x')",
+    # deleting a fax after its keep-until date (an old one, with an original), and removing its objects
+    "admin_delete_fax": "select admin_delete_fax(gen_random_uuid(), 'op@example.com', gen_random_uuid(), 'kept long')",
+    "fax_objects_to_remove": "select fax_objects_to_remove()",
+    "record_fax_object_removal": "select record_fax_object_removal(gen_random_uuid(), 'op@example.com', 1,"
+                                 " 'fax-attachments', 'fax_received_emails/old/att_1.pdf')",
 }  # fmt: skip
 
 
@@ -143,13 +153,38 @@ def test_nobody_calls_the_helpers(db, role) -> None:
 
 def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> None:
     db.execute("insert into fax_received_emails (provider_email_id, data) values ('em_x', '{}')")
+    # A fax kept long enough to be deleted (received in 2015), with one original.
+    db.execute(
+        "insert into fax_received_emails (provider_email_id, data, received_at) values ('em_old', '{}', '2015-06-01')"
+    )
+    db.execute(
+        "insert into fax_received_email_attachments (fax_received_email_id, provider_attachment_id, size_bytes,"
+        " sha256, bucket, storage_path) select id, 'att_1', 1, repeat('0', 64), 'fax-attachments',"
+        " 'fax_received_emails/old/att_1.pdf' from fax_received_emails where provider_email_id = 'em_old'"
+    )
     # The reconciliation, the prepare backfill by hand and the marks act as an admin whom Auth has.
     actor, _ = new_account(stack_env, app_metadata={"document_jobs_role": "admin"})
     for name, call in CALLS.items():
         if name == "enqueue_document_job":
-            call = "select * from enqueue_document_job('fetch_email', (select id from fax_received_emails))"
-        if name in {"admin_record_reconciled_emails", "admin_enqueue_prepare_fax_jobs", "prepare_fax_handling_bulk"}:
+            call = (
+                "select * from enqueue_document_job('fetch_email',"
+                " (select id from fax_received_emails where provider_email_id = 'em_x'))"
+            )
+        if name in {
+            "admin_record_reconciled_emails",
+            "admin_enqueue_prepare_fax_jobs",
+            "prepare_fax_handling_bulk",
+            "record_fax_object_removal",
+        }:
             call = call.replace("gen_random_uuid()", f"'{actor['id']}'")
+        if name == "admin_delete_fax":  # the old fax, deleted by an admin Auth has, once the backfill's job is gone
+            db.execute("delete from document_jobs where fax_received_email_id in"
+                       " (select id from fax_received_emails where provider_email_id = 'em_old')")  # fmt: skip
+            call = call.replace("gen_random_uuid()", f"'{actor['id']}'", 1).replace(
+                "gen_random_uuid()", "(select id from fax_received_emails where provider_email_id = 'em_old')"
+            )
+        if name == "record_fax_object_removal":  # the deletion admin_delete_fax recorded
+            call = call.replace(", 1,", ", (select max(id) from fax_deletions),")
         if name == "mark_fax_handling":  # a fax that is there, marked by an operator Auth has
             call = call.replace(
                 "gen_random_uuid(), gen_random_uuid()",
@@ -164,5 +199,6 @@ def test_service_role_can_call_every_function_of_the_contract(db, stack_env) -> 
 def test_service_role_reads_the_tables(db) -> None:
     for table in TABLES:
         expected = {"document_jobs_settings": 1, "document_job_kinds": 4, "document_jobs_rate_limits": 1,
-                    "document_jobs_reconciliation": 1, "original_verification": 1, "office_settings": 1}.get(table, 0)  # fmt: skip
+                    "document_jobs_reconciliation": 1, "original_verification": 1,
+                    "office_settings": 1}.get(table, 0)  # fmt: skip
         assert db.execute(f"select count(*) as n from public.{table}").fetchone()["n"] == expected

@@ -205,6 +205,14 @@ def test_a_fax_whose_jobs_were_purged_is_listed_opened_and_its_rotation_remember
     thumbnails_loaded(page)
     page.goto(f"{stack_env['ADMIN_URL']}#/faxes/{faxes['efax']}")
     assert drawn_ink(page, 1) > 0.01
+    # Its keep-until date, a day in the office's zone (document_jobs_internal.keep_until: received today, March
+    # year end, 2 months to file, 7 years), whatever the browser's zone.
+    keep_until = admin.execute(
+        "select document_jobs_internal.keep_until(coalesce(received_at, created_at)) as d from fax_received_emails"
+        " where id = %s", (faxes["efax"],),
+    ).fetchone()["d"]  # fmt: skip
+    assert keep_until.month == 5 and keep_until.day == 31
+    expect(page.locator(".keep-until")).to_have_text(f"{keep_until.isoformat()}, to the end of that day (Asia/Tokyo)")
     # An admin's turn is remembered for the fax, and audited.
     page.click("button.viewer-rotate")
     deadline = time.monotonic() + 10

@@ -126,6 +126,27 @@ def test_a_listing_can_be_edited_item_by_item(provider, faults, client) -> None:
     assert len(listing.unknown_sizes) == 3
 
 
+def test_a_page_past_limit_is_gathered_and_a_refused_part_is_the_answer_not_a_dropped_connection(faults) -> None:
+    # One listing request whose page of 101 items the layer gathers from two of the stand-in's
+    # pages; at one request a second the second is over the team's limit, and the client's request
+    # is answered with Resend's 429, as a request over the limit is, not a closed connection.
+    for limit, answered in ((5, 101), (1, None)):
+        provider = ResendProvider(KEY, rate_limit=limit)
+        for n in range(101):
+            provider.add_email(sample_email(f"em_{n}", attachment_count=0))
+        faults.clear()
+        faults.add(Fault(kind="edit_listing", target="received", page_size=101))
+        with provider.serve(faults.wrap), httpx.Client() as http:
+            client = ResendClient(http, provider.url, KEY)
+            if answered is not None:
+                assert len(client.list_received(None).emails) == answered
+                continue
+            with pytest.raises(ResendError) as refused:
+                client.list_received(None)
+        assert (refused.value.status, refused.value.name) == (429, "rate_limit_exceeded")
+        assert refused.value.retry_after is not None
+
+
 def test_the_layer_counts_what_fired_and_is_set_over_http(provider, client) -> None:
     provider.add_email(sample_email("em_1"))
     fault = {"kind": "status", "status": 503, "target": "list", "email_id": "em_1", "count": 1}

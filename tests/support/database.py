@@ -21,13 +21,15 @@ RESET_TABLES = (
     "public.document_job_attempts", "public.document_jobs", "public.fax_attachment_views", "public.fax_index",
     "public.fax_index_history", "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
     "document_jobs_internal.discarded_objects", "public.fax_view_rotations", "public.fax_lines",
-    "public.fax_received_emails", "public.fax_deletions", "net.http_request_queue", "net._http_response",
+    "public.fax_received_emails", "public.fax_deletions", "public.fax_object_removals", "net.http_request_queue",
+    "net._http_response",
     "vault.secrets", "document_jobs_internal.worker_requests", "public.document_jobs_audit",
     "document_jobs_internal.bulk_actions", "document_jobs_internal.bulk_action_jobs",
     "document_jobs_internal.hourly_outcomes", "document_jobs_internal.unreadable_listed_emails",
     "public.original_verifications", "public.original_verify_runs", "document_jobs_internal.original_mismatches",
     "public.fax_handling", "public.fax_handling_history", "document_jobs_internal.handling_bulk_actions",
-    "document_jobs_internal.handling_bulk_action_faxes",
+    "document_jobs_internal.handling_bulk_action_faxes", "document_jobs_internal.fax_announcements",
+    "document_jobs_internal.fax_senders",
 )  # fmt: skip
 
 
@@ -35,6 +37,7 @@ def reset(admin: psycopg.Connection[dict]) -> None:
     """Empty every table the tests write, so that each test starts from nothing."""
     admin.execute("select document_jobs_test_cluster.reset_tables(%s::regclass[])", (list(RESET_TABLES),))
     admin.execute("update public.original_verification set sample = default, recent_days = default")
+    admin.execute("update public.office_settings set announce_language = default, screen_url = default")
     admin.execute(
         "update document_jobs_internal.outages"
         " set active = false, since = null, alerted_at = null, alerted_level = null"

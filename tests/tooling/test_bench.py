@@ -34,8 +34,8 @@ def test_the_bench_runs_in_quick_mode(tmp_path) -> None:
     report = tmp_path / "BENCHMARKS.md"
     result = subprocess.run(
         [sys.executable, "-m", "devstack", "run", "--", sys.executable, "-m", "tests.support.bench_smoke", str(report)],
-        capture_output=True, text=True, timeout=900,  # a hang guard: a stack's start, a build without bytecode, and the burst's
-        # limiter-off arm waiting for a cron tick after its 429s (two requests a fax), on any load
+        capture_output=True, text=True, timeout=900,  # a hang guard: a stack's start, a build without
+        # bytecode, and the burst's limiter-off arm waiting for a cron tick after its 429s, on any load
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     for heading in SECTIONS:

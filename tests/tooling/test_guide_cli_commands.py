@@ -17,11 +17,12 @@ from lib.errors import Refusal
 from tests.support import documents
 
 PROGRAM = "document-jobs-admin"
-# What a placeholder stands for, by the words in it: ids are ids, a folder is a folder.
+# What a placeholder stands for, by the words in it: ids are ids, a folder is a folder, a day a date.
 PLACEHOLDERS = (
     (re.compile(r"bulk action id"), "3b1f0c2e-8d4a-4e7b-9c55-0a1b2c3d4e5f"),
     (re.compile(r"\bid\b"), "474a80d5-9346-40f0-a111-be2db8221dfe"),
     (re.compile(r"folder"), "."),
+    (re.compile(r"\b(?:day|date)\b|日"), "2026-04-01"),
 )
 
 

@@ -54,7 +54,8 @@ def test_the_record_of_received_faxes_is_a_section_of_its_own() -> None:
     text = schema.SCHEMA_FILE.read_text()
     record, tables = text.index(dict(schema.GROUPS)["record"]), text.index(dict(schema.GROUPS)["tables"])
     record_tables = ("public.fax_received_emails", "public.fax_received_email_attachments",
-                     "public.fax_received_email_raw_messages", "public.fax_deletions")  # fmt: skip
+                     "public.fax_received_email_raw_messages", "public.fax_deletions",
+                     "public.fax_object_removals")  # fmt: skip
     for table in record_tables:
         assert record < text.index(f"COMMENT ON TABLE {table} IS 'THE RECORD ") < tables, table
         assert record < text.index(f"CREATE TABLE {table} (") < tables, table

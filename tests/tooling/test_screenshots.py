@@ -3,6 +3,7 @@ tool's list of names is docs/images/, and each file is a PNG of its viewport's w
 
 from __future__ import annotations
 
+import io
 import struct
 
 from devstack.tools import screenshots
@@ -21,7 +22,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_the_images_folder_holds_exactly_the_tools_pictures() -> None:
     names = screenshots.file_names()
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 20
     assert sorted(path.name for path in screenshots.IMAGES.glob("*.png")) == sorted(names)
 
 
@@ -35,5 +36,33 @@ def test_each_picture_is_a_png_of_its_viewports_width() -> None:
 
 
 def test_the_sizes_are_a_phone_and_a_desktop() -> None:
-    assert screenshots.VIEWS["phone-jobs"] == (390, 844)
-    assert {size for view, size in screenshots.VIEWS.items() if view != "phone-jobs"} == {(1280, 800)}
+    phone = {view for view in screenshots.VIEWS if view.startswith("phone-")}
+    assert phone == {"phone-inbox", "phone-fax"}
+    assert {screenshots.VIEWS[view] for view in phone} == {(390, 844)}
+    assert {size for view, size in screenshots.VIEWS.items() if view not in phone} == {(1280, 800)}
+
+
+def test_the_pictures_faxes_show_what_the_guides_explain() -> None:
+    """The sample faxes are read by the sender parser as the guides describe the rows: a number
+    from a fax service's subject, a withheld number, and one fax split over two e-mails ([1/2],
+    [2/2]); each carries a real file (a TIFF at fax resolution or a PDF) for its thumbnail."""
+    from PIL import Image
+
+    from lib.fax.senders import parse_sender
+
+    samples = {sample.key: sample for sample in screenshots.samples()}
+    read = {key: parse_sender(sample.subject, sample.sender) for key, sample in samples.items()}
+    assert read["efax"].number_display == "06-6123-4567"
+    assert read["withheld"].number is None and read["withheld"].withheld
+    assert [read[key].part.number if read[key].part else None for key in ("split1", "split2")] == [1, 2]
+    assert read["split1"].number == read["split2"].number == "0311112222"
+    for sample in samples.values():
+        for name, kind, content in sample.files:
+            if kind == "image/tiff":
+                with Image.open(io.BytesIO(content)) as tiff:
+                    assert tiff.info["compression"] == "group4" and tiff.info["dpi"] == (204, 98), name
+            else:
+                assert kind == "application/pdf" and content.startswith(b"%PDF-"), name
+    # Received in the order listed, over a morning, not as one burst.
+    ages = [sample.age_minutes for sample in samples.values()]
+    assert ages == sorted(ages, reverse=True) and len(set(ages)) == len(ages)

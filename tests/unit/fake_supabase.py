@@ -114,6 +114,8 @@ class FakeSupabase:
     # objects Storage serves back (the originals, by key), or the error it answers instead.
     originals: list[dict[str, Any]] = field(default_factory=list)
     views: list[dict[str, Any]] = field(default_factory=list)
+    senders: list[dict[str, Any]] = field(default_factory=list)  # what record_fax_sender_v1 was given
+    email_headers: dict[str, Any] = field(default_factory=dict)  # the subject and from start_prepare_fax_v3 answers
     objects: dict[str, bytes] = field(default_factory=dict)
     download_error: tuple[int, dict[str, Any]] | None = None
 
@@ -195,9 +197,13 @@ class FakeSupabase:
                                   "recorded_ids": new, "unreadable_new": len(noted)})  # fmt: skip
         if name == "finish_reconciliation_v3":
             return httpx.Response(200, json=self._fenced("running") | {"continues": body["p_cursor"] is not None})
-        if name == "start_prepare_fax_v2":
+        if name == "record_fax_sender_v1":
+            self.senders.append(body["p_sender"])
+            return httpx.Response(200, json=self._fenced("running"))
+        if name == "start_prepare_fax_v3":
             job = self.claimed.get(body["p_job_id"], {})
-            email = {"id": job["fax_received_email_id"]} if job.get("fax_received_email_id") else None
+            row = job.get("fax_received_email_id")
+            email = {"id": row} | self.email_headers if row else None
             return httpx.Response(200, json=self._fenced("running") | {"email": email, "attachments": self.originals})
         if name == "record_fax_attachment_view_v2":
             if self.guarded:

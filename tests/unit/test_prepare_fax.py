@@ -84,6 +84,19 @@ def test_each_attachment_is_prepared_under_its_views_prefix_and_recorded(queue, 
     assert fake.uploads[f"{prefix}/{tiff}/view.pdf"].startswith(b"%PDF-")
 
 
+def test_the_sender_is_read_and_recorded_first_for_the_announcement(queue, fake, context, clock, job) -> None:
+    fake.email_headers = {"subject": "eFax from YAMADA SHOJI – 1 page(s), caller ID: 非通知",
+                          "from": "eFax <message@efax.example.jp>"}  # fmt: skip
+    original(fake, b"not a pdf", "application/pdf")
+
+    run(queue, context, clock)
+
+    assert fake.senders == [{"format": "efax", "name": "YAMADA SHOJI", "number": None, "number_display": None,
+                             "number_source": None, "withheld_ja": "非通知", "withheld_en": "Withheld"}]  # fmt: skip
+    writes = [n for n, _ in fake.calls if n.startswith("record_")]
+    assert writes[0] == "record_fax_sender_v1", "recorded before any file, so a file that fails changes nothing"
+
+
 def test_an_attachment_already_prepared_from_the_same_bytes_is_skipped(queue, fake, context, clock, job) -> None:
     original(fake, prepare_files.invoice_pdf(), "application/pdf", prepared=True)
     summary = run(queue, context, clock)
@@ -165,12 +178,14 @@ def test_the_webhook_and_fetch_email_never_import_the_rendering_libraries() -> N
         "import json, sys\n"
         "import api.webhooks.resend, api.internal.document_jobs, api.admin\n"
         "from lib.worker import endpoint, fetch_email, kinds, prepare_fax, reconcile\n"
-        "print(json.dumps(sorted(m for m in ('pypdfium2', 'PIL', 'img2pdf', 'pikepdf', 'lib.worker.fax_pages')"
+        "print(json.dumps(sorted(m for m in ('pypdfium2', 'PIL', 'img2pdf', 'pikepdf', 'lib.worker.fax_pages',"
+        " 'lib.fax.senders')"
         " if m in sys.modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(result.stdout) == []
     assert "from lib.worker import fax_pages" in (ROOT / "lib/worker/prepare_fax.py").read_text()
+    assert "from lib.fax.senders import" in (ROOT / "lib/worker/prepare_fax.py").read_text()
 
 
 def test_the_rendering_libraries_are_pinned_and_never_pymupdf() -> None:

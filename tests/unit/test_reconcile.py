@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from lib.failures import FailureCode, JobFailure
 from lib.storable import storable_id
 from lib.worker import reconcile
 from lib.worker.loop import STEP_RESERVE, run_invocation
@@ -150,6 +151,33 @@ def test_a_refused_listing_follows_the_failure_table(
     if write == "fail_document_job_v2":
         assert written["p_retryable"] is True, "a 5xx is retried"
     assert not fake.rpc_calls("finish_reconciliation_v3"), "the watermark does not move"
+
+
+def test_a_walk_by_hand_asks_again_for_a_page_the_rate_limit_refused_each_after_its_pause(
+    http, router, fake, limiter
+) -> None:
+    refused = httpx.Response(429, json={"statusCode": 429, "name": "rate_limit_exceeded", "message": "Too many"},
+                             headers={"retry-after": "2"})  # fmt: skip
+    route = router.get(LIST).mock(side_effect=[refused, refused, listing(item(1, 5))])
+    resend = ResendClient(http, RESEND, "re_test_key", pacing=limiter)
+    recorded: list[str] = []
+
+    def record(items: list[dict[str, Any]], unreadable: list[dict[str, Any]]) -> dict[str, Any]:
+        recorded.extend(str(i["id"]) for i in items)
+        return {"recorded": len(items)}
+
+    seen = reconcile.walk(resend, record, WATERMARK, None, 10, None, rate_limited_retries=2)
+    assert (recorded, seen.pages, route.call_count) == (["em_1"], 1, 3)
+    limiter_calls = [(name, body.get("p_retry_after")) for name, body in fake.calls]
+    assert [name for name, _ in limiter_calls] == ["reserve_provider_request", "note_provider_rate_limit"] * 2 + [
+        "reserve_provider_request"
+    ], "every request waits for a slot, and each 429 pauses every worker before the next slot"
+    assert all(pause for name, pause in limiter_calls if name == "note_provider_rate_limit")
+
+    route.side_effect = [refused, refused]
+    with pytest.raises(JobFailure) as given_up:
+        reconcile.walk(resend, record, WATERMARK, None, 10, None, rate_limited_retries=1)
+    assert given_up.value.code is FailureCode.RESEND_RATE_LIMITED, "asked again only so many times"
 
 
 def test_text_postgres_cannot_store_is_replaced_before_it_is_sent(queue, fake, router, context, clock, job) -> None:
