@@ -28,6 +28,7 @@ from bench import (
     prepare_job,
     report,
     throughput,
+    viewer,
     webhook_latency,
 )
 from bench.common import ROOT, Section, machine
@@ -45,6 +46,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "burst_drain": burst_drain.run,
     "cost": cost.run,
     "admin_views": admin_views.run,
+    "viewer": viewer.run,
 }
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
 

@@ -548,16 +548,25 @@ def units(usage: Usage, function: str) -> Units:
                  usage.per_fax(usage.invocations[function]))  # fmt: skip
 
 
-def fax_steps(usage: Usage) -> dict[str, Units]:
+def fax_steps(usage: Usage, prepare: Units) -> dict[str, Units]:
     """What one fax sets off, step by step, each with the units measured for it: the webhook that
-    records the e-mail, then each job the fax's e-mail gets. Today that is fetch_email alone, so the
-    worker's units are its. MORE JOB KINDS PER FAX GO HERE: the job that will prepare each fax
-    (thumbnails, page counting) is one more line, with the worker units measured for that kind (a
-    run of its own, or the worker's split by the attempts' invocation ids); the bill adds every line."""
+    records the e-mail, then each job the fax's e-mail gets: fetch_email (the worker's units in the
+    runs above, whose faxes are not real documents and get no view), then prepare_fax, measured
+    apart (bench/prepare_job.py, the typical fax: its CPU, and its wall time as the instance's), in
+    the invocation that fetched the fax (no invocation of its own). A job kind added per fax is one
+    more line; the bill adds every line."""
     return {
         "webhook: the e-mail recorded, its job enqueued and kicked": units(usage, "webhook"),
         "fetch_email job: the attachments stored (the worker)": units(usage, "worker"),
+        f"prepare_fax job: pages counted, viewing PDF and thumbnail ({prepare_job.TYPICAL}; the worker)": prepare,
     }
+
+
+def prepare_units(measured: dict[str, prepare_job.Run]) -> Units:
+    """The prepare job of the typical fax as the bill counts it: its CPU, its wall time as
+    instance-seconds, no invocation of its own."""
+    typical = measured[prepare_job.TYPICAL]
+    return Units(typical.cpu_s, typical.wall_s, 0.0)
 
 
 @dataclass(frozen=True)
@@ -648,12 +657,21 @@ def run(quick: bool = False) -> Section:
                 host.shutdown()
                 host.stop_instances()
                 flow.clean_up(admin)
-    result = section(settings, runs, idle_day, quiet)
-    result.tables.append(prepare_job.cost_table(PRICES, FUNCTION_MEMORY_GB, quick))  # the prepare job's unit
+    with connect() as admin:
+        prepared = prepare_job.typical_fax(admin, 1 if quick else 3)
+    result = section(settings, runs, idle_day, quiet, prepare_units(prepared))
+    result.tables.append(prepare_job.cost_table(PRICES, FUNCTION_MEMORY_GB, prepared))  # the prepare job's unit
+    for label, measured in prepared.items():
+        key = "tiff" if label == prepare_job.TYPICAL else "pdf"
+        result.figures |= {f"prepare_cpu_s_{key}": measured.cpu_s, f"prepare_wall_s_{key}": measured.wall_s,
+                           f"prepare_usd_per_1000_{key}": measured.cpu_s * 1000 / 3600 * PRICES["vercel_active_cpu"].usd
+                           + measured.wall_s * 1000 / 3600 * FUNCTION_MEMORY_GB
+                           * PRICES["vercel_provisioned_memory"].usd}  # fmt: skip
     return result
 
 
-def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle, quiet: Usage) -> Section:
+def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle, quiet: Usage,
+            prepare: Units) -> Section:  # fmt: skip
     result = Section(
         "cost",
         "What a fax costs",
@@ -771,7 +789,7 @@ def section(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Id
         "to check); what streaming changes is how many jobs one instance carries (section Memory of one Fluid "
         "instance), hence how many instances, and how much provisioned memory, a burst needs"
     )
-    bill_tables, bill_figures = bill(settings, runs, idle_day, quiet)
+    bill_tables, bill_figures = bill(settings, runs, idle_day, quiet, prepare)
     result.tables += [units, kinds, money, day, *bill_tables, inputs]
     result.figures |= bill_figures
     result.figures |= {"idle_invoke_ms": idle_day.invoke_ms, "idle_health_ms": idle_day.health_ms,
@@ -785,14 +803,14 @@ if __name__ == "__main__":
     run_alone(run, __doc__)
 
 
-def bill(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle,
-         quiet: Usage) -> tuple[list[Table], dict[str, float | None]]:  # fmt: skip
+def bill(settings: Settings, runs: dict[tuple[str, str], Usage], idle_day: Idle, quiet: Usage,
+         prepare: Units) -> tuple[list[Table], dict[str, float | None]]:  # fmt: skip
     """The office's monthly bill from the measured units: a quiet office's faxes (each meeting cold
     instances) and reconciliations (each starting the worker), with the warm figures beside them."""
     label, _ = settings.quiet
     warm = runs[(label, "one at a time")]
     every = idle_day.reconcile_every_minutes
-    steps, warm_steps = fax_steps(quiet), fax_steps(warm)
+    steps, warm_steps = fax_steps(quiet, prepare), fax_steps(warm, prepare)
     reconcile, reconcile_warm = units(idle_day.reconcile_cold, "worker"), units(idle_day.reconcile, "worker")
     model = Table(
         f"one fax of {label}, step by step: the bill's model (a job kind added per fax is one more row)",

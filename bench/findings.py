@@ -302,6 +302,25 @@ def cost(f: Figures) -> str | None:
         "Vercel usage, warm. The prices are inputs in one place (bench/cost.py PRICES), each with the page it "
         "was read on and when; Vercel's hnd1 prices and the Pro plan's fee were read in copies of Vercel's pages, "
         "which the table says."
+        + (
+            " The bill counts the prepare job of every fax as one of its steps, at the eFax-style 3-page G4 TIFF's "
+            f"{fmt(f.get(s, 'prepare_cpu_s_tiff') * 1000, 0)} ms of CPU and "
+            f"{fmt(f.get(s, 'prepare_wall_s_tiff'), 2)} s of wall time a fax (the PDF invoice's "
+            f"{fmt(f.get(s, 'prepare_cpu_s_pdf') * 1000, 0)} ms and {fmt(f.get(s, 'prepare_wall_s_pdf'), 2)} s): "
+            f"{usd('prepare_usd_per_1000_tiff')} and {usd('prepare_usd_per_1000_pdf')} per 1,000 faxes at these "
+            "prices, in the invocation that fetched the fax (no invocation of its own; *the prepare job per 1,000 "
+            "faxes*)."
+            if f.has(
+                s,
+                "prepare_cpu_s_tiff",
+                "prepare_wall_s_tiff",
+                "prepare_cpu_s_pdf",
+                "prepare_wall_s_pdf",
+                "prepare_usd_per_1000_tiff",
+                "prepare_usd_per_1000_pdf",
+            )
+            else ""
+        )
     )
 
 
@@ -415,13 +434,33 @@ def admin_views(f: Figures) -> str | None:
 
     verdict = ("every view within 100 ms at p95" if not slow
                else f"{len(views) - len(slow)} of {len(views)} views within 100 ms at p95")  # fmt: skip
+    inbox = [view for view in views if view.startswith(("inbox", "law"))]
+    inbox_slow = [view for view in slow if view in inbox]
     return (
-        f"**Admin screen on 1,000,000 finished and 50,000 queued jobs: {verdict}.** Server time (p50 / p95, from "
-        "the function receiving the request to its answer, token verification and the database included): "
+        f"**Admin screen on 1,000,000 finished and 50,000 queued jobs and their 1,050,000 faxes: {verdict}.** "
+        "Server time (p50 / p95, from the function receiving the request to its answer, token verification and "
+        "the database included): "
         + "; ".join(figure(view) for view in views)
         + ". "
         + (f"Over the budget: {', '.join(slow)}. " if slow else "")
-        + "Two planner traps were found on the way, with EXPLAIN and auto_explain on this data: PostgreSQL 15 "
+        + (
+            f"The inbox and the law's search are {len(inbox)} of these views, in the same rounds as the jobs' "
+            f"views: {len(inbox) - len(inbox_slow)} of them within 100 ms at p95. Two planner traps of the inbox were "
+            "found at this size with EXPLAIN ANALYZE and fixed (20261207220000): *mine only* checked the newest "
+            "2,000 e-mails with an EXISTS over fax_handling, which PostgreSQL made a hash join that read every fax "
+            "the operator had ever taken (124,278 rows, 18,000 pages: 0.4 to 0.6 s on the loaded machine) to keep "
+            "the 80 among them "
+            "(the partial expression index's estimate of one clerk's faxes is the default 0.5 %); it is now a "
+            "scalar subquery of the e-mail's row, one primary key probe per e-mail walked. And a fax number went "
+            "to the digits' trigram index first, which for a frequent sender's number (the busiest sends a tenth "
+            "of the faxes) rechecked 5,001 e-mails through fax_number_digits' regular expressions before it gave "
+            "up and walked anyway (0.65 to 0.75 s); a number is now walked first, as a name and a search term are, "
+            "and a rare one still found through the index. "
+            if inbox
+            else ""
+        )
+        + "In the jobs' views two planner traps were found earlier, with EXPLAIN and auto_explain on this data: "
+        "PostgreSQL 15 "
         "planned the union of one range scan per state (the list's newest-first page) as a scan and a sort of "
         "all one million completed jobs (about half a second when found) instead of merging the ordered index "
         "scans, so each state's branch now carries its own ORDER BY and LIMIT and the planner merges them (Merge "
@@ -446,11 +485,65 @@ def admin_views(f: Figures) -> str | None:
     )
 
 
+def prepare_job(f: Figures) -> str | None:
+    s = "prepare_job"
+    counts = sorted({int(key.rsplit("_", 1)[1]) for key in f.sections[s].figures if key.startswith("wall_s_pdf_")}
+                    ) if s in f.sections else []  # fmt: skip
+    kinds = {"pdf": "PDF", "tiff": "G4 TIFF"}
+    keys = [f"{name}_{kind}_{n}" for name in ("wall_s", "cpu_s", "job_mib", "peak_mib") for kind in kinds
+            for n in counts]  # fmt: skip
+    if len(counts) < 2 or not f.has(s, *keys, "job_mib_growth_pdf", "job_mib_growth_tiff"):
+        return None
+    first, last = counts[0], counts[-1]
+
+    def series(name: str, kind: str, digits: int = 2) -> str:
+        return ", ".join(fmt(f.get(s, f"{name}_{kind}_{n}"), digits) for n in counts)
+
+    # Memory that does not grow with the pages: the job's own from the first to the last is within a
+    # page's bitmap (1728 x 2290 dots, 8 bits: 3.8 MiB) of each other.
+    flat = all(f.get(s, f"job_mib_growth_{kind}") < 4 for kind in kinds)
+    return (
+        f"**The prepare job: {'its memory does not grow with the pages' if flat else 'its memory grows with the pages'}"
+        ".** Alone in a fresh process as a worker invocation runs it, a fine-mode fax of "
+        f"{', '.join(str(n) for n in counts)} pages takes "
+        + "; ".join(f"{series('wall_s', kind)} s as a {label} ({series('cpu_s', kind)} s of CPU)"
+                    for kind, label in kinds.items())
+        + ". The job's own memory (the process's peak less what the worker and its libraries hold when idle) is "
+        + "; ".join(f"{series('job_mib', kind, 1)} MiB for the {label}" for kind, label in kinds.items())
+        + f", and the process's peak {series('peak_mib', 'pdf', 0)} and {series('peak_mib', 'tiff', 0)} MiB: from "
+        f"{first} to {last} pages the job's own memory grows by {fmt(f.get(s, 'job_mib_growth_pdf'), 1)} MiB (PDF) "
+        f"and {fmt(f.get(s, 'job_mib_growth_tiff'), 1)} MiB (TIFF), "
+        + ("less than one page's bitmap: the pages are checked and drawn one at a time, each closed before the next, "
+           "and a TIFF's pages go into its viewing PDF as their compressed G4 data, so only the files' sizes and the "
+           "time grow with the pages."
+           if flat else "more than one page's bitmap: pages are held together somewhere on the job's path.")
+    )  # fmt: skip
+
+
+def viewer(f: Figures) -> str | None:
+    s = "viewer"
+    keys = ("median_ms_tiff_inbox", "median_ms_tiff_tab", "median_ms_pdf_inbox", "median_ms_pdf_tab")
+    if not f.has(s, *keys):
+        return None
+    return (
+        "**The viewer on a phone: a fax's first page is drawn "
+        f"{fmt(f.get(s, 'median_ms_tiff_inbox'), 0)} ms after it is opened from the inbox.** In headless Chromium at "
+        "390 px (a phone's density of 3), on the local stack, opening the eFax-style 3-page G4 TIFF from the inbox "
+        f"draws its first page in {fmt(f.get(s, 'median_ms_tiff_inbox'), 0)} ms (the median), the PDF invoice's in "
+        f"{fmt(f.get(s, 'median_ms_pdf_inbox'), 0)} ms: the fax's API call, the signed URLs, PDF.js's document and "
+        "its first page. A fax's link opened in a new tab, which loads the page, checks the session and starts "
+        f"PDF.js and its worker first, draws it {fmt(f.get(s, 'median_ms_tiff_tab'), 0)} ms (TIFF) and "
+        f"{fmt(f.get(s, 'median_ms_pdf_tab'), 0)} ms (PDF) after the navigation began. A bench figure: the browser, "
+        "the functions, Storage and the database share the machine's two cores, and headless Chromium draws "
+        "without a GPU."
+    )
+
+
 def markdown(sections: dict[str, Section], *, quick: bool) -> str:
     if quick:
         return "A quick run (tiny sizes, one repetition) shows nothing: run `make bench` for real figures."
     f = Figures(sections)
-    sections_in_order = (claim_cost, throughput, idle_cost, import_time, cold_start, instance_memory, webhook_latency,
-                         burst_drain, cost, admin_views)  # fmt: skip
+    sections_in_order = (claim_cost, throughput, idle_cost, import_time, cold_start, instance_memory, prepare_job,
+                         webhook_latency, burst_drain, cost, admin_views, viewer)  # fmt: skip
     paragraphs = [p for p in (section(f) for section in sections_in_order) if p]
     return "\n\n".join(paragraphs) or "No section ran."

@@ -89,12 +89,16 @@ def pdf_fax(pages: int) -> bytes:
     return bytes(img2pdf.convert(tiff_fax(pages)))
 
 
-def run_job(admin: psycopg.Connection, content: bytes, content_type: str) -> Run:
-    """One prepare_fax job for a fax of one attachment `content`, run alone in a fresh process."""
-    email_id = admin.execute(
-        "insert into public.fax_received_emails (provider_email_id, data) values (%s, '{}') returning id",
-        (f"bench-prepare-{uuid.uuid4().hex[:12]}",),
-    ).fetchone()[0]
+def stored_fax(admin: psycopg.Connection, content: bytes, content_type: str, **email: str) -> str:
+    """A fax of one attachment `content` as fetch_email leaves it: its e-mail row (with the columns
+    given), the original in the stack's Storage and recorded, its prepare_fax job enqueued (no kick).
+    Its e-mail's id."""
+    columns = {"provider_email_id": f"bench-prepare-{uuid.uuid4().hex[:12]}", **email}
+    email_id = str(admin.execute(
+        f"insert into public.fax_received_emails ({', '.join(columns)}, data)"
+        f" values ({', '.join(['%s'] * len(columns))}, '{{}}') returning id",
+        list(columns.values()),
+    ).fetchone()[0])  # fmt: skip
     key = f"fax_received_emails/{email_id}/att_1.{'tif' if content_type == 'image/tiff' else 'pdf'}"
     stored = httpx.post(
         f"{env('SUPABASE_URL')}/storage/v1/object/{BUCKET}/{key}",
@@ -110,13 +114,26 @@ def run_job(admin: psycopg.Connection, content: bytes, content_type: str) -> Run
         (email_id, content_type, len(content), hashlib.sha256(content).hexdigest(), BUCKET, key),
     )
     admin.execute("select public.enqueue_document_job('prepare_fax', %s)", (email_id,))  # no kick
+    return email_id
+
+
+def prepare() -> dict[str, Any]:
+    """One invocation of the worker, alone in a fresh process: the prepare_fax job enqueued is its
+    job. What _JOB prints."""
     result = subprocess.run(
         [sys.executable, "-c", _JOB, env("INTERNAL_FUNCTION_SECRET")],
         cwd=ROOT, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     if answer["status"] != 200 or answer["summary"]["completed"] != 1:
         raise RuntimeError(f"the prepare job did not complete: {answer}\n{result.stderr[-2000:]}")
+    return answer
+
+
+def run_job(admin: psycopg.Connection, content: bytes, content_type: str) -> Run:
+    """One prepare_fax job for a fax of one attachment `content`, run alone in a fresh process."""
+    email_id = stored_fax(admin, content, content_type)
+    answer = prepare()
     view = admin.execute(
         """select v.page_count, v.view_path, v.thumbnail_path from public.fax_attachment_views v
              join public.fax_received_email_attachments a on a.id = v.attachment_id
@@ -186,13 +203,18 @@ def run(quick: bool = False) -> Section:
     return section
 
 
+# The fax the office's bill counts the prepare job for (bench/cost.py fax_steps): the heavier of the
+# two samples, a TIFF that is converted to its viewing PDF.
+TYPICAL = "3-page G4 TIFF (eFax-style, standard mode)"
+
+
 def typical_fax(admin: psycopg.Connection, runs: int) -> dict[str, Run]:
     """The two faxes of the samples, each prepared `runs` times (medians)."""
     with flow.cron_paused(admin):
         flow.clean_up(admin)
         try:
             return {
-                "3-page G4 TIFF (eFax-style, standard mode)": measure(admin, lambda n: fax_tiff(pages=n), 3,
+                TYPICAL: measure(admin, lambda n: fax_tiff(pages=n), 3,
                                                                       "image/tiff", runs),
                 "1-page PDF invoice": measure(admin, lambda _: invoice_pdf(), 1, "application/pdf", runs),
             }  # fmt: skip
@@ -200,10 +222,9 @@ def typical_fax(admin: psycopg.Connection, runs: int) -> dict[str, Run]:
             flow.clean_up(admin)
 
 
-def cost_table(prices: dict[str, Any], memory_gb: float, quick: bool = False) -> Table:
-    """The prepare job per 1,000 faxes, in US dollars at bench/cost.py's prices (its one unit of the bill)."""
-    with connect() as admin:
-        measured = typical_fax(admin, 1 if quick else 3)
+def cost_table(prices: dict[str, Any], memory_gb: float, measured: dict[str, Run]) -> Table:
+    """The prepare job per 1,000 faxes, in US dollars at bench/cost.py's prices, for the faxes of
+    typical_fax."""
     table = Table(
         "the prepare job per 1,000 faxes (bench/prepare_job.py: one job each, alone in a fresh process)",
         ["fax", "CPU s a job", "wall s a job", "active CPU $", f"provisioned memory $ ({memory_gb:g} GB)",

@@ -3076,7 +3076,7 @@ $$;
 REVOKE ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.document_jobs_operator_attachment(p_user_id uuid, p_session_id uuid, p_attachment_id uuid) TO service_role;
 
-COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter); keyset pages after p_after_received_at/p_after_id; "partial" when a walk of 2,000 e-mails ended short of a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
+COMMENT ON FUNCTION public.document_jobs_admin_faxes(p_filter jsonb, p_after_received_at timestamp with time zone, p_after_id uuid, p_limit integer) IS 'A page of the inbox: one row per received e-mail (a fax), newest first by its received time, for as long as the e-mail row is kept, whatever became of its jobs; filters by received time, sender text, number digits, line and search term (faxes_filter; the newest 2,000 e-mails of the range walked first, a number''s too, then the filter''s index when the walk found less than a page); keyset pages after p_after_received_at/p_after_id; "partial" when neither filled a page; "lines" the office''s lines (their own numbers are never shown as a sender''s); and by the index fields (transaction date and amount ranges, counterparty, document type: faxes_index_filter), read from fax_index with an exact count up to 10,000.';
 CREATE FUNCTION public.document_jobs_admin_faxes(p_filter jsonb DEFAULT '{}'::jsonb, p_after_received_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_after_id uuid DEFAULT NULL::uuid, p_limit integer DEFAULT 50) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO ''
@@ -3140,25 +3140,26 @@ begin
                into v_count;
         end if;
     else
-        if not v_filter ? 'number' then
-            -- The walk first: the newest e-mails of the range, in the index's order, checked one by
-            -- one; a common sender or term fills a page there sooner than its index lists it.
-            execute format(
-                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
-                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
-                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
-                v_time, v_keyset, c_walk, v_match, p_limit + 1)
-               into v_ids;
-            if cardinality(v_ids) <= p_limit then
-                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
-                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
-                   into v_oldest_at, v_oldest_id;
-                v_partial := v_oldest_id is not null;
-            end if;
+        -- The walk first, a number's too: the newest e-mails of the range, in the index's order,
+        -- checked one by one; a common sender, number or term fills a page there sooner than its
+        -- index lists it.
+        execute format(
+            'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+            '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+            ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+            v_time, v_keyset, c_walk, v_match, p_limit + 1)
+           into v_ids;
+        if cardinality(v_ids) <= p_limit then
+            execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                           ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                           ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+               into v_oldest_at, v_oldest_id;
+            v_partial := v_oldest_id is not null;
         end if;
-        if v_ids is null or v_partial then
-            -- Less than a page there, or a number: its index, when it names 5,000 e-mails or fewer.
+        if v_partial then
+            -- Less than a page there: the filter's index, when it names 5,000 e-mails or fewer;
+            -- otherwise (a number of fewer than three digits, a term of fewer than three characters,
+            -- or more than 5,000 e-mails) the walk's page stands, partial.
             v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
             if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
                 v_partial := false;
@@ -3170,22 +3171,6 @@ begin
                     execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
                                    ' and %s and %s', v_time, v_match)
                        into v_count using v_candidates;
-                end if;
-            elsif v_ids is null then
-                -- A number of fewer than three digits, or in more than 5,000 e-mails: walked.
-                execute format(
-                    'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
-                    '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
-                    ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
-                    v_time, v_keyset, c_walk, v_match, p_limit + 1)
-                   into v_ids;
-                if cardinality(v_ids) <= p_limit then
-                    execute format('select coalesce(e.received_at, e.created_at), e.id'
-                                   ' from public.fax_received_emails e where %s and %s'
-                                   ' order by coalesce(e.received_at, e.created_at) desc, e.id desc offset %s limit 1',
-                                   v_time, v_keyset, c_walk - 1)
-                       into v_oldest_at, v_oldest_id;
-                    v_partial := v_oldest_id is not null;
                 end if;
             end if;
         end if;
@@ -5917,7 +5902,7 @@ CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS t
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: sender text, number digits, line, search term, handling state (new for a fax never marked) and assignee; "true" when there are none.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) IS 'A normalized inbox filter''s conditions as SQL over an e-mail row "e", the time range excepted: sender text, number digits, line, search term, handling state (new for a fax never marked) and assignee, the last two read by a scalar subquery of the e-mail''s row (a primary key probe each: an EXISTS became a join that read all of one clerk''s faxes); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO ''
@@ -5940,8 +5925,8 @@ CREATE FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) RETURNS t
             'coalesce((select h.state from public.fax_handling h where h.fax_received_email_id = e.id), ''new'')'
             ' = any (%L::text[])', array(select jsonb_array_elements_text(p_filter -> 'handling'))) end,
         case when p_filter ? 'assignee' then format(
-            'exists (select 1 from public.fax_handling h where h.fax_received_email_id = e.id'
-            ' and h.state <> ''new'' and lower(h.assignee_email) = %L)', p_filter ->> 'assignee') end)
+            '(select lower(h.assignee_email) from public.fax_handling h where h.fax_received_email_id = e.id'
+            ' and h.state <> ''new'') = %L', p_filter ->> 'assignee') end)
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_match_sql(p_filter jsonb) FROM PUBLIC;
 

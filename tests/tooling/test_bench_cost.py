@@ -32,12 +32,16 @@ def test_the_functions_are_priced_at_hnd1_and_every_price_says_where_it_was_read
 def test_a_fax_costs_the_sum_of_its_steps_and_the_bill_adds_the_month() -> None:
     measured = usage(10, {"webhook": 4.0, "worker": 6.0}, {"webhook": 8.0, "worker": 12.0},
                      {"webhook": 10, "worker": 10})  # fmt: skip
-    steps = cost.fax_steps(measured)
-    assert len(steps) == 2  # the webhook and the fetch_email job
+    # The prepare job of the typical fax, measured apart: its CPU, its wall time, no invocation of its own.
+    typical = cost.prepare_units({cost.prepare_job.TYPICAL: cost.prepare_job.Run(0.25, 0.5, 60.0, 70.0, 1, 1, 3)})
+    assert (typical.cpu_s, typical.instance_s, typical.invocations) == (0.5, 0.25, 0.0)
+    steps = cost.fax_steps(measured, typical)
+    assert len(steps) == 3  # the webhook, the fetch_email job and the prepare_fax job
     per_fax = sum(steps.values(), cost.Units(0.0, 0.0, 0.0))
-    assert (per_fax.cpu_s, per_fax.instance_s, per_fax.invocations) == (1.0, 2.0, 2.0)
-    # One job kind more per fax (the preparation of its pages) is one more step, and the bill follows it.
-    prepared = steps | {"prepare job": cost.Units(0.5, 1.0, 1.0)}
+    assert (per_fax.cpu_s, per_fax.instance_s, per_fax.invocations) == (1.5, 2.25, 2.0)
+    steps = cost.fax_steps(measured, cost.Units(0.0, 0.0, 0.0))
+    # One job kind more per fax is one more step, and the bill follows it.
+    prepared = steps | {"another job": cost.Units(0.5, 1.0, 1.0)}
     reconciliation = cost.Units(0.1, 0.2, 1.0)
     month = cost.monthly_bill(1000, steps, reconciliation, 10, MIB)
     more = cost.monthly_bill(1000, prepared, reconciliation, 10, MIB)
