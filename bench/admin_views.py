@@ -184,7 +184,8 @@ def fill(conn: psycopg.Connection, settings: Settings) -> float:
                       case when e.i % {CLERKS} = 0 then current_setting('bench.operator_email')
                            else format('clerk%s@office.example.jp', e.i % {CLERKS}) end as email) c
          where m.state is not null""")
-    # The index fields (取引年月日 up to 10 days before the fax came, an amount for 6 in 7, the sender's
+    # The index fields (取引年月日 up to 10 days before the fax came, an amount for 6 in 7 of each type:
+    # a cycle of its own, not the types', so that no type is the faxes without an amount; the sender's
     # counterparty in katakana, the seven types in turn) on the faxes a clerk has entered: six in seven
     # of those older than two days (the rest are no transaction: advertisements, notices), a third of
     # the last two days'. Written as the table's owner: set_fax_index and its history are pgTAP's and
@@ -195,7 +196,7 @@ def fill(conn: psycopg.Connection, settings: Settings) -> float:
         select e.id, coalesce(e.received_at, e.created_at),
                (coalesce(e.received_at, e.created_at) at time zone document_jobs_internal.office_time_zone())::date
                    - e.i % 10,
-               case when e.i % 7 <> 0 then (e.i::bigint * 7919) % 5000000 end,
+               case when (e.i / 7) % 7 <> 0 then (e.i::bigint * 7919) % 5000000 end,
                format('%s商事%s', (array['ヤマダ', 'カワグチ', 'サトウ', 'スズキ', 'タナカ'])[1 + e.r % 5],
                       lpad(e.r::text, 4, '0')),
                (document_jobs_internal.fax_document_types())[1 + e.i % 7], gen_random_uuid()

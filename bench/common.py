@@ -29,6 +29,7 @@ SHARED_TABLES = (
     "net.http_request_queue", "net._http_response", "public.document_jobs_audit", "document_jobs_internal.bulk_actions",
     "document_jobs_internal.bulk_action_jobs", "document_jobs_internal.hourly_outcomes",
     "document_jobs_internal.fax_announcements", "document_jobs_internal.fax_senders", "public.fax_export_files",
+    "document_jobs_internal.fax_counterparties",
     "public.fax_export_parts", "public.fax_exports",
 )  # fmt: skip
 

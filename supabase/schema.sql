@@ -198,7 +198,10 @@ CREATE INDEX fax_received_emails_delivered_by_webhook ON public.fax_received_ema
 CREATE INDEX fax_received_emails_found_by_reconciliation ON public.fax_received_emails USING btree (received_at) WHERE (found_by = 'reconciliation'::text);
 CREATE INDEX fax_received_emails_inbox ON public.fax_received_emails USING btree (COALESCE(received_at, created_at) DESC, id DESC);
 CREATE INDEX fax_received_emails_number_digits ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_digits(subject, from_address) extensions.gin_trgm_ops);
+CREATE INDEX fax_received_emails_number_runs ON public.fax_received_emails USING gin (document_jobs_internal.fax_number_runs(document_jobs_internal.fax_number_digits(subject, from_address)));
 CREATE INDEX fax_received_emails_subject_search ON public.fax_received_emails USING gin (subject extensions.gin_trgm_ops);
+CREATE TRIGGER fax_received_emails_note_number_runs_insert AFTER INSERT ON public.fax_received_emails REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.note_number_runs();
+CREATE TRIGGER fax_received_emails_note_number_runs_update AFTER UPDATE ON public.fax_received_emails REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.note_number_runs();
 CREATE TRIGGER fax_received_emails_note_sender AFTER INSERT OR UPDATE OF from_address ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.note_sender();
 CREATE TRIGGER record_deleted_only_as_approved BEFORE DELETE ON public.fax_received_emails FOR EACH ROW EXECUTE FUNCTION document_jobs_internal.refuse_record_delete('id');
 ALTER TABLE public.fax_received_emails ENABLE ALWAYS TRIGGER record_deleted_only_as_approved;
@@ -309,6 +312,7 @@ CREATE INDEX document_jobs_by_id_text ON public.document_jobs USING btree (repla
 CREATE INDEX document_jobs_by_status_received ON public.document_jobs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX document_jobs_claim ON public.document_jobs USING btree (kind, run_after, created_at) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
 CREATE INDEX document_jobs_completed ON public.document_jobs USING btree (finished_at) WHERE (status = 'completed'::text);
+CREATE INDEX document_jobs_failed ON public.document_jobs USING btree (last_error_code) INCLUDE (fax_received_email_id) WHERE (status = 'failed'::text);
 CREATE INDEX document_jobs_finished_by_email ON public.document_jobs USING btree (fax_received_email_id) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text]));
 CREATE INDEX document_jobs_lease ON public.document_jobs USING btree (lease_until) WHERE (status = 'running'::text);
 CREATE UNIQUE INDEX document_jobs_one_active_per_target ON public.document_jobs USING btree (kind, fax_received_email_id) WHERE (status = ANY (ARRAY['queued'::text, 'running'::text]));
@@ -608,6 +612,7 @@ ALTER TABLE ONLY public.fax_handling
     ADD CONSTRAINT fax_handling_pkey PRIMARY KEY (fax_received_email_id);
 CREATE INDEX fax_handling_by_assignee ON public.fax_handling USING btree (lower(assignee_email)) WHERE (state <> 'new'::text);
 CREATE INDEX fax_handling_by_state ON public.fax_handling USING btree (state);
+CREATE INDEX fax_handling_done ON public.fax_handling USING btree (fax_received_email_id) WHERE (state = 'done'::text);
 ALTER TABLE ONLY public.fax_handling
     ADD CONSTRAINT fax_handling_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
 ALTER TABLE public.fax_handling ENABLE ROW LEVEL SECURITY;
@@ -676,10 +681,13 @@ COMMENT ON COLUMN public.fax_index.version IS 'How many times the fields were se
 ALTER TABLE ONLY public.fax_index
     ADD CONSTRAINT fax_index_pkey PRIMARY KEY (fax_received_email_id);
 CREATE INDEX fax_index_amount ON public.fax_index USING btree (amount, received DESC);
-CREATE INDEX fax_index_counterparty ON public.fax_index USING gin (document_jobs_internal.text_grams(counterparty_folded));
+CREATE INDEX fax_index_by_counterparty ON public.fax_index USING btree (counterparty_folded, received DESC, fax_received_email_id DESC);
 CREATE INDEX fax_index_doc_type ON public.fax_index USING btree (doc_type, received DESC, fax_received_email_id DESC);
 CREATE INDEX fax_index_received ON public.fax_index USING btree (received DESC, fax_received_email_id DESC);
 CREATE INDEX fax_index_transaction_date ON public.fax_index USING btree (transaction_date, received DESC);
+CREATE INDEX fax_index_type_dates ON public.fax_index USING btree (doc_type, transaction_date) INCLUDE (amount);
+CREATE TRIGGER fax_index_note_counterparties_insert AFTER INSERT ON public.fax_index REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.note_counterparties();
+CREATE TRIGGER fax_index_note_counterparties_update AFTER UPDATE ON public.fax_index REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION document_jobs_internal.note_counterparties();
 ALTER TABLE ONLY public.fax_index
     ADD CONSTRAINT fax_index_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id);
 ALTER TABLE public.fax_index ENABLE ROW LEVEL SECURITY;
@@ -894,6 +902,14 @@ ALTER TABLE ONLY document_jobs_internal.discarded_objects
     ADD CONSTRAINT discarded_objects_pkey PRIMARY KEY (bucket, storage_path);
 ALTER TABLE document_jobs_internal.discarded_objects ENABLE ROW LEVEL SECURITY;
 
+COMMENT ON TABLE document_jobs_internal.email_number_runs IS 'Every run of digits (fax_number_runs) an e-mail has or had, kept by the triggers fax_received_emails_note_number_runs_*, so that a search by number finds the runs that hold it among the distinct ones, then their e-mails through fax_received_emails_number_runs.';
+CREATE TABLE document_jobs_internal.email_number_runs (
+    digits text NOT NULL
+);
+ALTER TABLE ONLY document_jobs_internal.email_number_runs
+    ADD CONSTRAINT email_number_runs_pkey PRIMARY KEY (digits);
+ALTER TABLE document_jobs_internal.email_number_runs ENABLE ROW LEVEL SECURITY;
+
 COMMENT ON TABLE document_jobs_internal.email_senders IS 'Every sender (the From line as recorded) that an e-mail has or had, kept by the trigger fax_received_emails_note_sender, so that a search by sender reads the distinct senders. Unique by the SHA-256 of the text: a b-tree over the text itself would refuse a From line longer than about 2,700 bytes, and with it the e-mail.';
 CREATE TABLE document_jobs_internal.email_senders (
     from_address text NOT NULL
@@ -924,6 +940,14 @@ CREATE INDEX fax_announcements_sent ON document_jobs_internal.fax_announcements 
 ALTER TABLE ONLY document_jobs_internal.fax_announcements
     ADD CONSTRAINT fax_announcements_fax_received_email_id_fkey FOREIGN KEY (fax_received_email_id) REFERENCES public.fax_received_emails(id) ON DELETE CASCADE;
 ALTER TABLE document_jobs_internal.fax_announcements ENABLE ROW LEVEL SECURITY;
+
+COMMENT ON TABLE document_jobs_internal.fax_counterparties IS 'Every folded counterparty (fax_index.counterparty_folded) a fax has or had, kept by the triggers fax_index_note_counterparties_*, so that the counterparty search matches its term against the distinct names and then reads fax_index_by_counterparty. A name no fax has any more stays: it matches no fax.';
+CREATE TABLE document_jobs_internal.fax_counterparties (
+    folded text NOT NULL
+);
+ALTER TABLE ONLY document_jobs_internal.fax_counterparties
+    ADD CONSTRAINT fax_counterparties_pkey PRIMARY KEY (folded);
+ALTER TABLE document_jobs_internal.fax_counterparties ENABLE ROW LEVEL SECURITY;
 
 COMMENT ON TABLE document_jobs_internal.fax_senders IS 'Who sent each fax, as lib/fax/senders.py parse_sender read its subject and From name (the format that matched, the sender''s name, the number canonical and as written, whether the caller ID or the station ID gave it, and why there is none, in the words the screen uses), recorded by its prepare_fax job through record_fax_sender_v1 (the parser is Python''s; the announcements, in SQL, read it here). Replaced when the job runs again. No row: the job has not run (a fax that could not be fetched), and the From line is all there is.';
 CREATE TABLE document_jobs_internal.fax_senders (
@@ -2463,18 +2487,21 @@ begin
     perform document_jobs_internal.fill_hourly_outcomes();
 
     -- Failed jobs are problems until their fax is marked done: those are history, counted apart.
+    -- The fax's handling is probed once a job (closed is named once: named twice, the planner ran
+    -- its subquery twice), and the failed jobs are read from document_jobs_failed alone.
     select coalesce(jsonb_agg(jsonb_build_object('error_code', f.code, 'count', f.n) order by f.n desc, f.code)
                         filter (where f.n > 0), '[]'),
            coalesce(sum(f.n), 0)::bigint, coalesce(sum(f.closed), 0)::bigint
       into v_failed_by_code, v_failed, v_failed_closed
-      from (select coalesce(c.last_error_code, '(none)') as code, count(*) filter (where not c.closed) as n,
-                   count(*) filter (where c.closed) as closed
-              from (select j.last_error_code,
-                           exists (select 1 from public.fax_handling h
-                                    where h.fax_received_email_id = j.fax_received_email_id and h.state = 'done')
-                               as closed
-                      from public.document_jobs j where j.status = 'failed') c
-             group by 1) f;
+      from (select g.code, g.total - g.closed as n, g.closed
+              from (select coalesce(c.last_error_code, '(none)') as code, count(*) as total,
+                           count(*) filter (where c.closed) as closed
+                      from (select j.last_error_code,
+                                   exists (select 1 from public.fax_handling h
+                                            where h.fax_received_email_id = j.fax_received_email_id
+                                              and h.state = 'done') as closed
+                              from public.document_jobs j where j.status = 'failed') c
+                     group by 1) g) f;
 
     select round(c.reltuples * s.most_common_freqs[array_position(s.most_common_vals::text::text[], 'completed')])::bigint
       into v_completed
@@ -3100,6 +3127,8 @@ declare
     v_oldest_at timestamptz;
     v_oldest_id uuid;
     v_next jsonb;
+    v_number boolean := v_filter ? 'number' and length(v_filter ->> 'number') >= 3;
+    v_from_candidates boolean := false;
 begin
     perform document_jobs_internal.require(p_limit between 1 and 200, 'p_limit must be between 1 and 200');
     perform document_jobs_internal.require((p_after_received_at is null) = (p_after_id is null),
@@ -3140,38 +3169,60 @@ begin
                into v_count;
         end if;
     else
-        -- The walk first, a number's too: the newest e-mails of the range, in the index's order,
-        -- checked one by one; a common sender, number or term fills a page there sooner than its
-        -- index lists it.
-        execute format(
-            'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
-            '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
-            ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
-            v_time, v_keyset, c_walk, v_match, p_limit + 1)
-           into v_ids;
-        if cardinality(v_ids) <= p_limit then
-            execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
-                           ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                           ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
-               into v_oldest_at, v_oldest_id;
-            v_partial := v_oldest_id is not null;
+        -- A number of three digits or more: its candidates first, now that they are exact and cheap
+        -- (fax_number_runs: up to 5,001 e-mails read, no regular expression). 5,000 or fewer: the
+        -- page and its count are theirs. More: the walk, where so frequent a number fills its page.
+        if v_number then
+            -- How many first, from the index alone (a count reads no row of a page all visible).
+            execute format('select count(*) from (select 1 from public.fax_received_emails e where %s limit %s) c',
+                           document_jobs_internal.number_runs_sql(v_filter ->> 'number'), c_candidates + 1)
+               into v_count;
+            if v_count <= c_candidates then
+                v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+                v_from_candidates := cardinality(v_candidates) <= c_candidates;
+            end if;
+            v_count := null;
         end if;
-        if v_partial then
-            -- Less than a page there: the filter's index, when it names 5,000 e-mails or fewer;
-            -- otherwise (a number of fewer than three digits, a term of fewer than three characters,
-            -- or more than 5,000 e-mails) the walk's page stands, partial.
-            v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
-            if v_candidates is not null and cardinality(v_candidates) <= c_candidates then
-                v_partial := false;
-                execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
-                               ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
-                               ' limit %s)', v_time, v_match, v_keyset, p_limit + 1)
-                   into v_ids using v_candidates;
-                if p_after_id is null then
-                    execute format('select count(*) from public.fax_received_emails e where e.id = any ($1)'
-                                   ' and %s and %s', v_time, v_match)
-                       into v_count using v_candidates;
-                end if;
+        if not v_from_candidates then
+            -- The walk: the newest e-mails of the range, in the index's order, checked one by one;
+            -- a common sender or term fills a page there sooner than its index lists it.
+            execute format(
+                'select array(select e.id from (select e.* from public.fax_received_emails e where %1$s and %2$s'
+                '   order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %3$s) e where %4$s'
+                ' order by coalesce(e.received_at, e.created_at) desc, e.id desc limit %5$s)',
+                v_time, v_keyset, c_walk, v_match, p_limit + 1)
+               into v_ids;
+            if cardinality(v_ids) <= p_limit then
+                execute format('select coalesce(e.received_at, e.created_at), e.id from public.fax_received_emails e'
+                               ' where %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                               ' offset %s limit 1', v_time, v_keyset, c_walk - 1)
+                   into v_oldest_at, v_oldest_id;
+                v_partial := v_oldest_id is not null;
+            end if;
+            if v_partial and not v_number then
+                -- Less than a page there: the filter's index, when it names 5,000 e-mails or fewer;
+                -- otherwise (a term of fewer than three characters, or more than 5,000 e-mails;
+                -- a number's were counted above) the walk's page stands, partial.
+                v_candidates := document_jobs_internal.faxes_candidates(v_filter, c_candidates + 1);
+                v_from_candidates := v_candidates is not null and cardinality(v_candidates) <= c_candidates;
+            end if;
+        end if;
+        if v_from_candidates then
+            v_partial := false;
+            -- A number's candidates are its matches already (fax_number_runs, exact): its
+            -- condition is not checked again, each check being fax_number_digits' regular
+            -- expressions. The first page and its count are one read of the candidates.
+            if v_number then
+                v_match := document_jobs_internal.faxes_match_sql(v_filter - 'number');
+            end if;
+            execute format('select array(select e.id from public.fax_received_emails e where e.id = any ($1)'
+                           ' and %s and %s and %s order by coalesce(e.received_at, e.created_at) desc, e.id desc'
+                           ' %s)', v_time, v_match, v_keyset,
+                           case when p_after_id is null then '' else format('limit %s', p_limit + 1) end)
+               into v_ids using v_candidates;
+            if p_after_id is null then
+                v_count := cardinality(v_ids);
+                v_ids := v_ids[1:p_limit + 1];
             end if;
         end if;
         if p_after_id is null and v_count is null and not v_partial and cardinality(v_ids) <= p_limit then
@@ -5565,6 +5616,18 @@ $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) FROM PUBLIC;
 GRANT ALL ON FUNCTION document_jobs_internal.fax_number_digits(p_subject text, p_from text) TO service_role;
 
+COMMENT ON FUNCTION document_jobs_internal.fax_number_runs(p_digits text) IS 'The runs of three digits or more in a fax''s digits (fax_number_digits: the digits between two "|"), distinct; a run of more than 40 digits as "…" (no number: an index entry has a size limit that a sender''s subject must never reach; fax_number_runs(repeat(''0'', 41)) names it), so that the search checks those e-mails in full. A search for three digits or more matches a fax exactly when one of its runs holds them. Indexed (fax_received_emails_number_runs).';
+CREATE FUNCTION document_jobs_internal.fax_number_runs(p_digits text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select array(select distinct case when length(r) > 40 then '…' else r end
+                   from regexp_split_to_table(p_digits, '\|') r
+                  where length(r) >= 3)
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.fax_number_runs(p_digits text) FROM PUBLIC;
+GRANT ALL ON FUNCTION document_jobs_internal.fax_number_runs(p_digits text) TO service_role;
+
 COMMENT ON FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) IS 'The objects in Storage a fax has: its originals, its raw e-mail, the viewing PDFs and thumbnails derived from them (fax_views/), and any object a fetch job discarded as wrong; [{"bucket", "key", "kind"}], what admin_delete_fax records for the purge to remove.';
 CREATE FUNCTION document_jobs_internal.fax_objects(p_email_id uuid) RETURNS jsonb
     LANGUAGE sql STABLE
@@ -5697,13 +5760,22 @@ CREATE FUNCTION document_jobs_internal.faxes_candidates(p_filter jsonb, p_limit 
     AS $_$
 declare
     v_found uuid[];
+    v_long uuid[];
 begin
     if p_filter ? 'number' and length(p_filter ->> 'number') >= 3 then
-        execute format('select array(select e.id from public.fax_received_emails e'
-                       ' where document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L limit %s)',
-                       '%' || (p_filter ->> 'number') || '%', p_limit)
+        -- The runs of digits that hold the number, among the distinct ones, then the e-mails with one
+        -- of them (fax_received_emails_number_runs: exact, no regular expression per e-mail); and
+        -- the few with a run too long to index, checked in full.
+        execute format('select array(select e.id from public.fax_received_emails e where %s limit %s)',
+                       document_jobs_internal.number_runs_sql(p_filter ->> 'number'), p_limit)
            into v_found;
-        return v_found;
+        execute format('select array(select e.id from public.fax_received_emails e'
+                       ' where document_jobs_internal.fax_number_runs(document_jobs_internal.fax_number_digits(e.subject, e.from_address)) @> %L::text[]'
+                       ' and document_jobs_internal.fax_number_digits(e.subject, e.from_address) like %L limit %s)',
+                       document_jobs_internal.fax_number_runs(repeat('0', 41)),
+                       '%' || (p_filter ->> 'number') || '%', p_limit)
+           into v_long;
+        return array(select distinct f.id from unnest(v_found || v_long) f(id) limit p_limit);
     end if;
     if p_filter ? 'q' and (p_filter ->> 'q') ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
         return array[(p_filter ->> 'q')::uuid] || document_jobs_internal.emails_matching(p_filter ->> 'q', p_limit);
@@ -5884,21 +5956,31 @@ end;
 $_$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_filter(p_filter jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty''s grams (fax_index_counterparty) confirmed by LIKE on the folded text; "true" when there are none.';
+COMMENT ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) IS 'A normalized index filter''s conditions as SQL over a fax_index row "i" (the values written in, for the planner): the date and amount ranges, the type, and the counterparty as the folded names of fax_counterparties that contain the folded term (fax_index_by_counterparty); "true" when there are none.';
 CREATE FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) RETURNS text
-    LANGUAGE sql IMMUTABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO ''
     AS $$
-    select concat_ws(' and ', 'true',
+declare
+    v_pattern text;
+    v_names text[];
+    v_counterparty text;
+begin
+    if p_filter ? 'counterparty' then
+        v_pattern := document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'));
+        v_names := array(select c.folded from document_jobs_internal.fax_counterparties c
+                          where c.folded like v_pattern order by c.folded);
+        v_counterparty := case when cardinality(v_names) = 1 then format('i.counterparty_folded = %L', v_names[1])
+                               else format('i.counterparty_folded = any (%L::text[])', v_names) end;
+    end if;
+    return concat_ws(' and ', 'true',
         case when p_filter ? 'date_from' then format('i.transaction_date >= %L::date', p_filter ->> 'date_from') end,
         case when p_filter ? 'date_to' then format('i.transaction_date <= %L::date', p_filter ->> 'date_to') end,
         case when p_filter ? 'amount_min' then format('i.amount >= %s', (p_filter ->> 'amount_min')::bigint) end,
         case when p_filter ? 'amount_max' then format('i.amount <= %s', (p_filter ->> 'amount_max')::bigint) end,
         case when p_filter ? 'doc_type' then format('i.doc_type = %L', p_filter ->> 'doc_type') end,
-        case when p_filter ? 'counterparty' then format(
-            'document_jobs_internal.text_grams(i.counterparty_folded) @> %L::text[] and i.counterparty_folded like %L',
-            document_jobs_internal.term_grams(document_jobs_internal.kana_fold(p_filter ->> 'counterparty')),
-            document_jobs_internal.like_pattern(document_jobs_internal.kana_fold(p_filter ->> 'counterparty'))) end)
+        v_counterparty);
+end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.faxes_index_sql(p_filter jsonb) FROM PUBLIC;
 
@@ -6567,6 +6649,20 @@ CREATE FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, 
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.next_run_after(p_failed_attempt integer, p_retry_after interval) FROM PUBLIC;
 
+COMMENT ON FUNCTION document_jobs_internal.note_counterparties() IS 'Triggers fax_index_note_counterparties_insert and _update: every folded counterparty written to fax_index is kept in fax_counterparties (once per statement: a load of many faxes pays one insert of its distinct names). Security definer: fax_index is written through set_fax_index, whose caller has no privilege on the helpers'' tables.';
+CREATE FUNCTION document_jobs_internal.note_counterparties() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    insert into document_jobs_internal.fax_counterparties (folded)
+    select distinct n.counterparty_folded from new_rows n where n.counterparty_folded is not null
+    on conflict do nothing;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.note_counterparties() FROM PUBLIC;
+
 COMMENT ON FUNCTION document_jobs_internal.note_fax_ready() IS 'Trigger document_jobs_note_fax_ready: a fax becomes ready to announce when its prepare_fax job ends (completed or failed), when its fetch_email job fails, or when its fetch completes with no file; a row of fax_announcements, once per fax. Security definer: a job''s state may be changed by service_role, which may not write the internal schema. A failure to note it is a WARNING and never undoes the job''s change.';
 CREATE FUNCTION document_jobs_internal.note_fax_ready() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -6597,6 +6693,20 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_fax_ready() FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.note_number_runs() IS 'Triggers fax_received_emails_note_number_runs_insert and _update: every run of digits an e-mail has is kept in email_number_runs (once per statement). Security definer: the e-mails are written as service_role, which has no privilege on the helpers'' tables.';
+CREATE FUNCTION document_jobs_internal.note_number_runs() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+begin
+    insert into document_jobs_internal.email_number_runs (digits)
+    select distinct r from new_rows n cross join unnest(document_jobs_internal.fax_number_runs(document_jobs_internal.fax_number_digits(n.subject, n.from_address))) r
+    on conflict do nothing;
+    return null;
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.note_number_runs() FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.note_sender() IS 'Trigger fax_received_emails_note_sender: every sender an e-mail has or had is kept in email_senders, so that a search by sender reads the distinct senders instead of every e-mail. Security definer: the e-mails are written as service_role, which has no privilege on the helpers'' tables.';
 CREATE FUNCTION document_jobs_internal.note_sender() RETURNS trigger
@@ -6649,6 +6759,19 @@ begin
 end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.note_unreadable(p_items jsonb, p_listed_by text) FROM PUBLIC;
+
+COMMENT ON FUNCTION document_jobs_internal.number_runs_sql(p_number text) IS 'A number''s condition (ASCII digits, three or more) over an e-mail row "e" that fax_received_emails_number_runs answers exactly: its runs of digits that hold the number, found among the distinct ones (email_number_runs) and written in. The e-mails whose run is too long to index ("…") are not in it.';
+CREATE FUNCTION document_jobs_internal.number_runs_sql(p_number text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return format('document_jobs_internal.fax_number_runs(document_jobs_internal.fax_number_digits(e.subject, e.from_address)) && %L::text[]',
+                  array(select n.digits from document_jobs_internal.email_number_runs n
+                         where n.digits like '%' || p_number || '%' order by n.digits));
+end;
+$$;
+REVOKE ALL ON FUNCTION document_jobs_internal.number_runs_sql(p_number text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) IS 'Whether a row of the received record (an attachment''s version, a raw message''s) names the object.';
 CREATE FUNCTION document_jobs_internal.object_recorded(p_bucket text, p_storage_path text) RETURNS boolean
@@ -7969,16 +8092,6 @@ end;
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.start_workers(p_at_most integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION document_jobs_internal.term_grams(p_term text) IS 'The grams a folded search term''s matches all hold (its pairs, or itself for one character): what the counterparty search asks fax_index_counterparty for before LIKE confirms.';
-CREATE FUNCTION document_jobs_internal.term_grams(p_term text) RETURNS text[]
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    SET search_path TO ''
-    AS $$
-    select case when length(p_term) = 1 then array[p_term]
-                else array(select distinct substr(p_term, i, 2) from generate_series(1, length(p_term) - 1) i) end
-$$;
-REVOKE ALL ON FUNCTION document_jobs_internal.term_grams(p_term text) FROM PUBLIC;
-
 COMMENT ON FUNCTION document_jobs_internal.text_array(p_value jsonb) IS 'A field of the webhook''s data that should be a list of addresses: a lone string counts as one.';
 CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
     LANGUAGE sql IMMUTABLE
@@ -7991,18 +8104,6 @@ CREATE FUNCTION document_jobs_internal.text_array(p_value jsonb) RETURNS text[]
            end
 $$;
 REVOKE ALL ON FUNCTION document_jobs_internal.text_array(p_value jsonb) FROM PUBLIC;
-
-COMMENT ON FUNCTION document_jobs_internal.text_grams(p_text text) IS 'The single characters and the pairs of adjacent characters of a text (distinct): what fax_index_counterparty indexes.';
-CREATE FUNCTION document_jobs_internal.text_grams(p_text text) RETURNS text[]
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    SET search_path TO ''
-    AS $$
-    select array(select distinct g from (
-        select substr(p_text, i, 1) g from generate_series(1, length(p_text)) i
-        union all
-        select substr(p_text, i, 2) from generate_series(1, length(p_text) - 1) i) s)
-$$;
-REVOKE ALL ON FUNCTION document_jobs_internal.text_grams(p_text text) FROM PUBLIC;
 
 COMMENT ON FUNCTION document_jobs_internal.try_timestamptz(p_value text) IS 'A field of the webhook''s data that should be a timestamp: an ISO 8601 date and time (with or without a zone) that PostgreSQL reads, or null, so that nothing else (a bare date, a word, 2026-02-30) is ever guessed at.';
 CREATE FUNCTION document_jobs_internal.try_timestamptz(p_value text) RETURNS timestamp with time zone

@@ -122,8 +122,9 @@ select set_eq(
         'public.admin_set_fax_rotation(uuid,text,uuid,integer)',
         'public.set_fax_line(text,text,text)',
         'public.remove_fax_line(text)',
-        -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits)
+        -- an index's expression runs as the role that writes the row (fax_received_emails_number_digits, _number_runs)
         'document_jobs_internal.fax_number_digits(text,text)',
+        'document_jobs_internal.fax_number_runs(text)',
         -- originals never replaced: versions, the raw message, and a discard decided under the fence
         'public.record_document_attachment_v3(uuid,integer,text,text,text,jsonb,interval)',
         'public.record_raw_message_v2(uuid,integer,jsonb,text,interval)',
@@ -255,8 +256,9 @@ select set_eq(
         'document_jobs_internal.original_differs_alert(uuid,uuid,text,jsonb)',
         'document_jobs_internal.fax_document_types()',
         'document_jobs_internal.kana_fold(text)',
-        'document_jobs_internal.text_grams(text)',
-        'document_jobs_internal.term_grams(text)',
+        'document_jobs_internal.note_counterparties()',
+        'document_jobs_internal.note_number_runs()',
+        'document_jobs_internal.number_runs_sql(text)',
         'document_jobs_internal.refuse_fax_index_history_change()',
         'document_jobs_internal.fax_index_values(jsonb)',
         'document_jobs_internal.fax_index_json(public.fax_index)',
@@ -301,15 +303,17 @@ select is_empty(
 select set_eq(
     $$ select signature from project_functions where signature like 'document_jobs_internal.%' and prosecdef $$,
     array['document_jobs_internal.record_attempt()', 'document_jobs_internal.alert_job_failed()',
-          'document_jobs_internal.note_sender()', 'document_jobs_internal.note_fax_ready()'],
-    'the helpers run as their caller, always a public function or the cron job running as the owner; but the four'
-    ' triggers that write history, read Vault, note a sender and note a fax ready to announce run as the owner'
-    ' whatever role changes a job or records an e-mail');
+          'document_jobs_internal.note_sender()', 'document_jobs_internal.note_fax_ready()',
+          'document_jobs_internal.note_counterparties()', 'document_jobs_internal.note_number_runs()'],
+    'the helpers run as their caller, always a public function or the cron job running as the owner; but the six'
+    ' triggers that write history, read Vault, note a sender, a counterparty or a number''s runs of digits and note'
+    ' a fax ready to announce run as the owner whatever role changes a job, records an e-mail or sets its index');
 
 select is_empty(
     $$ select signature from project_functions where executors = '{service_role}' and not prosecdef
-          and signature <> 'document_jobs_internal.fax_number_digits(text,text)' $$,
-    'every function service_role calls is security definer (but the immutable one an index of the e-mails evaluates)');
+          and signature not in ('document_jobs_internal.fax_number_digits(text,text)',
+                                'document_jobs_internal.fax_number_runs(text)') $$,
+    'every function service_role calls is security definer (but the immutable ones the indexes of the e-mails evaluate)');
 
 select is_empty(
     $$ select signature from project_functions where proconfig is null or not ('search_path=""' = any (proconfig)) $$,

@@ -19,6 +19,7 @@ def connect(conninfo: str) -> psycopg.Connection[dict]:
 # (devstack/bootstrap.sql), is the one way its guard lets through.
 RESET_TABLES = (
     "public.document_job_attempts", "public.document_jobs", "public.fax_attachment_views", "public.fax_index",
+    "document_jobs_internal.fax_counterparties",
     "public.fax_index_history", "public.fax_received_email_attachments", "public.fax_received_email_raw_messages",
     "document_jobs_internal.discarded_objects", "public.fax_view_rotations", "public.fax_lines",
     "public.fax_received_emails", "public.fax_deletions", "public.fax_object_removals", "net.http_request_queue",
