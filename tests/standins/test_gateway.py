@@ -53,6 +53,7 @@ SAMPLE_VALUES = {
     "jsonb": {},
     "timestamp with time zone": "2026-12-01T00:00:00Z",
     "text[]": ["x"],
+    "date": "2026-12-01",
 }
 
 
